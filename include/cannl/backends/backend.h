@@ -1,0 +1,63 @@
+#pragma once
+// The Backend interface: device memory and compiled routines. Backends know nothing of tensors or
+// shapes; they receive lowered loop IR and the list of nodes to bind as buffers.
+//
+//   auto backend = backends::make_cc_backend();          // throws BackendUnavailable if no compiler
+//   auto exe = backend->compile({routine, params});
+//   exe->run(buffers, statics);
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cannl/ir/loop_ir.h"
+
+namespace cannl::backends {
+
+/// A buffer in device memory, zero-initialized at allocation.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual std::size_t size() const = 0;
+  /// Device-to-host copy of the whole buffer into `out` (out.size() == size()).
+  virtual void read(std::span<std::byte> out) const = 0;
+  /// Host-to-device copy of the whole buffer.
+  virtual void write(std::span<const std::byte> in) = 0;
+  /// Host-visible storage for CPU backends; nullptr for devices without unified memory.
+  virtual std::byte* host_data() { return nullptr; }
+};
+
+/// What a backend compiles: a routine and the nodes bound to its buffer parameters, in order.
+struct CompileRequest {
+  ir::LoweredRoutine routine;
+  std::vector<ir::NodeRef> params;
+};
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  /// Runs the routine. buffers[k] holds params[k]; static_values[k] is routine.statics[k].
+  virtual void run(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) = 0;
+  /// Generated source, when the backend produces any (for dumps and error messages).
+  virtual const std::string& source() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  virtual std::unique_ptr<Executable> compile(const CompileRequest& request) = 0;
+};
+
+/// The C backend: generated C compiled by the system C compiler, cached on disk, dlopen'ed.
+/// Throws BackendUnavailable when no working C compiler is found.
+std::shared_ptr<Backend> make_cc_backend();
+/// The reference interpreter as a backend (host memory).
+std::shared_ptr<Backend> make_interpreter_backend();
+
+}  // namespace cannl::backends

@@ -1,0 +1,26 @@
+#pragma once
+// The reference interpreter of the loop IR: slow, obviously correct, the oracle for every pass and
+// backend. It follows the typing and conversion rules stated in cannl/ir/loop_ir.h exactly.
+//
+//   interp::Buffers buffers{{a->id, a_bytes}, {c->id, c_bytes}};
+//   interp::run(routine, buffers, /*static_values=*/{});
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+
+#include "cannl/ir/loop_ir.h"
+
+namespace cannl::interp {
+
+/// Storage of each node the routine touches, by node id, in the node's storage format
+/// (f16/bf16 as their 16-bit patterns, fp8 as its byte, u4x32 as four u32 words).
+using Buffers = std::unordered_map<int, std::span<std::byte>>;
+
+/// Executes `routine`. `static_values[k]` is the value of `routine.statics[k]`.
+/// Throws InternalError on malformed IR (unbound symbol, missing buffer, out-of-bounds access).
+void run(const ir::LoweredRoutine& routine, const Buffers& buffers,
+         std::span<const std::int64_t> static_values);
+
+}  // namespace cannl::interp

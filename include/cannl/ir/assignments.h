@@ -1,0 +1,92 @@
+#pragma once
+// The Assignments IR: accumulating assignments over tensor nodes (semantics-backend.md 3.2).
+//
+//   lhs[P_lhs] accum= op(rhs_1[P_1], ..., rhs_n[P_n])      over the projections' product space
+//
+// With `initialize_neutral` the LHS is first reset to the accumulator's neutral element, unless the
+// projection writes every cell exactly once (then it is a plain store).
+//
+//   Asgn a = accum_binop(Op::Add, /*init=*/true, c, Op::Mul, a_node, b_node, proj);   // c = a.b
+
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cannl/ir/indexing.h"
+#include "cannl/ir/ops.h"
+#include "cannl/ir/tensor_node.h"
+
+namespace cannl::ir {
+
+/// One argument of the right-hand side: a node read at its projection, or a constant.
+struct Operand {
+  NodeRef node;          // null for a constant
+  double constant = 0;   // used when node is null
+
+  static Operand of(NodeRef n) { return {std::move(n), 0}; }
+  static Operand literal(double c) { return {nullptr, c}; }
+  bool is_constant() const { return node == nullptr; }
+};
+
+/// lhs[P_lhs] accum= op(args...). args.size() == op_arity(op); projections.project_rhs has one entry
+/// per argument (empty for constants).
+struct AccumOp {
+  NodeRef lhs;
+  Op accum = Op::Arg2;          // Arg2 = plain overwrite
+  bool initialize_neutral = false;
+  Op op = Op::Identity;
+  std::vector<Operand> args;
+  Projections projections;
+};
+
+/// Initializers (semantics-backend.md 3.2 `fetch_op`).
+struct FetchConstant { double value = 0; };
+struct FetchConstantBits { std::int64_t bits = 0; };   // exact bits, e.g. for uint4x32
+struct FetchConstantFill { std::vector<double> values; }; // row-major logical values
+struct FetchRangeOverOffsets {};                         // cell := its logical row-major offset
+/// Copy of the parent's row at a runtime static index (the leading axis of `parent` is dropped).
+struct FetchSlice { StaticSymbol batch_index; NodeRef parent; };
+/// cell := the runtime value of a static symbol.
+struct FetchEmbedSymbol { StaticSymbol symbol; };
+
+using FetchOp = std::variant<FetchConstant, FetchConstantBits, FetchConstantFill,
+                             FetchRangeOverOffsets, FetchSlice, FetchEmbedSymbol>;
+
+struct Fetch {
+  NodeRef node;
+  FetchOp op;
+};
+
+struct Asgn;
+using AsgnRef = std::shared_ptr<const Asgn>;
+
+/// A named block: names routines and sections of generated code.
+struct BlockComment {
+  std::string text;
+  std::vector<AsgnRef> body;
+};
+
+struct Asgn {
+  std::variant<AccumOp, Fetch, BlockComment> node;
+};
+
+/// A compilable unit: a sequence of assignments plus the static symbols it reads.
+struct Comp {
+  std::vector<AsgnRef> body;
+  std::vector<StaticSymbol> statics;
+};
+
+AsgnRef make_accum(AccumOp op);
+AsgnRef make_fetch(NodeRef node, FetchOp op);
+AsgnRef make_block(std::string text, std::vector<AsgnRef> body);
+
+/// Readable text, one statement per line, e.g. `c[i0, i1] =:+ a[i0, i2] * b[i2, i1]`.
+std::string print_assignments(const Comp& comp);
+
+/// Nodes the code reads before it fully initializes them (inputs of a routine), in first-use order.
+std::vector<NodeRef> read_before_initialized(const Comp& comp);
+/// Nodes the code writes, in first-write order.
+std::vector<NodeRef> written_nodes(const Comp& comp);
+
+}  // namespace cannl::ir

@@ -1,0 +1,112 @@
+#pragma once
+// The loop IR (low level): loops over scalar assignments to tensor nodes.
+//
+// Values are immutable and shared (`std::shared_ptr<const ...>`); passes build new trees.
+// Indices are *buffer* indices: lowering already added padding offsets.
+//
+// Typing and conversion rules (shared by the interpreter and every code generator, so their
+// results agree bit for bit):
+//  * Every scalar has a dtype (`scalar_dtype`). An Apply computes in its dtype, which lowering sets
+//    to `compute_dtype(lhs dtype)`: narrow floats (f16, bf16, fp8) compute in f32 and are narrowed
+//    once, when stored by `Set`.
+//  * Arguments are converted to the Apply's dtype first, except: `Where`'s condition is tested
+//    (!= 0) in its own dtype; `Uniform1`'s argument must be U4x32; threefry args convert to U4x32.
+//  * Conversions: float->float rounds to nearest even (narrow targets through the support codecs,
+//    from f64 directly, never via f32); int->float as a C cast (to narrow floats via f64);
+//    float->int truncates toward zero and saturates, NaN -> 0; int->int wraps as a C cast;
+//    x->U4x32 = {low 32, high 32, 0, 0} of the value as int64 (u64 keeps its bits);
+//    U4x32->x = the low 64 bits as u64, then converted.
+//  * Integer ops wrap on overflow; integer division or modulo by zero gives 0.
+//
+//   For i0 in [0, 4): c[i0] = (a[i0] + b[i0])
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cannl/ir/dtype.h"
+#include "cannl/ir/indexing.h"
+#include "cannl/ir/ops.h"
+#include "cannl/ir/tensor_node.h"
+
+namespace cannl::ir {
+
+struct Scalar;
+struct Stmt;
+using ScalarRef = std::shared_ptr<const Scalar>;
+using StmtRef = std::shared_ptr<const Stmt>;
+
+// ---- scalars ----
+struct Constant { double value = 0; DType dtype = DType::F32; };
+struct ConstantBits { std::int64_t bits = 0; DType dtype = DType::I64; };
+struct Get { NodeRef node; std::vector<AxisIndex> index; };
+/// Value of an inlined computation: run `body` (which writes local `scope_id` with SetLocal),
+/// then read the local.
+struct LocalScope { int scope_id = 0; DType dtype = DType::F32; StmtRef body; };
+struct GetLocal { int scope_id = 0; DType dtype = DType::F32; };
+/// The value of an index expression (i64).
+struct EmbedIndex { AxisIndex index; };
+struct Apply { Op op = Op::Identity; DType dtype = DType::F32; std::vector<ScalarRef> args; };
+
+struct Scalar {
+  std::variant<Constant, ConstantBits, Get, LocalScope, GetLocal, EmbedIndex, Apply> node;
+};
+
+DType scalar_dtype(const Scalar& s);
+
+ScalarRef constant(double value, DType dtype);
+ScalarRef constant_bits(std::int64_t bits, DType dtype);
+ScalarRef get(NodeRef node, std::vector<AxisIndex> index);
+ScalarRef embed_index(AxisIndex index);
+ScalarRef apply(Op op, DType dtype, std::vector<ScalarRef> args);
+ScalarRef local_scope(int scope_id, DType dtype, StmtRef body);
+ScalarRef get_local(int scope_id, DType dtype);
+
+// ---- statements ----
+struct Seq { std::vector<StmtRef> stmts; };
+struct Comment { std::string text; };
+/// for (index = begin; index < end; ++index) body
+struct For { Symbol index; std::int64_t begin = 0; std::int64_t end = 0; StmtRef body; };
+/// Every cell of the node's buffer (padding included) := 0.
+struct ZeroOut { NodeRef node; };
+/// node[index] := value (converted to the node's dtype). `comment` names the source assignment.
+struct Set { NodeRef node; std::vector<AxisIndex> index; ScalarRef value; std::string comment; };
+struct SetLocal { int scope_id = 0; ScalarRef value; };
+struct DeclareLocal { int scope_id = 0; DType dtype = DType::F32; bool needs_init = false; };
+/// Runs body when condition != 0. A conditional write is never a definite write.
+struct If { ScalarRef condition; StmtRef body; };
+
+struct Stmt {
+  std::variant<Seq, Comment, For, ZeroOut, Set, SetLocal, DeclareLocal, If> node;
+};
+
+StmtRef seq(std::vector<StmtRef> stmts);
+StmtRef comment(std::string text);
+StmtRef for_loop(Symbol index, std::int64_t begin, std::int64_t end, StmtRef body);
+StmtRef zero_out(NodeRef node);
+StmtRef set(NodeRef node, std::vector<AxisIndex> index, ScalarRef value, std::string comment = {});
+StmtRef set_local(int scope_id, ScalarRef value);
+StmtRef declare_local(int scope_id, DType dtype, bool needs_init);
+StmtRef if_then(ScalarRef condition, StmtRef body);
+
+/// A fresh process-unique id for LocalScope/GetLocal.
+int fresh_scope_id();
+
+/// A lowered routine: what backends compile.
+struct LoweredRoutine {
+  std::string name;                  // a C identifier
+  StmtRef body;
+  std::vector<StaticSymbol> statics; // runtime-bound symbols, in parameter order
+};
+
+/// Readable text of the loop IR (the `.ll` dumps), with symbols renamed i0, i1, ... per routine.
+std::string print_loop_ir(const LoweredRoutine& routine);
+std::string print_stmt(const StmtRef& stmt);
+std::string print_scalar(const ScalarRef& scalar);
+
+/// Nodes with storage the routine touches (reads or writes), in first-occurrence order.
+std::vector<NodeRef> nodes_of(const StmtRef& stmt);
+
+}  // namespace cannl::ir

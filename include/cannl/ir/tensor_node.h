@@ -1,0 +1,72 @@
+#pragma once
+// Tensor nodes: the buffers the IRs read and write.
+//
+// A node is created by the front end with its label and precision; shape inference fills `dims`
+// (padded buffer dims, row-major) and `padding` before anything is lowered. Memory intent is
+// recorded with provenance so dumps say who decided what.
+//
+//   auto w = make_node("w1", DType::F32);  w->dims = {64, 2};
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cannl/ir/dtype.h"
+
+namespace cannl::ir {
+
+/// Declared memory intent (semantics-backend.md 2.3), refined monotonically.
+enum class MemoryMode : unsigned char {
+  Unset,                // nothing declared; the optimizer decides
+  EffectivelyConstant,  // a constant; may be inlined
+  Virtual,              // computed per use, no storage
+  NeverVirtual,         // must be stored: Local or OnDevice
+  Local,                // stored for one routine run only
+  DeviceOnly,           // Local or OnDevice
+  OnDevice,             // a persistent context buffer, host-readable
+  Materialized,         // a persistent request; resolves to OnDevice
+};
+std::string_view memory_mode_name(MemoryMode m);
+
+/// Left/right padding margins of one axis, in elements.
+struct AxisPadding {
+  std::int64_t left = 0;
+  std::int64_t right = 0;
+  friend bool operator==(const AxisPadding&, const AxisPadding&) = default;
+};
+
+struct TensorNode {
+  int id = 0;             // process-unique, printed n<id>
+  std::string label;      // e.g. "w1", "grad_w1"; identifiers in generated code derive from it
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> dims;     // padded buffer dims; empty = scalar (one element)
+  std::vector<AxisPadding> padding;   // empty, or one entry per axis
+  std::optional<double> pad_value;    // value the margins hold; nullopt = reset before each use
+  MemoryMode mode = MemoryMode::Unset;
+  int provenance = 0;     // who set `mode` (a code readable in dumps)
+  /// Host data uploaded at link time (literals, loaded weights), in the node's storage format,
+  /// unpadded row-major. Empty when none.
+  std::shared_ptr<const std::vector<std::byte>> host_init;
+
+  /// Number of elements of the padded buffer (1 for a scalar).
+  std::int64_t num_elements() const;
+  /// Logical (unpadded) dims.
+  std::vector<std::int64_t> logical_dims() const;
+  std::int64_t num_logical_elements() const;
+  std::size_t size_in_bytes() const;
+  bool is_padded() const;
+  /// Debug name: label if any, else n<id>.
+  std::string debug_name() const;
+};
+
+using NodeRef = std::shared_ptr<TensorNode>;
+
+/// Creates a node with a fresh process-unique id.
+NodeRef make_node(std::string label, DType dtype, std::vector<std::int64_t> dims = {});
+
+/// Refines `node`'s memory mode; throws UserError on a contradiction (e.g. NeverVirtual -> Virtual).
+void update_memory_mode(TensorNode& node, MemoryMode mode, int provenance);
+
+}  // namespace cannl::ir

@@ -1,0 +1,84 @@
+#pragma once
+// The Context: buffers of one compilation lineage on one backend, its routines, and the order they
+// must run in. A Context is a handle; copies share the same state.
+//
+//   auto ctx = runtime::Context::cpu();
+//   auto routine = ctx.compile(comp, "train_step");   // lower, verify, generate, compile, link
+//   ctx.set_values(x, host_x);                        // upload (marks x initialized)
+//   ctx.run(routine, {batch_number});                 // checks initialization and dependencies
+//   std::vector<double> loss = ctx.get_values(loss_node);
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cannl/backends/backend.h"
+#include "cannl/ir/assignments.h"
+#include "cannl/ir/loop_ir.h"
+
+namespace cannl::runtime {
+
+class ContextState;
+
+/// A compiled routine linked to one context.
+class Routine {
+ public:
+  const std::string& name() const;
+  const std::vector<ir::StaticSymbol>& statics() const;
+  /// Nodes read before the routine initializes them (must be initialized when it runs).
+  const std::vector<ir::NodeRef>& inputs() const;
+  /// Nodes the routine writes.
+  const std::vector<ir::NodeRef>& outputs() const;
+  const ir::LoweredRoutine& lowered() const;
+  /// Generated source (empty for the interpreter).
+  const std::string& source() const;
+  int id() const;
+
+ private:
+  friend class Context;
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+class Context {
+ public:
+  /// The C backend (system C compiler). Throws BackendUnavailable without one.
+  static Context cpu();
+  /// The reference interpreter.
+  static Context interpreter();
+  /// The backend named by config key `backend` (cc | interpreter).
+  static Context from_config();
+  explicit Context(std::shared_ptr<backends::Backend> backend);
+
+  std::string_view backend_name() const;
+
+  /// Lowers, verifies, dumps (per `debug`), compiles and links `comp`. Records execution-order
+  /// dependencies on earlier routines of this context (read-after-write, write-after-read,
+  /// write-after-write) and allocates buffers for every node it touches.
+  Routine compile(const ir::Comp& comp, const std::string& name);
+
+  /// Runs a routine. Throws UninitializedError when it reads a node no one wrote or uploaded,
+  /// RuntimeUsageError when a routine it depends on never ran or a static value is out of range.
+  void run(const Routine& routine, std::span<const std::int64_t> static_values = {});
+
+  /// Logical (unpadded) values of a node, row-major, converted to double. Throws
+  /// RuntimeUsageError when the node has no buffer here and UninitializedError when never written.
+  std::vector<double> get_values(const ir::NodeRef& node) const;
+  double get_value(const ir::NodeRef& node, std::int64_t flat_index) const;
+  /// Uploads logical values (converted to the node's dtype); allocates the buffer if needed and
+  /// marks the node initialized. Throws RuntimeUsageError on a size mismatch.
+  void set_values(const ir::NodeRef& node, std::span<const double> values);
+  /// Raw bytes in storage format (unpadded, row-major), for checkpoints and exact comparisons.
+  std::vector<std::byte> get_bytes(const ir::NodeRef& node) const;
+  void set_bytes(const ir::NodeRef& node, std::span<const std::byte> bytes);
+
+  bool has_buffer(const ir::NodeRef& node) const;
+  bool is_initialized(const ir::NodeRef& node) const;
+
+ private:
+  std::shared_ptr<ContextState> state_;
+};
+
+}  // namespace cannl::runtime

@@ -1,0 +1,54 @@
+#pragma once
+// The two error channels of cannl (DESIGN.md, non-negotiable 1).
+//
+// A UserError subclass reports a mistake the user can fix (bad spec, mismatched shapes, a failing
+// C compiler, a missing driver): its message says what, where and how to fix it. InternalError
+// reports a bug in cannl itself. The library never aborts the process.
+//
+//   try { ctx.run(step); } catch (const cannl::UserError& e) { std::cerr << e.what(); }
+
+#include <stdexcept>
+#include <string>
+
+namespace cannl {
+
+/// Base of every error caused by user input. `kind()` names the subclass for messages and tests.
+class UserError : public std::runtime_error {
+ public:
+  explicit UserError(const std::string& message) : std::runtime_error(message) {}
+  virtual const char* kind() const noexcept { return "UserError"; }
+};
+
+#define CANNL_DEFINE_USER_ERROR(Name)                                   \
+  class Name : public UserError {                                       \
+   public:                                                              \
+    explicit Name(const std::string& message) : UserError(message) {}   \
+    const char* kind() const noexcept override { return #Name; }        \
+  };
+
+CANNL_DEFINE_USER_ERROR(ShapeError)          // shape inference failed
+CANNL_DEFINE_USER_ERROR(EinsumSyntaxError)   // malformed einsum spec
+CANNL_DEFINE_USER_ERROR(ScheduleError)       // illegal schedule transform
+CANNL_DEFINE_USER_ERROR(CompileError)        // the system compiler rejected generated code
+CANNL_DEFINE_USER_ERROR(BackendUnavailable)  // compiler / driver / device missing
+CANNL_DEFINE_USER_ERROR(FormatError)         // corrupt or lying file (safetensors, checkpoints)
+CANNL_DEFINE_USER_ERROR(ConfigError)         // bad configuration value
+CANNL_DEFINE_USER_ERROR(UninitializedError)  // a routine reads a node no one wrote or uploaded
+CANNL_DEFINE_USER_ERROR(RuntimeUsageError)   // API misuse: wrong order, wrong sizes, bad arguments
+CANNL_DEFINE_USER_ERROR(IoError)             // a file could not be read or written
+
+#undef CANNL_DEFINE_USER_ERROR
+
+/// A bug in cannl: an invariant the compiler itself should have kept does not hold.
+class InternalError : public std::logic_error {
+ public:
+  explicit InternalError(const std::string& message)
+      : std::logic_error("cannl internal error (please report): " + message) {}
+};
+
+/// Throws InternalError when `condition` is false. For invariants of cannl, never for user input.
+inline void internal_check(bool condition, const std::string& message) {
+  if (!condition) throw InternalError(message);
+}
+
+}  // namespace cannl

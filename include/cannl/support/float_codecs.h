@@ -1,0 +1,25 @@
+#pragma once
+// Bit-exact conversions to and from the narrow float formats. Narrowing rounds to nearest, ties
+// to even; subnormals and signed zeros are kept; NaN stays NaN. f16 (IEEE binary16) and bf16
+// overflow to infinity; fp8 is E5M2 and *saturates* finite overflow to +-57344 (infinities stay
+// infinite). Narrowing from f64 is one step (never through f32, which would round twice).
+//
+//   f32_to_bf16(1.0f) == 0x3F80;  fp8_to_f32(f32_to_fp8(1e9f)) == 57344.0f
+
+#include <cstdint>
+
+namespace cannl {
+
+std::uint16_t f32_to_f16(float x);
+std::uint16_t f64_to_f16(double x);
+float f16_to_f32(std::uint16_t bits);
+
+std::uint16_t f32_to_bf16(float x);
+std::uint16_t f64_to_bf16(double x);
+float bf16_to_f32(std::uint16_t bits);
+
+std::uint8_t f32_to_fp8(float x);
+std::uint8_t f64_to_fp8(double x);
+float fp8_to_f32(std::uint8_t bits);
+
+}  // namespace cannl
