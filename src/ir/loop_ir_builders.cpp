@@ -1,0 +1,78 @@
+// Constructors of loop-IR values and the dtype of a scalar.
+#include <atomic>
+
+#include "cannl/ir/loop_ir.h"
+#include "cannl/support/error.h"
+
+namespace cannl::ir {
+
+DType scalar_dtype(const Scalar& s) {
+  struct Visitor {
+    DType operator()(const Constant& c) const { return c.dtype; }
+    DType operator()(const ConstantBits& c) const { return c.dtype; }
+    DType operator()(const Get& g) const { return g.node->dtype; }
+    DType operator()(const LocalScope& l) const { return l.dtype; }
+    DType operator()(const GetLocal& l) const { return l.dtype; }
+    DType operator()(const EmbedIndex&) const { return DType::I64; }
+    DType operator()(const Apply& a) const { return a.dtype; }
+  };
+  return std::visit(Visitor{}, s.node);
+}
+
+ScalarRef constant(double value, DType dtype) {
+  return std::make_shared<const Scalar>(Scalar{Constant{value, dtype}});
+}
+ScalarRef constant_bits(std::int64_t bits, DType dtype) {
+  return std::make_shared<const Scalar>(Scalar{ConstantBits{bits, dtype}});
+}
+ScalarRef get(NodeRef node, std::vector<AxisIndex> index) {
+  internal_check(node != nullptr, "get: null node");
+  return std::make_shared<const Scalar>(Scalar{Get{std::move(node), std::move(index)}});
+}
+ScalarRef embed_index(AxisIndex index) {
+  return std::make_shared<const Scalar>(Scalar{EmbedIndex{std::move(index)}});
+}
+ScalarRef apply(Op op, DType dtype, std::vector<ScalarRef> args) {
+  internal_check(static_cast<int>(args.size()) == op_arity(op),
+                 "apply: wrong argument count for " + std::string(op_name(op)));
+  return std::make_shared<const Scalar>(Scalar{Apply{op, dtype, std::move(args)}});
+}
+ScalarRef local_scope(int scope_id, DType dtype, StmtRef body) {
+  return std::make_shared<const Scalar>(Scalar{LocalScope{scope_id, dtype, std::move(body)}});
+}
+ScalarRef get_local(int scope_id, DType dtype) {
+  return std::make_shared<const Scalar>(Scalar{GetLocal{scope_id, dtype}});
+}
+
+StmtRef seq(std::vector<StmtRef> stmts) {
+  return std::make_shared<const Stmt>(Stmt{Seq{std::move(stmts)}});
+}
+StmtRef comment(std::string text) {
+  return std::make_shared<const Stmt>(Stmt{Comment{std::move(text)}});
+}
+StmtRef for_loop(Symbol index, std::int64_t begin, std::int64_t end, StmtRef body) {
+  return std::make_shared<const Stmt>(Stmt{For{index, begin, end, std::move(body)}});
+}
+StmtRef zero_out(NodeRef node) {
+  return std::make_shared<const Stmt>(Stmt{ZeroOut{std::move(node)}});
+}
+StmtRef set(NodeRef node, std::vector<AxisIndex> index, ScalarRef value, std::string comment) {
+  return std::make_shared<const Stmt>(
+      Stmt{Set{std::move(node), std::move(index), std::move(value), std::move(comment)}});
+}
+StmtRef set_local(int scope_id, ScalarRef value) {
+  return std::make_shared<const Stmt>(Stmt{SetLocal{scope_id, std::move(value)}});
+}
+StmtRef declare_local(int scope_id, DType dtype, bool needs_init) {
+  return std::make_shared<const Stmt>(Stmt{DeclareLocal{scope_id, dtype, needs_init}});
+}
+StmtRef if_then(ScalarRef condition, StmtRef body) {
+  return std::make_shared<const Stmt>(Stmt{If{std::move(condition), std::move(body)}});
+}
+
+int fresh_scope_id() {
+  static std::atomic<int> next{1};
+  return next++;
+}
+
+}  // namespace cannl::ir

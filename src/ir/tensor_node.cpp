@@ -1,0 +1,99 @@
+#include "cannl/ir/tensor_node.h"
+
+#include <atomic>
+
+#include "cannl/support/error.h"
+
+namespace cannl::ir {
+
+std::string_view memory_mode_name(MemoryMode m) {
+  switch (m) {
+    case MemoryMode::Unset: return "unset";
+    case MemoryMode::EffectivelyConstant: return "effectively_constant";
+    case MemoryMode::Virtual: return "virtual";
+    case MemoryMode::NeverVirtual: return "never_virtual";
+    case MemoryMode::Local: return "local";
+    case MemoryMode::DeviceOnly: return "device_only";
+    case MemoryMode::OnDevice: return "on_device";
+    case MemoryMode::Materialized: return "materialized";
+  }
+  return "?";
+}
+
+std::int64_t TensorNode::num_elements() const {
+  std::int64_t n = 1;
+  for (auto d : dims) n *= d;
+  return n;
+}
+
+std::vector<std::int64_t> TensorNode::logical_dims() const {
+  if (padding.empty()) return dims;
+  std::vector<std::int64_t> result(dims.size());
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    result[i] = dims[i] - padding[i].left - padding[i].right;
+  return result;
+}
+
+std::int64_t TensorNode::num_logical_elements() const {
+  std::int64_t n = 1;
+  for (auto d : logical_dims()) n *= d;
+  return n;
+}
+
+std::size_t TensorNode::size_in_bytes() const {
+  return static_cast<std::size_t>(num_elements()) * dtype_bytes(dtype);
+}
+
+bool TensorNode::is_padded() const {
+  for (const auto& p : padding)
+    if (p.left != 0 || p.right != 0) return true;
+  return false;
+}
+
+std::string TensorNode::debug_name() const {
+  return label.empty() ? "n" + std::to_string(id) : label;
+}
+
+NodeRef make_node(std::string label, DType dtype, std::vector<std::int64_t> dims) {
+  static std::atomic<int> next_id{1};
+  auto node = std::make_shared<TensorNode>();
+  node->id = next_id++;
+  node->label = std::move(label);
+  node->dtype = dtype;
+  node->dims = std::move(dims);
+  return node;
+}
+
+namespace {
+bool is_stored(MemoryMode m) {
+  return m == MemoryMode::NeverVirtual || m == MemoryMode::Local || m == MemoryMode::DeviceOnly ||
+         m == MemoryMode::OnDevice || m == MemoryMode::Materialized;
+}
+bool is_persistent(MemoryMode m) {
+  return m == MemoryMode::OnDevice || m == MemoryMode::Materialized;
+}
+}  // namespace
+
+void update_memory_mode(TensorNode& node, MemoryMode mode, int provenance) {
+  const MemoryMode old = node.mode;
+  if (old == mode || mode == MemoryMode::Unset) return;
+  const bool contradiction =
+      (old == MemoryMode::Virtual && is_stored(mode)) ||
+      (is_stored(old) && mode == MemoryMode::Virtual) ||
+      (old == MemoryMode::Local && is_persistent(mode)) ||
+      (is_persistent(old) && mode == MemoryMode::Local);
+  if (contradiction)
+    throw UserError("memory mode of node " + node.debug_name() + " cannot change from " +
+                    std::string(memory_mode_name(old)) + " (provenance " +
+                    std::to_string(node.provenance) + ") to " +
+                    std::string(memory_mode_name(mode)) + " (provenance " +
+                    std::to_string(provenance) + ")");
+  // Refinement keeps the more specific request: persistent beats "stored somewhere".
+  if (old == MemoryMode::OnDevice && mode == MemoryMode::Materialized) return;
+  if (is_persistent(old) && !is_persistent(mode) && mode != MemoryMode::EffectivelyConstant) return;
+  if (old == MemoryMode::EffectivelyConstant && is_persistent(mode)) mode = MemoryMode::Materialized;
+  node.mode = mode;
+  node.provenance = provenance;
+}
+
+}  // namespace cannl::ir
