@@ -29,8 +29,29 @@ struct Operand {
   bool is_constant() const { return node == nullptr; }
 };
 
+struct RhsExpr;
+using RhsExprRef = std::shared_ptr<const RhsExpr>;
+
+/// A scalar expression over the operands of an AccumOp, for right-hand sides that need more than
+/// one op (gradient rules such as `g * (1 - t*t)`).
+///   RhsExpr::apply(Op::Mul, {RhsExpr::arg(0), RhsExpr::apply(Op::Sub, {RhsExpr::constant(1), ...})})
+struct RhsExpr {
+  enum class Kind { Arg, Constant, Apply };
+  Kind kind = Kind::Arg;
+  int arg = 0;          // Kind::Arg: index into AccumOp::args
+  double value = 0;     // Kind::Constant
+  Op op = Op::Identity; // Kind::Apply
+  std::vector<RhsExprRef> children;
+
+  static RhsExprRef argument(int index);
+  static RhsExprRef constant(double value);
+  static RhsExprRef apply(Op op, std::vector<RhsExprRef> children);
+  std::string to_string(const std::vector<std::string>& arg_names) const;
+};
+
 /// lhs[P_lhs] accum= op(args...). args.size() == op_arity(op); projections.project_rhs has one entry
-/// per argument (empty for constants).
+/// per argument (empty for constants). When `expr` is set, the right-hand side is that expression
+/// over the args instead of op(args...) (then `op` is ignored).
 struct AccumOp {
   NodeRef lhs;
   Op accum = Op::Arg2;          // Arg2 = plain overwrite
@@ -38,6 +59,7 @@ struct AccumOp {
   Op op = Op::Identity;
   std::vector<Operand> args;
   Projections projections;
+  RhsExprRef expr;              // optional general right-hand side
 };
 
 /// Initializers (semantics-backend.md 3.2 `fetch_op`).
