@@ -1,8 +1,65 @@
 // The `cannl` command-line program.
+//
+//   cannl demo [--epochs N] [--lr X]   train the moons MLP on the C backend (the main job)
+//   cannl help
+// Every config key can also be given as --<key>=<value> (see docs/config.md).
+#include <cstdlib>
 #include <iostream>
+#include <string>
+#include <vector>
+
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+#include "demo.h"
+
+namespace {
+
+void print_usage() {
+  std::cout << "usage: cannl <command> [options]\n\n"
+               "commands:\n"
+               "  demo [--epochs N] [--lr X]   train an MLP on half-moons with the C backend\n"
+               "  help                         this text\n\n"
+               "Any config key can be set with --<key>=<value>, CANNL_<KEY>=<value> or a\n"
+               "cannl_config file; see docs/config.md.\n";
+}
+
+/// Value of `--name N` / `--name=N` in args, if present.
+std::string option(const std::vector<std::string>& args, const std::string& name,
+                   const std::string& fallback) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--" + name && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--" + name + "=", 0) == 0) return args[i].substr(name.size() + 3);
+  }
+  return fallback;
+}
+
+int run(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "help" || args[0] == "--help") {
+    print_usage();
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "demo") {
+    cannl::app::DemoOptions options;
+    options.epochs = std::stoi(option(args, "epochs", "40"));
+    options.lr = std::stod(option(args, "lr", "0.1"));
+    return cannl::app::run_demo(options);
+  }
+  std::cerr << "cannl: unknown command '" << args[0] << "'\n\n";
+  print_usage();
+  return 2;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  (void)argc; (void)argv;
-  std::cout << "cannl: usage: cannl <command> [options]\n";
-  return 0;
+  try {
+    auto args = cannl::config::parse_command_line(argc - 1, argv + 1);
+    return run(args);
+  } catch (const cannl::UserError& e) {
+    std::cerr << "cannl: " << e.kind() << ": " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "cannl: error: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -1,0 +1,106 @@
+#include "cannl/nn/training.h"
+
+#include <chrono>
+#include <cstdio>
+#include <unistd.h>
+
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+#include "cannl/tensor/autodiff.h"
+
+namespace cannl::train {
+namespace {
+
+bool progress_enabled() {
+  const std::string mode = config::get("progress_bar");
+  if (mode == "auto") return isatty(STDERR_FILENO) != 0;
+  return config::get_bool("progress_bar");
+}
+
+void draw_progress(const EpochReport& r, std::int64_t step, std::int64_t steps, double loss) {
+  std::fprintf(stderr, "\r\033[Kepoch %d/%d  step %lld/%lld  loss %.5f  %.0f steps/s", r.epoch,
+               r.epochs, static_cast<long long>(step), static_cast<long long>(steps), loss,
+               r.steps_per_second);
+  std::fflush(stderr);
+}
+
+ir::Comp comp_of(std::vector<ir::AsgnRef> body, const std::string& comment) {
+  ir::Comp c;
+  c.body.push_back(ir::make_block(comment, std::move(body)));
+  return c;
+}
+
+}  // namespace
+
+void upload_literals(runtime::Context& ctx, const std::vector<Tensor>& roots) {
+  resolve_shapes(roots);
+  for (const auto& t : literals_of(roots))
+    if (!ctx.is_initialized(t.value())) ctx.set_values(t.value(), *t.impl().host_values);
+}
+
+runtime::Routine compile_forward(runtime::Context& ctx, const std::vector<Tensor>& outputs,
+                                 const std::string& name) {
+  ir::Comp comp = forward_code(outputs);
+  upload_literals(ctx, outputs);
+  return ctx.compile(comp, name);
+}
+
+TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOptions& options) {
+  if (options.n_batches < 1)
+    throw RuntimeUsageError("compile_step: n_batches must be >= 1, got " +
+                            std::to_string(options.n_batches));
+  ir::Comp comp = grad_update_code(loss);
+  const auto params = params_of({loss});
+  nn::OptimizerCode opt = nn::sgd(params, options.sgd);
+  comp.body.push_back(ir::make_block("sgd update", opt.update));
+
+  auto epoch_loss = ir::make_node("epoch_loss", loss.value()->dtype, loss.value()->dims);
+  ir::AccumOp acc;
+  acc.lhs = epoch_loss;
+  acc.accum = ir::Op::Add;
+  acc.args = {ir::Operand::of(loss.value())};
+  acc.projections = identity_projections(epoch_loss->dims, 1);
+  comp.body.push_back(ir::make_block("accumulate epoch loss", {ir::make_accum(acc)}));
+
+  ir::Comp init = init_params_code(params);
+  for (auto& a : opt.init) init.body.push_back(a);
+  init.body.push_back(ir::make_fetch(epoch_loss, ir::FetchConstant{0}));
+
+  TrainingStep s{ctx, loss, {}, {}, {}, epoch_loss, options.n_batches};
+  upload_literals(s.ctx, {loss});
+  s.init = s.ctx.compile(init, "init_params");
+  s.step = s.ctx.compile(comp, options.name);
+  s.reset_loss = s.ctx.compile(comp_of({ir::make_fetch(epoch_loss, ir::FetchConstant{0})},
+                                       "reset epoch loss"), "reset_epoch_loss");
+  s.ctx.run(s.init);
+  return s;
+}
+
+std::vector<double> fit(TrainingStep& s, const FitOptions& options) {
+  const bool progress = progress_enabled();
+  std::vector<double> losses;
+  for (int epoch = 1; epoch <= options.epochs; ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    s.ctx.run(s.reset_loss);
+    EpochReport report{epoch, options.epochs, 0, 0};
+    for (std::int64_t b = 0; b < s.n_batches; ++b) {
+      const std::int64_t index[] = {b};
+      s.ctx.run(s.step, std::span<const std::int64_t>(index, s.step.statics().empty() ? 0 : 1));
+      if (progress) {
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        report.steps_per_second = static_cast<double>(b + 1) / std::max(secs, 1e-9);
+        draw_progress(report, b + 1, s.n_batches, losses.empty() ? 0.0 : losses.back());
+      }
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report.mean_loss = s.ctx.get_values(s.epoch_loss).at(0) / static_cast<double>(s.n_batches);
+    report.steps_per_second = static_cast<double>(s.n_batches) / std::max(secs, 1e-9);
+    losses.push_back(report.mean_loss);
+    if (progress) draw_progress(report, s.n_batches, s.n_batches, report.mean_loss);
+    if (options.on_epoch) options.on_epoch(report);
+  }
+  if (progress) std::fprintf(stderr, "\n");
+  return losses;
+}
+
+}  // namespace cannl::train

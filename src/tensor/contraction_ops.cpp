@@ -1,0 +1,106 @@
+// Contractions, permutations, reductions and slices: operations whose projections come from a
+// spec (or the compose / transpose logic) rather than pointwise broadcasting.
+#include "cannl/support/error.h"
+#include "tensor/gradient_rule.h"
+
+namespace cannl {
+namespace {
+
+using detail::a;
+using detail::ap;
+using detail::g;
+using detail::lit;
+using detail::t;
+using ir::Op;
+
+/// Spec that reduces every axis of the operand to a scalar.
+constexpr const char* kReduceAll = "...|...->... => |->";
+
+std::int64_t element_count(const std::vector<std::int64_t>& dims) {
+  std::int64_t n = 1;
+  for (auto d : dims) n *= d;
+  return n;
+}
+
+/// Accumulate `accum` over the product space of `op(args)`.
+Tensor contraction(const std::string& label, std::vector<Tensor> args, shape::Logic logic,
+                   Op accum, Op op, detail::GradientRule rule) {
+  detail::OpSpec spec;
+  spec.label = label;
+  spec.args = std::move(args);
+  spec.logic = std::move(logic);
+  spec.forward = [accum, op](const Tensor& self, const ir::Projections& p) {
+    return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, accum, op)};
+  };
+  spec.backward = detail::backward_of(std::move(rule));
+  return detail::make_op(std::move(spec));
+}
+
+detail::GradientRule product_rule() {
+  return {{ap(Op::Mul, {g(), a(1)})}, {ap(Op::Mul, {g(), a(0)})}};
+}
+
+/// The reduction factor 1/N of a mean: N = operand elements per result element.
+double mean_factor(const ir::Projections& p) {
+  const double n = static_cast<double>(element_count(p.rhs_dims.at(0))) /
+                   static_cast<double>(element_count(p.lhs_dims));
+  return 1.0 / n;
+}
+
+Tensor mean_with(const Tensor& v, const std::string& spec_text) {
+  detail::OpSpec spec;
+  spec.label = "mean";
+  spec.args = {v};
+  spec.logic = shape::Einsum{spec_text};
+  spec.forward = [](const Tensor& self, const ir::Projections& p) {
+    auto expr = ap(Op::Mul, {detail::arg(0), lit(mean_factor(p))});
+    return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, Op::Add, Op::Identity, expr)};
+  };
+  spec.backward = [](const Tensor& self, const ir::Projections& p) {
+    auto rule = detail::backward_of({{ap(Op::Mul, {g(), lit(mean_factor(p))})}});
+    return rule(self, p);
+  };
+  return detail::make_op(std::move(spec));
+}
+
+}  // namespace
+
+Tensor operator*(const Tensor& l, const Tensor& r) {
+  return contraction("matmul", {l, r}, shape::Compose{}, Op::Add, Op::Mul, product_rule());
+}
+Tensor transpose(const Tensor& v) {
+  return contraction("transpose", {v}, shape::Transpose{}, Op::Arg2, Op::Identity, {{g()}});
+}
+Tensor einsum(const std::string& spec, const Tensor& l, const Tensor& r) {
+  return contraction("einsum", {l, r}, shape::Einsum{spec}, Op::Add, Op::Mul, product_rule());
+}
+Tensor einsum(const std::string& spec, const Tensor& v) {
+  return contraction("einsum", {v}, shape::Einsum{spec}, Op::Add, Op::Identity, {{g()}});
+}
+Tensor einmax(const std::string& spec, const Tensor& v) {
+  // Every position equal to the maximum receives the gradient (ties included).
+  return contraction("einmax", {v}, shape::Einsum{spec}, Op::Max, Op::Identity,
+                     {{ap(Op::Where, {ap(Op::Cmpeq, {t(), a(0)}), g(), lit(0)})}});
+}
+Tensor einmax(const std::string& spec, const Tensor& l, const Tensor& r) {
+  auto is_max = ap(Op::Cmpeq, {t(), ap(Op::Mul, {a(0), a(1)})});
+  return contraction("einmax", {l, r}, shape::Einsum{spec}, Op::Max, Op::Mul,
+                     {{ap(Op::Where, {is_max, ap(Op::Mul, {g(), a(1)}), lit(0)})},
+                      {ap(Op::Where, {is_max, ap(Op::Mul, {g(), a(0)}), lit(0)})}});
+}
+
+Tensor sum(const Tensor& v) { return einsum(kReduceAll, v); }
+Tensor mean(const Tensor& v) { return mean_with(v, kReduceAll); }
+Tensor max(const Tensor& v) { return einmax(kReduceAll, v); }
+Tensor sum(const Tensor& v, const std::string& spec) { return einsum(spec, v); }
+Tensor mean(const Tensor& v, const std::string& spec) { return mean_with(v, spec); }
+Tensor max(const Tensor& v, const std::string& spec) { return einmax(spec, v); }
+
+Tensor slice_batch(const Tensor& v, const ir::StaticSymbol& index) {
+  Tensor sliced = contraction("slice_" + v.label(), {v}, shape::BatchSlice{index}, Op::Arg2,
+                               Op::Identity, {{g()}});
+  sliced.impl().static_index = index;
+  return sliced;
+}
+
+}  // namespace cannl

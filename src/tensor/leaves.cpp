@@ -1,0 +1,96 @@
+// Leaves: parameters, constants, host literals and ranges.
+#include <cstdio>
+#include "cannl/support/error.h"
+#include "tensor/op_builder.h"
+
+namespace cannl {
+namespace {
+
+std::shared_ptr<TensorImpl> make_leaf(const std::string& label, const shape::ShapeSpec& given,
+                                      shape::Terminal terminal, ir::DType dtype) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->id = detail::next_tensor_id();
+  impl->label = label;
+  impl->shape = shape::new_shape(label, given);
+  impl->step_id = shape::propagate({label, impl->shape, {}, terminal});
+  impl->value = ir::make_node(label, dtype);
+  return impl;
+}
+
+CodeBuilder fetch_builder(ir::FetchOp op) {
+  return [op](const Tensor& self, const ir::Projections&) {
+    return std::vector<ir::AsgnRef>{ir::make_fetch(self.value(), op)};
+  };
+}
+
+}  // namespace
+
+Tensor param(const std::string& name, const ParamOptions& options) {
+  shape::ShapeSpec given;
+  given.batch = std::vector<std::int64_t>{};
+  given.input = options.input;
+  given.output = options.output;
+  const ir::DType dtype = options.dtype.value_or(detail::default_dtype());
+  auto impl = make_leaf(name, given, shape::Terminal{.is_param = true}, dtype);
+  impl->is_param = true;
+  impl->init = options.init;
+  impl->specified_dtype = options.dtype;
+  ir::update_memory_mode(*impl->value, ir::MemoryMode::Materialized, 30);
+  impl->grad = ir::make_node("grad_" + name, dtype);
+  ir::update_memory_mode(*impl->grad, ir::MemoryMode::NeverVirtual, 31);
+  return Tensor(std::move(impl));
+}
+
+Tensor constant(double value, std::optional<ir::DType> dtype) {
+  char label[32];
+  std::snprintf(label, sizeof label, "%g", value);
+  auto impl = make_leaf(std::string("const_") + label, {},
+                        shape::Terminal{.is_scalar_constant = true},
+                        dtype.value_or(detail::default_dtype()));
+  impl->top_down_dtype = !dtype.has_value();
+  impl->forward = fetch_builder(ir::FetchConstant{value});
+  ir::update_memory_mode(*impl->value, ir::MemoryMode::EffectivelyConstant, 32);
+  return Tensor(std::move(impl));
+}
+
+Tensor literal(const std::string& name, std::vector<double> values, const LeafOptions& options) {
+  shape::ShapeSpec given;
+  const std::vector<std::int64_t> none;
+  given.batch = options.batch.value_or(none);
+  given.input = options.input.value_or(none);
+  given.output = options.output.value_or(none);
+  std::int64_t expected = 1;
+  for (const auto* row : {&*given.batch, &*given.input, &*given.output})
+    for (auto d : *row) expected *= d;
+  if (expected != static_cast<std::int64_t>(values.size()))
+    throw ShapeError("literal '" + name + "': " + std::to_string(values.size()) +
+                     " values given but its rows hold " + std::to_string(expected) + " elements");
+  auto terminal = shape::Terminal{.total_elems = static_cast<std::int64_t>(values.size())};
+  auto impl = make_leaf(name, given, terminal, options.dtype.value_or(detail::default_dtype()));
+  impl->host_values = std::make_shared<const std::vector<double>>(std::move(values));
+  ir::update_memory_mode(*impl->value, ir::MemoryMode::Materialized, 49);
+  return Tensor(std::move(impl));
+}
+
+Tensor range(std::int64_t n) {
+  shape::ShapeSpec given{std::vector<std::int64_t>{}, std::vector<std::int64_t>{},
+                         std::vector<std::int64_t>{n}};
+  auto impl = make_leaf("range_" + std::to_string(n), given, shape::Terminal{},
+                        detail::default_dtype());
+  impl->forward = fetch_builder(ir::FetchRangeOverOffsets{});
+  return Tensor(std::move(impl));
+}
+
+std::vector<std::int64_t> Tensor::dims() const {
+  shape::finish_inference();
+  return shape::dims(*impl_->shape);
+}
+
+std::string Tensor::shape_string() const {
+  shape::finish_inference();
+  return shape::to_string(*impl_->shape);
+}
+
+void reset_tensor_state() { shape::reset(); }
+
+}  // namespace cannl

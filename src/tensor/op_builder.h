@@ -1,0 +1,58 @@
+#pragma once
+// Internal helpers shared by the op files: creating an op tensor (shape step + nodes + code
+// builders) and the assignments its forward and backward code is made of.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cannl/tensor/tensor.h"
+
+namespace cannl::detail {
+
+struct OpSpec {
+  std::string label;
+  std::vector<Tensor> args;
+  shape::Logic logic;
+  CodeBuilder forward;
+  CodeBuilder backward;             // null = not differentiable
+  std::optional<ir::DType> dtype;   // result precision; default: promoted from the args
+};
+
+/// Registers the shape step, creates the value (and grad) nodes, stores the builders.
+Tensor make_op(OpSpec spec);
+
+/// Next tensor id (shared by leaves and ops).
+int next_tensor_id();
+
+/// The default precision (config key default_prec).
+ir::DType default_dtype();
+
+/// Projections of a gradient assignment reusing the forward product space: the written slot is
+/// forward slot `target` and the operands read forward slots `sources` (-1 = the forward LHS,
+/// k >= 0 = forward RHS k).
+ir::Projections permuted(const ir::Projections& p, int target, const std::vector<int>& sources);
+
+/// One operand of an assignment: a node read at a forward slot (-1 = LHS, k = RHS k).
+struct SlotOperand {
+  ir::NodeRef node;
+  int slot;
+};
+
+/// grad_target[slot target] accum= expr(operands...) over the forward projections.
+ir::AsgnRef grad_assign(const ir::NodeRef& grad_target, const ir::Projections& p, int target,
+                        const std::vector<SlotOperand>& operands, ir::RhsExprRef expr,
+                        ir::Op accum = ir::Op::Add);
+
+/// lhs =: op(args) with the accumulator `accum`, resetting to its neutral element first.
+ir::AsgnRef forward_assign(const Tensor& self, const ir::Projections& p, ir::Op accum, ir::Op op,
+                           ir::RhsExprRef expr = nullptr);
+
+/// Shorthands for expressions.
+inline ir::RhsExprRef arg(int i) { return ir::RhsExpr::argument(i); }
+inline ir::RhsExprRef lit(double v) { return ir::RhsExpr::constant(v); }
+inline ir::RhsExprRef ap(ir::Op op, std::vector<ir::RhsExprRef> children) {
+  return ir::RhsExpr::apply(op, std::move(children));
+}
+
+}  // namespace cannl::detail
