@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds cannl and trains the moons MLP on the C backend.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cmake --preset default
+cmake --build --preset default -j "$(nproc)" --target cannl_app
+./build/cannl demo "$@"

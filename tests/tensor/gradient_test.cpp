@@ -1,0 +1,137 @@
+// Every gradient rule against central finite differences in f64, through the C backend and the
+// reference interpreter (the acceptance test of the tensors issue).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "cannl/cannl.h"
+
+namespace cannl {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+using Builder = std::function<Tensor(std::vector<Tensor>& params)>;
+
+struct GradCase {
+  std::string name;
+  Builder build;
+  double low, high;  // parameter values are drawn from [low, high)
+};
+
+Tensor p(std::vector<Tensor>& params, const std::string& name, Dims output, Dims input = {}) {
+  params.push_back(param(name, {.input = input, .output = output}));
+  return params.back();
+}
+
+std::vector<double> values_for(std::int64_t n, double low, double high, unsigned salt) {
+  std::vector<double> v;
+  std::uint64_t s = 0x9E3779B97F4A7C15ull * (salt + 1);
+  for (std::int64_t i = 0; i < n; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    v.push_back(low + (high - low) * static_cast<double>(s >> 11) * 0x1.0p-53);
+  }
+  return v;
+}
+
+class Gradient : public testing::TestWithParam<std::tuple<GradCase, std::string>> {
+ protected:
+  void SetUp() override {
+    reset_tensor_state();
+    config::set_override("default_prec", "f64");
+  }
+  void TearDown() override { config::clear_overrides(); }
+};
+
+double loss_value(runtime::Context& ctx, const runtime::Routine& r, const Tensor& loss) {
+  ctx.run(r);
+  return ctx.get_values(loss.value()).at(0);
+}
+
+TEST_P(Gradient, MatchesCentralFiniteDifferences) {
+  const auto& [c, backend] = GetParam();
+  std::vector<Tensor> params;
+  Tensor loss = sum(c.build(params));
+  ir::Comp comp = grad_update_code(loss);
+  auto ctx = backend == "cc" ? runtime::Context::cpu() : runtime::Context::interpreter();
+  auto routine = ctx.compile(comp, "grad_" + c.name);
+  for (std::size_t k = 0; k < params.size(); ++k)
+    ctx.set_values(params[k].value(),
+                   values_for(params[k].value()->num_elements(), c.low, c.high, static_cast<unsigned>(k)));
+  ctx.run(routine);
+  for (const auto& prm : params) {
+    const auto analytic = ctx.get_values(prm.grad());
+    auto x = ctx.get_values(prm.value());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double h = 1e-5 * std::max(1.0, std::abs(x[i]));
+      const double saved = x[i];
+      x[i] = saved + h;
+      ctx.set_values(prm.value(), x);
+      const double up = loss_value(ctx, routine, loss);
+      x[i] = saved - h;
+      ctx.set_values(prm.value(), x);
+      const double down = loss_value(ctx, routine, loss);
+      x[i] = saved;
+      ctx.set_values(prm.value(), x);
+      const double numeric = (up - down) / (2 * h);
+      const double scale = std::max({1.0, std::abs(numeric), std::abs(analytic[i])});
+      EXPECT_LT(std::abs(numeric - analytic[i]) / scale, 1e-6)
+          << c.name << " on " << backend << ": d loss / d " << prm.label() << "[" << i
+          << "] analytic " << analytic[i] << " numeric " << numeric;
+    }
+  }
+}
+
+std::vector<GradCase> cases() {
+  auto unary = [](std::string name, Tensor (*f)(const Tensor&), double lo, double hi) {
+    return GradCase{name, [f](std::vector<Tensor>& ps) { return f(p(ps, "x", {2, 3})); }, lo, hi};
+  };
+  auto binary = [](std::string name, std::function<Tensor(const Tensor&, const Tensor&)> f,
+                   double lo, double hi) {
+    return GradCase{name,
+                    [f](std::vector<Tensor>& ps) { return f(p(ps, "x", {2, 3}), p(ps, "y", {2, 3})); },
+                    lo, hi};
+  };
+  return {
+      unary("neg", [](const Tensor& x) { return neg(x); }, -2, 2),
+      unary("relu", [](const Tensor& x) { return relu(x); }, 0.1, 2),
+      unary("relu_negative", [](const Tensor& x) { return relu(x); }, -2, -0.1),
+      unary("tanh", [](const Tensor& x) { return tanh(x); }, -2, 2),
+      unary("sigmoid", [](const Tensor& x) { return sigmoid(x); }, -2, 2),
+      unary("exp", [](const Tensor& x) { return exp(x); }, -2, 2),
+      unary("log", [](const Tensor& x) { return log(x); }, 0.5, 3),
+      unary("sqrt", [](const Tensor& x) { return sqrt(x); }, 0.5, 3),
+      unary("sin", [](const Tensor& x) { return sin(x); }, -3, 3),
+      unary("cos", [](const Tensor& x) { return cos(x); }, -3, 3),
+      unary("recip", [](const Tensor& x) { return recip(x); }, 0.5, 2),
+      unary("square", [](const Tensor& x) { return pow(x, 2.0); }, -2, 2),
+      unary("pow_2_5", [](const Tensor& x) { return pow(x, 2.5); }, 0.5, 2),
+      binary("add", [](const Tensor& x, const Tensor& y) { return x + y; }, -2, 2),
+      binary("sub", [](const Tensor& x, const Tensor& y) { return x - y; }, -2, 2),
+      binary("pointmul", [](const Tensor& x, const Tensor& y) { return pointmul(x, y); }, -2, 2),
+      binary("div", [](const Tensor& x, const Tensor& y) { return x / y; }, 0.5, 2),
+      binary("max", [](const Tensor& x, const Tensor& y) { return max(x, y); }, -2, 2),
+      binary("min", [](const Tensor& x, const Tensor& y) { return min(x, y); }, -2, 2),
+      binary("where", [](const Tensor& x, const Tensor& y) { return where(lt(x, y), x, pointmul(y, y)); }, -2, 2),
+      binary("chain", [](const Tensor& x, const Tensor& y) { return tanh(pointmul(x, y) + exp(x)); }, -1, 1),
+      {"matmul", [](std::vector<Tensor>& ps) { return p(ps, "w", {2}, {3}) * p(ps, "v", {3}, {4}); }, -1, 1},
+      {"matmul_bias_relu", [](std::vector<Tensor>& ps) {
+         return relu(p(ps, "w", {4}, {3}) * p(ps, "v", {3}) + p(ps, "b", {4})); }, 0.1, 1},
+      {"broadcast_add", [](std::vector<Tensor>& ps) { return p(ps, "x", {2, 3}) + p(ps, "b", {3}); }, -1, 1},
+      {"transpose", [](std::vector<Tensor>& ps) { return pointmul(transpose(p(ps, "w", {2}, {3})), p(ps, "v", {3}, {2})); }, -1, 1},
+      {"einsum", [](std::vector<Tensor>& ps) { return einsum("ij;jk=>ik", p(ps, "a", {2, 3}), p(ps, "b", {3, 4})); }, -1, 1},
+      {"mean", [](std::vector<Tensor>& ps) { return pointmul(mean(p(ps, "x", {2, 3})), p(ps, "s", {1})); }, -1, 1},
+      {"max_all", [](std::vector<Tensor>& ps) { return max(p(ps, "x", {2, 3})); }, -1, 1},
+      {"sum_rows", [](std::vector<Tensor>& ps) { return pow(sum(p(ps, "x", {2, 3}), "ij => i"), 2.0); }, -1, 1},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllOps, Gradient,
+    testing::Combine(testing::ValuesIn(cases()), testing::Values(std::string("cc"), std::string("interpreter"))),
+    [](const testing::TestParamInfo<Gradient::ParamType>& info) {
+      return std::get<0>(info.param).name + "_" + std::get<1>(info.param);
+    });
+
+}  // namespace
+}  // namespace cannl
