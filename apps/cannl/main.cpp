@@ -53,7 +53,8 @@ int run(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   try {
-    auto args = cannl::config::parse_command_line(argc - 1, argv + 1);
+    auto args = cannl::config::parse_command_line(argc, argv);  // keeps argv[0]
+    args.erase(args.begin());
     return run(args);
   } catch (const cannl::UserError& e) {
     std::cerr << "cannl: " << e.kind() << ": " << e.what() << "\n";

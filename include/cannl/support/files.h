@@ -11,15 +11,22 @@
 namespace cannl::files {
 
 /// Base name of the running executable (config key `build_files_prefix` overrides).
+///   executable_name() == "test_support"  // from /proc/self/exe
 std::string executable_name();
 /// build_files/<exe>/ under the working directory; created on first use.
 std::filesystem::path build_dir();
 /// log_files/<exe>/ under the working directory; created on first use.
 std::filesystem::path log_dir();
-/// Writes `contents` to a temporary file beside `path` and renames it over `path`.
-/// Throws IoError naming the path on failure.
-void write_atomically(const std::filesystem::path& path, std::string_view contents);
-/// Reads a whole file; throws IoError naming the path on failure.
+/// Writes `contents` to a temporary file beside `path` and renames it over `path`, so readers see
+/// the old or the new file, never a torn one. `sync_to_disk` fsyncs before the rename (durability
+/// across power loss; slower). The parent directory must exist. Throws IoError naming the path
+/// and the system's reason on failure, leaving no temporary file behind.
+///
+///   files::write_atomically(files::build_dir() / "step.c", source);
+void write_atomically(const std::filesystem::path& path, std::string_view contents,
+                      bool sync_to_disk = false);
+/// Reads a whole file (binary); throws IoError naming the path on failure.
+///   std::string source = files::read_file("step.c");
 std::string read_file(const std::filesystem::path& path);
 
 }  // namespace cannl::files

@@ -10,16 +10,22 @@
 
 namespace cannl {
 
+/// IEEE binary16 (1 sign, 5 exponent, 10 mantissa bits); overflow rounds to infinity.
+///   f32_to_f16(1.0f) == 0x3C00;  f16_to_f32(0x7BFF) == 65504.0f
 std::uint16_t f32_to_f16(float x);
 std::uint16_t f64_to_f16(double x);
-float f16_to_f32(std::uint16_t bits);
+float f16_to_f32(std::uint16_t bits);  // exact; NaNs come back quiet
 
+/// bfloat16 (1 sign, 8 exponent, 7 mantissa bits: the top half of a float, correctly rounded).
+///   f32_to_bf16(1.0f) == 0x3F80;  bf16_to_f32(0x4049) == 3.140625f
 std::uint16_t f32_to_bf16(float x);
 std::uint16_t f64_to_bf16(double x);
-float bf16_to_f32(std::uint16_t bits);
+float bf16_to_f32(std::uint16_t bits);  // exact; NaNs come back quiet
 
+/// fp8 E5M2 (1 sign, 5 exponent, 2 mantissa bits); finite overflow saturates to +-57344.
+///   f32_to_fp8(1.0f) == 0x3C;  f32_to_fp8(1e9f) == 0x7B;  f32_to_fp8(INFINITY) == 0x7C
 std::uint8_t f32_to_fp8(float x);
 std::uint8_t f64_to_fp8(double x);
-float fp8_to_f32(std::uint8_t bits);
+float fp8_to_f32(std::uint8_t bits);  // exact; NaNs come back quiet
 
 }  // namespace cannl

@@ -3,20 +3,25 @@
 //   0 quiet; 1 per-pass timings; 2 + IR dumps (.cd, .ll) under build_files/<exe>/;
 //   3 + generated source kept and compiler commands printed.
 //
-//   if (log::debug_level() >= 1) log::info("lowered {} in {} ms", ...);
+//   if (log::debug_level() >= 1) log::info("lowered " + name);
 
 #include <string>
 #include <string_view>
 
 namespace cannl::log {
 
+/// The config key `debug` (CANNL_DEBUG); throws ConfigError when it is not an integer.
+///   if (log::debug_level() >= 2) dump_ir(...);
 int debug_level();
-/// Informational line to stderr, prefixed "[cannl] ".
+/// Informational line to stderr, prefixed "[cannl] "; whole lines never interleave across threads.
+///   log::info("compiled step in 12 ms");  // [cannl] compiled step in 12 ms
 void info(std::string_view message);
 /// Warning line to stderr, prefixed "[cannl] warning: ".
+///   log::warn("cc_cache disabled");  // [cannl] warning: cc_cache disabled
 void warn(std::string_view message);
 
-/// Times a named phase; at debug level >= 1 prints "<phase>: <ms> ms" when destroyed.
+/// Times a named phase; at debug level >= 1 prints "[cannl] <phase>: <ms> ms" when destroyed.
+///   { log::ScopedTimer timer("simplify"); run_simplify(); }  // [cannl] simplify: 0.412 ms
 class ScopedTimer {
  public:
   explicit ScopedTimer(std::string phase);

@@ -1,0 +1,84 @@
+// Files: executable name and its directories, atomic writes and their failures, reading.
+#include "cannl/support/files.h"
+
+#include <gtest/gtest.h>
+
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+#include "support/config_test_fixture.h"
+
+namespace cannl {
+namespace {
+
+using FilesTest = testing::ConfigEnvironment;
+
+template <typename Body>
+std::string io_error_message(Body body) {
+  try {
+    body();
+  } catch (const IoError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected IoError";
+  return "";
+}
+
+TEST_F(FilesTest, ExecutableNameIsTheTestBinary) {
+  EXPECT_EQ(files::executable_name(), "test_support");
+  config::set_override("build_files_prefix", "my_run");
+  EXPECT_EQ(files::executable_name(), "my_run");
+}
+
+TEST_F(FilesTest, BuildAndLogDirectoriesAreCreatedUnderTheWorkingDirectory) {
+  config::set_override("build_files_prefix", "demo");
+  auto build = files::build_dir();
+  auto logs = files::log_dir();
+  EXPECT_EQ(build, std::filesystem::current_path() / "build_files" / "demo");
+  EXPECT_EQ(logs, std::filesystem::current_path() / "log_files" / "demo");
+  EXPECT_TRUE(std::filesystem::is_directory(build));
+  EXPECT_TRUE(std::filesystem::is_directory(logs));
+  EXPECT_EQ(files::build_dir(), build) << "a second call reuses the directory";
+}
+
+TEST_F(FilesTest, WriteAtomicallyCreatesAndReplacesWithoutLeftovers) {
+  auto path = temp_dir_ / "out.c";
+  files::write_atomically(path, "int x;\n");
+  EXPECT_EQ(files::read_file(path), "int x;\n");
+  files::write_atomically(path, std::string("a\0b", 3), /*sync_to_disk=*/true);
+  EXPECT_EQ(files::read_file(path), std::string("a\0b", 3));
+  int entries = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(temp_dir_)) {
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1) << "the temporary file must be renamed away";
+}
+
+TEST_F(FilesTest, WriteIntoMissingDirectoryThrowsIoErrorNamingPath) {
+  auto path = temp_dir_ / "missing" / "out.c";
+  std::string message = io_error_message([&] { files::write_atomically(path, "x"); });
+  EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+  EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
+}
+
+TEST_F(FilesTest, RenameFailureRemovesTheTemporaryFile) {
+  // Renaming a file over a non-empty directory fails after the temporary file was written.
+  auto target = temp_dir_ / "occupied";
+  std::filesystem::create_directories(target / "child");
+  std::string message = io_error_message([&] { files::write_atomically(target, "data"); });
+  EXPECT_NE(message.find(target.string()), std::string::npos) << message;
+  int entries = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(temp_dir_)) {
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1) << "only the directory remains; the temporary file was removed";
+}
+
+TEST_F(FilesTest, ReadMissingFileThrowsIoErrorNamingPath) {
+  auto path = temp_dir_ / "absent.txt";
+  std::string message = io_error_message([&] { files::read_file(path); });
+  EXPECT_NE(message.find("cannot read '" + path.string() + "'"), std::string::npos) << message;
+  EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace cannl
