@@ -106,6 +106,15 @@ AsgnRef make_block(std::string text, std::vector<AsgnRef> body);
 /// Readable text, one statement per line, e.g. `c[i0, i1] =:+ a[i0, i2] * b[i2, i1]`.
 std::string print_assignments(const Comp& comp);
 
+/// One line for one accumulating assignment (no newline), as used in Set comments of lowered code:
+///   print_accum_op(c = a.b) == "c[i3, i4] =:+ a[i3, i5] * b[i5, i4]   # ij,jk->ik"
+std::string print_accum_op(const AccumOp& op);
+/// One line for one fetch (no newline): "x := 0", "x := range_over_offsets", "x := [1, 2, 3]".
+std::string print_fetch(const Fetch& fetch);
+/// Text of a double for IR dumps: the shortest of %.15g/%.16g/%.17g that reads back exactly
+/// ("3", "0.1", "-inf", "0.10000000149011612" for 0.1f).
+std::string format_ir_number(double value);
+
 /// Nodes the code reads before it fully initializes them (inputs of a routine), in first-use order.
 std::vector<NodeRef> read_before_initialized(const Comp& comp);
 /// Nodes the code writes, in first-write order.

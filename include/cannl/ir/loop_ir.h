@@ -108,5 +108,8 @@ std::string print_scalar(const ScalarRef& scalar);
 
 /// Nodes with storage the routine touches (reads or writes), in first-occurrence order.
 std::vector<NodeRef> nodes_of(const StmtRef& stmt);
+/// Nodes a scalar reads (including inside local scopes), in first-occurrence order:
+///   nodes_of(apply(Op::Add, F32, {get(a, i), get(b, i)})) == {a, b}
+std::vector<NodeRef> nodes_of(const ScalarRef& scalar);
 
 }  // namespace cannl::ir
