@@ -56,8 +56,17 @@ void check_shape(const AccumOp& a, const std::string& text) {
                         " iterators)");
 }
 
-/// A general right-hand side (gradient rules): every op computes in `dt`, like op(args).
+bool is_threefry(Op op) { return op == Op::ThreefryCrypto || op == Op::ThreefryLight; }
+
+/// A general right-hand side (gradient rules, initializers): every op computes in `dt`, like
+/// op(args), except threefry, which computes on 128-bit values; its constant operands (keys) are
+/// f64 so integer keys up to 2^53 convert to uint4x32 exactly.
 ScalarRef expression_value(const RhsExpr& e, const std::vector<ScalarRef>& args, DType dt) {
+  if (e.kind == RhsExpr::Kind::Apply && is_threefry(e.op)) {
+    std::vector<ScalarRef> children;
+    for (const auto& c : e.children) children.push_back(expression_value(*c, args, DType::F64));
+    return apply(e.op, DType::U4x32, std::move(children));
+  }
   switch (e.kind) {
     case RhsExpr::Kind::Arg:
       internal_check(e.arg >= 0 && static_cast<std::size_t>(e.arg) < args.size(),
@@ -85,7 +94,7 @@ ScalarRef rhs_value(const AccumOp& a, const Renaming& r, DType dt, const std::st
   }
   if (a.expr) return expression_value(*a.expr, args, dt);
   if (a.op == Op::Identity) return args[0];
-  return apply(a.op, dt, std::move(args));
+  return apply(a.op, is_threefry(a.op) ? DType::U4x32 : dt, std::move(args));
 }
 
 StmtRef accumulation_loops(const AccumOp& a, bool plain_store, const std::string& text) {

@@ -56,15 +56,24 @@ class Context {
 
   /// Lowers, verifies, dumps (per `debug`), compiles and links `comp`. Records execution-order
   /// dependencies on earlier routines of this context (read-after-write, write-after-read,
-  /// write-after-write) and allocates buffers for every node it touches.
+  /// write-after-write) and allocates buffers for every node it touches. `name` is made a C
+  /// identifier ("train step" -> "train_step"); a compile that fails (lowering, verification,
+  /// the C compiler) leaves the context unchanged.
   Routine compile(const ir::Comp& comp, const std::string& name);
 
   /// Runs a routine. Throws UninitializedError when it reads a node no one wrote or uploaded,
-  /// RuntimeUsageError when a routine it depends on never ran or a static value is out of range.
+  /// RuntimeUsageError when a routine it depends on never ran, a static value is out of range or
+  /// missing, or the routine was compiled in another context. Nodes with host-init data count as
+  /// uploaded: compile uploads them when it allocates their buffers.
   void run(const Routine& routine, std::span<const std::int64_t> static_values = {});
 
   /// Logical (unpadded) values of a node, row-major, converted to double. Throws
   /// RuntimeUsageError when the node has no buffer here and UninitializedError when never written.
+  /// Narrow floats convert exactly; integers set from doubles truncate toward zero and saturate
+  /// (NaN -> 0). u4x32 cells have no double form: set writes {low 32, high 32, 0, 0} of the value
+  /// as an int64 (so small v gives {v, 0, 0, 0}) and get returns the low 64 bits as an unsigned
+  /// integer; use get_bytes / set_bytes for exact 128-bit values.
+  ///   ctx.set_values(w, std::vector<double>{0.5, -1.0});  ctx.get_values(w) == {0.5, -1.0}
   std::vector<double> get_values(const ir::NodeRef& node) const;
   double get_value(const ir::NodeRef& node, std::int64_t flat_index) const;
   /// Uploads logical values (converted to the node's dtype); allocates the buffer if needed and

@@ -1,0 +1,36 @@
+#include "runtime/context_state.h"
+
+#include "cannl/support/error.h"
+
+namespace cannl::runtime {
+
+ContextState::ContextState(std::shared_ptr<backends::Backend> backend_)
+    : backend(std::move(backend_)) {
+  internal_check(backend != nullptr, "ContextState created without a backend");
+}
+
+backends::Buffer& ContextState::ensure_buffer(const ir::NodeRef& node) {
+  auto it = buffers.find(node->id);
+  if (it != buffers.end()) return *it->second.buffer;
+  auto buffer = backend->allocate(node->size_in_bytes());
+  internal_check(buffer != nullptr && buffer->size() == node->size_in_bytes(),
+                 "backend allocated a wrong-sized buffer for " + describe_node(*node));
+  auto& slot = buffers[node->id];
+  slot.node = node;
+  slot.buffer = std::move(buffer);
+  return *slot.buffer;
+}
+
+backends::Buffer* ContextState::find_buffer(const ir::TensorNode& node) const {
+  auto it = buffers.find(node.id);
+  return it == buffers.end() ? nullptr : it->second.buffer.get();
+}
+
+std::string describe_node(const ir::TensorNode& node) {
+  std::string dims;
+  for (auto d : node.logical_dims()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+  return "'" + node.debug_name() + "' (id " + std::to_string(node.id) + ", " +
+         std::string(ir::dtype_name(node.dtype)) + " [" + dims + "])";
+}
+
+}  // namespace cannl::runtime

@@ -1,0 +1,52 @@
+#pragma once
+// The shared state behind Context handles: the backend, node buffers, which nodes hold valid data,
+// and the ledger of which routine last wrote / read each node (semantics-backend.md 7).
+//
+//   auto state = std::make_shared<ContextState>(backends::make_interpreter_backend());
+//   backends::Buffer& b = state->ensure_buffer(node);
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cannl/backends/backend.h"
+#include "cannl/ir/tensor_node.h"
+
+namespace cannl::runtime {
+
+/// Per node: the routine that last wrote it and the routines that read it since (compile order).
+struct NodeHistory {
+  int last_writer = -1;
+  std::vector<int> readers_since;
+};
+
+/// A node's buffer; the node is kept alive so messages can name it.
+struct NodeBuffer {
+  ir::NodeRef node;
+  std::unique_ptr<backends::Buffer> buffer;
+};
+
+class ContextState {
+ public:
+  explicit ContextState(std::shared_ptr<backends::Backend> backend);
+
+  /// The buffer of `node`, allocated (zero-filled) on first need.
+  backends::Buffer& ensure_buffer(const ir::NodeRef& node);
+  /// The buffer of `node`, or nullptr when it has none here.
+  backends::Buffer* find_buffer(const ir::TensorNode& node) const;
+
+  std::shared_ptr<backends::Backend> backend;
+  std::unordered_map<int, NodeBuffer> buffers;
+  std::unordered_set<int> initialized;
+  std::unordered_map<int, NodeHistory> history;
+  std::unordered_map<int, std::string> routine_names;  // by routine id
+  std::unordered_set<int> routines_run;
+  int next_routine_id = 0;
+};
+
+/// "x (id 7, f32 [64,2])": how messages name a node.
+std::string describe_node(const ir::TensorNode& node);
+
+}  // namespace cannl::runtime

@@ -1,0 +1,72 @@
+// Context::run: the checks that make running routines in a wrong order a clear error, then
+// execution.
+#include <string>
+
+#include "cannl/runtime/context.h"
+#include "cannl/support/error.h"
+#include "cannl/support/log.h"
+#include "runtime/context_state.h"
+#include "runtime/dependencies.h"
+#include "runtime/routine_data.h"
+
+namespace cannl::runtime {
+
+namespace {
+
+void check_static_values(const RoutineData& data, std::span<const std::int64_t> values) {
+  if (values.size() != data.statics.size())
+    throw RuntimeUsageError("routine '" + data.name + "' takes " +
+                            std::to_string(data.statics.size()) + " static index value(s) but " +
+                            std::to_string(values.size()) + " were given");
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const auto& symbol = data.statics[k];
+    if (symbol.range > 0 && (values[k] < 0 || values[k] >= symbol.range))
+      throw RuntimeUsageError("routine '" + data.name + "': static index '" + symbol.name +
+                              "' = " + std::to_string(values[k]) + " is out of its range [0, " +
+                              std::to_string(symbol.range) + ")");
+  }
+}
+
+/// The routine that writes `node` for `data` (a read-after-write dependency), if any.
+const Dependency* writer_of(const RoutineData& data, const ir::TensorNode& node) {
+  for (const auto& dep : data.dependencies)
+    if (dep.kind == DependencyKind::ReadAfterWrite && dep.node->id == node.id) return &dep;
+  return nullptr;
+}
+
+void check_inputs_initialized(const ContextState& state, const RoutineData& data) {
+  for (const auto& node : data.inputs) {
+    if (state.initialized.contains(node->id)) continue;
+    std::string message = "routine '" + data.name + "' reads node " + describe_node(*node) +
+                          " which was never written or uploaded in this context; upload it with "
+                          "set_values or run the routine that computes it first";
+    if (const Dependency* writer = writer_of(data, *node))
+      message += " (routine '" + writer->routine_name + "' writes it but has not run yet)";
+    throw UninitializedError(message);
+  }
+}
+
+}  // namespace
+
+void Context::run(const Routine& routine, std::span<const std::int64_t> static_values) {
+  if (!routine.impl_) throw RuntimeUsageError("run: this Routine is empty; use Context::compile");
+  RoutineData& data = *routine.impl_;
+  if (data.owner.lock() != state_)
+    throw RuntimeUsageError("routine '" + data.name +
+                            "' was compiled in a different context; compile it in the context "
+                            "that holds its buffers (backend " + std::string(backend_name()) + ")");
+  check_static_values(data, static_values);
+  check_inputs_initialized(*state_, data);
+  check_dependencies_ran(*state_, data);
+  std::vector<backends::Buffer*> buffers;
+  buffers.reserve(data.params.size());
+  for (const auto& node : data.params) buffers.push_back(&state_->ensure_buffer(node));
+  {
+    log::ScopedTimer timer("run " + data.name);
+    data.executable->run(buffers, static_values);
+  }
+  for (const auto& node : data.outputs) state_->initialized.insert(node->id);
+  state_->routines_run.insert(data.id);
+}
+
+}  // namespace cannl::runtime

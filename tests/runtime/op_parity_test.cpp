@@ -1,0 +1,219 @@
+// Op parity: every op of ops.def x every dtype it is defined for, computed by the C backend and by
+// the reference interpreter from the same input bytes. A new op row is tested without touching
+// this file: the case list is generated from the op table.
+#include <gtest/gtest.h>
+
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cannl/runtime/context.h"
+#include "runtime/test_util.h"
+#include "runtime/value_codec.h"
+
+namespace cannl::testing {
+namespace {
+
+using ir::DType;
+using ir::Op;
+
+constexpr std::int64_t kCells = 64;
+
+struct OpCase {
+  Op op;
+  DType dtype;  // of the result (and of the arguments, except u4x32-only arguments)
+};
+
+/// gtest prints parameters with this ("add on f32") instead of raw bytes.
+void PrintTo(const OpCase& c, std::ostream* os) {
+  *os << ir::op_name(c.op) << " on " << ir::dtype_name(c.dtype);
+}
+
+bool is_threefry(Op op) { return op == Op::ThreefryCrypto || op == Op::ThreefryLight; }
+
+/// Every (op, dtype) the op table defines: float spellings on float dtypes, integer spellings on
+/// integer dtypes, threefry on u4x32, uniform1 from u4x32 into every other dtype.
+std::vector<OpCase> all_cases() {
+  std::vector<OpCase> cases;
+  for (int k = 0; k < ir::kOpCount; ++k) {
+    const Op op = static_cast<Op>(k);
+    for (DType dtype : ir::kAllDTypes) {
+      bool defined = false;
+      if (op == Op::Uniform1) defined = dtype != DType::U4x32;
+      else if (is_threefry(op)) defined = dtype == DType::U4x32;
+      else if (ir::is_float(dtype)) defined = !ir::op_c_float_spelling(op).empty();
+      else if (dtype != DType::U4x32) defined = !ir::op_c_int_spelling(op).empty();
+      if (defined) cases.push_back({op, dtype});
+    }
+  }
+  return cases;
+}
+
+std::string case_name(const ::testing::TestParamInfo<OpCase>& info) {
+  return std::string(ir::op_name(info.param.op)) + "_" + std::string(ir::dtype_name(info.param.dtype));
+}
+
+/// splitmix64: a deterministic stream of test inputs.
+std::uint64_t next_random(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// Negatives, zeros (both signs), fractions, large values, overflow-to-infinity in narrow types,
+/// then pseudo-random values in [-20, 20).
+std::vector<double> float_inputs(int arg) {
+  std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 0.25, -0.75,
+                           1.5, -2.5, 10.0, -10.0, 100.0, -100.0, 1000.5, -1e4, 65504.0, 1e5,
+                           -1e5, 1e-3, -1e-3, 1e-6, 3.14159, -2.71828, 0.1, -0.1, 0.3333, 7.0,
+                           -7.0, 42.0, 1e30, -1e30, 1e300, 88.5, -88.5, 0.7};
+  std::uint64_t state = 1234 + static_cast<std::uint64_t>(arg);
+  while (static_cast<std::int64_t>(v.size()) < kCells)
+    v.push_back(static_cast<double>(next_random(state) % 40000) / 1000.0 - 20.0);
+  // Rotate per argument so binary and ternary ops see many different pairs.
+  std::rotate(v.begin(), v.begin() + (arg * 17) % kCells, v.end());
+  return v;
+}
+
+/// Extremes of every integer width, small values of both signs, then pseudo-random bits; each
+/// is wrapped into the target type as a C cast would.
+std::vector<std::int64_t> int_inputs(int arg) {
+  constexpr auto i64max = std::numeric_limits<std::int64_t>::max();
+  constexpr auto i64min = std::numeric_limits<std::int64_t>::min();
+  std::vector<std::int64_t> v = {0, 1, -1, 2, -2, 3, -3, 7, -7, 10, -10, 100, -100, 127, 128,
+                                 255, 256, -128, 1000, -1000, 65535, 65536, 2147483647,
+                                 -2147483647 - 1, 4294967295, i64max, i64min, 0, 1, 5, -5, 12};
+  std::uint64_t state = 99 + static_cast<std::uint64_t>(arg);
+  while (static_cast<std::int64_t>(v.size()) < kCells) {
+    const std::uint64_t r = next_random(state);
+    v.push_back(r % 3 == 0 ? static_cast<std::int64_t>(r) : static_cast<std::int64_t>(r % 201) - 100);
+  }
+  std::rotate(v.begin(), v.begin() + (arg * 11) % kCells, v.end());
+  return v;
+}
+
+template <typename T>
+void append_as(std::vector<std::byte>& out, T value) {
+  const auto at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &value, sizeof(T));
+}
+
+std::vector<std::byte> input_bytes(DType dtype, int arg) {
+  std::vector<std::byte> bytes;
+  if (dtype == DType::U4x32) {
+    std::uint64_t state = 7 + static_cast<std::uint64_t>(arg);
+    for (std::int64_t k = 0; k < 4 * kCells; ++k)
+      append_as(bytes, static_cast<std::uint32_t>(next_random(state)));
+  } else if (ir::is_float(dtype)) {
+    bytes.resize(static_cast<std::size_t>(kCells) * ir::dtype_bytes(dtype));
+    const auto values = float_inputs(arg);
+    for (std::size_t k = 0; k < values.size(); ++k)
+      runtime::store_value(dtype, values[k], bytes.data() + k * ir::dtype_bytes(dtype));
+  } else {
+    for (std::int64_t value : int_inputs(arg)) {
+      switch (dtype) {
+        case DType::I32: append_as(bytes, static_cast<std::int32_t>(value)); break;
+        case DType::I64: append_as(bytes, value); break;
+        case DType::U32: append_as(bytes, static_cast<std::uint32_t>(value)); break;
+        case DType::U64: append_as(bytes, static_cast<std::uint64_t>(value)); break;
+        default: append_as(bytes, static_cast<std::uint8_t>(value)); break;
+      }
+    }
+  }
+  return bytes;
+}
+
+/// Distance in units in the last place between two floats of `width` bits (sign-magnitude).
+std::uint64_t ulp_distance(std::uint64_t a, std::uint64_t b, int width) {
+  const std::uint64_t sign = std::uint64_t{1} << (width - 1);
+  const std::uint64_t ma = a & (sign - 1), mb = b & (sign - 1);
+  if ((a & sign) == (b & sign)) return ma > mb ? ma - mb : mb - ma;
+  return (ma > 2 || mb > 2) ? std::numeric_limits<std::uint64_t>::max() : ma + mb;
+}
+
+std::uint64_t cell_bits(const std::byte* cell, std::size_t size) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, cell, size);  // little-endian hosts: the low bytes
+  return bits;
+}
+
+/// Why cell `k` of the two results differ beyond tolerance, or "" when they agree.
+std::string compare_cell(const OpCase& c, const std::byte* cc, const std::byte* interp) {
+  const std::size_t size = ir::dtype_bytes(c.dtype);
+  if (std::memcmp(cc, interp, size) == 0) return "";
+  if (!ir::is_float(c.dtype)) return "bits differ";
+  const double x = runtime::load_value(c.dtype, cc), y = runtime::load_value(c.dtype, interp);
+  if (std::isnan(x) && std::isnan(y)) return "";
+  const auto ulps = ulp_distance(cell_bits(cc, size), cell_bits(interp, size),
+                                 static_cast<int>(size * 8));
+  if (ir::op_is_transcendental(c.op) && ulps <= 2) return "";
+  std::ostringstream text;
+  text << std::setprecision(17) << "cc " << x << " (bits 0x" << std::hex << cell_bits(cc, size)
+       << ") vs interpreter " << std::dec << y << " (bits 0x" << std::hex
+       << cell_bits(interp, size) << std::dec << "), " << ulps << " ulp apart";
+  return text.str();
+}
+
+/// out := op(arg0, ...) pointwise over kCells cells, compiled and run in `ctx` from the shared
+/// input bytes; returns out's storage bytes.
+std::vector<std::byte> run_case(runtime::Context ctx, const ir::Comp& comp,
+                                const std::vector<ir::NodeRef>& args, const ir::NodeRef& out,
+                                const std::string& name) {
+  auto routine = ctx.compile(comp, name);
+  for (std::size_t a = 0; a < args.size(); ++a)
+    ctx.set_bytes(args[a], input_bytes(args[a]->dtype, static_cast<int>(a)));
+  ctx.run(routine);
+  return ctx.get_bytes(out);
+}
+
+class OpParityTest : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(OpParityTest, CBackendMatchesInterpreter) {
+  const OpCase c = GetParam();
+  const DType arg_dtype = c.op == Op::Uniform1 || is_threefry(c.op) ? DType::U4x32 : c.dtype;
+  const std::string what =
+      std::string(ir::op_name(c.op)) + " on " + std::string(ir::dtype_name(c.dtype));
+  std::vector<ir::NodeRef> args;
+  std::vector<ir::Operand> operands;
+  for (int a = 0; a < ir::op_arity(c.op); ++a) {
+    args.push_back(ir::make_node("arg" + std::to_string(a), arg_dtype, {kCells}));
+    operands.push_back(of(args.back()));
+  }
+  auto out = ir::make_node("out", c.dtype, {kCells});
+  const ir::Comp comp = single_accum(accum_op(out, Op::Arg2, c.op, operands,
+                                              pointwise_projections({kCells}, ir::op_arity(c.op))));
+  const auto cc = run_case(runtime::Context::cpu(), comp, args, out, "parity_" + what);
+  const auto interp = run_case(runtime::Context::interpreter(), comp, args, out, "parity_" + what);
+  ASSERT_EQ(cc.size(), interp.size()) << what;
+  const std::size_t size = ir::dtype_bytes(c.dtype);
+  int mismatches = 0;  // report the first few cells only
+  for (std::int64_t k = 0; k < kCells && mismatches < 5; ++k) {
+    const auto at = static_cast<std::size_t>(k) * size;
+    const std::string why = compare_cell(c, cc.data() + at, interp.data() + at);
+    if (why.empty()) continue;
+    ++mismatches;
+    ADD_FAILURE() << what << ", cell " << k << ": " << why;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryOpAndDtype, OpParityTest, ::testing::ValuesIn(all_cases()), case_name);
+
+TEST(OpParityCoverage, EveryOpHasAtLeastOneDtype) {
+  std::vector<bool> seen(ir::kOpCount, false);
+  for (const auto& c : all_cases()) seen[static_cast<int>(c.op)] = true;
+  for (int k = 0; k < ir::kOpCount; ++k)
+    EXPECT_TRUE(seen[k]) << ir::op_name(static_cast<Op>(k)) << " is tested on no dtype";
+}
+
+}  // namespace
+}  // namespace cannl::testing
