@@ -1,0 +1,209 @@
+// The tree-walking interpreter of the loop IR. Deliberately naive: every access is bounds-checked
+// and every scalar step goes through scalar_semantics.h, so it can serve as the oracle.
+#include "cannl/interp/interpreter.h"
+
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cannl/interp/scalar_semantics.h"
+#include "cannl/interp/storage.h"
+#include "cannl/support/error.h"
+
+namespace cannl::interp {
+
+using ir::DType;
+
+namespace {
+
+std::string join(const std::vector<std::int64_t>& xs) {
+  std::ostringstream out;
+  out << '[';
+  for (std::size_t i = 0; i < xs.size(); ++i) out << (i ? ", " : "") << xs[i];
+  out << ']';
+  return out.str();
+}
+
+std::string node_text(const ir::TensorNode& node) {
+  return node.debug_name() + " (n" + std::to_string(node.id) + ", " +
+         std::string(ir::dtype_name(node.dtype)) + ", dims " + join(node.dims) + ")";
+}
+
+// The state of one run: symbol values, locals by scope id, and the buffers.
+class Machine {
+ public:
+  explicit Machine(const Buffers& buffers) : buffers_(buffers) {}
+
+  void bind(ir::Symbol s, std::int64_t value) { symbols_[s.id] = value; }
+  void exec(const ir::StmtRef& stmt) {
+    internal_check(stmt != nullptr, "interp: null statement");
+    std::visit([this](const auto& form) { exec_form(form); }, stmt->node);
+  }
+  Value eval(const ir::ScalarRef& scalar) {
+    internal_check(scalar != nullptr, "interp: null scalar");
+    return std::visit([this](const auto& form) { return eval_form(form); }, scalar->node);
+  }
+
+ private:
+  struct Local {
+    DType dtype;
+    Value value;
+  };
+
+  void exec_form(const ir::Seq& s) {
+    for (const auto& stmt : s.stmts) exec(stmt);
+  }
+  void exec_form(const ir::Comment&) {}
+  void exec_form(const ir::For& f);
+  void exec_form(const ir::ZeroOut& z);
+  void exec_form(const ir::Set& s);
+  void exec_form(const ir::SetLocal& s);
+  void exec_form(const ir::DeclareLocal& d) {
+    locals_[d.scope_id] = {d.dtype, zero_value(d.dtype)};
+  }
+  void exec_form(const ir::If& i) {
+    if (is_nonzero(eval(i.condition))) exec(i.body);
+  }
+
+  Value eval_form(const ir::Constant& c) { return constant_value(c.value, c.dtype); }
+  Value eval_form(const ir::ConstantBits& c) { return constant_bits_value(c.bits, c.dtype); }
+  Value eval_form(const ir::Get& g) {
+    return load_element(g.node->dtype, buffer_of(*g.node), element_of(*g.node, g.index));
+  }
+  Value eval_form(const ir::LocalScope& l);
+  Value eval_form(const ir::GetLocal& g);
+  Value eval_form(const ir::EmbedIndex& e) { return Value::of(index_value(e.index)); }
+  Value eval_form(const ir::Apply& a) {
+    std::vector<Value> args;
+    args.reserve(a.args.size());
+    for (const auto& arg : a.args) args.push_back(eval(arg));
+    return apply_op(a.op, a.dtype, args);
+  }
+
+  std::int64_t symbol_value(ir::Symbol s) const;
+  std::int64_t index_value(const ir::AxisIndex& index) const;
+  std::int64_t element_of(const ir::TensorNode& node,
+                          const std::vector<ir::AxisIndex>& index) const;
+  std::span<std::byte> buffer_of(const ir::TensorNode& node) const;
+
+  const Buffers& buffers_;
+  std::unordered_map<int, std::int64_t> symbols_;
+  std::unordered_map<int, Local> locals_;
+};
+
+void Machine::exec_form(const ir::For& f) {
+  const auto previous = symbols_.find(f.index.id);
+  const std::optional<std::int64_t> saved =
+      previous == symbols_.end() ? std::nullopt : std::optional(previous->second);
+  for (std::int64_t i = f.begin; i < f.end; ++i) {
+    symbols_[f.index.id] = i;
+    exec(f.body);
+  }
+  if (saved)
+    symbols_[f.index.id] = *saved;
+  else
+    symbols_.erase(f.index.id);
+}
+
+void Machine::exec_form(const ir::ZeroOut& z) {
+  std::span<std::byte> buffer = buffer_of(*z.node);
+  std::memset(buffer.data(), 0, z.node->size_in_bytes());
+}
+
+void Machine::exec_form(const ir::Set& s) {
+  const Value value = convert(eval(s.value), s.node->dtype);
+  store_element(s.node->dtype, buffer_of(*s.node), element_of(*s.node, s.index), value);
+}
+
+void Machine::exec_form(const ir::SetLocal& s) {
+  auto it = locals_.find(s.scope_id);
+  internal_check(it != locals_.end(),
+                 "interp: SetLocal of undeclared local v" + std::to_string(s.scope_id));
+  const DType dtype = it->second.dtype;
+  // Evaluate before storing: the value may read the local itself (accumulation).
+  Value value = convert(eval(s.value), dtype);
+  locals_[s.scope_id] = {dtype, std::move(value)};
+}
+
+// A local scope starts from zero (as the generated `T v = 0;`), runs its body, yields the local.
+Value Machine::eval_form(const ir::LocalScope& l) {
+  const auto previous = locals_.find(l.scope_id);
+  const std::optional<Local> saved =
+      previous == locals_.end() ? std::nullopt : std::optional(previous->second);
+  locals_[l.scope_id] = {l.dtype, zero_value(l.dtype)};
+  exec(l.body);
+  Value result = locals_.at(l.scope_id).value;
+  if (saved)
+    locals_[l.scope_id] = *saved;
+  else
+    locals_.erase(l.scope_id);
+  return result;
+}
+
+Value Machine::eval_form(const ir::GetLocal& g) {
+  auto it = locals_.find(g.scope_id);
+  internal_check(it != locals_.end(),
+                 "interp: GetLocal of undeclared local v" + std::to_string(g.scope_id));
+  return convert(it->second.value, g.dtype);
+}
+
+std::int64_t Machine::symbol_value(ir::Symbol s) const {
+  auto it = symbols_.find(s.id);
+  internal_check(it != symbols_.end(),
+                 "interp: symbol s" + std::to_string(s.id) + " is not bound by a loop or static");
+  return it->second;
+}
+
+// Affine index arithmetic wraps like the generated C's 64-bit index math would (never UB here).
+std::int64_t Machine::index_value(const ir::AxisIndex& index) const {
+  auto sum = static_cast<std::uint64_t>(index.offset);
+  for (const ir::AffineTerm& term : index.terms)
+    sum += static_cast<std::uint64_t>(term.coeff) *
+           static_cast<std::uint64_t>(symbol_value(term.symbol));
+  return static_cast<std::int64_t>(sum);
+}
+
+std::int64_t Machine::element_of(const ir::TensorNode& node,
+                                 const std::vector<ir::AxisIndex>& index) const {
+  internal_check(index.size() == node.dims.size(), "interp: access to " + node_text(node) +
+                                                       " with " + std::to_string(index.size()) +
+                                                       " indices");
+  std::vector<std::int64_t> at;
+  for (const ir::AxisIndex& i : index) at.push_back(index_value(i));
+  std::int64_t element = 0;
+  for (std::size_t axis = 0; axis < at.size(); ++axis) {
+    internal_check(at[axis] >= 0 && at[axis] < node.dims[axis],
+                   "interp: out-of-bounds access to " + node_text(node) + " at index " + join(at) +
+                       " (axis " + std::to_string(axis) + ": " + index[axis].to_string() + ")");
+    element = element * node.dims[axis] + at[axis];
+  }
+  return element;
+}
+
+std::span<std::byte> Machine::buffer_of(const ir::TensorNode& node) const {
+  auto it = buffers_.find(node.id);
+  internal_check(it != buffers_.end(), "interp: no buffer for " + node_text(node));
+  internal_check(it->second.size() >= node.size_in_bytes(),
+                 "interp: buffer of " + node_text(node) + " has " +
+                     std::to_string(it->second.size()) + " bytes, needs " +
+                     std::to_string(node.size_in_bytes()));
+  return it->second;
+}
+
+}  // namespace
+
+void run(const ir::LoweredRoutine& routine, const Buffers& buffers,
+         std::span<const std::int64_t> static_values) {
+  internal_check(static_values.size() == routine.statics.size(),
+                 "interp: routine " + routine.name + " has " +
+                     std::to_string(routine.statics.size()) + " statics, got " +
+                     std::to_string(static_values.size()) + " values");
+  Machine machine(buffers);
+  for (std::size_t k = 0; k < static_values.size(); ++k)
+    machine.bind(routine.statics[k].symbol, static_values[k]);
+  if (routine.body) machine.exec(routine.body);
+}
+
+}  // namespace cannl::interp
