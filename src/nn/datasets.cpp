@@ -15,6 +15,17 @@ void check_samples(std::int64_t samples, const char* name) {
                             std::to_string(samples));
 }
 
+/// Fisher-Yates over whole samples, so consecutive batches see every part of both classes.
+void shuffle_samples(Dataset& d, std::mt19937_64& engine) {
+  for (std::int64_t i = d.samples - 1; i > 0; --i) {
+    const auto j = static_cast<std::int64_t>(engine() % static_cast<std::uint64_t>(i + 1));
+    std::swap(d.labels[static_cast<std::size_t>(i)], d.labels[static_cast<std::size_t>(j)]);
+    for (std::int64_t f = 0; f < d.num_features; ++f)
+      std::swap(d.features[static_cast<std::size_t>(i * d.num_features + f)],
+                d.features[static_cast<std::size_t>(j * d.num_features + f)]);
+  }
+}
+
 /// Points on a circle-like curve with noise; `point(k, t)` gives the clean point of class k.
 template <typename PointFn>
 Dataset sample_two_classes(std::int64_t samples, double noise, std::uint64_t seed, PointFn point) {
@@ -35,6 +46,7 @@ Dataset sample_two_classes(std::int64_t samples, double noise, std::uint64_t see
     d.features.push_back(y + jitter(engine));
     d.labels.push_back(label);
   }
+  shuffle_samples(d, engine);
   return d;
 }
 

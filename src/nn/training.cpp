@@ -68,10 +68,11 @@ TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOp
 
   TrainingStep s{ctx, loss, {}, {}, {}, epoch_loss, options.n_batches};
   upload_literals(s.ctx, {loss});
+  // Compile order is execution order: each routine depends on the ones before it.
   s.init = s.ctx.compile(init, "init_params");
-  s.step = s.ctx.compile(comp, options.name);
   s.reset_loss = s.ctx.compile(comp_of({ir::make_fetch(epoch_loss, ir::FetchConstant{0})},
                                        "reset epoch loss"), "reset_epoch_loss");
+  s.step = s.ctx.compile(comp, options.name);
   s.ctx.run(s.init);
   return s;
 }

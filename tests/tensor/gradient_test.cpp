@@ -59,8 +59,12 @@ TEST_P(Gradient, MatchesCentralFiniteDifferences) {
     ctx.set_values(params[k].value(),
                    values_for(params[k].value()->num_elements(), c.low, c.high, static_cast<unsigned>(k)));
   ctx.run(routine);
-  for (const auto& prm : params) {
-    const auto analytic = ctx.get_values(prm.grad());
+  // Read every analytic gradient before any perturbed run overwrites them.
+  std::vector<std::vector<double>> analytic_grads;
+  for (const auto& prm : params) analytic_grads.push_back(ctx.get_values(prm.grad()));
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const auto& prm = params[k];
+    const auto& analytic = analytic_grads[k];
     auto x = ctx.get_values(prm.value());
     for (std::size_t i = 0; i < x.size(); ++i) {
       const double h = 1e-5 * std::max(1.0, std::abs(x[i]));

@@ -24,7 +24,7 @@ struct MoonsOptions {
   double noise = 0.1;
   std::uint64_t seed = 42;
 };
-/// Two interleaving half circles (class 0 upper, class 1 lower), Gaussian noise; classes alternate.
+/// Two interleaving half circles (class 0 upper, class 1 lower) with Gaussian noise, shuffled.
 Dataset moons(const MoonsOptions& options = {});
 
 struct CirclesOptions {
@@ -33,7 +33,7 @@ struct CirclesOptions {
   double factor = 0.5;  // inner radius / outer radius
   std::uint64_t seed = 42;
 };
-/// Two concentric circles (class 0 outer, class 1 inner); classes alternate.
+/// Two concentric circles (class 0 outer, class 1 inner) with Gaussian noise, shuffled.
 Dataset circles(const CirclesOptions& options = {});
 
 }  // namespace cannl::datasets
