@@ -1,0 +1,62 @@
+#pragma once
+// The parsed form of an extended einsum spec (semantics-frontend.md 2.1-2.6, 0.8 omission rule).
+//
+// `parse_einsum("ij;jk=>ik")` gives two right-hand slots and one result slot. Every slot has three
+// rows; a row whose kind separator is omitted reads as the context ellipsis of its kind
+// (`x` == `...|...->x`), an explicitly written empty row stays empty (`|->x`).
+//
+//   EinsumSpec s = parse_einsum("b|i->o; o->p => b|i->p");
+//   s.rhs.size() == 2;  s.lhs.output.dims[0].label == "p"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cannl::shape {
+
+/// One written axis: a label (`i`, `_`, `height` in multichar mode) or a fixed index (`0`, `12`).
+struct AxisSpec {
+  enum class Kind { Label, Fixed } kind = Kind::Label;
+  std::string label;        // for Label
+  std::int64_t index = 0;   // for Fixed
+  int pos = 0;              // character offset in the spec, for error carets
+};
+
+/// One row: leading axes, an optional ellipsis, trailing axes (all axes are trailing without one).
+struct RowSpec {
+  std::vector<AxisSpec> beg;
+  bool has_ellipsis = false;
+  bool is_context = false;  // `...` or an omitted row: the row variable of this kind
+  std::string var_name;     // for `..v..`
+  std::vector<AxisSpec> dims;
+  int pos = 0;              // where the row starts in the spec
+  bool omitted = false;     // the row was not written at all (0.8: reads as `...`)
+};
+
+/// `batch|input->output`.
+struct SlotSpec {
+  RowSpec batch, input, output;
+  int pos = 0;
+};
+
+struct EinsumSpec {
+  std::string text;
+  bool multichar = false;
+  std::vector<SlotSpec> rhs;  // operands, in order
+  SlotSpec lhs;               // the result
+};
+
+/// Whether `spec` is read in multichar mode: it contains `,` `*` `+` `^` `&` `<` or an `=` not
+/// followed by `>`. `is_multichar("a,b=>b") == true`, `is_multichar("ab=>b") == false`.
+bool is_multichar(std::string_view spec);
+
+/// Parses a full spec `rhs1;rhs2=>lhs`. Throws EinsumSyntaxError with the spec and a caret line:
+///   parse_einsum("ij;jk=>ik;")  // "unexpected ';' at position 9 in einsum spec: ..."
+EinsumSpec parse_einsum(std::string_view spec);
+
+/// The spec and a caret under `pos`, indented by two spaces: "  ij;jk=>ik;\n           ^".
+std::string caret_excerpt(std::string_view spec, int pos);
+
+}  // namespace cannl::shape

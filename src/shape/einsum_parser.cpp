@@ -1,0 +1,306 @@
+// Lexer and recursive-descent parser for the extended einsum notation (semantics-frontend.md
+// 2.1-2.2) with the 0.8 rule that an omitted row reads as the context ellipsis of its kind.
+// Strided, convolution and concatenation axes are rejected with a "not supported yet" error.
+
+#include <cctype>
+#include <set>
+
+#include "cannl/shape/einsum_spec.h"
+#include "cannl/support/error.h"
+
+namespace cannl::shape {
+namespace {
+
+enum class Tok { Ident, Int, Underscore, Bar, Arrow, FatArrow, Semi, Ellipsis, DotDot, Comma,
+                 Unsupported, End };
+
+struct Token {
+  Tok kind = Tok::End;
+  std::string text;
+  int pos = 0;
+};
+
+[[noreturn]] void fail_at(std::string_view spec, int pos, const std::string& what,
+                          const std::string& hint = "") {
+  throw EinsumSyntaxError(what + " at position " + std::to_string(pos) + " in einsum spec:\n" +
+                          caret_excerpt(spec, pos) + (hint.empty() ? "" : "\n" + hint));
+}
+
+std::string describe_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (std::isprint(u)) return std::string("'") + c + "'";
+  static const char* hex = "0123456789abcdef";
+  return std::string("byte 0x") + hex[u >> 4] + hex[u & 15];
+}
+
+bool is_letter(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+/// Splits the spec into tokens; single-char mode makes every letter its own identifier.
+class Lexer {
+ public:
+  Lexer(std::string_view spec, bool multichar) : spec_(spec), multichar_(multichar) {}
+
+  std::vector<Token> run() {
+    std::vector<Token> out;
+    while (true) {
+      while (at_ < spec_.size() && std::isspace(static_cast<unsigned char>(spec_[at_]))) ++at_;
+      if (at_ >= spec_.size()) break;
+      out.push_back(next());
+    }
+    out.push_back({Tok::End, "end of spec", static_cast<int>(spec_.size())});
+    return out;
+  }
+
+ private:
+  Token next() {
+    const int pos = static_cast<int>(at_);
+    const char c = spec_[at_];
+    const char n = at_ + 1 < spec_.size() ? spec_[at_ + 1] : '\0';
+    if (c == '|') return single(Tok::Bar, pos);
+    if (c == ';') return single(Tok::Semi, pos);
+    if (c == ',') return single(Tok::Comma, pos);
+    if (c == '-' && n == '>') return pair(Tok::Arrow, pos);
+    if (c == '=' && n == '>') return pair(Tok::FatArrow, pos);
+    if (c == '.') return dots(pos);
+    if (is_digit(c)) return integer(pos);
+    if (is_letter(c)) return identifier(pos);
+    if (c == '_') return single(Tok::Underscore, pos);
+    if (c == '*' || c == '+' || c == '^' || c == '&' || c == '<' || c == '=')
+      return single(Tok::Unsupported, pos);
+    if (c == '-') fail_at(spec_, pos, "unexpected '-' (did you mean '->'?)");
+    fail_at(spec_, pos, "unexpected character " + describe_char(c));
+  }
+  Token single(Tok kind, int pos) {
+    ++at_;
+    return {kind, std::string(1, spec_[pos]), pos};
+  }
+  Token pair(Tok kind, int pos) {
+    at_ += 2;
+    return {kind, std::string(spec_.substr(pos, 2)), pos};
+  }
+  Token dots(int pos) {
+    std::size_t end = at_;
+    while (end < spec_.size() && spec_[end] == '.') ++end;
+    const auto count = end - at_;
+    at_ = end;
+    if (count == 3) return {Tok::Ellipsis, "...", pos};
+    if (count == 2) return {Tok::DotDot, "..", pos};
+    fail_at(spec_, pos, "unexpected '" + std::string(count, '.') + "' (use '...' or '..name..')");
+  }
+  Token integer(int pos) {
+    std::size_t end = at_;
+    while (end < spec_.size() && is_digit(spec_[end])) ++end;
+    if (end - at_ > 15) fail_at(spec_, pos, "fixed index too large");
+    Token t{Tok::Int, std::string(spec_.substr(at_, end - at_)), pos};
+    at_ = end;
+    return t;
+  }
+  Token identifier(int pos) {
+    std::size_t end = at_ + 1;
+    if (multichar_)
+      while (end < spec_.size() && (is_letter(spec_[end]) || is_digit(spec_[end]) || spec_[end] == '_'))
+        ++end;
+    Token t{Tok::Ident, std::string(spec_.substr(at_, end - at_)), pos};
+    at_ = end;
+    return t;
+  }
+
+  std::string_view spec_;
+  bool multichar_;
+  std::size_t at_ = 0;
+};
+
+bool ends_row(Tok t) {
+  return t == Tok::Bar || t == Tok::Arrow || t == Tok::FatArrow || t == Tok::Semi || t == Tok::End;
+}
+
+/// Recursive descent over the token list; every error points at the offending token.
+class Parser {
+ public:
+  Parser(std::string_view spec, std::vector<Token> tokens, bool multichar)
+      : spec_(spec), tokens_(std::move(tokens)), multichar_(multichar) {}
+
+  EinsumSpec run() {
+    EinsumSpec out;
+    out.text = std::string(spec_);
+    out.multichar = multichar_;
+    out.rhs.push_back(slot());
+    while (peek().kind == Tok::Semi) {
+      ++at_;
+      out.rhs.push_back(slot());
+    }
+    if (peek().kind != Tok::FatArrow) unexpected(peek(), "expected '=>' or ';'");
+    ++at_;
+    out.lhs = slot();
+    if (peek().kind != Tok::End) unexpected(peek(), "");
+    return out;
+  }
+
+ private:
+  const Token& peek() const { return tokens_[at_]; }
+
+  [[noreturn]] void unexpected(const Token& t, const std::string& hint) const {
+    if (t.kind == Tok::Unsupported)
+      fail_at(spec_, t.pos, "strided, convolution and concatenation axes ('" + t.text +
+                                "') are not supported yet");
+    const std::string what =
+        t.kind == Tok::End ? "unexpected end of spec" : "unexpected '" + t.text + "'";
+    fail_at(spec_, t.pos, what, hint);
+  }
+
+  static RowSpec omitted_row(int pos) {
+    RowSpec r;
+    r.has_ellipsis = r.is_context = r.omitted = true;
+    r.pos = pos;
+    return r;
+  }
+
+  SlotSpec slot() {
+    SlotSpec s;
+    s.pos = peek().pos;
+    RowSpec first = row();
+    if (peek().kind == Tok::Bar) {
+      ++at_;
+      RowSpec second = row();
+      s.batch = std::move(first);
+      if (peek().kind == Tok::Arrow) {
+        ++at_;
+        s.input = std::move(second);
+        s.output = row();
+      } else {
+        s.input = omitted_row(s.pos);
+        s.output = std::move(second);
+      }
+    } else if (peek().kind == Tok::Arrow) {
+      ++at_;
+      s.batch = omitted_row(s.pos);
+      s.input = std::move(first);
+      s.output = row();
+    } else {
+      s.batch = omitted_row(s.pos);
+      s.input = omitted_row(s.pos);
+      s.output = std::move(first);
+    }
+    return s;
+  }
+
+  RowSpec row() {
+    RowSpec r;
+    r.pos = peek().pos;
+    bool need_separator = false;  // multichar mode: two axes need a comma between them
+    bool after_comma = false;
+    while (!ends_row(peek().kind)) {
+      const Token& t = peek();
+      if (t.kind == Tok::Comma) {
+        if (!multichar_ || after_comma || (r.beg.empty() && r.dims.empty() && !r.has_ellipsis))
+          unexpected(t, "");
+        ++at_;
+        need_separator = false;
+        after_comma = true;
+        continue;
+      }
+      after_comma = false;
+      if (t.kind == Tok::Ellipsis || t.kind == Tok::DotDot) {
+        ellipsis(r);
+        need_separator = false;
+        continue;
+      }
+      if (multichar_ && need_separator) unexpected(t, "expected ',' between axes");
+      (r.has_ellipsis ? r.dims : r.beg).push_back(axis());
+      need_separator = true;
+    }
+    if (!r.has_ellipsis) std::swap(r.beg, r.dims);  // without an ellipsis all axes are trailing
+    return r;
+  }
+
+  void ellipsis(RowSpec& r) {
+    const Token& t = peek();
+    if (r.has_ellipsis) unexpected(t, "only one ellipsis per row");
+    r.has_ellipsis = true;
+    ++at_;
+    if (t.kind == Tok::Ellipsis) {
+      r.is_context = true;
+      return;
+    }
+    if (peek().kind != Tok::Ident) unexpected(peek(), "expected a row variable name after '..'");
+    r.var_name = peek().text;
+    ++at_;
+    if (multichar_ && peek().kind == Tok::Comma) ++at_;
+    if (peek().kind != Tok::DotDot) unexpected(peek(), "expected '..' closing the row variable");
+    ++at_;
+  }
+
+  AxisSpec axis() {
+    const Token& t = peek();
+    AxisSpec a;
+    a.pos = t.pos;
+    if (t.kind == Tok::Int) {
+      a.kind = AxisSpec::Kind::Fixed;
+      a.index = std::stoll(t.text);
+    } else if (t.kind == Tok::Ident || t.kind == Tok::Underscore) {
+      a.label = t.text;
+    } else {
+      unexpected(t, "");
+    }
+    ++at_;
+    if (peek().kind == Tok::Unsupported) unexpected(peek(), "");
+    return a;
+  }
+
+  std::string_view spec_;
+  std::vector<Token> tokens_;
+  bool multichar_;
+  std::size_t at_ = 0;
+};
+
+void collect_names(const RowSpec& r, std::set<std::string>& labels,
+                   std::vector<std::pair<std::string, int>>& row_vars) {
+  for (const auto* axes : {&r.beg, &r.dims})
+    for (const auto& a : *axes)
+      if (a.kind == AxisSpec::Kind::Label) labels.insert(a.label);
+  if (r.has_ellipsis && !r.is_context) row_vars.emplace_back(r.var_name, r.pos);
+}
+
+/// A name may not be both a dimension label and a row variable (semantics 2.2).
+void check_name_clashes(const EinsumSpec& s) {
+  std::set<std::string> labels;
+  std::vector<std::pair<std::string, int>> row_vars;
+  auto slot_names = [&](const SlotSpec& slot) {
+    for (const auto* r : {&slot.batch, &slot.input, &slot.output}) collect_names(*r, labels, row_vars);
+  };
+  for (const auto& slot : s.rhs) slot_names(slot);
+  slot_names(s.lhs);
+  for (const auto& [name, pos] : row_vars)
+    if (labels.count(name))
+      fail_at(s.text, pos, "Name '" + name +
+                               "' is used as both a dimension variable and a row variable");
+}
+
+}  // namespace
+
+bool is_multichar(std::string_view spec) {
+  for (std::size_t i = 0; i < spec.size(); ++i) {
+    const char c = spec[i];
+    if (c == ',' || c == '*' || c == '+' || c == '^' || c == '&' || c == '<') return true;
+    if (c == '=' && (i + 1 >= spec.size() || spec[i + 1] != '>')) return true;
+  }
+  return false;
+}
+
+std::string caret_excerpt(std::string_view spec, int pos) {
+  std::string line(spec);
+  for (auto& c : line)
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+  return "  " + line + "\n  " + std::string(static_cast<std::size_t>(pos < 0 ? 0 : pos), ' ') + "^";
+}
+
+EinsumSpec parse_einsum(std::string_view spec) {
+  const bool multichar = is_multichar(spec);
+  Parser parser(spec, Lexer(spec, multichar).run(), multichar);
+  EinsumSpec out = parser.run();
+  check_name_clashes(out);
+  return out;
+}
+
+}  // namespace cannl::shape

@@ -1,0 +1,183 @@
+// The public inference API: shapes, propagate (stage 1), finish_inference (stages 2..7, closing,
+// projections), dims and printing (semantics-frontend.md 1.6, 3.1).
+
+#include "cannl/shape/shape.h"
+
+#include "cannl/support/error.h"
+#include "shape/constraint_gen.h"
+#include "shape/projections.h"
+#include "shape/solver.h"
+
+namespace cannl::shape {
+namespace {
+
+Row given_row(const std::optional<std::vector<std::int64_t>>& given) {
+  if (!given) return Row::open(fresh_var());
+  std::vector<Dim> dims;
+  for (auto d : *given) {
+    if (d < 0) throw ShapeError("negative dimension " + std::to_string(d) + " in a shape");
+    dims.push_back(Dim::solved(d));
+  }
+  return Row::closed(std::move(dims));
+}
+
+/// What a failed propagate must restore besides the trail (bindings, row infos, pending set).
+struct Snapshot {
+  int next_var;
+  std::vector<int> added_operands;
+};
+
+Snapshot begin_step() {
+  auto& s = state();
+  s.trail = State::Trail{};
+  s.trail.active = true;
+  return {s.next_var, {}};
+}
+
+void end_step() { state().trail = State::Trail{}; }
+
+void restore(Snapshot snap) {
+  auto& s = state();
+  for (int v : s.trail.dims) s.dim_solution.erase(v);
+  for (int v : s.trail.rows) s.row_solution.erase(v);
+  for (auto it = s.trail.infos.rbegin(); it != s.trail.infos.rend(); ++it) {
+    if (it->second) s.row_info[it->first] = *it->second;
+    else s.row_info.erase(it->first);
+  }
+  auto& log = s.trail.pending_log;
+  for (auto it = log.rbegin(); it != log.rend(); ++it) {
+    if (it->second) s.pending[it->first] = it->second;
+    else s.pending.erase(it->first);
+  }
+  rebuild_watchers();
+  s.next_var = snap.next_var;
+  for (int id : snap.added_operands) s.operand_shapes.erase(id);
+  end_step();
+}
+
+void write_back_step(const UpdateStep& step) {
+  write_back(*step.result);
+  for (const auto& o : step.operands) write_back(*o);
+}
+
+bool is_closed(const Row& r) {
+  if (r.is_open()) return false;
+  for (const auto& d : r.dims)
+    if (d.is_var()) return false;
+  return true;
+}
+
+}  // namespace
+
+Row& Shape::row(RowKind kind) {
+  return kind == RowKind::Batch ? batch : kind == RowKind::Input ? input : output;
+}
+const Row& Shape::row(RowKind kind) const {
+  return kind == RowKind::Batch ? batch : kind == RowKind::Input ? input : output;
+}
+
+ShapeRef new_shape(std::string debug_name, const ShapeSpec& given) {
+  auto& s = state();
+  auto shape = std::make_shared<Shape>(s.next_shape++, std::move(debug_name));
+  shape->batch = given_row(given.batch);
+  shape->input = given_row(given.input);
+  shape->output = given_row(given.output);
+  s.pending_shapes.push_back(shape);
+  return shape;
+}
+
+int propagate(const UpdateStep& step) {
+  auto& s = state();
+  const int id = static_cast<int>(s.steps.size());
+  Snapshot snap = begin_step();
+  s.steps.push_back(StepRecord{step, std::nullopt, std::nullopt, true});
+  try {
+    auto origin = std::make_shared<Origin>();
+    origin->op_name = step.op_name;
+    origin->shapes.push_back(step.result);
+    origin->shapes.insert(origin->shapes.end(), step.operands.begin(), step.operands.end());
+    origin->step_id = id;
+    if (const auto* e = std::get_if<Einsum>(&step.logic)) origin->spec = e->spec;
+    auto constraints = generate_constraints(s.steps.back(), origin);
+    for (const auto& o : step.operands)
+      if (s.operand_shapes.insert(o->id).second) snap.added_operands.push_back(o->id);
+    for (auto& k : constraints) add_pending(std::make_shared<const Constraint>(std::move(k)), true);
+    solve(1);
+    write_back_step(step);
+    end_step();
+  } catch (...) {
+    restore(std::move(snap));
+    s.steps.pop_back();
+    throw;
+  }
+  return id;
+}
+
+void finish_inference() {
+  auto& s = state();
+  for (int stage = 2; stage <= 7; ++stage) {
+    for (int round = 0; round < 10000; ++round) {
+      solve(stage);
+      if (!close_stage(stage)) break;
+    }
+  }
+  for (const auto& weak : s.pending_shapes)
+    if (auto sh = weak.lock()) write_back(*sh);
+  for (auto& rec : s.steps) {
+    if (!rec.pending) continue;
+    write_back_step(rec.step);
+    rec.projections = derive_projections(rec);
+    rec.pending = false;
+    rec.step.result.reset();  // the shapes are concrete now; do not keep them alive
+    rec.step.operands.clear();
+  }
+  s.dim_solution.clear();
+  s.row_solution.clear();
+  s.row_info.clear();
+  s.pending.clear();
+  s.watchers.clear();
+  s.worklist.clear();
+  s.pending_shapes.clear();
+  s.operand_shapes.clear();
+}
+
+std::vector<std::int64_t> row_dims(const Shape& shape, RowKind kind) {
+  const Row r = subst(shape.row(kind));
+  if (!is_closed(r))
+    throw ShapeError("not enough shape information: unresolved variable in shape '" + shape.name +
+                     "' (" + to_string(shape) + "); call finish_inference() first");
+  std::vector<std::int64_t> out;
+  for (const auto& d : r.dims) out.push_back(d.size);
+  return out;
+}
+
+std::vector<std::int64_t> dims(const Shape& shape) {
+  std::vector<std::int64_t> out = row_dims(shape, RowKind::Batch);
+  for (RowKind k : {RowKind::Output, RowKind::Input}) {
+    const auto part = row_dims(shape, k);
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+ir::Projections projections(int step_id) {
+  auto& s = state();
+  if (step_id < 0 || step_id >= static_cast<int>(s.steps.size()))
+    throw ShapeError("no update step with id " + std::to_string(step_id));
+  if (s.steps[static_cast<std::size_t>(step_id)].pending) finish_inference();
+  return *s.steps[static_cast<std::size_t>(step_id)].projections;
+}
+
+std::string to_string(const Shape& shape) {
+  const std::string b = row_to_string(subst(shape.batch));
+  const std::string i = row_to_string(subst(shape.input));
+  const std::string o = row_to_string(subst(shape.output));
+  if (b.empty() && i.empty()) return o;
+  if (b.empty()) return i + "->" + o;
+  if (i.empty()) return b + "|" + o;
+  return b + "|" + i + "->" + o;
+}
+
+void reset() { state() = State{}; }
+
+}  // namespace cannl::shape

@@ -1,0 +1,108 @@
+#pragma once
+// The global inference environment (semantics-frontend.md 3.1-3.2): variable solutions, pending
+// constraints with their origins, pending steps and shapes. Internal to src/shape/.
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cannl/shape/einsum_spec.h"
+#include "cannl/shape/shape.h"
+
+namespace cannl::shape {
+
+/// What an error message needs to say where a constraint came from.
+struct Origin {
+  std::string op_name;
+  std::vector<ShapeRef> shapes;  // result first, then operands
+  std::string spec;              // einsum spec, if any
+  int step_id = -1;
+};
+using OriginRef = std::shared_ptr<const Origin>;
+
+enum class ConstraintKind { DimEq, RowEq, DimIneq, RowIneq, AtLeast, TotalElems, Terminal };
+
+/// One constraint. Ineq: `r1 ⊑ r2` / `d1 ⊑ d2` (result refines operand). AtLeast: `d1 >= n`.
+/// TotalElems: product of `rows` == n. Terminal: `rows` belong to a leaf (param if is_param).
+struct Constraint {
+  ConstraintKind kind = ConstraintKind::DimEq;
+  Dim d1, d2;
+  Row r1, r2;
+  std::vector<Row> rows;
+  std::int64_t n = 0;
+  bool is_param = false;
+  std::string param_name;
+  OriginRef origin;
+  // Set when kept as a residual: the variables it waits on. While none of them is bound it is a
+  // fixed point of its own solving, so the driver leaves it alone (keeps inference incremental).
+  std::vector<int> watch;
+};
+using ConstraintRef = std::shared_ptr<const Constraint>;
+
+struct RowVarInfo {
+  bool used_in_spec = false;  // appeared in an einsum/compose operand row: a param may not guess it
+  bool is_template = false;   // minted by rank expansion: always safe to close empty
+};
+
+struct StepRecord {
+  UpdateStep step;
+  std::optional<EinsumSpec> spec;
+  std::optional<ir::Projections> projections;
+  bool pending = true;
+};
+
+struct State {
+  int next_var = 0;
+  int next_shape = 0;
+  std::unordered_map<int, Dim> dim_solution;
+  std::unordered_map<int, Row> row_solution;
+  std::unordered_map<int, RowVarInfo> row_info;
+  std::map<std::uint64_t, ConstraintRef> pending;  // by insertion sequence: deterministic order
+  std::uint64_t next_seq = 0;
+  std::unordered_map<int, std::vector<std::uint64_t>> watchers;  // variable -> residuals waiting on it
+  std::deque<std::uint64_t> worklist;                             // constraints to (re)process
+  std::vector<StepRecord> steps;
+  std::vector<std::weak_ptr<Shape>> pending_shapes;
+  std::set<int> operand_shapes;  // ids of pending shapes used as an operand (params count only then)
+  bool changed = false;
+
+  /// Undo log of one propagate call, so a failing step leaves the state as it was.
+  struct Trail {
+    bool active = false;
+    std::vector<int> dims, rows;
+    std::vector<std::pair<int, std::optional<RowVarInfo>>> infos;
+    std::vector<std::pair<std::uint64_t, ConstraintRef>> pending_log;  // null ref = inserted
+  } trail;
+};
+
+State& state();
+int fresh_var();
+/// Adds `k` to the pending constraints: queued for solving when `process`, else a residual
+/// waiting on its `watch` variables.
+void add_pending(ConstraintRef k, bool process);
+/// Removes and returns the pending constraint `seq` (null if gone).
+ConstraintRef take_pending(std::uint64_t seq);
+/// Queues the residuals waiting on `var` (called when it gets bound).
+void wake(int var);
+/// Rebuilds the watcher index from the pending constraints (after an undo).
+void rebuild_watchers();
+/// Whether a (dim or row) variable is bound.
+bool is_bound(int var);
+/// The info of a row variable, for modification (recorded in the undo trail).
+RowVarInfo& update_row_info(int var);
+/// The info of a row variable (default when never set).
+RowVarInfo row_info(int var);
+
+/// Fully substitutes solved variables; closed rows keep all axes in `dims`.
+Dim subst(const Dim& d);
+Row subst(const Row& r);
+
+/// Writes the current solution back into the rows of `shape`.
+void write_back(Shape& shape);
+
+}  // namespace cannl::shape

@@ -1,0 +1,151 @@
+// User-facing errors of shape inference: type, message, operation, shapes and spec carets.
+
+#include <random>
+
+#include "shape/test_util.h"
+
+namespace cannl::shape::testing {
+namespace {
+
+class Errors : public ShapeTest {};
+
+ShapeRef out_only(const std::string& name, Dims output) {
+  return leaf(name, {.batch = {{}}, .input = {{}}, .output = output});
+}
+
+TEST_F(Errors, EinsumMismatchPointsAtAxisLabel) {
+  auto a = out_only("a", {2, 3});
+  auto b = out_only("b", {4, 5});
+  const auto msg = expect_error<ShapeError>([&] { einsum("ij;jk=>ik", {a, b}); },
+                                            "solved dimensions for axis: mismatch (3 vs 4)");
+  EXPECT_NE(msg.find("in operation 'einsum'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("operand 1 'a': 2,3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("operand 2 'b': 4,5"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("  ij;jk=>ik\n     ^"), std::string::npos) << msg;  // under the second j
+}
+
+TEST_F(Errors, PointwiseMismatchNamesOperationAndShapes) {
+  auto a = out_only("a", {3});
+  auto b = out_only("b", {5});
+  const auto msg = expect_error<ShapeError>([&] { op("add", Pointwise{}, {a, b}); },
+                                            "dimension comparison for axis: mismatch");
+  EXPECT_NE(msg.find("in operation 'add'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("operand 2 'b': 5"), std::string::npos) << msg;
+}
+
+TEST_F(Errors, ComposeContractionMismatch) {
+  auto w = leaf("w", {.batch = {{}}, .input = {{3}}, .output = {{4}}});
+  auto x = out_only("x", {5});
+  expect_error<ShapeError>([&] { op("matmul", Compose{}, {w, x}); }, "mismatch (3 ⊑ 5)");
+}
+
+TEST_F(Errors, TooManyAxesInOperand) {
+  auto a = out_only("a", {2, 3});
+  auto b = out_only("b", {3});
+  expect_error<ShapeError>(
+      [&] { op("add", Pointwise{}, {a, b}, nullptr, {.batch = {{}}, .input = {{}}, .output = {{3}}}); },
+      "Too many axes in an operand; maybe using * instead of pointmul?");
+}
+
+TEST_F(Errors, WrongOperandCount) {
+  auto a = out_only("a", {2, 3});
+  expect_error<EinsumSyntaxError>([&] { einsum("ij;jk=>ik", {a}); }, "expected 2 operands for spec 'ij;jk=>ik'");
+}
+
+TEST_F(Errors, SyntaxErrorThroughPropagate) {
+  auto a = out_only("a", {2});
+  expect_error<EinsumSyntaxError>([&] { einsum("i=>i;", {a}); }, "unexpected ';' at position 4");
+}
+
+TEST_F(Errors, MismatchingNumberOfAxes) {
+  auto a = out_only("a", {2, 3, 4});
+  expect_error<ShapeError>([&] { einsum("ij=>ji", {a}); }, "Mismatching number of axes");
+}
+
+TEST_F(Errors, SelfReferenceOfRowVariable) {
+  auto x = leaf("x", {.batch = {{}}, .input = {{}}});
+  expect_error<ShapeError>([&] { einsum("...;i...=>...", {x, x}); }, "Infinite number of axes by self-reference");
+}
+
+TEST_F(Errors, FixedIndexBeyondAxis) {
+  auto x = out_only("x", {3, 2});
+  const auto msg = expect_error<ShapeError>([&] { einsum("5j=>j", {x}); }, "At_least_dim constraint failed, expected 6");
+  EXPECT_NE(msg.find("  5j=>j\n  ^"), std::string::npos) << msg;
+}
+
+TEST_F(Errors, HiddenDimensionOfParam) {
+  auto w = param("w");
+  auto v = out_only("v", {3});
+  op("matmul", Compose{}, {w, v});
+  const auto msg = expect_error<ShapeError>([] { finish_inference(); }, "You forgot to specify the hidden dimension(s)");
+  EXPECT_NE(msg.find("parameter 'w'"), std::string::npos) << msg;
+}
+
+TEST_F(Errors, HiddenDimensionSizeOfParam) {
+  auto w = param("w");
+  auto x = out_only("x", {3});
+  einsum("i;ij=>j", {x, w});
+  expect_error<ShapeError>([] { finish_inference(); }, "You forgot to specify the hidden dimension(s) of parameter 'w'");
+}
+
+TEST_F(Errors, DimsBeforeFinish) {
+  auto x = new_shape("x");
+  expect_error<ShapeError>([&] { dims(*x); }, "not enough shape information");
+}
+
+TEST_F(Errors, FailedPropagateLeavesStateUsable) {
+  auto a = out_only("a", {2, 3});
+  auto b = out_only("b", {4, 5});
+  EXPECT_THROW(einsum("ij;jk=>ik", {a, b}), ShapeError);
+  auto c = out_only("c", {3, 7});
+  int step = -1;
+  auto d = einsum("ij;jk=>ik", {a, c}, &step);
+  finish_inference();
+  EXPECT_EQ(dims(*d), (Dims{2, 7}));
+  EXPECT_EQ(projections(step).product_space, (Dims{2, 7, 3}));
+}
+
+TEST_F(Errors, TotalElementsMismatch) {
+  expect_error<ShapeError>([] { leaf("x", {.batch = {{}}, .input = {{}}, .output = {{2, 3}}}, Terminal{.total_elems = 7}); },
+                           "Total_elems constraint");
+}
+
+TEST_F(Errors, NegativeDimension) {
+  expect_error<ShapeError>([] { new_shape("x", {.output = {{-1}}}); }, "negative dimension");
+}
+
+TEST_F(Errors, UnknownStepId) {
+  expect_error<ShapeError>([] { projections(42); }, "no update step with id 42");
+}
+
+/// Random specs on random shapes: inference either succeeds or throws a UserError; never hangs.
+TEST_F(Errors, FuzzInferenceTerminates) {
+  std::mt19937 rng(7);
+  const std::string alphabet = "ijk.|->;0 ";
+  int ok = 0, rejected = 0;
+  for (int n = 0; n < 300; ++n) {
+    reset();
+    std::string spec;
+    for (int i = static_cast<int>(rng() % 10); i > 0; --i) spec += alphabet[rng() % alphabet.size()];
+    spec += "=>" + std::string(1, "ijk."[rng() % 4]);
+    try {
+      std::vector<ShapeRef> ops;
+      const int n_ops = 1 + static_cast<int>(std::count(spec.begin(), spec.end(), ';'));
+      for (int o = 0; o < n_ops; ++o) {
+        Dims d;
+        for (int r = static_cast<int>(rng() % 3); r > 0; --r) d.push_back(1 + static_cast<int>(rng() % 3));
+        ops.push_back(rng() % 2 ? leaf("x", {.batch = {{}}, .input = {{}}, .output = d}) : leaf("y"));
+      }
+      einsum(spec, ops);
+      finish_inference();
+      ++ok;
+    } catch (const UserError&) {
+      ++rejected;
+    }
+  }
+  EXPECT_EQ(ok + rejected, 300);
+  EXPECT_GT(ok, 0);
+}
+
+}  // namespace
+}  // namespace cannl::shape::testing
