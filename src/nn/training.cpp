@@ -74,6 +74,7 @@ TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOp
                                        "reset epoch loss"), "reset_epoch_loss");
   s.step = s.ctx.compile(comp, options.name);
   s.ctx.run(s.init);
+  s.ctx.run(s.reset_loss);
   return s;
 }
 

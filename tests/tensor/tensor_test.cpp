@@ -1,0 +1,167 @@
+// The Tensor API: forward values, shape inference through ops, precision inference, parameter
+// initialization and the errors a user's program can hit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cannl/cannl.h"
+#include "cannl/support/float_codecs.h"
+
+namespace cannl {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+class TensorApi : public testing::Test {
+ protected:
+  void SetUp() override { reset_tensor_state(); }
+  void TearDown() override { config::clear_overrides(); }
+
+  /// Computes `t` on the interpreter with the given literal/param values uploaded.
+  std::vector<double> evaluate(const Tensor& t, const std::vector<std::pair<Tensor, std::vector<double>>>& inputs = {}) {
+    auto ctx = runtime::Context::interpreter();
+    auto routine = train::compile_forward(ctx, {t}, "evaluate");
+    for (const auto& [leaf, values] : inputs) ctx.set_values(leaf.value(), values);
+    ctx.run(routine);
+    return ctx.get_values(t.value());
+  }
+};
+
+template <typename E>
+void expect_error(const std::function<void()>& f, const std::string& substring) {
+  try {
+    f();
+    FAIL() << "expected an error containing '" << substring << "'";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TensorApi, MatmulOfLiteralsMatchesHost) {
+  Tensor a = literal("a", {1, 2, 3, 4, 5, 6}, {.input = Dims{3}, .output = Dims{2}});
+  Tensor b = literal("b", {1, 0, 2, 1, 0, 3}, {.input = Dims{2}, .output = Dims{3}});
+  Tensor c = a * b;
+  EXPECT_EQ(c.shape_string(), "2->2");
+  // c[i][k] = sum_j a[i][j] b[j][k]
+  EXPECT_EQ(evaluate(c), (std::vector<double>{5, 11, 14, 23}));
+}
+
+TEST_F(TensorApi, BroadcastingBiasAndReductions) {
+  Tensor x = literal("x", {1, 2, 3, 4, 5, 6}, {.batch = Dims{2}, .output = Dims{3}});
+  Tensor b = literal("b", {10, 20, 30}, {.output = Dims{3}});
+  EXPECT_EQ(evaluate(x + b), (std::vector<double>{11, 22, 33, 14, 25, 36}));
+  EXPECT_EQ(evaluate(sum(x)), (std::vector<double>{21}));
+  EXPECT_EQ(evaluate(mean(x)), (std::vector<double>{3.5}));
+  EXPECT_EQ(evaluate(max(x)), (std::vector<double>{6}));
+  EXPECT_EQ(evaluate(sum(x, "...|...->c => ...|...->")), (std::vector<double>{6, 15}));
+  EXPECT_EQ(evaluate(max(x, "...|...->c => ...|...->")), (std::vector<double>{3, 6}));
+  EXPECT_EQ(evaluate(einsum("b|i => i", x)), (std::vector<double>{5, 7, 9}));
+}
+
+TEST_F(TensorApi, PointwiseOpsAndConstants) {
+  Tensor x = literal("x", {-1, 0, 4}, {.output = Dims{3}});
+  EXPECT_EQ(evaluate(relu(x)), (std::vector<double>{0, 0, 4}));
+  EXPECT_EQ(evaluate(2.0 * x + 1.0), (std::vector<double>{-1, 1, 9}));
+  EXPECT_EQ(evaluate(where(lt(x, constant(0.5)), x, neg(x))), (std::vector<double>{-1, 0, -4}));
+  EXPECT_EQ(evaluate(gt(x, constant(0))), (std::vector<double>{0, 0, 1}));
+  EXPECT_EQ(evaluate(range(4)), (std::vector<double>{0, 1, 2, 3}));
+  EXPECT_EQ(evaluate(pow(x, 2.0)), (std::vector<double>{1, 0, 16}));
+}
+
+TEST_F(TensorApi, ShapesAreInferredFromUse) {
+  Tensor x = literal("x", std::vector<double>(10), {.batch = Dims{5}, .output = Dims{2}});
+  Tensor w = param("w", {.output = Dims{7}});
+  Tensor b = param("b");
+  Tensor y = w * x + b;
+  EXPECT_EQ(w.shape_string(), "2->7");
+  EXPECT_EQ(b.shape_string(), "7");
+  EXPECT_EQ(y.shape_string(), "5|7");
+}
+
+TEST_F(TensorApi, SliceSelectsARuntimeBatchRow) {
+  ir::StaticSymbol batch{ir::fresh_symbol(), 3, "batch"};
+  Tensor data = literal("data", {1, 2, 3, 4, 5, 6}, {.batch = Dims{3}, .output = Dims{2}});
+  Tensor row = slice_batch(data, batch);
+  auto ctx = runtime::Context::interpreter();
+  auto routine = train::compile_forward(ctx, {row}, "row");
+  const std::int64_t two[] = {2};
+  ctx.run(routine, two);
+  EXPECT_EQ(ctx.get_values(row.value()), (std::vector<double>{5, 6}));
+  const std::int64_t out_of_range[] = {3};
+  EXPECT_THROW(ctx.run(routine, out_of_range), RuntimeUsageError);
+}
+
+TEST_F(TensorApi, PrecisionInference) {
+  Tensor a = param("a", {.input = Dims{}, .output = Dims{2}, .dtype = ir::DType::F64});
+  Tensor b = param("b", {.input = Dims{}, .output = Dims{2}});
+  EXPECT_EQ((a + b).value()->dtype, ir::DType::F64);  // promoted
+  Tensor h = param("h", {.input = Dims{}, .output = Dims{2}, .dtype = ir::DType::F16});
+  EXPECT_EQ((h + 1.0).value()->dtype, ir::DType::F16);  // constants take their consumer's precision
+  EXPECT_EQ(b.value()->dtype, ir::DType::F32);           // the default
+  config::set_override("default_prec", "bf16");
+  EXPECT_EQ(param("c").value()->dtype, ir::DType::BF16);
+  config::set_override("default_prec", "f65");
+  EXPECT_THROW(param("d"), ConfigError);
+}
+
+TEST_F(TensorApi, HeterogeneousOperandsConvert) {
+  Tensor a = literal("a", {1.5, 2.25}, {.output = Dims{2}, .dtype = ir::DType::F64});
+  Tensor h = literal("h", {0.1, 0.2}, {.output = Dims{2}, .dtype = ir::DType::BF16});
+  auto v = evaluate(a + h);
+  EXPECT_DOUBLE_EQ(v[0], 1.5 + static_cast<double>(bf16_to_f32(f32_to_bf16(0.1f))));
+}
+
+TEST_F(TensorApi, ParameterInitializationIsSeededAndScaled) {
+  Tensor w = param("w", {.input = Dims{50}, .output = Dims{40}, .init = {.kind = InitKind::Kaiming}});
+  Tensor n = param("n", {.input = Dims{}, .output = Dims{4000}, .init = {.kind = InitKind::Normal, .stddev = 2}});
+  auto ctx = runtime::Context::cpu();
+  auto init = ctx.compile(init_params_code({w, n}), "init");
+  ctx.run(init);
+  const auto wv = ctx.get_values(w.value());
+  const double bound = std::sqrt(6.0 / 50.0);
+  double mean_w = 0;
+  for (double v : wv) {
+    EXPECT_LE(std::abs(v), bound);
+    mean_w += v / static_cast<double>(wv.size());
+  }
+  EXPECT_NEAR(mean_w, 0.0, 0.02);
+  const auto nv = ctx.get_values(n.value());
+  double mean = 0, sq = 0;
+  for (double v : nv) mean += v / static_cast<double>(nv.size());
+  for (double v : nv) sq += (v - mean) * (v - mean) / static_cast<double>(nv.size());
+  EXPECT_NEAR(mean, 0.0, 0.15);
+  EXPECT_NEAR(std::sqrt(sq), 2.0, 0.15);
+  // Same seed and name: same values, in a fresh context too.
+  auto ctx2 = runtime::Context::interpreter();
+  ctx2.run(ctx2.compile(init_params_code({w}), "init"));
+  EXPECT_EQ(ctx2.get_values(w.value()), wv);
+}
+
+TEST_F(TensorApi, MismatchedShapesRaiseShapeError) {
+  Tensor a = literal("a", {1, 2, 3}, {.output = Dims{3}});
+  Tensor b = literal("b", {1, 2, 3, 4}, {.output = Dims{4}});
+  expect_error<ShapeError>([&] { (void)(a + b).dims(); }, "mismatch");
+}
+
+TEST_F(TensorApi, MalformedSpecRaisesEinsumSyntaxError) {
+  Tensor a = literal("a", {1, 2, 3}, {.output = Dims{3}});
+  expect_error<EinsumSyntaxError>([&] { (void)einsum("i;i=>i)", a, a); }, "einsum spec");
+  expect_error<EinsumSyntaxError>([&] { (void)einsum("ij;jk=>ik", a); }, "expected");
+}
+
+TEST_F(TensorApi, HiddenDimensionMustBeSpecified) {
+  Tensor x = literal("x", {1, 2, 3}, {.output = Dims{3}});
+  Tensor w = param("w");
+  expect_error<ShapeError>([&] { (void)(w * x).dims(); }, "forgot to specify the hidden dimension");
+}
+
+TEST_F(TensorApi, UninitializedParameterIsNamed) {
+  Tensor w = param("weights", {.input = Dims{}, .output = Dims{2}});
+  Tensor y = relu(w);
+  auto ctx = runtime::Context::interpreter();
+  auto routine = train::compile_forward(ctx, {y}, "forward");
+  expect_error<UninitializedError>([&] { ctx.run(routine); }, "weights");
+}
+
+}  // namespace
+}  // namespace cannl
