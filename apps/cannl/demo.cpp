@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cannl/backends/cc_backend.h"
 #include "cannl/cannl.h"
 #include "cannl/support/files.h"
 #include "plots.h"
@@ -83,6 +84,8 @@ int run_demo(const DemoOptions& options) {
   step.ctx.run(classify);
   write_plots({curve, data, grid, step.ctx.get_values(grid_logits.value()), kGrid,
                files::build_dir()});
+  std::printf("compiler invocations: %d (routines found in the compile cache need none)\n",
+              backends::cc::compiler_invocations());
   std::printf("final train accuracy: %.4f\n", acc);
   return 0;
 }

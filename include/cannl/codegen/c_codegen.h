@@ -1,0 +1,30 @@
+#pragma once
+// C code generation for the cc backend: one readable C file per lowered routine.
+//
+// The generated function takes one typed pointer per parameter node (in the given order) and one
+// `const int64_t` per static symbol; an entry trampoline `<name>_entry(void **buffers,
+// const int64_t *statics)` casts and forwards, so loaders need only one signature.
+//
+//   auto src = codegen::emit_c(routine, {a, b, c});
+//   // src.text holds "void add(float *restrict a, ...)"; src.entry_symbol == "add_entry"
+
+#include <string>
+#include <vector>
+
+#include "cannl/ir/loop_ir.h"
+
+namespace cannl::codegen {
+
+/// Source text of one routine and the symbol a loader calls.
+struct GeneratedSource {
+  std::string text;
+  std::string entry_symbol;
+};
+
+/// Generates C for `routine`, binding `params[k]` to the k-th pointer parameter. Nodes the routine
+/// touches that are not parameters become zero-initialized arrays local to the function.
+/// Throws InternalError on malformed IR (an unbound loop symbol, an op with no C spelling for its
+/// type).
+GeneratedSource emit_c(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params);
+
+}  // namespace cannl::codegen

@@ -1,0 +1,106 @@
+// Compiler driver and compile cache of the cc backend (see compile_cache.h).
+#include "backends/cc/compile_cache.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "backends/cc/process.h"
+#include "backends/cc/toolchain.h"
+#include "cannl/backends/cc_backend.h"
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+#include "cannl/support/files.h"
+#include "cannl/support/hash.h"
+#include "cannl/support/log.h"
+
+namespace cannl::backends::cc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_invocations{0};
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+std::string read_or_empty(const fs::path& path) {
+  try {
+    return files::read_file(path);
+  } catch (const IoError&) {
+    return "";
+  }
+}
+
+[[noreturn]] void throw_compile_error(const ProcessResult& r, const std::string& command,
+                                      const std::string& messages, const fs::path& user_source) {
+  const std::string status = r.started ? "exit status " + std::to_string(r.exit_status) : r.error;
+  throw CompileError("the C compiler failed (" + status + ") on generated source " +
+                     user_source.string() + "\n  command: " + command + "\n  compiler output:\n" +
+                     messages +
+                     "  Check cc_extra_flags, cc_arch_flags and cc_compiler; if the generated code "
+                     "itself is invalid, please report it with the .c file.");
+}
+
+// Compiles `source_path` into `library` (atomically: temp name, then rename).
+void compile(const Toolchain& tc, const std::vector<std::string>& flags, const fs::path& source_path,
+             const fs::path& user_source, const fs::path& library) {
+  static std::atomic<int> counter{0};
+  const std::string suffix = ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const fs::path temp = library.string() + suffix;
+  const fs::path output = library.string() + suffix + ".log";
+  std::vector<std::string> argv{tc.path};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {source_path.string(), "-o", temp.string(), "-lm"});
+  const std::string command = shell_quoted(argv);
+  if (log::debug_level() >= 3) log::info("cc: " + command);
+  ++g_invocations;
+  const ProcessResult r = run_process(argv, output);
+  const std::string messages = read_or_empty(output);
+  std::error_code ec;
+  fs::remove(output, ec);
+  if (!r.started || r.exit_status != 0) {
+    fs::remove(temp, ec);
+    throw_compile_error(r, command, messages, user_source);
+  }
+  fs::rename(temp, library, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    throw IoError("cannot move the compiled library into place at " + library.string() + ": " +
+                  ec.message());
+  }
+}
+
+}  // namespace
+
+int compiler_invocations() { return g_invocations.load(); }
+
+std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source) {
+  const Toolchain& tc = find_toolchain();
+  const std::vector<std::string> flags = compile_flags(tc);
+  const std::string digest = sha256_hex(source + "\n" + tc.identity + "\n" + join(flags));
+  const fs::path dir = fs::absolute(files::build_dir());
+  const fs::path cache_dir = dir / "cache";
+  fs::create_directories(cache_dir);
+  const std::string stem = name + "-" + digest.substr(0, 16);
+  const fs::path library = cache_dir / (stem + ".so");
+  // The readable copy for people; the compiler reads a digest-named copy, which no other routine
+  // of the same name can overwrite while we compile.
+  const fs::path user_source = dir / (name + ".c");
+  files::write_atomically(user_source, source);
+  if (!(config::get_bool("cc_cache") && fs::exists(library))) {
+    const fs::path cache_source = cache_dir / (stem + ".c");
+    files::write_atomically(cache_source, source);
+    compile(tc, flags, cache_source, user_source, library);
+  } else if (log::debug_level() >= 3) {
+    log::info("cc: reusing " + library.string());
+  }
+  return SharedLibrary::open(library.string());
+}
+
+}  // namespace cannl::backends::cc

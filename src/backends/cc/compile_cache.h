@@ -1,0 +1,23 @@
+#pragma once
+// The cc backend's compiler driver and on-disk compile cache.
+//
+// The digest of (source, compiler identity, flags) names the library
+// build_files/<exe>/cache/<routine>-<digest16>.so; with cc_cache on, an existing library is loaded
+// without running the compiler, in this process or any later one. Libraries are written under a
+// temporary name and renamed into place, so racing processes never see a torn file.
+//
+//   auto lib = load_or_compile("add", source_text);   // CompileError on failure
+
+#include <memory>
+#include <string>
+
+#include "backends/cc/shared_library.h"
+
+namespace cannl::backends::cc {
+
+/// Writes `source` to build_files/<exe>/<name>.c, then loads the cached library for it or
+/// compiles one. Throws CompileError (with the command, the compiler output and the .c path) or
+/// BackendUnavailable (no compiler).
+std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source);
+
+}  // namespace cannl::backends::cc

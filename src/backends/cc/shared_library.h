@@ -1,0 +1,30 @@
+#pragma once
+// A dlopen'ed shared library, closed when the last Executable using it goes away.
+//
+//   auto lib = SharedLibrary::open("/abs/path/add-0123.so");   // CompileError on failure
+//   auto fn = lib->symbol("add_entry");
+
+#include <memory>
+#include <string>
+
+namespace cannl::backends::cc {
+
+class SharedLibrary {
+ public:
+  /// dlopen(RTLD_NOW | RTLD_LOCAL); throws CompileError with dlerror()'s text.
+  static std::shared_ptr<SharedLibrary> open(const std::string& path);
+  ~SharedLibrary();
+  SharedLibrary(const SharedLibrary&) = delete;
+  SharedLibrary& operator=(const SharedLibrary&) = delete;
+
+  /// Address of `name`; throws CompileError when the library lacks it.
+  void* symbol(const std::string& name) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  SharedLibrary(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
+  void* handle_;
+  std::string path_;
+};
+
+}  // namespace cannl::backends::cc

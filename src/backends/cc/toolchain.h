@@ -1,0 +1,30 @@
+#pragma once
+// The C toolchain of the cc backend: which compiler, its identity (for the compile cache) and the
+// flags derived from the configuration (cc_compiler, cc_optimization_level, cc_fp_contract,
+// cc_arch_flags, cc_fast_math, cc_extra_flags; see docs/config.md).
+//
+//   const Toolchain& tc = find_toolchain();    // BackendUnavailable when no compiler runs
+//   std::vector<std::string> flags = compile_flags(tc);
+
+#include <string>
+#include <vector>
+
+namespace cannl::backends::cc {
+
+struct Toolchain {
+  std::string path;      // resolved compiler path, e.g. /usr/bin/cc
+  std::string identity;  // `--version` output and path: part of every cache digest
+};
+
+/// The compiler named by `cc_compiler`, else the first of cc, gcc, clang that runs. Probed once
+/// per process and compiler setting. Throws BackendUnavailable with how to fix it.
+const Toolchain& find_toolchain();
+
+/// Compiler flags (without source, output and libraries) for the current configuration.
+/// Throws ConfigError on a bad cc_fp_contract value.
+std::vector<std::string> compile_flags(const Toolchain& tc);
+
+/// A scratch file path unique to this process and call, under the system temp directory.
+std::string scratch_path(const std::string& stem, const std::string& extension);
+
+}  // namespace cannl::backends::cc

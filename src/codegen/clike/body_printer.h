@@ -1,0 +1,85 @@
+#pragma once
+// Statement and scalar printing of the C-family printer: the loop IR -> C text, following the
+// typing and conversion rules of cannl/ir/loop_ir.h. Dialect spellings come from CLikePrinter.
+//
+// Every scalar prints as an expression holding a *value* of its dtype: narrow floats (f16, bf16,
+// fp8) are held in a float that is exactly representable in the narrow format; buffers hold the
+// storage format, so Get decodes and Set encodes.
+//
+//   BodyPrinter p(dialect, names);  std::string text = p.print(routine.body, /*indent=*/1);
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cannl/codegen/clike_printer.h"
+#include "codegen/clike/identifiers.h"
+
+namespace cannl::codegen {
+
+/// An expression's text and the dtype of the value it holds.
+struct Expr {
+  std::string text;
+  ir::DType dtype;
+};
+
+class BodyPrinter {
+ public:
+  BodyPrinter(const CLikePrinter& dialect, const IdentifierTable& names,
+              const std::vector<ir::StaticSymbol>& statics);
+
+  /// The statements of `body`, each line indented by `indent` levels (two spaces each).
+  std::string print(const ir::StmtRef& body, int indent);
+
+  /// Text of `e`'s value converted to dtype `to` (loop_ir.h conversion rules).
+  std::string convert(const Expr& e, ir::DType to) const;
+  /// Text of `e`'s value encoded in the storage format of dtype `to`.
+  std::string store(const Expr& e, ir::DType to) const;
+  /// Text of a storage element of dtype `t` decoded to its value.
+  std::string load(const std::string& element, ir::DType t) const;
+  /// The zero value of dtype `t` (an initializer for u4x32).
+  std::string zero(ir::DType t) const;
+
+ private:
+  // ---- statements (stmt_printer.cpp) ----
+  void stmt(const ir::StmtRef& s);
+  void print_for(const ir::For& f);
+  void print_set(const ir::Set& s);
+  void print_set_local(const ir::SetLocal& s);
+  void print_declare_local(const ir::DeclareLocal& d);
+  void print_if(const ir::If& s);
+  /// Emits the lines built by `make` (which may print scalars); when those scalars hoisted local
+  /// scopes, wraps their declarations, bodies and the lines in a `{ ... }` block, inside which it
+  /// then runs `after` (which prints more lines at the same level).
+  void with_hoisted_locals(const std::function<std::vector<std::string>()>& make,
+                           const std::function<void()>& after = {});
+  void line(const std::string& text);
+
+  // ---- scalars (scalar_printer.cpp) ----
+  Expr scalar(const ir::ScalarRef& s);
+  Expr constant(const ir::Constant& c) const;
+  Expr constant_bits(const ir::ConstantBits& c) const;
+  Expr get(const ir::Get& g);
+  Expr local_scope(const ir::LocalScope& l);
+  Expr apply(const ir::Apply& a);
+  Expr apply_random(const ir::Apply& a);
+  std::string spelled_op(const ir::Apply& a, ir::DType compute, const std::vector<std::string>& args) const;
+
+  // ---- indexing (conversions.cpp) ----
+  std::string index(const ir::AxisIndex& at) const;
+  std::string offset(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index) const;
+  const std::string& local_name(int scope_id, ir::DType dtype);
+
+  const CLikePrinter& d_;
+  const IdentifierTable& names_;
+  std::string* out_ = nullptr;
+  int indent_ = 0;
+  std::map<int, std::string> symbols_;  // symbol id -> C name (loops i<k>, statics)
+  int next_loop_ = 0;
+  std::map<int, std::pair<std::string, ir::DType>> locals_;  // scope id -> v<k>, dtype
+  std::vector<std::set<int>> hoisted_;  // scope ids declared by each open hoisting block
+};
+
+}  // namespace cannl::codegen

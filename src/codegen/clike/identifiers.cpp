@@ -1,0 +1,103 @@
+// Identifier assignment for generated C (see identifiers.h).
+#include "codegen/clike/identifiers.h"
+
+#include <cctype>
+#include <map>
+
+#include "cannl/support/error.h"
+
+namespace cannl::codegen {
+
+std::string sanitize_identifier(std::string_view label) {
+  std::string out;
+  for (char ch : label) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_';
+    const char c = ok ? ch : '_';
+    // Collapsed underscores keep names free of the reserved `__` pattern.
+    if (c == '_' && !out.empty() && out.back() == '_') continue;
+    out.push_back(c);
+  }
+  if (!out.empty() && std::isdigit(static_cast<unsigned char>(out[0])) != 0) out = "t_" + out;
+  if (out.size() > 1 && out[0] == '_' && std::isupper(static_cast<unsigned char>(out[1])) != 0) {
+    out = "t" + out;  // `_X...` is reserved to the implementation
+  }
+  return out;
+}
+
+std::set<std::string> c_reserved_words() {
+  return {
+      // C11/C23 keywords and common macros
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+      "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+      "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+      "union", "unsigned", "void", "volatile", "while", "bool", "true", "false", "NULL",
+      "INFINITY", "NAN", "alignas", "alignof", "static_assert", "thread_local", "nullptr",
+      // keywords of the C++-based dialects (CUDA, Metal, HIP)
+      "class", "new", "delete", "this", "template", "namespace", "private", "public", "using",
+      "operator", "virtual", "half", "kernel", "device", "constant", "thread", "threadgroup",
+      // libm / libc names the generated code or the prelude may call
+      "exp", "expf", "log", "logf", "exp2", "exp2f", "log2", "log2f", "sin", "sinf", "cos",
+      "cosf", "sqrt", "sqrtf", "tanh", "tanhf", "trunc", "truncf", "fmin", "fminf", "fmax",
+      "fmaxf", "fma", "fmaf", "fmod", "fmodf", "pow", "powf", "fabs", "fabsf", "floor", "ceil",
+      "round", "ldexp", "ldexpf", "memset", "memcpy", "malloc", "calloc", "free", "abs", "main",
+      // fixed-width types
+      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+      "size_t", "buffers", "statics"};
+}
+
+bool IdentifierTable::is_reserved(const std::string& name) const {
+  if (reserved_.count(name) != 0) return true;
+  // Prelude helpers; their names never end in '_', so the suffixed name is free.
+  if (name.rfind("cannl_", 0) == 0 && name.back() != '_') return true;
+  // Generated locals: loop indices i<k> and scalar locals v<k>.
+  if (name.size() >= 2 && (name[0] == 'i' || name[0] == 'v')) {
+    bool digits = true;
+    for (std::size_t k = 1; k < name.size(); ++k) {
+      digits = digits && std::isdigit(static_cast<unsigned char>(name[k])) != 0;
+    }
+    if (digits) return true;
+  }
+  return false;
+}
+
+std::string IdentifierTable::unique(std::string base) {
+  // Terminates: a name ending in '_' is never reserved, and `used_` is finite.
+  while (is_reserved(base) || used_.count(base) != 0) base += "_";
+  used_.insert(base);
+  return base;
+}
+
+void IdentifierTable::assign(const std::vector<ir::NodeRef>& nodes,
+                             const std::vector<ir::StaticSymbol>& statics) {
+  std::vector<std::string> bases;
+  std::map<std::string, int> counts;
+  for (const auto& n : nodes) {
+    std::string base = sanitize_identifier(n->label);
+    if (base.empty()) base = "n" + std::to_string(n->id);
+    bases.push_back(base);
+    ++counts[base];
+  }
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    std::string base = bases[k];
+    if (counts[base] > 1) base += "_n" + std::to_string(nodes[k]->id);
+    nodes_[nodes[k]->id] = unique(base);
+  }
+  for (std::size_t k = 0; k < statics.size(); ++k) {
+    std::string base = sanitize_identifier(statics[k].name);
+    if (base.empty()) base = "static" + std::to_string(k);
+    statics_[statics[k].symbol.id] = unique(base);
+  }
+}
+
+const std::string& IdentifierTable::node(const ir::TensorNode& node) const {
+  auto it = nodes_.find(node.id);
+  internal_check(it != nodes_.end(), "codegen: node " + node.debug_name() + " has no identifier");
+  return it->second;
+}
+
+const std::string* IdentifierTable::static_symbol(ir::Symbol symbol) const {
+  auto it = statics_.find(symbol.id);
+  return it == statics_.end() ? nullptr : &it->second;
+}
+
+}  // namespace cannl::codegen

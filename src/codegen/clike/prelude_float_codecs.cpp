@@ -1,0 +1,105 @@
+// Prelude helpers: narrow float codecs (f16, bf16, fp8 E5M2) written in C.
+//
+// This is an implementation independent of the C++ codecs in src/support (the two are tested
+// against each other). Narrowing rounds the exact value to nearest, ties to even, in one step from
+// f64; an f32 input is widened to f64 first, which is exact, so f32 and f64 inputs round alike.
+// Subnormals and signed zeros are kept; NaN stays NaN (quieted, top payload bits kept, as the x86
+// F16C instructions do); f16 and bf16 overflow to infinity, fp8 saturates finite values to 57344.
+#include "codegen/clike/prelude.h"
+
+namespace cannl::codegen {
+
+namespace {
+
+// Encodes d in a binary format with `mbits` mantissa and `ebits` exponent bits (sign on top).
+constexpr const char* kNarrowFromF64 = R"(/* Round d to a float format with mbits mantissa and ebits exponent bits (RNE). */
+$P uint32_t cannl_narrow_from_f64(double d, int mbits, int ebits, int saturate) {
+  uint64_t x;
+  memcpy(&x, &d, sizeof x);
+  const uint32_t sign = (uint32_t)(x >> 63) << (mbits + ebits);
+  const uint64_t ax = x & 0x7fffffffffffffffull;
+  const uint32_t inf = ((1u << ebits) - 1u) << mbits;
+  if (ax > 0x7ff0000000000000ull) /* NaN: quiet, keep the top payload bits */
+    return sign | inf | (1u << (mbits - 1)) | (uint32_t)((ax >> (52 - mbits)) & ((1u << mbits) - 1u));
+  if (ax == 0x7ff0000000000000ull) return sign | inf;
+  const int biased = (int)(ax >> 52);
+  if (biased == 0) return sign; /* zero or f64 subnormal: far below every narrow subnormal */
+  const int bias = (1 << (ebits - 1)) - 1;
+  const int exponent = biased - 1023 + bias; /* target exponent field if normal */
+  const uint64_t m = (ax & 0xfffffffffffffull) | (1ull << 52);
+  const int shift = (52 - mbits) + (exponent >= 1 ? 0 : 1 - exponent);
+  if (shift >= 54) return sign; /* below half the smallest subnormal */
+  uint64_t q = m >> shift;
+  const uint64_t rem = m & ((1ull << shift) - 1u);
+  const uint64_t half = 1ull << (shift - 1);
+  if (rem > half || (rem == half && (q & 1u) != 0)) ++q;
+  /* q carries the implicit bit, which adds one to the exponent field: */
+  const uint64_t bits = exponent >= 1 ? ((uint64_t)(exponent - 1) << mbits) + q : q;
+  if (bits >= inf) return sign | (saturate ? inf - 1u : inf);
+  return sign | (uint32_t)bits;
+}
+)";
+
+constexpr const char* kNarrowToF32 = R"(/* Widen a float format with mbits mantissa and ebits exponent bits to f32 (exact). */
+$P float cannl_narrow_to_f32(uint32_t bits, int mbits, int ebits) {
+  const uint32_t sign = (bits >> (mbits + ebits)) & 1u;
+  const uint32_t e = (bits >> mbits) & ((1u << ebits) - 1u);
+  const uint32_t m = bits & ((1u << mbits) - 1u);
+  const int bias = (1 << (ebits - 1)) - 1;
+  uint32_t out;
+  if (e == (1u << ebits) - 1u) {
+    out = 0x7f800000u | (m << (23 - mbits)); /* inf or NaN with its payload */
+  } else if (e == 0) {
+    const float v = ldexpf((float)m, 1 - bias - mbits); /* subnormal (or zero): exact */
+    return sign ? -v : v;
+  } else {
+    out = ((e - (uint32_t)bias + 127u) << 23) | (m << (23 - mbits));
+  }
+  out |= sign << 31;
+  float f;
+  memcpy(&f, &out, sizeof f);
+  return f;
+}
+)";
+
+struct Format {
+  const char* tag;      // f16, bf16, fp8
+  const char* storage;  // uint16_t, uint8_t
+  int mbits;
+  int ebits;
+  int saturate;
+};
+
+void append_format(std::vector<PreludeHelper>& out, const Format& f) {
+  const std::string tag = f.tag;
+  const std::string st = f.storage;
+  const std::string args = std::to_string(f.mbits) + ", " + std::to_string(f.ebits);
+  const std::string from64 = "cannl_f64_to_" + tag;
+  out.push_back({from64,
+                 "$P " + st + " " + from64 + "(double x) { return (" + st +
+                     ")cannl_narrow_from_f64(x, " + args + ", " + std::to_string(f.saturate) +
+                     "); }\n",
+                 {"cannl_narrow_from_f64"}});
+  const std::string from32 = "cannl_f32_to_" + tag;
+  out.push_back({from32,
+                 "$P " + st + " " + from32 + "(float x) { return " + from64 +
+                     "((double)x); } /* exact widening, one rounding */\n",
+                 {from64}});
+  const std::string to32 = "cannl_" + tag + "_to_f32";
+  out.push_back({to32,
+                 "$P float " + to32 + "(" + st + " bits) { return cannl_narrow_to_f32(bits, " +
+                     args + "); }\n",
+                 {"cannl_narrow_to_f32"}});
+}
+
+}  // namespace
+
+void append_float_codec_helpers(std::vector<PreludeHelper>& out) {
+  out.push_back({"cannl_narrow_from_f64", kNarrowFromF64, {}});
+  out.push_back({"cannl_narrow_to_f32", kNarrowToF32, {}});
+  append_format(out, {"f16", "uint16_t", 10, 5, 0});
+  append_format(out, {"bf16", "uint16_t", 7, 8, 0});
+  append_format(out, {"fp8", "uint8_t", 2, 5, 1});
+}
+
+}  // namespace cannl::codegen

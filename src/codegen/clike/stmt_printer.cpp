@@ -1,0 +1,151 @@
+// Statements of the C-family printer: loops, stores, locals, conditionals.
+#include "cannl/support/error.h"
+#include "codegen/clike/body_printer.h"
+#include "codegen/clike/expr_text.h"
+
+namespace cannl::codegen {
+
+BodyPrinter::BodyPrinter(const CLikePrinter& dialect, const IdentifierTable& names,
+                         const std::vector<ir::StaticSymbol>& statics)
+    : d_(dialect), names_(names) {
+  for (const auto& s : statics) {
+    const std::string* name = names.static_symbol(s.symbol);
+    internal_check(name != nullptr, "codegen: static symbol " + s.name + " has no identifier");
+    symbols_[s.symbol.id] = *name;
+  }
+}
+
+std::string BodyPrinter::print(const ir::StmtRef& body, int indent) {
+  std::string text;
+  out_ = &text;
+  indent_ = indent;
+  stmt(body);
+  out_ = nullptr;
+  return text;
+}
+
+void BodyPrinter::line(const std::string& text) {
+  out_->append(static_cast<std::size_t>(indent_) * 2, ' ');
+  out_->append(text);
+  out_->push_back('\n');
+}
+
+// Local names are v0, v1, ... in first-use order, so the text never depends on the process-wide
+// scope-id counter.
+const std::string& BodyPrinter::local_name(int scope_id, ir::DType dtype) {
+  auto it = locals_.find(scope_id);
+  if (it == locals_.end()) {
+    const std::string name = "v" + std::to_string(locals_.size());
+    it = locals_.emplace(scope_id, std::make_pair(name, dtype)).first;
+  }
+  return it->second.first;
+}
+
+void BodyPrinter::with_hoisted_locals(const std::function<std::vector<std::string>()>& make,
+                                      const std::function<void()>& after) {
+  std::string pre;
+  std::string* saved = out_;
+  out_ = &pre;
+  ++indent_;
+  hoisted_.emplace_back();
+  const std::vector<std::string> lines = make();
+  hoisted_.pop_back();
+  --indent_;
+  out_ = saved;
+  const bool block = !pre.empty();
+  if (block) {
+    line("{");
+    out_->append(pre);
+    ++indent_;
+  }
+  for (const auto& l : lines) line(l);
+  if (after) after();
+  if (block) {
+    --indent_;
+    line("}");
+  }
+}
+
+void BodyPrinter::stmt(const ir::StmtRef& s) {
+  internal_check(s != nullptr, "codegen: null statement");
+  struct Visitor {
+    BodyPrinter& p;
+    void operator()(const ir::Seq& q) const {
+      for (const auto& x : q.stmts) p.stmt(x);
+    }
+    void operator()(const ir::Comment& c) const { p.line("/* " + comment_safe(c.text) + " */"); }
+    void operator()(const ir::For& f) const { p.print_for(f); }
+    void operator()(const ir::ZeroOut& z) const {
+      const auto bytes = static_cast<std::size_t>(z.node->num_elements()) * ir::dtype_bytes(z.node->dtype);
+      p.line("memset(" + p.names_.node(*z.node) + ", 0, " + std::to_string(bytes) + ");");
+    }
+    void operator()(const ir::Set& s) const { p.print_set(s); }
+    void operator()(const ir::SetLocal& s) const { p.print_set_local(s); }
+    void operator()(const ir::DeclareLocal& d) const { p.print_declare_local(d); }
+    void operator()(const ir::If& i) const { p.print_if(i); }
+  };
+  std::visit(Visitor{*this}, s->node);
+}
+
+void BodyPrinter::print_for(const ir::For& f) {
+  const std::string name = "i" + std::to_string(next_loop_++);
+  auto previous = symbols_.find(f.index.id);
+  const bool shadowing = previous != symbols_.end();
+  const std::string saved = shadowing ? previous->second : std::string();
+  symbols_[f.index.id] = name;
+  line("for (int64_t " + name + " = " + std::to_string(f.begin) + "; " + name + " < " +
+       std::to_string(f.end) + "; ++" + name + ") {");
+  ++indent_;
+  stmt(f.body);
+  --indent_;
+  line("}");
+  if (shadowing) {
+    symbols_[f.index.id] = saved;
+  } else {
+    symbols_.erase(f.index.id);
+  }
+}
+
+void BodyPrinter::print_set(const ir::Set& s) {
+  if (!s.comment.empty()) line("/* " + comment_safe(s.comment) + " */");
+  with_hoisted_locals([&] {
+    const Expr value = scalar(s.value);
+    const std::string target = names_.node(*s.node) + "[" + offset(*s.node, s.index) + "]";
+    return std::vector<std::string>{target + " = " + store(value, s.node->dtype) + ";"};
+  });
+}
+
+void BodyPrinter::print_set_local(const ir::SetLocal& s) {
+  auto it = locals_.find(s.scope_id);
+  internal_check(it != locals_.end(),
+                 "codegen: SetLocal of scope " + std::to_string(s.scope_id) + " before its declaration");
+  const std::string name = it->second.first;
+  const ir::DType dtype = it->second.second;
+  with_hoisted_locals([&] {
+    const Expr value = scalar(s.value);
+    return std::vector<std::string>{name + " = " + convert(value, dtype) + ";"};
+  });
+}
+
+void BodyPrinter::print_declare_local(const ir::DeclareLocal& d) {
+  const std::string name = local_name(d.scope_id, d.dtype);
+  // Always initialized: reading an uninitialized C local would be undefined behaviour.
+  line(d_.value_type(d.dtype) + " " + name + " = " + zero(d.dtype) + ";");
+}
+
+void BodyPrinter::print_if(const ir::If& s) {
+  with_hoisted_locals(
+      [&] {
+        const Expr cond = scalar(s.condition);
+        internal_check(cond.dtype != ir::DType::U4x32, "codegen: an If condition cannot be u4x32");
+        return std::vector<std::string>{"if (" + atom(cond.text) + " != 0) {"};
+      },
+      [&] {
+        ++indent_;
+        stmt(s.body);
+        --indent_;
+        line("}");
+      });
+}
+
+}  // namespace cannl::codegen

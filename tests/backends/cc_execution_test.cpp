@@ -1,0 +1,112 @@
+// The cc backend compiles and runs routines; results agree with the interpreter bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/routines.h"
+#include "backends/run_util.h"
+#include "cannl/support/error.h"
+
+namespace cannl {
+namespace {
+
+using namespace cannl::ir;
+using test_util::bytes_of;
+using test_util::run_on;
+using test_util::values_of;
+
+std::shared_ptr<backends::Backend> cc() {
+  static auto backend = backends::make_cc_backend();
+  return backend;
+}
+
+TEST(CcExecution, PointwiseAdd) {
+  auto r = test_routines::pointwise_add(5);
+  const std::vector<float> a{1, 2, 3, 4, 0.5f}, b{10, 20, 30, 40, 0.25f};
+  auto out = run_on(*cc(), r, {bytes_of(a), bytes_of(b), {}});
+  EXPECT_EQ(values_of<float>(out[2]), (std::vector<float>{11, 22, 33, 44, 0.75f}));
+  EXPECT_EQ(values_of<float>(out[0]), a);  // inputs untouched
+}
+
+TEST(CcExecution, RowSumReduction) {
+  auto r = test_routines::row_sum(2, 3);
+  const std::vector<float> m{1, 2, 3, 4, 5, 6};
+  auto out = run_on(*cc(), r, {bytes_of(m), bytes_of(std::vector<float>{7, 7})});
+  EXPECT_EQ(values_of<float>(out[1]), (std::vector<float>{6, 15}));  // zero_out reset the 7s
+}
+
+TEST(CcExecution, AgreesWithInterpreterOnAddAndReduction) {
+  auto interp = backends::make_interpreter_backend();
+  auto r = test_routines::row_sum(3, 4);
+  const std::vector<float> m{0.1f, 0.2f, 0.3f, 1e-8f, 5, 6, 7, 8, -1, 1e30f, -1e30f, 3};
+  EXPECT_EQ(run_on(*cc(), r, {bytes_of(m)}), run_on(*interp, r, {bytes_of(m)}));
+}
+
+TEST(CcExecution, StaticIndexSelectsTheRow) {
+  auto m = make_node("m", DType::I64, {3, 2});
+  const Symbol s = fresh_symbol();
+  const Symbol j = fresh_symbol();
+  auto value = apply(Op::Add, DType::I64, {embed_index(AxisIndex::iterator(s)), constant(10, DType::I64)});
+  auto body = for_loop(j, 0, 2, set(m, {AxisIndex::iterator(s), AxisIndex::iterator(j)}, value));
+  backends::CompileRequest r{LoweredRoutine{"fill_row", body, {StaticSymbol{s, 3, "row"}}}, {m}};
+  auto out = run_on(*cc(), r, {}, {1});
+  EXPECT_EQ(values_of<std::int64_t>(out[0]), (std::vector<std::int64_t>{0, 0, 11, 11, 0, 0}));
+  EXPECT_THROW(run_on(*cc(), r, {}, {3}), RuntimeUsageError);  // outside [0, 3)
+}
+
+TEST(CcExecution, LocalScopeAndIf) {
+  auto a = make_node("a", DType::F32, {4});
+  auto c = make_node("c", DType::F32, {4});
+  const Symbol i = fresh_symbol();
+  const std::vector<AxisIndex> at{AxisIndex::iterator(i)};
+  const int v = fresh_scope_id();
+  auto doubled = local_scope(v, DType::F32,
+                             set_local(v, apply(Op::Mul, DType::F32, {get(a, at), constant(2, DType::F32)})));
+  auto positive = apply(Op::Cmplt, DType::F32, {constant(0, DType::F32), get(a, at)});
+  auto body = for_loop(i, 0, 4, if_then(positive, set(c, at, apply(Op::Add, DType::F32, {doubled, constant(1, DType::F32)}))));
+  backends::CompileRequest r{LoweredRoutine{"scoped", body, {}}, {a, c}};
+  const std::vector<float> in{1, -1, 2.5f, 0};
+  auto out = run_on(*cc(), r, {bytes_of(in)});
+  EXPECT_EQ(values_of<float>(out[1]), (std::vector<float>{3, 0, 6, 0}));
+  EXPECT_EQ(out, run_on(*backends::make_interpreter_backend(), r, {bytes_of(in)}));
+}
+
+TEST(CcExecution, IntegerDivisionModuloAndWrapping) {
+  constexpr std::int32_t kMin = std::numeric_limits<std::int32_t>::min();
+  constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
+  const std::vector<std::int32_t> x{7, -7, 5, kMin, kMax, kMin};
+  const std::vector<std::int32_t> y{2, 2, 0, -1, 1, 1};
+  auto div = run_on(*cc(), test_routines::binary_op(Op::Div, DType::I32, 6), {bytes_of(x), bytes_of(y)});
+  EXPECT_EQ(values_of<std::int32_t>(div[2]), (std::vector<std::int32_t>{3, -3, 0, kMin, kMax, kMin}));
+  auto mod = run_on(*cc(), test_routines::binary_op(Op::Mod, DType::I32, 6), {bytes_of(x), bytes_of(y)});
+  EXPECT_EQ(values_of<std::int32_t>(mod[2]), (std::vector<std::int32_t>{1, -1, 0, 0, 0, 0}));
+  auto add = run_on(*cc(), test_routines::binary_op(Op::Add, DType::I32, 6), {bytes_of(x), bytes_of(y)});
+  EXPECT_EQ(values_of<std::int32_t>(add[2])[4], kMin);  // kMax + 1 wraps
+  const std::vector<std::uint8_t> p{200, 3}, q{100, 0};
+  auto u8add = run_on(*cc(), test_routines::binary_op(Op::Add, DType::U8, 2), {bytes_of(p), bytes_of(q)});
+  EXPECT_EQ(values_of<std::uint8_t>(u8add[2]), (std::vector<std::uint8_t>{44, 3}));
+}
+
+TEST(CcExecution, EveryOpAgreesWithInterpreter) {
+  auto interp = backends::make_interpreter_backend();
+  const std::vector<double> xs{0.5, -1.5, 3, 0, 1e-3, -0.0, 7, 2, 200, -7};
+  const std::vector<double> ys{2, 0.25, -3, 0, 4, 1, 0.5, 3, 100, 0};
+  const std::vector<double> zs{1, -2, 0.125, 5, 0, 3, -1, 9, 255, 1e3};
+  const auto n = static_cast<std::int64_t>(xs.size());
+  for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64, DType::U32, DType::U64, DType::U8}) {
+    // Inputs converted by the interpreter, so both backends read identical bytes.
+    auto to_t = [&](const std::vector<double>& v) {
+      return run_on(*interp, test_routines::convert_copy(DType::F64, t, n), {bytes_of(v)})[1];
+    };
+    auto r = test_routines::all_ops(t, n);
+    const std::vector<test_util::Bytes> in{to_t(xs), to_t(ys), to_t(zs)};
+    const auto mine = run_on(*cc(), r, in);
+    const auto reference = run_on(*interp, r, in);
+    for (std::size_t k = 3; k < r.params.size(); ++k) {
+      EXPECT_EQ(mine[k], reference[k]) << r.params[k]->label << " on " << dtype_name(t);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cannl
