@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -110,6 +111,27 @@ const Toolchain& find_toolchain() {
   return it->second;
 }
 
+namespace {
+
+/// GCC's major version from its `--version` banner, or 0 for other compilers.
+int gcc_major_version(const Toolchain& tc) {
+  if (tc.identity.find("Free Software Foundation") == std::string::npos) return 0;
+  const std::string first_line = tc.identity.substr(0, tc.identity.find('\n'));
+  const auto last_space = first_line.find_last_of(' ');
+  const std::string version = first_line.substr(last_space + 1);
+  return std::isdigit(static_cast<unsigned char>(version[0])) ? std::stoi(version) : 0;
+}
+
+// GCC 12.2 at -O3 miscompiles if-converted conditionals in vectorized nested loops (a
+// `g += (x < y) ? 0 : h` over a 2x3 nest got a wrong tail lane); found by the gradient
+// parity tests. Disabling loop if-conversion restores correct code.
+void add_compiler_workarounds(const Toolchain& tc, std::vector<std::string>& flags) {
+  const int gcc = gcc_major_version(tc);
+  if (gcc > 0 && gcc <= 12) flags.push_back("-fno-tree-loop-if-convert");
+}
+
+}  // namespace
+
 std::vector<std::string> compile_flags(const Toolchain& tc) {
   std::vector<std::string> flags = {"-O" + std::to_string(config::get_int("cc_optimization_level")),
                                     "-std=c11", "-fPIC", "-shared"};
@@ -123,6 +145,7 @@ std::vector<std::string> compile_flags(const Toolchain& tc) {
   const std::vector<std::string> arch_flags =
       arch == "auto" ? native_arch_flags(tc) : arch == "none" ? std::vector<std::string>{} : split_words(arch);
   flags.insert(flags.end(), arch_flags.begin(), arch_flags.end());
+  add_compiler_workarounds(tc, flags);
   if (config::get_bool("cc_fast_math")) flags.push_back("-ffast-math");
   for (auto& w : split_words(config::get("cc_extra_flags"))) flags.push_back(w);
   return flags;
