@@ -49,6 +49,7 @@ OptimizerCode sgd(const std::vector<Tensor>& params, const SgdOptions& o) {
     std::vector<ir::NodeRef> args = {p.grad(), p.value()};
     if (o.momentum > 0) {
       auto m = ir::make_node(p.label() + "_momentum", p.value()->dtype, p.value()->dims);
+      ir::update_memory_mode(*m, ir::MemoryMode::Materialized, 61);  // persists across steps
       code.init.push_back(ir::make_fetch(m, ir::FetchConstant{0}));
       auto new_m = ap(Op::Add, {ap(Op::Mul, {lit(o.momentum), arg(2)}), direction});
       code.update.push_back(pointwise_update(m, Op::Arg2, {p.grad(), p.value(), m}, new_m));

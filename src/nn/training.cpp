@@ -55,6 +55,7 @@ TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOp
   comp.body.push_back(ir::make_block("sgd update", opt.update));
 
   auto epoch_loss = ir::make_node("epoch_loss", loss.value()->dtype, loss.value()->dims);
+  ir::update_memory_mode(*epoch_loss, ir::MemoryMode::Materialized, 62);  // read once per epoch
   ir::AccumOp acc;
   acc.lhs = epoch_loss;
   acc.accum = ir::Op::Add;

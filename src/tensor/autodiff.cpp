@@ -85,8 +85,14 @@ void resolve_shapes(const std::vector<Tensor>& roots) {
   }
 }
 
+/// Roots are what the caller reads back: they must stay in the context (provenance 60).
+void materialize_roots(const std::vector<Tensor>& roots) {
+  for (const auto& r : roots) ir::update_memory_mode(*r.value(), ir::MemoryMode::Materialized, 60);
+}
+
 ir::Comp forward_code(const std::vector<Tensor>& roots) {
   resolve_shapes(roots);
+  materialize_roots(roots);
   const auto order = topological_order(roots);
   ir::Comp comp;
   comp.body.push_back(ir::make_block("forward", forward_body(order)));
@@ -96,6 +102,7 @@ ir::Comp forward_code(const std::vector<Tensor>& roots) {
 
 ir::Comp grad_update_code(const Tensor& loss) {
   resolve_shapes({loss});
+  materialize_roots({loss});
   const auto order = topological_order({loss});
   ir::Comp comp;
   comp.body.push_back(ir::make_block("forward", forward_body(order)));

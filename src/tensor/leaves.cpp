@@ -37,7 +37,8 @@ Tensor param(const std::string& name, const ParamOptions& options) {
   impl->specified_dtype = options.dtype;
   ir::update_memory_mode(*impl->value, ir::MemoryMode::Materialized, 30);
   impl->grad = ir::make_node("grad_" + name, dtype);
-  ir::update_memory_mode(*impl->grad, ir::MemoryMode::NeverVirtual, 31);
+  // Parameter gradients are read by optimizers in later routines and by users: keep them.
+  ir::update_memory_mode(*impl->grad, ir::MemoryMode::Materialized, 31);
   return Tensor(std::move(impl));
 }
 
