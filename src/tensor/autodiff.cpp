@@ -85,10 +85,12 @@ void resolve_shapes(const std::vector<Tensor>& roots) {
   }
 }
 
+namespace {
 /// Roots are what the caller reads back: they must stay in the context (provenance 60).
 void materialize_roots(const std::vector<Tensor>& roots) {
   for (const auto& r : roots) ir::update_memory_mode(*r.value(), ir::MemoryMode::Materialized, 60);
 }
+}  // namespace
 
 ir::Comp forward_code(const std::vector<Tensor>& roots) {
   resolve_shapes(roots);
