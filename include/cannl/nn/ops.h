@@ -1,0 +1,47 @@
+#pragma once
+// Primitive tensor operations of the nn blocks whose gradients are written by hand (one fused
+// assignment each) rather than derived from a composition of simpler ops.
+//
+//   Tensor h = nn::gelu(w * x);                              // tanh-approximate GELU
+//   Tensor m = stop_gradient(max(logits, nn::kOverOutputs)); // detached row max
+//   Tensor lse = m + log(nn::sum_exp_shifted(logits, m));
+//   Tensor rows = nn::cross_entropy_rows(logits, targets, lse, sum(targets, nn::kOverOutputs));
+
+#include "cannl/tensor/tensor.h"
+
+namespace cannl::nn {
+
+/// Unary spec reducing every output axis (batch and input axes are kept):
+/// sum(x, kOverOutputs) of x with shape `4|->10` has shape `4`.
+inline constexpr const char* kOverOutputs = "...|...->... => ...|...->";
+
+/// GELU, tanh approximation (Hendrycks & Gimpel; PyTorch `approximate="tanh"`):
+/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), one pointwise op with an exact derivative.
+///   gelu(constant(1.0)) ~= 0.841192
+Tensor gelu(const Tensor& x);
+
+/// sum over the output axes of exp(logits - row_max), in one reduction with no [rows, classes]
+/// temporary. Not differentiable (it only feeds the detached log-sum-exp of cross_entropy_rows).
+/// `row_max` has logits' batch and input axes and no output axes.
+///   Tensor s = sum_exp_shifted(logits, stop_gradient(max(logits, kOverOutputs)));
+Tensor sum_exp_shifted(const Tensor& logits, const Tensor& row_max);
+
+/// Fused softmax cross-entropy per row: rows = sum_v targets_v (lse - logits_v), where lse is the
+/// row's log-sum-exp and target_sum the row's sum of targets (1 for one-hot rows). Its backward
+/// writes, in one assignment over [rows, classes],
+///   grad_logits += g * (target_sum * exp(logits - lse) - targets)
+/// (the exact derivative, since lse is a function of logits) and grad_targets += g * (lse - logits);
+/// no gradient flows to lse or target_sum, so nothing of size [rows, classes] is materialized
+/// besides the gradients themselves.
+///   Tensor rows = cross_entropy_rows(logits, onehot, lse, sum(onehot, kOverOutputs));
+Tensor cross_entropy_rows(const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                          const Tensor& target_sum);
+
+/// Uniform [0, 1) values of x's shape from a counter-based threefry stream: the cell's row-major
+/// offset is the counter and the key mixes `name`, the `seed` config key and the run-time value of
+/// `step`, so every step draws fresh values and a rerun of the same step repeats them. x's values
+/// are not read; the result is not differentiable.
+///   Tensor u = uniform_at(h, step_symbol, "dropout1");
+Tensor uniform_at(const Tensor& x, const ir::StaticSymbol& step, const std::string& name);
+
+}  // namespace cannl::nn

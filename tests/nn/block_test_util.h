@@ -1,0 +1,42 @@
+#pragma once
+// Shared helpers of the nn block tests: differentiable batch inputs and deterministic values.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cannl/cannl.h"
+
+namespace cannl::testing_util {
+
+using Dims = std::vector<std::int64_t>;
+
+/// A parameter-backed input with batch axes: rows * identity, where `rows` is a parameter
+/// [features <- n] (n = product of batch) and the identity literal has batch `batch`, output [n].
+/// The gradient of the rows parameter is the gradient of the batch input (transposed: the
+/// parameter's memory order is [features, n]).
+///   Tensor x = batch_input(ps, "x", {2, 3}, {4});   // batch [2, 3], output [4]
+inline Tensor batch_input(std::vector<Tensor>& params, const std::string& name, const Dims& batch,
+                          const Dims& features) {
+  std::int64_t n = 1;
+  for (auto d : batch) n *= d;
+  std::vector<double> identity(static_cast<std::size_t>(n * n), 0.0);
+  for (std::int64_t i = 0; i < n; ++i) identity[static_cast<std::size_t>(i * n + i)] = 1;
+  params.push_back(param(name, {.input = Dims{n}, .output = features}));
+  Tensor selector = literal(name + "_rows", std::move(identity),
+                            {.batch = batch, .input = Dims{}, .output = Dims{n}});
+  return params.back() * selector;
+}
+
+/// Deterministic values in [low, high) from a 64-bit LCG seeded by `salt`.
+inline std::vector<double> lcg_values(std::int64_t n, double low, double high, unsigned salt) {
+  std::vector<double> v;
+  std::uint64_t s = 0x9E3779B97F4A7C15ull * (salt + 1);
+  for (std::int64_t i = 0; i < n; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    v.push_back(low + (high - low) * static_cast<double>(s >> 11) * 0x1.0p-53);
+  }
+  return v;
+}
+
+}  // namespace cannl::testing_util
