@@ -11,6 +11,8 @@
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "demo.h"
+#include "einsum_command.h"
+#include "gpt2_command.h"
 
 namespace {
 
@@ -18,6 +20,9 @@ void print_usage() {
   std::cout << "usage: cannl <command> [options]\n\n"
                "commands:\n"
                "  demo [--epochs N] [--lr X]   train an MLP on half-moons with the C backend\n"
+               "  einsum [--eval] [--accum sum|max|min] SPEC SHAPE...   infer (and evaluate) an einsum\n"
+               "  gpt2 --weights FILE [--config FILE] [--prompt TEXT | --ids N,N,...] [--tokens N]\n"
+               "       [--print-logits]   GPT-2 inference (--random-weights: timed 124M dry run)\n"
                "  help                         this text\n\n"
                "Any config key can be set with --<key>=<value>, CANNL_<KEY>=<value> or a\n"
                "cannl_config file; see docs/config.md.\n";
@@ -44,6 +49,10 @@ int run(const std::vector<std::string>& args) {
     options.lr = std::stod(option(args, "lr", "0.1"));
     return cannl::app::run_demo(options);
   }
+  if (args[0] == "einsum")
+    return cannl::app::run_einsum_command({args.begin() + 1, args.end()}, std::cout, std::cerr);
+  if (args[0] == "gpt2")
+    return cannl::app::run_gpt2_command({args.begin() + 1, args.end()}, std::cout, std::cerr);
   std::cerr << "cannl: unknown command '" << args[0] << "'\n\n";
   print_usage();
   return 2;

@@ -66,6 +66,7 @@ class Machine {
   void exec_form(const ir::If& i) {
     if (is_nonzero(eval(i.condition))) exec(i.body);
   }
+  void exec_form(const ir::SetDynamic& s);
 
   Value eval_form(const ir::Constant& c) { return constant_value(c.value, c.dtype); }
   Value eval_form(const ir::ConstantBits& c) { return constant_bits_value(c.bits, c.dtype); }
@@ -75,6 +76,7 @@ class Machine {
   Value eval_form(const ir::LocalScope& l);
   Value eval_form(const ir::GetLocal& g);
   Value eval_form(const ir::EmbedIndex& e) { return Value::of(index_value(e.index)); }
+  Value eval_form(const ir::GetDynamic& g);
   Value eval_form(const ir::Apply& a) {
     std::vector<Value> args;
     args.reserve(a.args.size());
@@ -82,6 +84,7 @@ class Machine {
     return apply_op(a.op, a.dtype, args);
   }
 
+  std::int64_t dynamic_row(const ir::TensorNode& node, int axis, const ir::ScalarRef& row);
   std::int64_t symbol_value(ir::Symbol s) const;
   std::int64_t index_value(const ir::AxisIndex& index) const;
   std::int64_t element_of(const ir::TensorNode& node,
@@ -117,6 +120,33 @@ void Machine::exec_form(const ir::Set& s) {
   store_element(s.node->dtype, buffer_of(*s.node), element_of(*s.node, s.index), value);
 }
 
+// The row of a dynamic access, or -1 when the value selects no row (ir::dynamic_row).
+std::int64_t Machine::dynamic_row(const ir::TensorNode& node, int axis, const ir::ScalarRef& row) {
+  internal_check(axis >= 0 && static_cast<std::size_t>(axis) < node.dims.size(),
+                 "interp: dynamic axis outside the rank of " + node_text(node));
+  const Value v = convert(eval(row), DType::F64);
+  return ir::dynamic_row(v.get<double>(), node.dims[static_cast<std::size_t>(axis)]);
+}
+
+Value Machine::eval_form(const ir::GetDynamic& g) {
+  const std::int64_t r = dynamic_row(*g.node, g.dyn_axis, g.dyn_value);
+  if (r < 0) return zero_value(g.node->dtype);
+  return load_element(g.node->dtype, buffer_of(*g.node),
+                      element_of(*g.node, ir::with_dynamic_row(g.index, g.dyn_axis, r)));
+}
+
+// Row first, then value, then the read-modify-write (the order the generated C uses).
+void Machine::exec_form(const ir::SetDynamic& s) {
+  const std::int64_t r = dynamic_row(*s.node, s.dyn_axis, s.dyn_value);
+  if (r < 0) return;
+  const std::int64_t element = element_of(*s.node, ir::with_dynamic_row(s.index, s.dyn_axis, r));
+  const Value old = load_element(s.node->dtype, buffer_of(*s.node), element);
+  const Value args[] = {old, eval(s.value)};
+  const Value result = convert(apply_op(s.accum, ir::compute_dtype(s.node->dtype), args),
+                               s.node->dtype);
+  store_element(s.node->dtype, buffer_of(*s.node), element, result);
+}
+
 void Machine::exec_form(const ir::SetLocal& s) {
   auto it = locals_.find(s.scope_id);
   internal_check(it != locals_.end(),
@@ -128,18 +158,12 @@ void Machine::exec_form(const ir::SetLocal& s) {
 }
 
 // A local scope starts from zero (as the generated `T v = 0;`), runs its body, yields the local.
+// The local stays defined afterwards: later parts of the same statement may read it (CSE), as
+// the generated C's hoisted declaration stays in scope for the statement.
 Value Machine::eval_form(const ir::LocalScope& l) {
-  const auto previous = locals_.find(l.scope_id);
-  const std::optional<Local> saved =
-      previous == locals_.end() ? std::nullopt : std::optional(previous->second);
   locals_[l.scope_id] = {l.dtype, zero_value(l.dtype)};
   exec(l.body);
-  Value result = locals_.at(l.scope_id).value;
-  if (saved)
-    locals_[l.scope_id] = *saved;
-  else
-    locals_.erase(l.scope_id);
-  return result;
+  return locals_.at(l.scope_id).value;
 }
 
 Value Machine::eval_form(const ir::GetLocal& g) {

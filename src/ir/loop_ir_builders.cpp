@@ -1,5 +1,6 @@
 // Constructors of loop-IR values and the dtype of a scalar.
 #include <atomic>
+#include <cmath>
 
 #include "cannl/ir/loop_ir.h"
 #include "cannl/support/error.h"
@@ -15,6 +16,7 @@ DType scalar_dtype(const Scalar& s) {
     DType operator()(const GetLocal& l) const { return l.dtype; }
     DType operator()(const EmbedIndex&) const { return DType::I64; }
     DType operator()(const Apply& a) const { return a.dtype; }
+    DType operator()(const GetDynamic& g) const { return g.node->dtype; }
   };
   return std::visit(Visitor{}, s.node);
 }
@@ -43,6 +45,11 @@ ScalarRef local_scope(int scope_id, DType dtype, StmtRef body) {
 ScalarRef get_local(int scope_id, DType dtype) {
   return std::make_shared<const Scalar>(Scalar{GetLocal{scope_id, dtype}});
 }
+ScalarRef get_dynamic(NodeRef node, std::vector<AxisIndex> index, int dyn_axis, ScalarRef dyn_value) {
+  internal_check(node != nullptr && dyn_value != nullptr, "get_dynamic: null node or value");
+  return std::make_shared<const Scalar>(
+      Scalar{GetDynamic{std::move(node), std::move(index), dyn_axis, std::move(dyn_value)}});
+}
 
 StmtRef seq(std::vector<StmtRef> stmts) {
   return std::make_shared<const Stmt>(Stmt{Seq{std::move(stmts)}});
@@ -68,6 +75,28 @@ StmtRef declare_local(int scope_id, DType dtype, bool needs_init) {
 }
 StmtRef if_then(ScalarRef condition, StmtRef body) {
   return std::make_shared<const Stmt>(Stmt{If{std::move(condition), std::move(body)}});
+}
+StmtRef set_dynamic(NodeRef node, std::vector<AxisIndex> index, int dyn_axis, ScalarRef dyn_value,
+                    ScalarRef value, Op accum, std::string comment) {
+  internal_check(node != nullptr && dyn_value != nullptr && value != nullptr,
+                 "set_dynamic: null node or value");
+  return std::make_shared<const Stmt>(
+      Stmt{SetDynamic{std::move(node), std::move(index), dyn_axis, std::move(dyn_value),
+                      std::move(value), accum, std::move(comment)}});
+}
+
+std::vector<AxisIndex> with_dynamic_row(std::vector<AxisIndex> index, int dyn_axis, std::int64_t row) {
+  internal_check(dyn_axis >= 0 && static_cast<std::size_t>(dyn_axis) < index.size(),
+                 "with_dynamic_row: axis out of range");
+  index[static_cast<std::size_t>(dyn_axis)] = AxisIndex::fixed(row);
+  return index;
+}
+
+// NaN fails every comparison, so it is rejected too.
+std::int64_t dynamic_row(double value, std::int64_t extent) {
+  if (!(value >= 0) || !(value < static_cast<double>(extent))) return -1;
+  if (value != std::trunc(value)) return -1;
+  return static_cast<std::int64_t>(value);
 }
 
 int fresh_scope_id() {

@@ -34,6 +34,7 @@ class NodeCollector {
   void visit(const SetLocal& s) { scalar(s.value); }
   void visit(const DeclareLocal&) {}
   void visit(const If& i) { scalar(i.condition); stmt(i.body); }
+  void visit(const SetDynamic& s) { add(s.node); scalar(s.dyn_value); scalar(s.value); }
   // scalars
   void visit(const Constant&) {}
   void visit(const ConstantBits&) {}
@@ -42,6 +43,7 @@ class NodeCollector {
   void visit(const GetLocal&) {}
   void visit(const EmbedIndex&) {}
   void visit(const Apply& a) { for (const auto& x : a.args) scalar(x); }
+  void visit(const GetDynamic& g) { add(g.node); scalar(g.dyn_value); }
 };
 
 }  // namespace

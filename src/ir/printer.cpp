@@ -126,6 +126,22 @@ class LoopIrPrinter {
     out += scalar(i.condition, indent) + ":\n";
     stmt(i.body, indent + "  ", out);
   }
+  // node[i0, ?dyn := ids[i0]] op= value
+  void visit(const SetDynamic& s, const std::string& indent, std::string& out) {
+    out += indent + dynamic_access(s.node, s.index, s.dyn_axis, s.dyn_value, indent) + " " +
+           std::string(op_name(s.accum)) + "= ";
+    out += scalar(s.value, indent);
+    out += (s.comment.empty() ? "" : "   # " + s.comment) + "\n";
+  }
+  std::string dynamic_access(const NodeRef& n, const std::vector<AxisIndex>& idx, int axis,
+                             const ScalarRef& row, const std::string& indent) {
+    std::string out = node(n) + "[";
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      out += k ? ", " : "";
+      out += static_cast<int>(k) == axis ? "?" + scalar(row, indent) : index(idx[k]);
+    }
+    return out + "]";
+  }
 
   // ---- scalars ----
   std::string show(const Constant& c, const std::string&) {
@@ -143,6 +159,9 @@ class LoopIrPrinter {
   std::string show(const GetLocal& l, const std::string&) { return local(l.scope_id); }
   std::string show(const EmbedIndex& e, const std::string&) {
     return "index(" + index(e.index) + ")";
+  }
+  std::string show(const GetDynamic& g, const std::string& indent) {
+    return dynamic_access(g.node, g.index, g.dyn_axis, g.dyn_value, indent);
   }
   std::string show(const Apply& a, const std::string& indent) {
     std::string out = std::string(op_name(a.op)) + dtype_suffix(a.dtype, DType::F32) + "(";

@@ -48,7 +48,10 @@ class Verifier {
     internal_check(s != nullptr, "verify(" + routine_.name + "): null statement");
     const StmtRef saved = at_;
     if (!std::holds_alternative<Seq>(s->node)) at_ = s;
+    const bool keeps_scopes = std::holds_alternative<Seq>(s->node) || std::holds_alternative<DeclareLocal>(s->node);
+    const auto saved_scopes = scopes_;
     std::visit([this](const auto& n) { visit(n); }, s->node);
+    if (!keeps_scopes) scopes_ = saved_scopes;
     at_ = saved;
   }
 
@@ -128,19 +131,42 @@ class Verifier {
     scalar(i.condition);
     stmt(i.body);
   }
+  void visit(const SetDynamic& s) {
+    dynamic_access(s.node, s.index, s.dyn_axis, s.dyn_value);
+    if (!s.value) fail("set_dynamic of a null value");
+    scalar(s.value);
+  }
+  // A dynamic access: a valid axis whose placeholder index is fixed 0, and a non-u4x32 row value.
+  void dynamic_access(const NodeRef& n, const std::vector<AxisIndex>& index, int axis,
+                      const ScalarRef& row) {
+    access(n, index);
+    if (axis < 0 || static_cast<std::size_t>(axis) >= index.size())
+      fail("dynamic axis " + std::to_string(axis) + " is outside the rank of node " +
+           n->debug_name());
+    if (!(index[static_cast<std::size_t>(axis)] == AxisIndex::fixed(0)))
+      fail("the placeholder index of dynamic axis " + std::to_string(axis) + " of node " +
+           n->debug_name() + " must be fixed 0");
+    if (!row) fail("dynamic access with a null row value");
+    if (scalar_dtype(*row) == DType::U4x32) fail("a dynamic row value cannot be u4x32");
+    scalar(row);
+  }
 
   // ---- scalars ----
   void check(const Constant&) {}
   void check(const ConstantBits&) {}
   void check(const Get& g) { access(g.node, g.index); }
+  // A scope's local stays readable for the rest of its statement (CSE reads an earlier scope's
+  // local), never in a sibling statement: stmt() restores the declared scopes after each one.
   void check(const LocalScope& l) {
     const auto saved = scopes_;
     scopes_.insert(l.scope_id);
     stmt(l.body);
     scopes_ = saved;
+    scopes_.insert(l.scope_id);
   }
   void check(const GetLocal& l) { scope_declared(l.scope_id); }
   void check(const EmbedIndex& e) { symbols_bound(e.index); }
+  void check(const GetDynamic& g) { dynamic_access(g.node, g.index, g.dyn_axis, g.dyn_value); }
   void check(const Apply& a) {
     const std::string problem = apply_type_problem(a);
     if (!problem.empty()) fail(problem);

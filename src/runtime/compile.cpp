@@ -3,6 +3,7 @@
 
 #include "cannl/ir/lower.h"
 #include "cannl/ir/verify.h"
+#include "cannl/opt/optimize.h"
 #include "cannl/runtime/context.h"
 #include "cannl/support/files.h"
 #include "cannl/support/log.h"
@@ -23,20 +24,57 @@ void dump_ir(const ir::Comp& comp, const ir::LoweredRoutine& lowered) {
   files::write_atomically(dir / (lowered.name + ".ll"), ir::print_loop_ir(lowered));
 }
 
-void lower_and_verify(const ir::Comp& comp, RoutineData& data) {
+/// The nodes the lineage already holds: the optimizer must keep them in their buffers.
+opt::PassContext pass_context(const ContextState& state, const std::string& name) {
+  auto ctx = opt::PassContext::from_config(name);
+  for (const auto& [id, buffer] : state.buffers) ctx.persistent_nodes.insert(id);
+  for (const auto& [id, history] : state.history) ctx.persistent_nodes.insert(id);
+  for (int id : state.initialized) ctx.persistent_nodes.insert(id);
+  return ctx;
+}
+
+bool on_device(const opt::Optimized& o, const ir::NodeRef& node) {
+  const auto it = o.decisions.find(node->id);
+  return it == o.decisions.end() || it->second.placement == opt::Placement::OnDevice;
+}
+
+std::vector<ir::NodeRef> only_on_device(const opt::Optimized& o, std::vector<ir::NodeRef> nodes) {
+  std::erase_if(nodes, [&](const ir::NodeRef& n) { return !on_device(o, n); });
+  return nodes;
+}
+
+/// Lowers, verifies and optimizes; only OnDevice nodes become buffer parameters (Local nodes are
+/// arrays inside the routine, Virtual ones are gone).
+opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& state,
+                                  RoutineData& data) {
+  ir::LoweredRoutine lowered;
   {
     log::ScopedTimer timer("lower " + data.name);
-    data.lowered = ir::lower(comp, data.name);
+    lowered = ir::lower(comp, data.name);
   }
   {
     log::ScopedTimer timer("verify " + data.name);
-    ir::verify(data.lowered);
+    ir::verify(lowered);
   }
-  dump_ir(comp, data.lowered);
+  dump_ir(comp, lowered);
+  opt::Optimized optimized = opt::optimize(lowered, pass_context(state, data.name));
+  data.lowered = optimized.routine;
   data.statics = data.lowered.statics;
-  data.params = ir::nodes_of(data.lowered.body);
-  data.inputs = ir::read_before_initialized(comp);
-  data.outputs = ir::written_nodes(comp);
+  data.params = only_on_device(optimized, ir::nodes_of(data.lowered.body));
+  data.inputs = only_on_device(optimized, ir::read_before_initialized(comp));
+  data.outputs = only_on_device(optimized, ir::written_nodes(comp));
+  return optimized;
+}
+
+/// Remembers which nodes this routine optimized away, so host reads can say why they fail.
+void record_placements(ContextState& state, const opt::Optimized& o, const std::string& routine) {
+  for (const auto& [id, d] : o.decisions) {
+    if (d.placement == opt::Placement::OnDevice) {
+      state.optimized_away.erase(id);
+    } else if (!state.buffers.contains(id)) {
+      state.optimized_away[id] = "routine '" + routine + "' decided it " + opt::describe_decision(d);
+    }
+  }
 }
 
 /// Every node the routine touches gets a buffer (until the optimizer decides placements);
@@ -59,13 +97,14 @@ Routine Context::compile(const ir::Comp& comp, const std::string& name) {
   RoutineData& data = *impl;
   data.name = sanitize_routine_name(name);
   log::ScopedTimer total("compile " + data.name);
-  lower_and_verify(comp, data);
+  const opt::Optimized optimized = lower_and_optimize(comp, *state_, data);
   {
     log::ScopedTimer timer("backend compile " + data.name);
     data.executable = state_->backend->compile({data.lowered, data.params});
   }
   data.source = data.executable->source();
   link_buffers(*state_, data);
+  record_placements(*state_, optimized, data.name);
   // The ledger changes only once compilation succeeded, so a failed compile leaves no trace.
   data.id = state_->next_routine_id++;
   state_->routine_names[data.id] = data.name;

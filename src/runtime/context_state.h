@@ -43,6 +43,9 @@ class ContextState {
   std::unordered_map<int, NodeHistory> history;
   std::unordered_map<int, std::string> routine_names;  // by routine id
   std::unordered_set<int> routines_run;
+  /// Nodes an optimized routine placed Virtual or Local (no buffer here), with the decision
+  /// text: host reads of them fail with this explanation.
+  std::unordered_map<int, std::string> optimized_away;
   int next_routine_id = 0;
 };
 

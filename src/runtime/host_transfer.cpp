@@ -55,6 +55,14 @@ std::vector<std::byte> download_logical_bytes(const ContextState& state,
                                               const ir::NodeRef& node, std::string_view what) {
   require_node(node, what);
   const backends::Buffer* buffer = state.find_buffer(*node);
+  const auto away = state.optimized_away.find(node->id);
+  if (away != state.optimized_away.end() &&
+      (buffer == nullptr || !state.initialized.contains(node->id)))
+    throw RuntimeUsageError(std::string(what) + ": node " + describe_node(*node) +
+                            " was optimized away: " + away->second +
+                            ". To read it from the host, mark it materialized before compiling "
+                            "(ir::update_memory_mode(node, MemoryMode::Materialized, ...)), or "
+                            "compile with optimize=false");
   if (buffer == nullptr)
     throw RuntimeUsageError(std::string(what) + ": node " + describe_node(*node) +
                             " has no buffer in this context (backend " +

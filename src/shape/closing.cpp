@@ -24,7 +24,31 @@ struct Facts {
   std::map<int, Row> row_glb;
   std::map<int, std::int64_t> at_least;
   std::set<int> rows_in_totals, rows_in_ineqs, all_dims, all_rows;
+  // Affine / concat: variables the solver derives once the others are known (closed last), and
+  // concat parts that may be guessed 0.
+  std::set<int> dependent, discardable_parts, relation_inputs;
 };
+
+void note_derived(const Constraint& k, Facts& f) {
+  const Dim d1 = subst(k.d1);
+  for (const Dim* d : {&k.d2, &k.d3})
+    if (const Dim v = subst(*d); v.is_var()) f.relation_inputs.insert(v.var);
+  for (const auto& p : k.parts)
+    if (const Dim v = subst(p); v.is_var()) f.relation_inputs.insert(v.var);
+  if (k.kind == ConstraintKind::Concat)
+    for (std::size_t i = 0; i < k.parts.size(); ++i)
+      if (const Dim p = subst(k.parts[i]); p.is_var() && k.discardable[i]) f.discardable_parts.insert(p.var);
+  if (d1.is_var()) return void(f.dependent.insert(d1.var));
+  if (k.kind == ConstraintKind::Affine) {
+    if (const Dim o = subst(k.d2); o.is_var()) f.dependent.insert(o.var);
+    return;
+  }
+  for (std::size_t i = 0; i < k.parts.size(); ++i) {
+    const Dim p = subst(k.parts[i]);
+    if (!p.is_var()) continue;
+    f.dependent.insert(p.var);
+  }
+}
 
 Dim merge_dim(const Dim& a, const Dim& b) { return a.same_value(b) ? a : Dim::bcast_one(); }
 
@@ -153,6 +177,7 @@ Facts gather_facts() {
   for (const auto& [seq, p] : s.pending) {
     const Constraint& k = *p;
     if (k.kind == ConstraintKind::Terminal) note_terminal(k, f);
+    if (k.kind == ConstraintKind::Affine || k.kind == ConstraintKind::Concat) note_derived(k, f);
     if (k.kind == ConstraintKind::AtLeast) {
       const Dim d = subst(k.d1);
       if (d.is_var()) f.at_least[d.var] = std::max(f.at_least[d.var], k.n);
@@ -165,8 +190,10 @@ Facts gather_facts() {
       note_vars(*r, f);
       if (k.kind == ConstraintKind::RowIneq && subst(*r).is_open()) f.rows_in_ineqs.insert(subst(*r).var);
     }
-    for (const auto* d : {&k.d1, &k.d2})
+    for (const auto* d : {&k.d1, &k.d2, &k.d3})
       if (subst(*d).is_var()) f.all_dims.insert(subst(*d).var);
+    for (const auto& d : k.parts)
+      if (subst(d).is_var()) f.all_dims.insert(subst(d).var);
   }
   for (const auto& weak : s.pending_shapes)
     if (auto sh = weak.lock())
@@ -245,7 +272,18 @@ bool close_stage6(const Facts& f) {
 
 bool close_stage7(const Facts& f) {
   bool any = false;
-  for (int var : f.all_dims) {
+  for (int var : f.discardable_parts) bind_dim(var, Dim::solved(0)), any = true;
+  if (any) return true;
+  // Inputs of size relations close first, so the sizes they determine are derived rather than
+  // guessed by unrelated closing (a pointwise result of a concatenation must not close to 1).
+  std::set<int> candidates;
+  for (int var : f.relation_inputs)
+    if (!f.dependent.count(var)) candidates.insert(var);
+  if (candidates.empty())
+    for (int var : f.all_dims)
+      if (!f.dependent.count(var)) candidates.insert(var);
+  if (candidates.empty() && !f.dependent.empty()) candidates.insert(*f.dependent.begin());
+  for (int var : candidates) {
     auto glb = f.dim_glb.find(var);
     auto least = f.at_least.find(var);
     Dim value = Dim::bcast_one();

@@ -82,8 +82,52 @@ struct EinsumEnv {
   std::map<std::string, int> labels;
   std::map<std::string, int> named_rows;
   std::map<int, int> context_rows;  // by RowKind
+  std::map<std::string, int> label_uses;  // occurrences in the whole spec (discardable parts)
   int step_id = -1;
 };
+
+Dim label_dim(const std::string& label, EinsumEnv& env) {
+  auto [it, fresh] = env.labels.emplace(label, 0);
+  if (fresh) it->second = fresh_var();
+  return Dim::variable(it->second);
+}
+
+Dim affine_dim(const AxisSpec& a, EinsumEnv& env, Gen& g) {
+  Constraint k = make_dim(ConstraintKind::Affine, Dim::variable(fresh_var()), label_dim(a.label, env),
+                          g.origin);
+  k.has_kernel = !a.kernel.empty();
+  if (k.has_kernel) k.d3 = label_dim(a.kernel, env);
+  k.stride = a.stride;
+  k.dilation = a.dilation;
+  k.use_padding = a.use_padding;
+  k.d1.label_step = k.d2.label_step = env.step_id;
+  k.d1.label_pos = k.d2.label_pos = a.pos;
+  g.out.push_back(k);
+  return k.d1;
+}
+
+Dim concat_dim(const AxisSpec& a, EinsumEnv& env, Gen& g) {
+  Constraint k = make_dim(ConstraintKind::Concat, Dim::variable(fresh_var()), {}, g.origin);
+  k.d1.label_step = env.step_id;
+  k.d1.label_pos = a.pos;
+  for (const auto& p : a.parts) {
+    k.parts.push_back(p.label.empty() ? Dim::solved(p.size) : label_dim(p.label, env));
+    k.discardable.push_back(!p.label.empty() && env.label_uses[p.label] == 1);
+  }
+  g.out.push_back(k);
+  return k.d1;
+}
+
+void count_labels(const SlotSpec& slot, EinsumEnv& env) {
+  for (const auto* r : {&slot.batch, &slot.input, &slot.output})
+    for (const auto* axes : {&r->beg, &r->dims})
+      for (const auto& a : *axes) {
+        if (a.kind == AxisSpec::Kind::Label || a.kind == AxisSpec::Kind::Affine) ++env.label_uses[a.label];
+        if (!a.kernel.empty()) ++env.label_uses[a.kernel];
+        for (const auto& p : a.parts)
+          if (!p.label.empty()) ++env.label_uses[p.label];
+      }
+}
 
 Dim axis_dim(const AxisSpec& a, EinsumEnv& env, Gen& g) {
   Dim d;
@@ -94,10 +138,12 @@ Dim axis_dim(const AxisSpec& a, EinsumEnv& env, Gen& g) {
     k.d1.label_step = env.step_id;
     k.d1.label_pos = a.pos;
     g.out.push_back(k);
+  } else if (a.kind == AxisSpec::Kind::Affine) {
+    d = affine_dim(a, env, g);
+  } else if (a.kind == AxisSpec::Kind::Concat) {
+    d = concat_dim(a, env, g);
   } else {
-    auto [it, fresh] = env.labels.emplace(a.label, 0);
-    if (fresh) it->second = fresh_var();
-    d = Dim::variable(it->second);
+    d = label_dim(a.label, env);
   }
   d.label_step = env.step_id;
   d.label_pos = a.pos;
@@ -127,6 +173,8 @@ void gen_einsum(StepRecord& rec, Gen& g) {
                             std::to_string(st.operands.size()));
   EinsumEnv env;
   env.step_id = g.origin->step_id;
+  count_labels(spec.lhs, env);
+  for (const auto& slot : spec.rhs) count_labels(slot, env);
   auto slot_rows = [&](const SlotSpec& slot, const Shape& shape, bool operand) {
     const RowSpec* rows[] = {&slot.batch, &slot.input, &slot.output};
     for (int i = 0; i < 3; ++i) {
@@ -136,6 +184,7 @@ void gen_einsum(StepRecord& rec, Gen& g) {
   };
   slot_rows(spec.lhs, *st.result, false);
   for (std::size_t i = 0; i < spec.rhs.size(); ++i) slot_rows(spec.rhs[i], *st.operands[i], true);
+  rec.label_vars = env.labels;
 }
 
 void gen_batch_slice(const BatchSlice& slice, const UpdateStep& st, Gen& g) {

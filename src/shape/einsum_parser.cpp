@@ -1,6 +1,6 @@
 // Lexer and recursive-descent parser for the extended einsum notation (semantics-frontend.md
 // 2.1-2.2) with the 0.8 rule that an omitted row reads as the context ellipsis of its kind.
-// Strided, convolution and concatenation axes are rejected with a "not supported yet" error.
+// Strided and convolution axes (2.7) and concatenations with label or integer parts (2.8).
 
 #include <cctype>
 #include <set>
@@ -12,7 +12,7 @@ namespace cannl::shape {
 namespace {
 
 enum class Tok { Ident, Int, Underscore, Bar, Arrow, FatArrow, Semi, Ellipsis, DotDot, Comma,
-                 Unsupported, End };
+                 Star, Plus, Caret, Eq, Lt, Unsupported, End };
 
 struct Token {
   Tok kind = Tok::End;
@@ -66,8 +66,12 @@ class Lexer {
     if (is_digit(c)) return integer(pos);
     if (is_letter(c)) return identifier(pos);
     if (c == '_') return single(Tok::Underscore, pos);
-    if (c == '*' || c == '+' || c == '^' || c == '&' || c == '<' || c == '=')
-      return single(Tok::Unsupported, pos);
+    if (c == '*') return single(Tok::Star, pos);
+    if (c == '+') return single(Tok::Plus, pos);
+    if (c == '^') return single(Tok::Caret, pos);
+    if (c == '<') return single(Tok::Lt, pos);
+    if (c == '=') return single(Tok::Eq, pos);
+    if (c == '&') return single(Tok::Unsupported, pos);
     if (c == '-') fail_at(spec_, pos, "unexpected '-' (did you mean '->'?)");
     fail_at(spec_, pos, "unexpected character " + describe_char(c));
   }
@@ -139,11 +143,14 @@ class Parser {
 
  private:
   const Token& peek() const { return tokens_[at_]; }
+  const Token& peek2() const { return tokens_[std::min(at_ + 1, tokens_.size() - 1)]; }
+  const Token& expect(Tok kind, const std::string& hint) {
+    if (peek().kind != kind) unexpected(peek(), hint);
+    return tokens_[at_++];
+  }
+  std::int64_t integer_token() { return std::stoll(expect(Tok::Int, "expected an integer").text); }
 
   [[noreturn]] void unexpected(const Token& t, const std::string& hint) const {
-    if (t.kind == Tok::Unsupported)
-      fail_at(spec_, t.pos, "strided, convolution and concatenation axes ('" + t.text +
-                                "') are not supported yet");
     const std::string what =
         t.kind == Tok::End ? "unexpected end of spec" : "unexpected '" + t.text + "'";
     fail_at(spec_, t.pos, what, hint);
@@ -235,16 +242,80 @@ class Parser {
     const Token& t = peek();
     AxisSpec a;
     a.pos = t.pos;
+    if (t.kind == Tok::Int && peek2().kind == Tok::Star) {
+      a.stride = positive(integer_token(), t.pos, "stride");
+      ++at_;  // '*'
+      a.label = expect(Tok::Ident, "expected the iterated label after the stride").text;
+      return affine(a);
+    }
+    if ((t.kind == Tok::Int || t.kind == Tok::Ident) && peek2().kind == Tok::Caret) return concat(a);
     if (t.kind == Tok::Int) {
       a.kind = AxisSpec::Kind::Fixed;
-      a.index = std::stoll(t.text);
-    } else if (t.kind == Tok::Ident || t.kind == Tok::Underscore) {
-      a.label = t.text;
-    } else {
-      unexpected(t, "");
+      a.index = integer_token();
+      return a;
     }
+    if (t.kind != Tok::Ident && t.kind != Tok::Underscore) unexpected(t, "");
+    a.label = t.text;
     ++at_;
-    if (peek().kind == Tok::Unsupported) unexpected(peek(), "");
+    const Tok n = peek().kind;
+    if (t.kind == Tok::Ident && (n == Tok::Eq || n == Tok::Lt || n == Tok::Plus)) return affine(a);
+    if (n == Tok::Star) unexpected(peek(), "a coefficient must be an integer written before '*'");
+    return a;
+  }
+
+  std::int64_t positive(std::int64_t v, int pos, const char* what) const {
+    if (v < 1) fail_at(spec_, pos, std::string(what) + " must be at least 1");
+    return v;
+  }
+
+  /// After `[stride*]over`: `+offset` (strided), `=+[off+][dil*]kernel` or `<+...` (convolution).
+  AxisSpec affine(AxisSpec a) {
+    a.kind = AxisSpec::Kind::Affine;
+    const Tok n = peek().kind;
+    if (n == Tok::Plus && peek2().kind == Tok::Int && tokens_[at_ + 2].kind != Tok::Star &&
+        tokens_[at_ + 2].kind != Tok::Plus) {
+      ++at_;
+      const int pos = peek().pos;
+      a.offset = integer_token();
+      if (a.offset >= a.stride)
+        fail_at(spec_, pos, "a stride offset must be smaller than the stride " + std::to_string(a.stride));
+      return a;
+    }
+    if (n == Tok::Plus)
+      fail_at(spec_, peek().pos,
+              "use_padding must be specified in convolution spec (use = for true, < for false)");
+    if (n != Tok::Eq && n != Tok::Lt) {
+      if (a.stride == 1) unexpected(peek(), "");
+      return a;  // plain strided iteration `2*o`
+    }
+    a.use_padding = n == Tok::Eq;
+    ++at_;
+    expect(Tok::Plus, "expected '+' after the padding marker ('=+' or '<+')");
+    if (peek().kind == Tok::Int && peek2().kind == Tok::Plus) {
+      a.offset = integer_token();
+      ++at_;
+    }
+    if (peek().kind == Tok::Int) {
+      a.dilation = positive(integer_token(), peek().pos, "dilation");
+      expect(Tok::Star, "expected '*' after the dilation");
+    }
+    a.kernel = expect(Tok::Ident, "expected the kernel label").text;
+    return a;
+  }
+
+  /// `a^b^c` with label or integer parts.
+  AxisSpec concat(AxisSpec a) {
+    a.kind = AxisSpec::Kind::Concat;
+    while (true) {
+      const Token& t = peek();
+      ConcatPart part;
+      part.pos = t.pos;
+      if (t.kind == Tok::Int) part.size = integer_token();
+      else part.label = expect(Tok::Ident, "expected a label or an integer in a concatenation").text;
+      a.parts.push_back(std::move(part));
+      if (peek().kind != Tok::Caret) break;
+      ++at_;
+    }
     return a;
   }
 
@@ -257,8 +328,12 @@ class Parser {
 void collect_names(const RowSpec& r, std::set<std::string>& labels,
                    std::vector<std::pair<std::string, int>>& row_vars) {
   for (const auto* axes : {&r.beg, &r.dims})
-    for (const auto& a : *axes)
-      if (a.kind == AxisSpec::Kind::Label) labels.insert(a.label);
+    for (const auto& a : *axes) {
+      if (a.kind == AxisSpec::Kind::Label || a.kind == AxisSpec::Kind::Affine) labels.insert(a.label);
+      if (!a.kernel.empty()) labels.insert(a.kernel);
+      for (const auto& p : a.parts)
+        if (!p.label.empty()) labels.insert(p.label);
+    }
   if (r.has_ellipsis && !r.is_context) row_vars.emplace_back(r.var_name, r.pos);
 }
 

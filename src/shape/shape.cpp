@@ -90,7 +90,9 @@ int propagate(const UpdateStep& step) {
   auto& s = state();
   const int id = static_cast<int>(s.steps.size());
   Snapshot snap = begin_step();
-  s.steps.push_back(StepRecord{step, std::nullopt, std::nullopt, true});
+  StepRecord fresh;
+  fresh.step = step;
+  s.steps.push_back(std::move(fresh));
   try {
     auto origin = std::make_shared<Origin>();
     origin->op_name = step.op_name;
@@ -126,7 +128,9 @@ void finish_inference() {
   for (auto& rec : s.steps) {
     if (!rec.pending) continue;
     write_back_step(rec.step);
-    rec.projections = derive_projections(rec);
+    derive_projections(rec);
+    for (std::size_t i = 0; i < rec.paddings.size(); ++i)
+      merge_padding(s.shape_padding[rec.step.operands[i]->id], rec.paddings[i]);
     rec.pending = false;
     rec.step.result.reset();  // the shapes are concrete now; do not keep them alive
     rec.step.operands.clear();
@@ -166,6 +170,17 @@ ir::Projections projections(int step_id) {
     throw ShapeError("no update step with id " + std::to_string(step_id));
   if (s.steps[static_cast<std::size_t>(step_id)].pending) finish_inference();
   return *s.steps[static_cast<std::size_t>(step_id)].projections;
+}
+
+std::vector<Block> block_projections(int step_id) {
+  projections(step_id);
+  return state().steps[static_cast<std::size_t>(step_id)].blocks;
+}
+
+std::vector<ir::AxisPadding> padding(const Shape& shape) {
+  auto& s = state();
+  auto it = s.shape_padding.find(shape.id);
+  return it == s.shape_padding.end() ? std::vector<ir::AxisPadding>{} : it->second;
 }
 
 std::string to_string(const Shape& shape) {

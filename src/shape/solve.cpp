@@ -32,6 +32,8 @@ void solve_one(const Constraint& k, SolveCtx& c) {
     case ConstraintKind::AtLeast: return solve_at_least(k, c);
     case ConstraintKind::TotalElems: return solve_total_elems(k, c);
     case ConstraintKind::Terminal: return c.keep(k);  // a marker for closing
+    case ConstraintKind::Affine: return solve_affine(k, c);
+    case ConstraintKind::Concat: return solve_concat(k, c);
   }
 }
 

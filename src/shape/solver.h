@@ -30,6 +30,10 @@ void unify_row(const Row& a, const Row& b, SolveCtx& c);
 void solve_dim_ineq(const Constraint& k, SolveCtx& c);
 void solve_row_ineq(const Constraint& k, SolveCtx& c);
 void solve_total_elems(const Constraint& k, SolveCtx& c);
+/// Strided / convolution size relations (semantics 2.7); deferred until enough is known.
+void solve_affine(const Constraint& k, SolveCtx& c);
+/// `d1 = sum(parts)` (semantics 2.8); from stage 7 unconstrained discardable parts become 0.
+void solve_concat(const Constraint& k, SolveCtx& c);
 
 /// Runs every pending constraint to a fixpoint at `stage` (capped: never hangs).
 void solve(int stage);

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cannl/ir/tensor_node.h"
 #include "cannl/shape/einsum_spec.h"
 #include "cannl/shape/shape.h"
 
@@ -25,16 +26,25 @@ struct Origin {
 };
 using OriginRef = std::shared_ptr<const Origin>;
 
-enum class ConstraintKind { DimEq, RowEq, DimIneq, RowIneq, AtLeast, TotalElems, Terminal };
+enum class ConstraintKind { DimEq, RowEq, DimIneq, RowIneq, AtLeast, TotalElems, Terminal, Affine,
+                            Concat };
 
 /// One constraint. Ineq: `r1 ⊑ r2` / `d1 ⊑ d2` (result refines operand). AtLeast: `d1 >= n`.
 /// TotalElems: product of `rows` == n. Terminal: `rows` belong to a leaf (param if is_param).
+/// Affine (2.7): `d1` (the indexed axis) relates to `d2` (over) and `d3` (kernel, if has_kernel)
+/// by stride/dilation/use_padding. Concat (2.8): `d1` == sum of `parts`.
 struct Constraint {
   ConstraintKind kind = ConstraintKind::DimEq;
   Dim d1, d2;
   Row r1, r2;
   std::vector<Row> rows;
   std::int64_t n = 0;
+  Dim d3;
+  bool has_kernel = false;
+  std::int64_t stride = 1, dilation = 1;
+  bool use_padding = false;
+  std::vector<Dim> parts;
+  std::vector<bool> discardable;  // per part: may be guessed 0 when nothing else constrains it
   bool is_param = false;
   std::string param_name;
   OriginRef origin;
@@ -54,6 +64,9 @@ struct StepRecord {
   std::optional<EinsumSpec> spec;
   std::optional<ir::Projections> projections;
   bool pending = true;
+  std::map<std::string, int> label_vars;  // einsum labels -> dim variables (sizes for projections)
+  std::vector<Block> blocks;              // concatenation specs: one projection per live block
+  std::vector<std::vector<ir::AxisPadding>> paddings;  // per operand (memory order); may be empty
 };
 
 struct State {
@@ -68,7 +81,9 @@ struct State {
   std::deque<std::uint64_t> worklist;                             // constraints to (re)process
   std::vector<StepRecord> steps;
   std::vector<std::weak_ptr<Shape>> pending_shapes;
-  std::set<int> operand_shapes;  // ids of pending shapes used as an operand (params count only then)
+  std::unordered_map<int, std::vector<ir::AxisPadding>> shape_padding;  // by shape id; kept
+  std::set<int> operand_shapes;
+  // ids of pending shapes used as an operand (params count only then)
   bool changed = false;
 
   /// Undo log of one propagate call, so a failing step leaves the state as it was.

@@ -24,8 +24,10 @@ void watch_row(const Row& r0, std::vector<int>& watch) {
 
 void SolveCtx::keep(Constraint k) {
   k.watch.clear();
-  for (const auto* d : {&k.d1, &k.d2})
+  for (const auto* d : {&k.d1, &k.d2, &k.d3})
     if (const Dim v = subst(*d); v.is_var()) k.watch.push_back(v.var);
+  for (const auto& d : k.parts)
+    if (const Dim v = subst(d); v.is_var()) k.watch.push_back(v.var);
   watch_row(k.r1, k.watch);
   watch_row(k.r2, k.watch);
   for (const auto& r : k.rows) watch_row(r, k.watch);

@@ -80,8 +80,15 @@ void resolve_shapes(const std::vector<Tensor>& roots) {
   for (const auto& t : topological_order(roots)) {
     if (!t.value()->dims.empty()) continue;  // already resolved by an earlier compile
     auto dims = shape::dims(*t.shape());
-    t.value()->dims = dims;
-    if (t.grad()) t.grad()->dims = dims;
+    // Padding (max over the padded convolutions reading t): buffers include the margins.
+    const auto pad = shape::padding(*t.shape());
+    if (pad.size() == dims.size())
+      for (std::size_t i = 0; i < dims.size(); ++i) dims[i] += pad[i].left + pad[i].right;
+    for (const auto& node : {t.value(), t.grad()}) {
+      if (!node) continue;
+      node->dims = dims;
+      if (pad.size() == dims.size()) node->padding = pad;
+    }
   }
 }
 

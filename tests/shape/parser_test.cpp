@@ -119,10 +119,9 @@ TEST(Parser, NameUsedAsDimAndRowVariable) {
                                   "Name 'd' is used as both a dimension variable and a row variable");
 }
 
-TEST(Parser, ConvolutionNotSupportedYet) {
-  expect_error<EinsumSyntaxError>([] { parse_einsum("o+k; k => o"); }, "not supported yet at position 1");
-  expect_error<EinsumSyntaxError>([] { parse_einsum("2*o=>o"); }, "not supported yet at position 1");
-  expect_error<EinsumSyntaxError>([] { parse_einsum("a^b=>a"); }, "not supported yet");
+TEST(Parser, ConvolutionNeedsPaddingMarker) {
+  expect_error<EinsumSyntaxError>([] { parse_einsum("o+k; k => o"); },
+                                  "use_padding must be specified in convolution spec");
 }
 
 TEST(Parser, MulticharNeedsCommasBetweenAxes) {

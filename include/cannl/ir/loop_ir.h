@@ -49,9 +49,16 @@ struct GetLocal { int scope_id = 0; DType dtype = DType::F32; };
 /// The value of an index expression (i64).
 struct EmbedIndex { AxisIndex index; };
 struct Apply { Op op = Op::Identity; DType dtype = DType::F32; std::vector<ScalarRef> args; };
+/// Gather at a runtime row (made by the one-hot rewrite): `node[index]` with axis `dyn_axis`
+/// replaced by the row `r` = the value of `dyn_value` (any non-u4x32 dtype) converted to f64.
+/// When `r` is not an integer in [0, dims[dyn_axis]) (negative, too large, fractional, NaN) the
+/// result is 0 of the node's dtype. `index[dyn_axis]` is a placeholder and must be fixed 0.
+///   table[?0 := ids[i0], i1]  is  GetDynamic{table, {fixed(0), i1}, 0, get(ids, {i0})}
+struct GetDynamic { NodeRef node; std::vector<AxisIndex> index; int dyn_axis = 0; ScalarRef dyn_value; };
 
 struct Scalar {
-  std::variant<Constant, ConstantBits, Get, LocalScope, GetLocal, EmbedIndex, Apply> node;
+  std::variant<Constant, ConstantBits, Get, LocalScope, GetLocal, EmbedIndex, Apply, GetDynamic>
+      node;
 };
 
 DType scalar_dtype(const Scalar& s);
@@ -63,6 +70,7 @@ ScalarRef embed_index(AxisIndex index);
 ScalarRef apply(Op op, DType dtype, std::vector<ScalarRef> args);
 ScalarRef local_scope(int scope_id, DType dtype, StmtRef body);
 ScalarRef get_local(int scope_id, DType dtype);
+ScalarRef get_dynamic(NodeRef node, std::vector<AxisIndex> index, int dyn_axis, ScalarRef dyn_value);
 
 // ---- statements ----
 struct Seq { std::vector<StmtRef> stmts; };
@@ -77,9 +85,23 @@ struct SetLocal { int scope_id = 0; ScalarRef value; };
 struct DeclareLocal { int scope_id = 0; DType dtype = DType::F32; bool needs_init = false; };
 /// Runs body when condition != 0. A conditional write is never a definite write.
 struct If { ScalarRef condition; StmtRef body; };
+/// Guarded scatter-accumulate at a runtime row (made by the one-hot rewrite of an embedding
+/// backward): with row `r` chosen as in GetDynamic, when `r` is valid
+///   node[index with dyn_axis := r] := accum(node[...], value)   (computed in compute_dtype of the
+/// node's dtype, then stored), and nothing happens otherwise. Executed in program (serial) order,
+/// so repeated rows accumulate deterministically. `index[dyn_axis]` must be fixed 0.
+struct SetDynamic {
+  NodeRef node;
+  std::vector<AxisIndex> index;
+  int dyn_axis = 0;
+  ScalarRef dyn_value;
+  ScalarRef value;
+  Op accum = Op::Add;
+  std::string comment;
+};
 
 struct Stmt {
-  std::variant<Seq, Comment, For, ZeroOut, Set, SetLocal, DeclareLocal, If> node;
+  std::variant<Seq, Comment, For, ZeroOut, Set, SetLocal, DeclareLocal, If, SetDynamic> node;
 };
 
 StmtRef seq(std::vector<StmtRef> stmts);
@@ -90,6 +112,13 @@ StmtRef set(NodeRef node, std::vector<AxisIndex> index, ScalarRef value, std::st
 StmtRef set_local(int scope_id, ScalarRef value);
 StmtRef declare_local(int scope_id, DType dtype, bool needs_init);
 StmtRef if_then(ScalarRef condition, StmtRef body);
+StmtRef set_dynamic(NodeRef node, std::vector<AxisIndex> index, int dyn_axis, ScalarRef dyn_value,
+                    ScalarRef value, Op accum = Op::Add, std::string comment = {});
+/// The equivalent static access of a dynamic one: `index` with `index[dyn_axis]` := `row`.
+std::vector<AxisIndex> with_dynamic_row(std::vector<AxisIndex> index, int dyn_axis, std::int64_t row);
+/// The row a dynamic access selects for a value already converted to f64, or -1 when the value
+/// is not an integer in [0, extent): dynamic_row(2.0, 4) == 2, dynamic_row(2.5, 4) == -1.
+std::int64_t dynamic_row(double value, std::int64_t extent);
 
 /// A fresh process-unique id for LocalScope/GetLocal.
 int fresh_scope_id();

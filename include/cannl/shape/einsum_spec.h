@@ -16,12 +16,29 @@
 
 namespace cannl::shape {
 
-/// One written axis: a label (`i`, `_`, `height` in multichar mode) or a fixed index (`0`, `12`).
+/// One component of a concatenation `a^3^b`: a label or an integer size (shift / pad).
+struct ConcatPart {
+  std::string label;        // empty for an integer part
+  std::int64_t size = 0;    // for an integer part
+  int pos = 0;
+};
+
+/// One written axis (semantics-frontend.md 2.2, 2.7, 2.8):
+///   Label  `i`, `_`, `height`          Fixed  `0`, `12`
+///   Affine `2*o+1` (strided), `2*o=+3*k` (padded conv, dilation 3), `o<+k` (valid conv)
+///   Concat `a^b^c`, `1^i` (integer parts shift or pad)
+/// Affine index: stride*over + offset + dilation*kernel (- left padding when use_padding).
 struct AxisSpec {
-  enum class Kind { Label, Fixed } kind = Kind::Label;
-  std::string label;        // for Label
+  enum class Kind { Label, Fixed, Affine, Concat } kind = Kind::Label;
+  std::string label;        // for Label; the `over` label for Affine
   std::int64_t index = 0;   // for Fixed
   int pos = 0;              // character offset in the spec, for error carets
+  // Affine.
+  std::int64_t stride = 1, offset = 0, dilation = 1;
+  std::string kernel;       // empty: strided iteration without a kernel
+  bool use_padding = false;
+  // Concat.
+  std::vector<ConcatPart> parts;
 };
 
 /// One row: leading axes, an optional ellipsis, trailing axes (all axes are trailing without one).

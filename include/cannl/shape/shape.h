@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cannl/ir/indexing.h"
+#include "cannl/ir/tensor_node.h"
 #include "cannl/shape/row.h"
 
 namespace cannl::shape {
@@ -102,6 +103,21 @@ std::vector<std::int64_t> row_dims(const Shape& shape, RowKind kind);
 /// Projections of a step; lhs = result, rhs = operands in order. Runs `finish_inference` first
 /// if the step is still pending. `projections(s).project_lhs[0].to_string() == "i12"`.
 ir::Projections projections(int step_id);
+
+/// One block of a concatenation spec (semantics-frontend.md 2.8): the projections of the cells
+/// where one choice of concatenation parts is active; `live_rhs[i]` says whether operand i is read
+/// in this block (a block of `a; b => a^b` reads one operand). A spec without `^` has one block.
+struct Block {
+  ir::Projections projections;
+  std::vector<bool> live_rhs;
+};
+/// The blocks of a step, e.g. two for `a; b => a^b` (project_lhs `i` and `i+|a|`).
+std::vector<Block> block_projections(int step_id);
+
+/// Padding margins of a shape in memory order (batch, output, input), the maximum over the
+/// padded convolutions (`o=+k`) that read it; empty when none. Valid after `finish_inference`.
+///   padding(*x) == {{1, 1}}   // x read by a 3-tap `o=+k` convolution
+std::vector<ir::AxisPadding> padding(const Shape& shape);
 
 /// "B|I->O" with parts omitted when empty (`2|3->4`, `3->4`, `2|4`, `4`); unsolved `$N`.
 std::string to_string(const Shape& shape);

@@ -50,6 +50,12 @@ class BodyPrinter {
   void print_set_local(const ir::SetLocal& s);
   void print_declare_local(const ir::DeclareLocal& d);
   void print_if(const ir::If& s);
+  void print_set_dynamic(const ir::SetDynamic& s);
+  /// Emits `const int64_t r<k> = cannl_dyn_row(...)` and returns the access index with the dynamic
+  /// axis bound to a fresh symbol named r<k> (registered in symbols_; `forget_row` unbinds it).
+  std::vector<ir::AxisIndex> dynamic_index(const ir::TensorNode& node,
+                                           const std::vector<ir::AxisIndex>& index, int axis,
+                                           const ir::ScalarRef& row, std::string& row_name);
   /// Emits the lines built by `make` (which may print scalars); when those scalars hoisted local
   /// scopes, wraps their declarations, bodies and the lines in a `{ ... }` block, inside which it
   /// then runs `after` (which prints more lines at the same level).
@@ -64,6 +70,7 @@ class BodyPrinter {
   Expr get(const ir::Get& g);
   Expr local_scope(const ir::LocalScope& l);
   Expr apply(const ir::Apply& a);
+  Expr get_dynamic(const ir::GetDynamic& g);
   Expr apply_random(const ir::Apply& a);
   std::string spelled_op(const ir::Apply& a, ir::DType compute, const std::vector<std::string>& args) const;
 
@@ -78,6 +85,7 @@ class BodyPrinter {
   int indent_ = 0;
   std::map<int, std::string> symbols_;  // symbol id -> C name (loops i<k>, statics)
   int next_loop_ = 0;
+  int next_row_ = 0;  // dynamic rows r0, r1, ...
   std::map<int, std::pair<std::string, ir::DType>> locals_;  // scope id -> v<k>, dtype
   std::vector<std::set<int>> hoisted_;  // scope ids declared by each open hoisting block
 };

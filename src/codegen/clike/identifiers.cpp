@@ -49,8 +49,8 @@ bool IdentifierTable::is_reserved(const std::string& name) const {
   if (reserved_.count(name) != 0) return true;
   // Prelude helpers; their names never end in '_', so the suffixed name is free.
   if (name.rfind("cannl_", 0) == 0 && name.back() != '_') return true;
-  // Generated locals: loop indices i<k> and scalar locals v<k>.
-  if (name.size() >= 2 && (name[0] == 'i' || name[0] == 'v')) {
+  // Generated locals: loop indices i<k>, scalar locals v<k> and dynamic rows r<k>.
+  if (name.size() >= 2 && (name[0] == 'i' || name[0] == 'v' || name[0] == 'r')) {
     bool digits = true;
     for (std::size_t k = 1; k < name.size(); ++k) {
       digits = digits && std::isdigit(static_cast<unsigned char>(name[k])) != 0;

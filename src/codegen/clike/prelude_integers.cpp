@@ -52,9 +52,18 @@ std::string from_f64_text(const IntType& t) {
   return s + "  return (" + ty + ")x; /* truncates toward zero */\n}\n";
 }
 
+// ir::dynamic_row: the row a dynamic access selects, -1 for none (negative, too large,
+// fractional or NaN; NaN fails both comparisons). The cast is defined once x is in [0, n).
+std::string dynamic_row_text() {
+  std::string s = "$P int64_t cannl_dyn_row(double x, int64_t n) {\n";
+  s += "  if (!(x >= 0) || !(x < (double)n)) return -1;\n";
+  return s + "  return (double)(int64_t)x == x ? (int64_t)x : -1;\n}\n";
+}
+
 }  // namespace
 
 void append_integer_helpers(std::vector<PreludeHelper>& out) {
+  out.push_back({"cannl_dyn_row", dynamic_row_text(), {}});
   for (const auto& t : kIntTypes) {
     out.push_back({std::string("cannl_div_") + t.tag, div_text(t), {}});
     out.push_back({std::string("cannl_mod_") + t.tag, mod_text(t), {}});

@@ -80,6 +80,7 @@ Expr BodyPrinter::scalar(const ir::ScalarRef& s) {
       return {c_cast("int64_t", p.index(e.index)), DType::I64};
     }
     Expr operator()(const ir::Apply& a) const { return p.apply(a); }
+    Expr operator()(const ir::GetDynamic& g) const { return p.get_dynamic(g); }
   };
   return std::visit(Visitor{*this}, s->node);
 }
@@ -115,6 +116,34 @@ Expr BodyPrinter::constant_bits(const ir::ConstantBits& c) const {
 Expr BodyPrinter::get(const ir::Get& g) {
   const std::string element = names_.node(*g.node) + "[" + offset(*g.node, g.index) + "]";
   return {load(element, g.node->dtype), g.node->dtype};
+}
+
+// The row is computed ahead of the statement (like a hoisted scope); no row reads zero.
+Expr BodyPrinter::get_dynamic(const ir::GetDynamic& g) {
+  std::string row;
+  const std::vector<ir::AxisIndex> at = dynamic_index(*g.node, g.index, g.dyn_axis, g.dyn_value, row);
+  const std::string element = names_.node(*g.node) + "[" + offset(*g.node, at) + "]";
+  const std::string text =
+      "(" + row + " >= 0 ? " + load(element, g.node->dtype) + " : " + zero(g.node->dtype) + ")";
+  return {text, g.node->dtype};
+}
+
+std::vector<ir::AxisIndex> BodyPrinter::dynamic_index(const ir::TensorNode& node,
+                                                      const std::vector<ir::AxisIndex>& index,
+                                                      int axis, const ir::ScalarRef& row,
+                                                      std::string& row_name) {
+  internal_check(axis >= 0 && static_cast<std::size_t>(axis) < node.dims.size(),
+                 "codegen: dynamic axis outside the node's rank");
+  const std::string value = convert(scalar(row), DType::F64);
+  row_name = "r" + std::to_string(next_row_++);
+  line("const int64_t " + row_name + " = cannl_dyn_row(" + value + ", " +
+       std::to_string(node.dims[static_cast<std::size_t>(axis)]) + "LL);");
+  // A fresh symbol stands for the row so offset() renders it like a loop index.
+  const ir::Symbol s = ir::fresh_symbol();
+  symbols_[s.id] = row_name;
+  std::vector<ir::AxisIndex> at = index;
+  at[static_cast<std::size_t>(axis)] = ir::AxisIndex::iterator(s);
+  return at;
 }
 
 // Hoists the scope: declares its local and emits its body before the statement being printed.

@@ -83,6 +83,7 @@ void BodyPrinter::stmt(const ir::StmtRef& s) {
     void operator()(const ir::SetLocal& s) const { p.print_set_local(s); }
     void operator()(const ir::DeclareLocal& d) const { p.print_declare_local(d); }
     void operator()(const ir::If& i) const { p.print_if(i); }
+    void operator()(const ir::SetDynamic& s) const { p.print_set_dynamic(s); }
   };
   std::visit(Visitor{*this}, s->node);
 }
@@ -143,6 +144,31 @@ void BodyPrinter::print_if(const ir::If& s) {
       [&] {
         ++indent_;
         stmt(s.body);
+        --indent_;
+        line("}");
+      });
+}
+
+}  // namespace cannl::codegen
+
+namespace cannl::codegen {
+
+// if (r >= 0) node[.. r ..] = accum(node[.. r ..], value): a serial read-modify-write, so rows
+// repeated across iterations accumulate in program order (deterministic, no atomics).
+void BodyPrinter::print_set_dynamic(const ir::SetDynamic& s) {
+  if (!s.comment.empty()) line("/* " + comment_safe(s.comment) + " */");
+  std::vector<ir::AxisIndex> at;
+  with_hoisted_locals(
+      [&] {
+        std::string row;
+        at = dynamic_index(*s.node, s.index, s.dyn_axis, s.dyn_value, row);
+        return std::vector<std::string>{"if (" + row + " >= 0) {"};
+      },
+      [&] {
+        ++indent_;
+        const ir::DType compute = ir::compute_dtype(s.node->dtype);
+        const auto value = ir::apply(s.accum, compute, {ir::get(s.node, at), s.value});
+        stmt(ir::set(s.node, at, value));
         --indent_;
         line("}");
       });

@@ -1,0 +1,37 @@
+#pragma once
+// A file written in pieces that appears at its path all at once: the pieces go to a temporary
+// file beside it, and commit() renames it over the path. Destroyed without commit (an exception,
+// an interrupted write), it removes the temporary file and the previous file stays untouched.
+//
+//   AtomicFile out("ckpt.safetensors");
+//   out.write(header);  out.write(payload);
+//   out.commit(/*sync_to_disk=*/true);
+
+#include <filesystem>
+#include <string_view>
+
+namespace cannl::io {
+
+class AtomicFile {
+ public:
+  /// Creates the temporary file; throws IoError naming the path when it cannot.
+  explicit AtomicFile(std::filesystem::path path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  /// Appends bytes; throws IoError on failure (disk full, ...).
+  void write(std::string_view bytes);
+  /// Flushes (fsync of the file and its directory when `sync_to_disk`) and renames the temporary
+  /// file over the path. Throws IoError on failure, leaving the previous file in place.
+  void commit(bool sync_to_disk);
+
+  const std::filesystem::path& temporary_path() const { return temporary_; }
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path temporary_;
+  int fd_ = -1;
+};
+
+}  // namespace cannl::io

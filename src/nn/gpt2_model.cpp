@@ -1,0 +1,79 @@
+// GPT-2's graph (embeddings, pre-LN decoder blocks, ln_f, tied lm_head) and its forward routine
+// over a fixed window.
+#include <algorithm>
+
+#include "cannl/nn/functional.h"
+#include "cannl/nn/gpt2.h"
+#include "cannl/nn/training.h"
+#include "cannl/support/error.h"
+
+namespace cannl::nn {
+namespace {
+
+std::vector<DecoderBlock> decoder_blocks(const Gpt2Config& c, const std::string& label) {
+  std::vector<DecoderBlock> blocks;
+  blocks.reserve(static_cast<std::size_t>(c.n_layer));
+  for (std::int64_t i = 0; i < c.n_layer; ++i)
+    blocks.emplace_back(label + "_h" + std::to_string(i),
+                        DecoderOptions{.heads = c.n_head, .d_model = c.n_embd,
+                                       .d_ff = 4 * c.n_embd, .ln_eps = c.layer_norm_epsilon});
+  return blocks;
+}
+
+}  // namespace
+
+Gpt2Blocks::Gpt2Blocks(const Gpt2Config& c, const std::string& label)
+    : config(c),
+      wte(label + "_wte", c.vocab_size, c.n_embd),
+      wpe(label + "_wpe", c.n_positions, c.n_embd),
+      h(decoder_blocks(c, label)),
+      ln_f(label + "_ln_f", {.eps = c.layer_norm_epsilon}) {}
+
+Tensor Gpt2Blocks::logits(const Tensor& ids, std::int64_t window) const {
+  Tensor x = wte(one_hot_of_ids(ids, config.vocab_size)) +
+             wpe(position_one_hot(window, config.n_positions));
+  const Tensor mask = causal_mask(window);
+  for (const DecoderBlock& block : h) x = block(x, mask);
+  // The lm_head is wte itself: contract the features with the table's output axis.
+  return einsum("... | -> d; | v -> d => ... | -> v", ln_f(x), wte.table);
+}
+
+Gpt2::Gpt2(const Gpt2Config& config, runtime::Context ctx, std::int64_t window,
+           const std::string& label)
+    : blocks_(config, label), ctx_(std::move(ctx)), window_(window) {
+  if (window < 1 || window > config.n_positions)
+    throw RuntimeUsageError("gpt2: the window must be in [1, n_positions=" +
+                            std::to_string(config.n_positions) + "], got " + std::to_string(window));
+  ids_ = ids_literal(label + "_ids", std::vector<std::int64_t>(static_cast<std::size_t>(window), 0));
+  logits_ = blocks_.logits(ids_, window);
+  forward_ = train::compile_forward(ctx_, {logits_}, label + "_forward");
+}
+
+std::vector<double> Gpt2::logits(std::span<const std::int64_t> ids) {
+  const auto n = static_cast<std::int64_t>(ids.size());
+  if (n < 1 || n > window_)
+    throw RuntimeUsageError("gpt2: a sequence of " + std::to_string(n) +
+                            " tokens does not fit the window of " + std::to_string(window_));
+  std::vector<double> padded(static_cast<std::size_t>(window_), 0.0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t id = ids[static_cast<std::size_t>(i)];
+    if (id < 0 || id >= config().vocab_size)
+      throw RuntimeUsageError("gpt2: token id " + std::to_string(id) + " at position " +
+                              std::to_string(i) + " is outside [0, " +
+                              std::to_string(config().vocab_size) + ")");
+    padded[static_cast<std::size_t>(i)] = static_cast<double>(id);
+  }
+  ctx_.set_values(ids_.value(), padded);
+  ctx_.run(forward_);
+  std::vector<double> all = ctx_.get_values(logits_.value());
+  all.resize(static_cast<std::size_t>(n * config().vocab_size));
+  return all;
+}
+
+std::vector<double> Gpt2::last_logits(std::span<const std::int64_t> ids) {
+  std::vector<double> all = logits(ids);
+  const auto vocab = static_cast<std::ptrdiff_t>(config().vocab_size);
+  return {all.end() - vocab, all.end()};
+}
+
+}  // namespace cannl::nn

@@ -1,0 +1,171 @@
+// The one-hot rewrites (semantics 4.8, gh-343; 0.8 notes "transposed one-hot pattern").
+//
+// A loop `for k in [0, n)` whose body is a nest of loops around one accumulation, with a
+// contribution matched by match_one_hot (`(k == e) * x` or `Where(k == e, x, 0)`, e free of k,
+// the comparison exact for every k):
+//  * gather (embedding forward): the accumulated cell does not depend on k and x = table[.., k, ..]
+//    with k alone on axis p and n the table's extent there: only k == e contributes, so the k loop
+//    goes and x becomes GetDynamic(table, row e on axis p), which reads 0 when e selects no row
+//    (exactly the sum of zeros the loop computed);
+//  * scatter (embedding backward): the accumulated cell is h[.., k, ..] with k alone on axis p,
+//    n = h's extent there and x free of k: the k loop goes and the accumulation becomes
+//    SetDynamic(h, row e on axis p, x). Each cell's row fixes k, so every cell still receives
+//    its contributions in the order of the remaining loops: serial and deterministic.
+// Dropped iterations only added exact zeros (x * 0, or the Where's 0); a non-finite x in a
+// row not selected no longer turns the sum into NaN, as in the reference implementation.
+// For a gather, the loops inside k must each index their own axis of the accumulated cell (the
+// cells they write are distinct), so dropping k keeps each cell's order of additions.
+#include "one_hot.h"
+
+#include <algorithm>
+
+#include "one_hot_match.h"
+#include "tree_mapper.h"
+
+namespace cannl::opt {
+
+namespace {
+
+using ir::Op;
+
+// The loops between the reduction loop and its single accumulation statement.
+struct Nest {
+  std::vector<const ir::For*> loops;  // outermost first
+  ir::StmtRef leaf;
+};
+
+Nest nest_of(const ir::StmtRef& body) {
+  Nest n;
+  ir::StmtRef cur = body;
+  while (true) {
+    if (const auto* q = std::get_if<ir::Seq>(&cur->node); q && q->stmts.size() == 1) {
+      cur = q->stmts[0];
+    } else if (const auto* f = std::get_if<ir::For>(&cur->node)) {
+      n.loops.push_back(f);
+      cur = f->body;
+    } else {
+      break;
+    }
+  }
+  n.leaf = cur;
+  return n;
+}
+
+ir::StmtRef rebuild(const Nest& n, ir::StmtRef leaf) {
+  for (auto it = n.loops.rbegin(); it != n.loops.rend(); ++it)
+    leaf = ir::for_loop((*it)->index, (*it)->begin, (*it)->end, std::move(leaf));
+  return leaf;
+}
+
+// An accumulation `self + c` or `c + self`: the contribution c and whether self came first.
+struct Accumulation {
+  const ir::Apply* add = nullptr;
+  ir::ScalarRef contribution;
+  bool self_first = true;
+};
+
+std::optional<Accumulation> accumulation(const ir::ScalarRef& value, const auto& is_self) {
+  const auto* a = std::get_if<ir::Apply>(&value->node);
+  if (!a || a->op != Op::Add || a->args.size() != 2) return std::nullopt;
+  if (is_self(a->args[0]) && !is_self(a->args[1])) return Accumulation{a, a->args[1], true};
+  if (is_self(a->args[1]) && !is_self(a->args[0])) return Accumulation{a, a->args[0], false};
+  return std::nullopt;
+}
+
+ir::ScalarRef accumulate(const Accumulation& acc, const ir::ScalarRef& self, ir::ScalarRef c) {
+  if (acc.self_first) return ir::apply(Op::Add, acc.add->dtype, {self, std::move(c)});
+  return ir::apply(Op::Add, acc.add->dtype, {std::move(c), self});
+}
+
+bool reads_node(const ir::ScalarRef& s, const ir::NodeRef& node) {
+  const auto nodes = ir::nodes_of(s);
+  return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
+}
+
+// The gathered value for x = table[.., k, ..], or nullopt when x is not such a read.
+std::optional<ir::ScalarRef> gathered(const ir::For& k, const OneHotMatch& m) {
+  const auto* g = std::get_if<ir::Get>(&m.other->node);
+  if (!g) return std::nullopt;
+  const auto axis = sole_axis_of(g->index, k.index);
+  if (!axis || k.begin != 0 || k.end != g->node->dims[static_cast<std::size_t>(*axis)]) return std::nullopt;
+  auto row = ir::get_dynamic(g->node, ir::with_dynamic_row(g->index, *axis, 0), *axis, m.row);
+  return converted(row, m.dtype);
+}
+
+bool index_mentions(const std::vector<ir::AxisIndex>& index, ir::Symbol k) {
+  return std::any_of(index.begin(), index.end(), [&](const ir::AxisIndex& i) {
+    return std::any_of(i.terms.begin(), i.terms.end(), [&](const auto& t) { return t.symbol == k && t.coeff != 0; });
+  });
+}
+
+// Each inner loop indexes an axis of `index` on its own, so the nest writes distinct cells.
+bool distinct_cells(const Nest& n, const std::vector<ir::AxisIndex>& index) {
+  return std::all_of(n.loops.begin(), n.loops.end(), [&](const ir::For* f) {
+    return std::count(index.begin(), index.end(), ir::AxisIndex::iterator(f->index)) > 0;
+  });
+}
+
+std::optional<ir::StmtRef> rewrite_set(const ir::For& k, const Nest& n, const ir::Set& s) {
+  const auto is_self = [&](const ir::ScalarRef& x) {
+    const auto* g = std::get_if<ir::Get>(&x->node);
+    return g && g->node == s.node && g->index == s.index;
+  };
+  const auto acc = accumulation(s.value, is_self);
+  if (!acc) return std::nullopt;
+  const auto m = match_one_hot(acc->contribution, k.index, k.begin, k.end);
+  if (!m || reads_node(m->row, s.node) || reads_node(m->other, s.node)) return std::nullopt;
+  const ir::ScalarRef self = ir::get(s.node, s.index);
+  if (!index_mentions(s.index, k.index)) {
+    const auto value = gathered(k, *m);
+    if (!value || !distinct_cells(n, s.index)) return std::nullopt;
+    return rebuild(n, ir::set(s.node, s.index, accumulate(*acc, self, *value), s.comment));
+  }
+  const auto axis = sole_axis_of(s.index, k.index);
+  if (!axis || mentions(m->other, k.index) || k.begin != 0 ||
+      k.end != s.node->dims[static_cast<std::size_t>(*axis)] ||
+      acc->add->dtype != ir::compute_dtype(s.node->dtype))
+    return std::nullopt;
+  return rebuild(n, ir::set_dynamic(s.node, ir::with_dynamic_row(s.index, *axis, 0), *axis, m->row,
+                                    converted(m->other, m->dtype), Op::Add, s.comment));
+}
+
+// An inlined reduction {v := v + (k == e) * table[.., k, ..]} (only k itself loops around it).
+std::optional<ir::StmtRef> rewrite_set_local(const ir::For& k, const Nest& n, const ir::SetLocal& s) {
+  if (!n.loops.empty()) return std::nullopt;
+  const auto is_self = [&](const ir::ScalarRef& x) {
+    const auto* g = std::get_if<ir::GetLocal>(&x->node);
+    return g && g->scope_id == s.scope_id;
+  };
+  const auto acc = accumulation(s.value, is_self);
+  if (!acc) return std::nullopt;
+  const auto m = match_one_hot(acc->contribution, k.index, k.begin, k.end);
+  if (!m || count_local_reads(m->row, s.scope_id) > 0) return std::nullopt;
+  const auto value = gathered(k, *m);
+  if (!value) return std::nullopt;
+  const auto& self = acc->self_first ? acc->add->args[0] : acc->add->args[1];
+  return ir::set_local(s.scope_id, accumulate(*acc, self, *value));
+}
+
+class OneHotRewriter : public TreeMapper {
+ public:
+  ir::StmtRef map_stmt(const ir::StmtRef& s) override {
+    const ir::StmtRef out = map_children(s);  // inner loops first
+    const auto* f = std::get_if<ir::For>(&out->node);
+    if (!f) return out;
+    const Nest n = nest_of(f->body);
+    std::optional<ir::StmtRef> rewritten;
+    if (const auto* set = std::get_if<ir::Set>(&n.leaf->node)) rewritten = rewrite_set(*f, n, *set);
+    if (const auto* local = std::get_if<ir::SetLocal>(&n.leaf->node)) rewritten = rewrite_set_local(*f, n, *local);
+    return rewritten ? *rewritten : out;
+  }
+};
+
+}  // namespace
+
+ir::LoweredRoutine rewrite_one_hot_reductions(const ir::LoweredRoutine& routine, const PassContext& /*ctx*/) {
+  ir::LoweredRoutine out = routine;
+  if (routine.body) out.body = OneHotRewriter().map_stmt(routine.body);
+  return out;
+}
+
+}  // namespace cannl::opt

@@ -1,0 +1,18 @@
+# w: on-device (3: declared materialized)
+# x: on-device (3: declared materialized)
+# b: on-device (3: declared materialized)
+# m: virtual (16: inlined at every read)
+# z: virtual (16: inlined at every read)
+# h: on-device (3: declared materialized)
+# dense_layer
+zero_out m
+for i0 in [0, 3):
+  for i1 in [0, 2):
+    for i2 in [0, 4):
+      m[i0, i2] = add(m[i0, i2], mul(w[i0, i1], x[i1, i2]))
+for i3 in [0, 3):
+  for i4 in [0, 4):
+    z[i3, i4] = add(m[i3, i4], b[i3, i4])
+for i5 in [0, 3):
+  for i6 in [0, 4):
+    h[i5, i6] = relu(z[i5, i6])

@@ -1,0 +1,112 @@
+// Hostile and broken safetensors files: each is a FormatError naming the file and, where one is
+// at fault, the tensor; none is a crash or a read outside the file.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "cannl/io/safetensors.h"
+#include "cannl/support/error.h"
+#include "io/io_test_util.h"
+
+namespace cannl::io {
+namespace {
+
+using testing_util::expect_error;
+
+/// 8-byte length + header + `data_bytes` zero bytes.
+std::string image(const std::string& header, std::size_t data_bytes, std::uint64_t length_override = ~0ull) {
+  std::uint64_t length = length_override != ~0ull ? length_override : header.size();
+  std::string bytes(8, '\0');
+  std::memcpy(bytes.data(), &length, 8);
+  return bytes + header + std::string(data_bytes, '\0');
+}
+
+void expect_format_error(const std::string& bytes, std::initializer_list<std::string> substrings) {
+  expect_error<FormatError>([&] { SafetensorsFile::from_bytes(bytes, "bad.safetensors"); }, substrings);
+}
+
+TEST(SafetensorsValidation, AcceptsAWellFormedHandWrittenFile) {
+  auto file = SafetensorsFile::from_bytes(
+      image(R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},"a":{"dtype":"I16","shape":[2],"data_offsets":[0,4]}})", 12),
+      "ok");
+  EXPECT_EQ(file.tensors().size(), 2u);
+  EXPECT_EQ(file.tensors()[0].name, "b");  // header order kept
+  EXPECT_EQ(file.info("a").end, 4u);
+}
+
+TEST(SafetensorsValidation, TooShortForTheLength) {
+  expect_format_error("", {"bad.safetensors", "0 bytes", "shorter than the 8-byte header length"});
+  expect_format_error("abc", {"3 bytes"});
+}
+
+TEST(SafetensorsValidation, HeaderLengthBeyondTheFile) {
+  expect_format_error(image("{}", 0, 1000), {"bad.safetensors", "header length 1000 runs past the end"});
+  expect_format_error(image("{}", 0, ~0ull - 1), {"runs past the end"});
+}
+
+TEST(SafetensorsValidation, TruncatedFile) {
+  std::string whole = image(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 16);
+  expect_format_error(whole.substr(0, whole.size() - 1), {"bad.safetensors", "tensor \"w\"", "past the end of the data section"});
+  expect_format_error(whole.substr(0, 20), {"runs past the end of the file"});
+}
+
+TEST(SafetensorsValidation, NotJson) {
+  expect_format_error(image("{\"w\": ", 0), {"bad.safetensors", "header: invalid JSON at byte"});
+  expect_format_error(image("\xFF\xFE", 0), {"invalid JSON"});
+  expect_format_error(image("[1, 2]", 0), {"header is not a JSON object"});
+  expect_format_error(image(R"({"a":{"dtype":"F32","shape":[],"data_offsets":[0,4]},"a":1})", 4), {"duplicate key"});
+}
+
+TEST(SafetensorsValidation, MalformedEntries) {
+  expect_format_error(image(R"({"w": 3})", 0), {"tensor \"w\"", "not a JSON object"});
+  expect_format_error(image(R"({"w":{"shape":[1],"data_offsets":[0,4]}})", 4), {"tensor \"w\"", "missing \"dtype\""});
+  expect_format_error(image(R"({"w":{"dtype":"F32","data_offsets":[0,4]}})", 4), {"missing \"shape\""});
+  expect_format_error(image(R"({"w":{"dtype":"F32","shape":[1]}})", 4), {"missing \"data_offsets\""});
+  expect_format_error(image(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4), {"shape entry -1"});
+  expect_format_error(image(R"({"w":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})", 4), {"shape entry 1.5"});
+  expect_format_error(image(R"({"w":{"dtype":"F32","shape":"1","data_offsets":[0,4]}})", 4), {"wrong JSON type"});
+  expect_format_error(image(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0]}})", 4), {"[begin, end]"});
+  expect_format_error(image(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})", 4), {"end before they begin"});
+  expect_format_error(image(R"({"__metadata__":{"k":1}})", 0), {"__metadata__ entry \"k\" is not a string"});
+  expect_format_error(image(R"({"__metadata__":[]})", 0), {"__metadata__ must be an object"});
+}
+
+TEST(SafetensorsValidation, UnknownDType) {
+  expect_format_error(image(R"({"w":{"dtype":"F128","shape":[1],"data_offsets":[0,16]}})", 16),
+                      {"bad.safetensors", "tensor \"w\"", "unknown dtype \"F128\""});
+}
+
+TEST(SafetensorsValidation, ShapeAndOffsetsDisagree) {
+  expect_format_error(image(R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]}})", 20),
+                      {"tensor \"w\"", "span 20 bytes", "shape [2, 3] of F32 needs 24"});
+  expect_format_error(image(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8),
+                      {"overflows 64-bit"});
+}
+
+TEST(SafetensorsValidation, OverlappingOffsets) {
+  expect_format_error(image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12),
+                      {"tensor \"b\"", "overlap those of \"a\""});
+}
+
+TEST(SafetensorsValidation, GapsAndTrailingBytes) {
+  expect_format_error(image(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+                      {"tensor \"a\"", "leaves a gap", "begins at 4"});
+  expect_format_error(image(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 6),
+                      {"2 bytes after the last tensor"});
+}
+
+TEST(SafetensorsValidation, OffsetsOutOfTheFile) {
+  expect_format_error(image(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551614,18446744073709551615]}})", 1),
+                      {"tensor \"a\"", "past the end of the data section (1 bytes)"});
+  expect_format_error(image(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,18446744073709551616]}})", 1),
+                      {"not a non-negative 64-bit integer"});
+}
+
+TEST(SafetensorsValidation, EmptyFileOnDiskIsAFormatError) {
+  const auto path = testing_util::scratch_dir() / "empty.safetensors";
+  testing_util::spit(path, "");
+  expect_error<FormatError>([&] { SafetensorsFile::open(path); }, {"empty.safetensors", "0 bytes"});
+}
+
+}  // namespace
+}  // namespace cannl::io

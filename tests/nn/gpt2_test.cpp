@@ -1,0 +1,262 @@
+// GPT-2 against Hugging Face's GPT2LMHeadModel: the fixture in tests/parity/gpt2 (written by
+// scripts/make_gpt2_fixture.py: a small random-weight model, its reference logits computed in f64
+// by PyTorch) loaded under both naming schemes, cannl computing in f32 on the C backend.
+// Error measure: max_i |got_i - want_i| / max(|want_i|, kFloor * max_j |want_j|) with kFloor = 1e-2,
+// i.e. relative, except that logits a hundred times smaller than the largest are measured against
+// a hundredth of the largest: they are sums of products that cancel, and f32 rounding of the terms
+// dominates them (PyTorch's own f32 logits miss the f64 reference by 1.1e-4 with a 1e-3 floor and
+// 2e-5 with this one; see the script's output).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "cannl/io/safetensors.h"
+#include "cannl/nn/gpt2.h"
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+
+namespace cannl {
+namespace {
+
+using nn::Gpt2;
+using nn::Gpt2Config;
+
+constexpr double kTolerance = 1e-4;
+constexpr double kFloor = 1e-2;
+
+std::filesystem::path fixture(const std::string& name) {
+  return std::filesystem::path(CANNL_SOURCE_DIR) / "tests/parity/gpt2" / name;
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::int64_t> read_ids(const std::string& name) {
+  std::vector<std::int64_t> ids;
+  std::istringstream in(read_text(fixture(name)));
+  std::string item;
+  while (std::getline(in, item, ',')) ids.push_back(std::stoll(item));
+  return ids;
+}
+
+std::vector<double> read_numbers(const std::string& name) {
+  std::vector<double> v;
+  std::istringstream in(read_text(fixture(name)));
+  double x = 0;
+  while (in >> x) v.push_back(x);
+  return v;
+}
+
+double max_relative_error(const std::vector<double>& got, const std::vector<double>& want) {
+  if (got.size() != want.size()) return INFINITY;
+  double scale = 0;
+  for (double w : want) scale = std::max(scale, std::abs(w));
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::abs(got[i] - want[i]) / std::max(std::abs(want[i]), kFloor * scale));
+  return worst;
+}
+
+class Gpt2Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reset_tensor_state();
+    config::set_override("default_prec", "f32");
+  }
+  void TearDown() override { config::clear_overrides(); }
+
+  Gpt2Config small() const { return nn::read_gpt2_config(fixture("config.json")); }
+};
+
+/// Every tensor of the fixture checkpoint, with `edit` applied to the list, as an in-memory file.
+io::SafetensorsFile edited_checkpoint(
+    const std::function<void(std::vector<io::TensorToWrite>&)>& edit) {
+  static const auto file = io::SafetensorsFile::open(fixture("bare.safetensors"));
+  std::vector<io::TensorToWrite> tensors;
+  for (const auto& t : file.tensors())
+    tensors.push_back({t.name, t.dtype, t.shape, file.raw_bytes(t.name)});
+  edit(tensors);
+  return io::SafetensorsFile::from_bytes(io::serialize_safetensors(tensors), "<edited>");
+}
+
+void check_logits(const std::string& weights, std::int64_t window) {
+  Gpt2Config config = nn::find_gpt2_config(fixture(weights), std::nullopt);
+  ASSERT_EQ(config.n_embd, 32);
+  Gpt2 model(config, runtime::Context::cpu(), window);
+  model.load_weights(io::SafetensorsFile::open(fixture(weights)));
+  const auto got = model.logits(read_ids("ids.txt"));
+  const auto want = read_numbers("logits.txt");
+  const double error = max_relative_error(got, want);
+  double abs_error = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) abs_error = std::max(abs_error, std::abs(got[i] - want[i]));
+  std::printf("  %s, window %lld: max rel err %.3g, max abs err %.3g\n", weights.c_str(),
+              static_cast<long long>(window), error, abs_error);
+  EXPECT_LT(error, kTolerance);
+}
+
+TEST_F(Gpt2Test, PrefixedStateDictMatchesPyTorch) { check_logits("model.safetensors", 16); }
+
+TEST_F(Gpt2Test, BareNamesMatchPyTorch) { check_logits("bare.safetensors", 11); }
+
+TEST_F(Gpt2Test, GreedyGenerationMatchesPyTorch) {
+  Gpt2 model(small(), runtime::Context::cpu(), 16);
+  model.load_weights(io::SafetensorsFile::open(fixture("model.safetensors")));
+  EXPECT_EQ(nn::generate(model, read_ids("ids.txt"), 4, {.greedy = true}), read_ids("greedy.txt"));
+  // The window bounds generation: 11 ids + at most 5 more in a window of 16.
+  EXPECT_EQ(nn::generate(model, read_ids("ids.txt"), 9, {.greedy = true}).size(), 5u);
+}
+
+TEST_F(Gpt2Test, SamplingIsSeededAndDeterministic) {
+  Gpt2 model(small(), runtime::Context::cpu(), 16);
+  model.load_weights(io::SafetensorsFile::open(fixture("bare.safetensors")));
+  const nn::SamplingOptions hot{.greedy = false, .top_k = 20, .temperature = 1.5, .seed = 42};
+  const auto a = nn::generate(model, read_ids("ids.txt"), 5, hot);
+  EXPECT_EQ(a, nn::generate(model, read_ids("ids.txt"), 5, hot));
+  for (auto id : a) EXPECT_TRUE(id >= 0 && id < 100) << id;
+  // top_k = 1 is greedy whatever the temperature and seed.
+  EXPECT_EQ(nn::generate(model, read_ids("ids.txt"), 4,
+                         {.greedy = false, .top_k = 1, .temperature = 3, .seed = 9}),
+            read_ids("greedy.txt"));
+}
+
+TEST_F(Gpt2Test, RandomWeightsAreSeeded) {
+  Gpt2 model(small(), runtime::Context::cpu(), 5);
+  const std::vector<std::int64_t> ids = {3, 1, 4};
+  model.randomize_weights(5);
+  const auto a = model.logits(ids);
+  model.load_weights(io::SafetensorsFile::open(fixture("bare.safetensors")));
+  EXPECT_NE(model.logits(ids), a);
+  model.randomize_weights(5);
+  EXPECT_EQ(model.logits(ids), a);
+  for (double v : a) EXPECT_TRUE(std::isfinite(v) && v != 0) << v;
+}
+
+TEST(Gpt2Sampler, TopKSamplesOnlyTheTopK) {
+  nn::TokenSampler s({.greedy = false, .top_k = 2, .temperature = 1.0, .seed = 1});
+  const std::vector<double> logits = {0.0, 5.0, -1.0, 4.5, 1.0};
+  int seen[5] = {};
+  for (int i = 0; i < 200; ++i) ++seen[s.next(logits)];
+  EXPECT_EQ(seen[0] + seen[2] + seen[4], 0);
+  EXPECT_GT(seen[1], 0);
+  EXPECT_GT(seen[3], 0);
+  nn::TokenSampler greedy({});
+  EXPECT_EQ(greedy.next(logits), 1);
+}
+
+TEST(Gpt2Sampler, RejectsBadSettings) {
+  try {
+    nn::TokenSampler s({.greedy = false, .temperature = 0});
+    FAIL() << "no error";
+  } catch (const RuntimeUsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("temperature must be > 0"), std::string::npos);
+  }
+  EXPECT_THROW(nn::TokenSampler({.greedy = false, .top_k = -1}), RuntimeUsageError);
+}
+
+TEST(Gpt2Config, ReadsJsonAndDefaults) {
+  const auto c = nn::parse_gpt2_config(
+      R"({"n_ctx": 64, "n_embd": 48, "nested": {"n_embd": 7, "x": [1, {"y": 2}]}, "n_head": 6,
+          "n_layer": 3, "vocab_size": 77, "layer_norm_epsilon": 1e-6, "name": "x"})", "inline");
+  EXPECT_EQ(c.n_positions, 64);
+  EXPECT_EQ(c.n_embd, 48);
+  EXPECT_EQ(c.n_head, 6);
+  EXPECT_EQ(c.n_layer, 3);
+  EXPECT_EQ(c.vocab_size, 77);
+  EXPECT_DOUBLE_EQ(c.layer_norm_epsilon, 1e-6);
+  const auto d = nn::find_gpt2_config(std::nullopt, std::nullopt);
+  EXPECT_EQ(d.vocab_size, 50257);
+  EXPECT_EQ(d.n_positions, 1024);
+  EXPECT_EQ(d.n_embd, 768);
+  EXPECT_EQ(d.n_layer, 12);
+  EXPECT_EQ(d.n_head, 12);
+}
+
+TEST(Gpt2Config, RejectsBadJson) {
+  const auto expect_format_error = [](const std::string& text, const std::string& part) {
+    try {
+      nn::parse_gpt2_config(text, "cfg.json");
+      FAIL() << "no error for " << text;
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_format_error(R"({"n_embd": 30, "n_head": 4})", "multiple of n_head");
+  expect_format_error(R"({"n_layer": 2.5})", "n_layer must be a positive integer");
+  expect_format_error(R"({"n_layer": 2)", "cfg.json: invalid JSON");
+  expect_format_error("[1]", "invalid JSON");
+  EXPECT_THROW(nn::read_gpt2_config("/nonexistent/config.json"), IoError);
+}
+
+void expect_load_error(const Gpt2Config& config, const io::SafetensorsFile& file,
+                       const std::string& part) {
+  Gpt2 model(config, runtime::Context::cpu(), 4);
+  try {
+    model.load_weights(file);
+    FAIL() << "no error, expected: " << part;
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Gpt2Test, MissingTensorIsAFormatError) {
+  auto file = edited_checkpoint([](auto& ts) {
+    std::erase_if(ts, [](const auto& t) { return t.name == "h.1.mlp.c_fc.bias"; });
+  });
+  expect_load_error(small(), file, "missing tensor 'h.1.mlp.c_fc.bias' (expected shape [128])");
+}
+
+TEST_F(Gpt2Test, MisShapedTensorIsAFormatError) {
+  auto file = edited_checkpoint([](auto& ts) {
+    for (auto& t : ts)
+      if (t.name == "h.0.attn.c_attn.weight") {
+        t.shape = {32, 95};
+        t.bytes = t.bytes.first(32 * 95 * 4);
+      }
+  });
+  expect_load_error(small(), file,
+                    "tensor 'h.0.attn.c_attn.weight' has shape [32, 95], expected [32, 96]");
+}
+
+TEST_F(Gpt2Test, WrongConfigNamesTheShapes) {
+  Gpt2Config config = small();
+  config.vocab_size = 101;
+  expect_load_error(config, io::SafetensorsFile::open(fixture("model.safetensors")),
+                    "'transformer.wte.weight' has shape [100, 32], expected [101, 32]");
+}
+
+TEST_F(Gpt2Test, UntiedHeadAndForeignFilesAreFormatErrors) {
+  std::vector<float> head(100 * 32, 0.5f);
+  auto untied = edited_checkpoint([&](auto& ts) {
+    ts.push_back({"lm_head.weight", io::SafetensorsDType::F32, {100, 32},
+                  std::as_bytes(std::span(head))});
+  });
+  expect_load_error(small(), untied, "'lm_head.weight' differs from 'wte.weight'");
+  reset_tensor_state();
+  auto foreign = edited_checkpoint([](auto& ts) {
+    std::erase_if(ts, [](const auto& t) { return t.name == "wte.weight"; });
+  });
+  expect_load_error(small(), foreign, "missing tensor 'wte.weight'");
+}
+
+TEST_F(Gpt2Test, RejectsBadSequences) {
+  Gpt2 model(small(), runtime::Context::cpu(), 4);
+  model.load_weights(io::SafetensorsFile::open(fixture("bare.safetensors")));
+  const std::vector<std::int64_t> too_long = {1, 2, 3, 4, 5}, bad_id = {1, 100};
+  EXPECT_THROW(model.logits(too_long), RuntimeUsageError);
+  try {
+    model.logits(bad_id);
+    FAIL() << "no error";
+  } catch (const RuntimeUsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("token id 100 at position 1"), std::string::npos);
+  }
+  EXPECT_THROW(Gpt2(small(), runtime::Context::cpu(), 17), RuntimeUsageError);
+}
+
+}  // namespace
+}  // namespace cannl
