@@ -37,7 +37,7 @@ TEST(CCodegen, SnapshotOfSmallRoutine) {
       "\n"
       "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
       "\n"
-      "void scale_rows(float *restrict m, float *restrict r, float *restrict out) {\n"
+      "static void scale_rows(float *restrict m, float *restrict r, float *restrict out) {\n"
       "  for (int64_t i0 = 0; i0 < 2; ++i0) {\n"
       "    for (int64_t i1 = 0; i1 < 3; ++i1) {\n"
       "      /* out =: m * r */\n"
@@ -47,12 +47,12 @@ TEST(CCodegen, SnapshotOfSmallRoutine) {
       "}\n"
       "\n"
       "/* Entry point for loaders: buffers[k] is the k-th pointer parameter. */\n"
-      "void scale_rows_entry(void **buffers, const int64_t *statics) {\n"
+      "void cannl_entry_scale_rows(void **buffers, const int64_t *statics) {\n"
       "  (void)statics;\n"
       "  scale_rows((float *)buffers[0], (float *)buffers[1], (float *)buffers[2]);\n"
       "}\n";
   EXPECT_EQ(src.text, expected);
-  EXPECT_EQ(src.entry_symbol, "scale_rows_entry");
+  EXPECT_EQ(src.entry_symbol, "cannl_entry_scale_rows");
 }
 
 TEST(CCodegen, TextDoesNotDependOnGlobalCounters) {

@@ -155,6 +155,19 @@ TEST_F(TensorApi, HiddenDimensionMustBeSpecified) {
   expect_error<ShapeError>([&] { (void)(w * x).dims(); }, "forgot to specify the hidden dimension");
 }
 
+TEST_F(TensorApi, RoutinesNamedLikeLibcFunctionsRun) {
+  // Regression: an exported routine `step` was interposed by libc's step() and crashed.
+  for (const char* name : {"step", "index", "exp", "memset"}) {
+    reset_tensor_state();
+    Tensor x = literal("x", {1, 2}, {.output = Dims{2}});
+    Tensor y = 2.0 * x;
+    auto ctx = runtime::Context::cpu();
+    auto routine = train::compile_forward(ctx, {y}, name);
+    ctx.run(routine);
+    EXPECT_EQ(ctx.get_values(y.value()), (std::vector<double>{2, 4})) << name;
+  }
+}
+
 TEST_F(TensorApi, UninitializedParameterIsNamed) {
   Tensor w = param("weights", {.input = Dims{}, .output = Dims{2}});
   Tensor y = relu(w);

@@ -42,9 +42,9 @@ class CcBackend final : public Backend {
   }
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
     codegen::GeneratedSource source = codegen::emit_c(request.routine, request.params);
-    // The entry symbol is "<sanitized routine name>_entry"; files use the same name.
+    // The entry symbol is "cannl_entry_<sanitized routine name>"; files use the routine name.
     const std::string& entry = source.entry_symbol;
-    const std::string file_stem = entry.substr(0, entry.size() - std::string("_entry").size());
+    const std::string file_stem = entry.substr(std::string("cannl_entry_").size());
     auto library = cc::load_or_compile(file_stem, source.text);
     return std::make_unique<CcExecutable>(request, std::move(source), std::move(library));
   }

@@ -2,7 +2,7 @@
 // A dlopen'ed shared library, closed when the last Executable using it goes away.
 //
 //   auto lib = SharedLibrary::open("/abs/path/add-0123.so");   // CompileError on failure
-//   auto fn = lib->symbol("add_entry");
+//   auto fn = lib->symbol("cannl_entry_add");
 
 #include <memory>
 #include <string>

@@ -9,7 +9,9 @@ std::string CDialect::pointer_param(const std::string& type, const std::string& 
 }
 
 std::string CDialect::entry_trampoline(const RoutineSignature& sig, std::string& entry_symbol) const {
-  entry_symbol = sig.name + "_entry";
+  // Only the entry is exported, under a prefixed name: an exported routine named like a libc
+  // function (`step`, `index`) would be interposed by libc's symbol and crash when called.
+  entry_symbol = "cannl_entry_" + sig.name;
   std::string args;
   std::size_t k = 0;
   for (; k < sig.pointer_types.size(); ++k) {

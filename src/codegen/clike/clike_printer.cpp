@@ -133,6 +133,8 @@ RoutineSignature signature(const CLikePrinter& d, const ir::LoweredRoutine& rout
   RoutineSignature sig;
   sig.name = sanitize_identifier(routine.name);
   if (sig.name.empty()) sig.name = "routine";
+  // A routine named like a C keyword or a libm / prelude function (`exp`, `int`) gets a suffix.
+  if (d.reserved_words().count(sig.name) != 0) sig.name += "_routine";
   for (const auto& n : params) {
     sig.pointer_types.push_back(d.storage_type(n->dtype));
     sig.params.push_back(d.pointer_param(d.storage_type(n->dtype), names.node(*n)));
