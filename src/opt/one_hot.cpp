@@ -13,6 +13,7 @@
 //    its contributions in the order of the remaining loops: serial and deterministic.
 // Dropped iterations only added exact zeros (x * 0, or the Where's 0); a non-finite x in a
 // row not selected no longer turns the sum into NaN, as in the reference implementation.
+// A selector may also be read from a materialized one-hot node (one_hot_producers.h).
 // For a gather, the loops inside k must each index their own axis of the accumulated cell (the
 // cells they write are distinct), so dropping k keeps each cell's order of additions.
 #include "one_hot.h"
@@ -20,6 +21,7 @@
 #include <algorithm>
 
 #include "one_hot_match.h"
+#include "one_hot_producers.h"
 #include "tree_mapper.h"
 
 namespace cannl::opt {
@@ -105,14 +107,15 @@ bool distinct_cells(const Nest& n, const std::vector<ir::AxisIndex>& index) {
   });
 }
 
-std::optional<ir::StmtRef> rewrite_set(const ir::For& k, const Nest& n, const ir::Set& s) {
+std::optional<ir::StmtRef> rewrite_set(const ir::For& k, const Nest& n, const ir::Set& s,
+                                       const SelectorSource& source) {
   const auto is_self = [&](const ir::ScalarRef& x) {
     const auto* g = std::get_if<ir::Get>(&x->node);
     return g && g->node == s.node && g->index == s.index;
   };
   const auto acc = accumulation(s.value, is_self);
   if (!acc) return std::nullopt;
-  const auto m = match_one_hot(acc->contribution, k.index, k.begin, k.end);
+  const auto m = match_one_hot(acc->contribution, k.index, k.begin, k.end, source);
   if (!m || reads_node(m->row, s.node) || reads_node(m->other, s.node)) return std::nullopt;
   const ir::ScalarRef self = ir::get(s.node, s.index);
   if (!index_mentions(s.index, k.index)) {
@@ -130,7 +133,8 @@ std::optional<ir::StmtRef> rewrite_set(const ir::For& k, const Nest& n, const ir
 }
 
 // An inlined reduction {v := v + (k == e) * table[.., k, ..]} (only k itself loops around it).
-std::optional<ir::StmtRef> rewrite_set_local(const ir::For& k, const Nest& n, const ir::SetLocal& s) {
+std::optional<ir::StmtRef> rewrite_set_local(const ir::For& k, const Nest& n, const ir::SetLocal& s,
+                                             const SelectorSource& source) {
   if (!n.loops.empty()) return std::nullopt;
   const auto is_self = [&](const ir::ScalarRef& x) {
     const auto* g = std::get_if<ir::GetLocal>(&x->node);
@@ -138,7 +142,7 @@ std::optional<ir::StmtRef> rewrite_set_local(const ir::For& k, const Nest& n, co
   };
   const auto acc = accumulation(s.value, is_self);
   if (!acc) return std::nullopt;
-  const auto m = match_one_hot(acc->contribution, k.index, k.begin, k.end);
+  const auto m = match_one_hot(acc->contribution, k.index, k.begin, k.end, source);
   if (!m || count_local_reads(m->row, s.scope_id) > 0) return std::nullopt;
   const auto value = gathered(k, *m);
   if (!value) return std::nullopt;
@@ -148,23 +152,46 @@ std::optional<ir::StmtRef> rewrite_set_local(const ir::For& k, const Nest& n, co
 
 class OneHotRewriter : public TreeMapper {
  public:
+  explicit OneHotRewriter(SelectorSource source) : source_(std::move(source)) {}
+
   ir::StmtRef map_stmt(const ir::StmtRef& s) override {
     const ir::StmtRef out = map_children(s);  // inner loops first
     const auto* f = std::get_if<ir::For>(&out->node);
     if (!f) return out;
     const Nest n = nest_of(f->body);
     std::optional<ir::StmtRef> rewritten;
-    if (const auto* set = std::get_if<ir::Set>(&n.leaf->node)) rewritten = rewrite_set(*f, n, *set);
-    if (const auto* local = std::get_if<ir::SetLocal>(&n.leaf->node)) rewritten = rewrite_set_local(*f, n, *local);
+    if (const auto* set = std::get_if<ir::Set>(&n.leaf->node)) rewritten = rewrite_set(*f, n, *set, source_);
+    if (const auto* local = std::get_if<ir::SetLocal>(&n.leaf->node)) rewritten = rewrite_set_local(*f, n, *local, source_);
     return rewritten ? *rewritten : out;
   }
+
+ private:
+  SelectorSource source_;
 };
+
+void flatten(const ir::StmtRef& s, std::vector<ir::StmtRef>& out) {
+  if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
+    for (const auto& x : q->stmts) flatten(x, out);
+  } else {
+    out.push_back(s);
+  }
+}
 
 }  // namespace
 
 ir::LoweredRoutine rewrite_one_hot_reductions(const ir::LoweredRoutine& routine, const PassContext& /*ctx*/) {
   ir::LoweredRoutine out = routine;
-  if (routine.body) out.body = OneHotRewriter().map_stmt(routine.body);
+  if (!routine.body) return out;
+  std::vector<ir::StmtRef> top;
+  flatten(routine.body, top);
+  const SelectorProducers producers(top);
+  bool changed = false;
+  for (std::size_t t = 0; t < top.size(); ++t) {
+    const ir::StmtRef s = OneHotRewriter(producers.source_at(t)).map_stmt(top[t]);
+    changed = changed || s != top[t];
+    top[t] = s;
+  }
+  if (changed) out.body = ir::seq(std::move(top));
   return out;
 }
 

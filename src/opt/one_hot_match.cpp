@@ -42,9 +42,13 @@ bool is_counter(const ir::ScalarRef& s, ir::Symbol k, std::int64_t begin, std::i
 
 // (k == e) or (e == k), possibly converted (0 and 1 survive every conversion).
 std::optional<ir::ScalarRef> selector_row(const ir::ScalarRef& s, ir::Symbol k, std::int64_t begin,
-                                          std::int64_t end) {
+                                          std::int64_t end, const SelectorSource& source) {
   if (const auto* a = as_apply(s, Op::Identity))
-    return a->args.size() == 1 ? selector_row(a->args[0], k, begin, end) : std::nullopt;
+    return a->args.size() == 1 ? selector_row(a->args[0], k, begin, end, source) : std::nullopt;
+  if (const auto* g = std::get_if<ir::Get>(&s->node); g && source) {
+    const auto value = source(*g);
+    return value ? selector_row(*value, k, begin, end, {}) : std::nullopt;
+  }
   const auto* eq = as_apply(s, Op::Cmpeq);
   if (!eq || eq->args.size() != 2 || begin < 0) return std::nullopt;
   const DType compare = ir::compute_dtype(eq->dtype);  // both sides are converted to it
@@ -66,16 +70,20 @@ bool is_zero(const ir::ScalarRef& s) {
 
 }  // namespace
 
+std::optional<ir::ScalarRef> selector_of(const ir::ScalarRef& value, ir::Symbol k, std::int64_t end) {
+  return selector_row(value, k, 0, end, {});
+}
+
 std::optional<OneHotMatch> match_one_hot(const ir::ScalarRef& contribution, ir::Symbol k,
-                                         std::int64_t begin, std::int64_t end) {
+                                         std::int64_t begin, std::int64_t end, const SelectorSource& source) {
   if (const auto* m = as_apply(contribution, Op::Mul); m && m->args.size() == 2) {
     for (int side = 0; side < 2; ++side) {
-      const auto row = selector_row(m->args[static_cast<std::size_t>(side)], k, begin, end);
+      const auto row = selector_row(m->args[static_cast<std::size_t>(side)], k, begin, end, source);
       if (row) return OneHotMatch{*row, m->args[static_cast<std::size_t>(1 - side)], m->dtype};
     }
   }
   if (const auto* w = as_apply(contribution, Op::Where); w && w->args.size() == 3 && is_zero(w->args[2])) {
-    const auto row = selector_row(w->args[0], k, begin, end);
+    const auto row = selector_row(w->args[0], k, begin, end, source);
     if (row) return OneHotMatch{*row, w->args[1], w->dtype};
   }
   return std::nullopt;

@@ -8,6 +8,7 @@
 //   if (m) { m->row (e converted), m->other (x), m->dtype (the product's dtype) }
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "cannl/ir/loop_ir.h"
@@ -21,10 +22,20 @@ struct OneHotMatch {
   ir::DType dtype = ir::DType::F32;  // dtype of the contribution (the Mul / Where)
 };
 
+/// The value a read stands for when it reads a materialized one-hot selector node (see
+/// SelectorProducers in one_hot.cpp), else nullopt.
+using SelectorSource = std::function<std::optional<ir::ScalarRef>(const ir::Get&)>;
+
 /// Matches a contribution of a reduction over `k` in [begin, end); `row` is free of k.
 ///   match_one_hot(mul((k == ids[p]), t[k, d]), k, 0, 4)->row == ids[p] (in the compare dtype)
 std::optional<OneHotMatch> match_one_hot(const ir::ScalarRef& contribution, ir::Symbol k,
-                                         std::int64_t begin, std::int64_t end);
+                                         std::int64_t begin, std::int64_t end,
+                                         const SelectorSource& source = {});
+
+/// The row e of a selector `(k' == e)` over counter `k'` (possibly converted), when `value` is
+/// one and k' converts exactly for every k' in [0, end): the test a materialized one-hot
+/// producer must pass.   selector_of(eq(identity(index(k)), ids[p]), k, 6) == ids[p]
+std::optional<ir::ScalarRef> selector_of(const ir::ScalarRef& value, ir::Symbol k, std::int64_t end);
 
 /// `s` converted to `dtype` (itself when it already has that dtype).
 ///   converted(get(ids, {i}), F32)  is  identity<f32>(ids[i]) for i64 ids

@@ -17,6 +17,9 @@
 #include "cannl/nn/functional.h"
 #include "cannl/opt/optimize.h"
 #include "cannl/tensor/autodiff.h"
+#include "cannl/nn/training.h"
+#include "cannl/runtime/context.h"
+#include "cannl/support/config.h"
 #include "opt/one_hot.h"
 
 namespace cannl::opt {
@@ -82,12 +85,77 @@ TEST(OneHot, MulSelectorBecomesGuardedGather) {
   const auto r = f.request(ir::apply(Op::Mul, DType::F32, {f.selector(), f.row()}));
   const auto after = rewrite_one_hot_reductions(r.routine, {});
   const std::string text = ir::print_loop_ir(after);
-  EXPECT_TRUE(has(text, "table[?1 := ids[i0]")) << text;
+  EXPECT_TRUE(has(text, "table[?ids[i0], i1]")) << text;
   EXPECT_FALSE(has(text, "for i2")) << text;  // the vocabulary loop is gone
   const std::vector<float> ids{4, 0, 7, -1};   // 7 and -1 select no row
   const auto out = check_rewrite(r, after, {bytes_of(table_values()), bytes_of(ids), {}});
   EXPECT_EQ(values_of<float>(out[2]), (std::vector<float>{-13, 14.5f, 1e-3f, 1, 2, 3, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(ir::print_loop_ir(rewrite_one_hot_reductions(after, {})), text);  // idempotent
+}
+
+TEST(OneHot, WhereSelectorWithKOuterAndIntegerIds) {
+  Forward f(DType::I64);
+  const auto where = ir::apply(Op::Where, DType::F32, {f.selector(DType::I64), f.row(), ir::constant(0, DType::F32)});
+  const auto r = f.request(where, /*k_outer=*/true);
+  const auto after = rewrite_one_hot_reductions(r.routine, {});
+  EXPECT_TRUE(has(ir::print_loop_ir(after), "?ids[i0]")) << ir::print_loop_ir(after);
+  const std::vector<std::int64_t> ids{3, 5, 1, 3};  // 5 is out of range; 3 repeats
+  const auto out = check_rewrite(r, after, {bytes_of(table_values()), bytes_of(ids), {}});
+  EXPECT_EQ(values_of<float>(out[2]), (std::vector<float>{10, 11, 12, 0, 0, 0, 4, 5, 6, 10, 11, 12}));
+}
+
+TEST(OneHot, NonMatchingReductionsStay) {
+  Forward f;
+  const auto mul = [&](ir::ScalarRef sel) { return ir::apply(Op::Mul, DType::F32, {std::move(sel), f.row()}); };
+  const auto unchanged = [&](const backends::CompileRequest& r) {
+    EXPECT_EQ(ir::print_loop_ir(rewrite_one_hot_reductions(r.routine, {})), ir::print_loop_ir(r.routine));
+  };
+  // The loop covers 4 of the table's 5 rows: an id of 4 must still give 0.
+  unchanged(f.request(mul(f.selector()), false, 4));
+  // A u8 comparison wraps k = 256 to 0: with 300 rows, e == 0 would select two rows.
+  Forward wide;
+  wide.table = ir::make_node("table", DType::F32, {300, 3});
+  unchanged(wide.request(ir::apply(Op::Mul, DType::F32, {wide.selector(DType::U8), wide.row()}), false, 300));
+  // e depends on k.
+  auto k_dependent = ir::apply(Op::Cmpeq, DType::F32, {ir::embed_index(it(f.k)), ir::get(f.ids, {it(f.k)})});
+  unchanged(f.request(mul(k_dependent), false, 4));
+  // A Where whose other branch is not 0, and a product that is not a selector.
+  unchanged(f.request(ir::apply(Op::Where, DType::F32, {f.selector(), f.row(), ir::constant(1, DType::F32)})));
+  unchanged(f.request(ir::apply(Op::Mul, DType::F32, {ir::apply(Op::Cmplt, DType::F32, {ir::embed_index(it(f.k)), ir::get(f.ids, {it(f.p)})}), f.row()})));
+  // A counter with an offset: (k + 1 == e).
+  auto shifted = ir::apply(Op::Cmpeq, DType::F32, {ir::embed_index(AxisIndex{{{1, f.k}}, 1}), ir::get(f.ids, {it(f.p)})});
+  unchanged(f.request(mul(shifted)));
+}
+
+// The embedding backward: grad[k, d] += sum_p (k == ids[p]) * g[p, d], loops p, d, k or k, p, d.
+backends::CompileRequest backward(bool k_outer, DType compare = DType::F32) {
+  auto ids = ir::make_node("ids", DType::F32, {5});
+  auto g = ir::make_node("g", DType::F32, {5, 2});
+  auto grad = ir::make_node("grad", DType::F32, {4, 2});
+  const ir::Symbol p = ir::fresh_symbol(), d = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const std::vector<AxisIndex> at{it(k), it(d)};
+  auto sel = ir::apply(Op::Cmpeq, compare, {ir::embed_index(it(k)), ir::get(ids, {it(p)})});
+  auto contribution = ir::apply(Op::Mul, DType::F32, {ir::get(g, {it(p), it(d)}), sel});
+  auto acc = ir::set(grad, at, ir::apply(Op::Add, DType::F32, {ir::get(grad, at), contribution}), "grad =+ g * onehot");
+  ir::StmtRef nest = k_outer ? ir::for_loop(k, 0, 4, ir::for_loop(p, 0, 5, ir::for_loop(d, 0, 2, acc)))
+                             : ir::for_loop(p, 0, 5, ir::for_loop(d, 0, 2, ir::for_loop(k, 0, 4, acc)));
+  return {ir::LoweredRoutine{"bwd", ir::seq({ir::zero_out(grad), nest}), {}}, {ids, g, grad}};
+}
+
+TEST(OneHot, TransposedPatternBecomesSerialScatter) {
+  const std::vector<float> ids{2, 9, 2, -1, 0.5f};  // 2 repeats; 9, -1 and 0.5 select no row
+  const std::vector<float> g{1e8f, 1, 1, 2, -1e8f, 3, 7, 7, 8, 8};
+  for (bool k_outer : {false, true}) {
+    const auto r = backward(k_outer);
+    const auto after = rewrite_one_hot_reductions(r.routine, {});
+    const std::string text = ir::print_loop_ir(after);
+    EXPECT_TRUE(has(text, "grad[?ids[i0], i1] add= g[i0, i1]")) << text;
+    EXPECT_FALSE(has(text, "for i2")) << text;
+    const auto out = check_rewrite(r, after, {bytes_of(ids), bytes_of(g), {}});
+    EXPECT_EQ(values_of<float>(out[2]), (std::vector<float>{0, 0, 0, 0, 0, 4, 0, 0}));
+    // Deterministic: a second run gives the same bytes.
+    EXPECT_EQ(check_rewrite(r, after, {bytes_of(ids), bytes_of(g), {}}), out);
+  }
 }
 
 }  // namespace
@@ -127,9 +195,34 @@ TEST(OneHotTensorLayer, EmbeddingForwardAndBackwardAreRewritten) {
   ctx.record_passes = true;
   const auto o = opt::optimize(ir::lower(prog.step, "embedding_step"), ctx, true);
   const std::string text = ir::print_loop_ir(o.routine);
-  if (std::getenv("CANNL_ONE_HOT_DUMP")) std::cout << passes_text(o);
+  if (std::getenv("ONE_HOT_TEST_DUMP")) std::cout << passes_text(o);
   EXPECT_TRUE(std::regex_search(text, std::regex("wte\\[[^\\]]*\\?"))) << text;  // the gather
   EXPECT_TRUE(std::regex_search(text, std::regex("grad_wte\\[[^\\]]*\\?[^\n]* add= "))) << text;  // the scatter
+}
+
+// The whole training step, optimized and not, on both backends: the same loss and gradients
+// (ids 7 and -1 select no row; 5 repeats, so its gradient row accumulates twice).
+TEST(OneHotTensorLayer, OptimizedStepMatchesUnoptimized) {
+  test_util::ConfigGuard guard;
+  std::vector<std::vector<std::byte>> results[2][2];
+  for (int backend = 0; backend < 2; ++backend) {
+    for (int optimized = 0; optimized < 2; ++optimized) {
+      config::set_override("optimize", optimized ? "true" : "false");
+      EmbeddingProgram prog({5, 0, 7, 5, -1, 2});
+      auto ctx = backend ? runtime::Context::cpu() : runtime::Context::interpreter();
+      train::upload_literals(ctx, {prog.loss});
+      auto routine = ctx.compile(prog.step, "embedding_step");
+      std::vector<double> table, weights{0.5, -1, 2};
+      for (int k = 0; k < 18; ++k) table.push_back(0.25 * k - 2);
+      ctx.set_values(prog.table.value(), table);
+      ctx.set_values(prog.weights.value(), weights);
+      ctx.run(routine);
+      results[backend][optimized] = {ctx.get_bytes(prog.loss.value()), ctx.get_bytes(prog.table.grad())};
+    }
+  }
+  EXPECT_EQ(results[0][0], results[0][1]);
+  EXPECT_EQ(results[0][0], results[1][0]);
+  EXPECT_EQ(results[0][0], results[1][1]);
 }
 
 }  // namespace
