@@ -7,6 +7,7 @@
 #include "cannl/tensor/autodiff.h"
 
 #include <functional>
+#include <map>
 #include <set>
 
 namespace cannl {
@@ -109,21 +110,53 @@ ir::Comp forward_code(const std::vector<Tensor>& roots) {
   return comp;
 }
 
+namespace {
+
+/// Number of gradient assignments writing each node.
+std::map<int, int> contributions(const std::vector<ir::AsgnRef>& backprop) {
+  std::map<int, int> count;
+  for (const auto& a : backprop)
+    if (const auto* op = std::get_if<ir::AccumOp>(&a->node)) ++count[op->lhs->id];
+  return count;
+}
+
+/// A gradient with exactly one `+=` contribution is written by it directly (`=:+`, which lowers
+/// to a plain store when it covers every cell) instead of being zeroed and accumulated: fewer
+/// passes over memory, and a single-setter node the optimizer can inline.
+std::vector<ir::AsgnRef> write_single_contributions(std::vector<ir::AsgnRef> backprop,
+                                                    std::set<int>& written_directly) {
+  const auto count = contributions(backprop);
+  for (auto& a : backprop) {
+    const auto* op = std::get_if<ir::AccumOp>(&a->node);
+    if (op == nullptr || op->accum != ir::Op::Add || count.at(op->lhs->id) != 1) continue;
+    ir::AccumOp direct = *op;
+    direct.initialize_neutral = true;
+    written_directly.insert(op->lhs->id);
+    a = ir::make_accum(std::move(direct));
+  }
+  return backprop;
+}
+
+}  // namespace
+
 ir::Comp grad_update_code(const Tensor& loss) {
   resolve_shapes({loss});
   materialize_roots({loss});
   const auto order = topological_order({loss});
   ir::Comp comp;
   comp.body.push_back(ir::make_block("forward", forward_body(order)));
-  std::vector<ir::AsgnRef> zero;
-  for (const auto& t : order)
-    if (t.grad() && t.grad() != loss.grad()) zero.push_back(ir::make_fetch(t.grad(), ir::FetchConstant{0}));
-  comp.body.push_back(ir::make_block("zero gradients", std::move(zero)));
   std::vector<ir::AsgnRef> backprop;
   if (loss.grad()) backprop.push_back(ir::make_fetch(loss.grad(), ir::FetchConstant{1}));
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     if (it->grad() && it->impl().backward)
       append(backprop, it->impl().backward(*it, shape::projections(it->impl().step_id)));
+  std::set<int> written_directly;
+  backprop = write_single_contributions(std::move(backprop), written_directly);
+  std::vector<ir::AsgnRef> zero;
+  for (const auto& t : order)
+    if (t.grad() && t.grad() != loss.grad() && written_directly.count(t.grad()->id) == 0)
+      zero.push_back(ir::make_fetch(t.grad(), ir::FetchConstant{0}));
+  comp.body.push_back(ir::make_block("zero gradients", std::move(zero)));
   comp.body.push_back(ir::make_block("backprop", std::move(backprop)));
   collect_statics(order, comp);
   return comp;

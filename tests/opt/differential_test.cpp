@@ -3,7 +3,7 @@
 // arithmetic on exactly representable values), on the interpreter and on the C backend.
 //
 //   CANNL_DIFF_PROGRAMS=20000 ./test_opt --gtest_filter='Differential.*'   (default 300)
-//   CANNL_DIFF_C_PROGRAMS=2000 ...                                         (default 40)
+//   CANNL_DIFF_C_PROGRAMS=2000 CANNL_DIFF_C_BATCH=500 ...                  (default 40, 40)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -91,7 +91,8 @@ TEST(Differential, CBackendOptimizedMatchesUnoptimized) {
     GTEST_SKIP() << e.what();
   }
   const std::int64_t n = env_count("CANNL_DIFF_C_PROGRAMS", 40);
-  const std::int64_t batch = 40;  // programs per compiled routine
+  // Programs per compiled routine: more amortizes compile time on long runs by hand.
+  const std::int64_t batch = env_count("CANNL_DIFF_C_BATCH", 40);
   for (std::int64_t s = 0; s < n && !HasFailure(); s += batch) {
     std::vector<std::uint64_t> seeds;
     for (std::int64_t k = s; k < std::min(n, s + batch); ++k) seeds.push_back(50000 + static_cast<std::uint64_t>(k));
