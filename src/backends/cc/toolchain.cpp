@@ -122,12 +122,16 @@ int gcc_major_version(const Toolchain& tc) {
   return std::isdigit(static_cast<unsigned char>(version[0])) ? std::stoi(version) : 0;
 }
 
-// GCC 12.2 at -O3 miscompiles if-converted conditionals in vectorized nested loops (a
-// `g += (x < y) ? 0 : h` over a 2x3 nest got a wrong tail lane); found by the gradient
-// parity tests. Disabling loop if-conversion restores correct code.
+// GCC 12.2 at -O3 -march=native (AVX-512) miscompiles small vectorized nests, both found by the
+// gradient parity tests: if-converted conditionals (`g += (x < y) ? 0 : h` over a 2x3 nest got
+// a wrong tail lane) and SLP-vectorized strided copies (`ga[i*3+j] = gc[i*4+j]` duplicated a
+// lane). Disabling loop if-conversion and SLP vectorization restores correct code.
 void add_compiler_workarounds(const Toolchain& tc, std::vector<std::string>& flags) {
   const int gcc = gcc_major_version(tc);
-  if (gcc > 0 && gcc <= 12) flags.push_back("-fno-tree-loop-if-convert");
+  if (gcc > 0 && gcc <= 12) {
+    flags.push_back("-fno-tree-loop-if-convert");
+    flags.push_back("-fno-tree-slp-vectorize");
+  }
 }
 
 }  // namespace
