@@ -65,12 +65,12 @@ void write_plots(const PlotInputs& in) {
   files::write_atomically(dir / "plots.gp", kScript);
   const std::string command = "cd '" + dir.string() + "' && gnuplot plots.gp 2> plots.log";
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
-    log::warn("gnuplot not found: wrote the plot sources to " + dir.string() +
+    logging::warn("gnuplot not found: wrote the plot sources to " + dir.string() +
               "; install it with `apt-get install gnuplot-nox` to get the PNG pictures");
     return;
   }
   if (std::system(command.c_str()) != 0) {
-    log::warn("gnuplot failed; see " + (dir / "plots.log").string());
+    logging::warn("gnuplot failed; see " + (dir / "plots.log").string());
     return;
   }
   std::printf("wrote %s and %s\n", (dir / "loss_curve.png").c_str(),

@@ -40,7 +40,7 @@ class Runner {
   Runner(Optimized& out, bool record) : out_(out), record_(record) {}
 
   void dump(const std::string& pass, const Trace* trace) {
-    if (log::debug_level() < 2) return;
+    if (logging::debug_level() < 2) return;
     char number[8];
     std::snprintf(number, sizeof number, "%02d", step_);
     const auto path = files::build_dir() / (out_.routine.name + "." + number + "-" + pass + ".ll");
@@ -51,10 +51,10 @@ class Runner {
             const Trace* trace) {
     ++step_;
     {
-      log::ScopedTimer timer("opt " + name + " " + out_.routine.name);
+      logging::ScopedTimer timer("opt " + name + " " + out_.routine.name);
       out_.routine = run();
     }
-    if (log::debug_level() >= 1) ir::verify(out_.routine);
+    if (logging::debug_level() >= 1) ir::verify(out_.routine);
     if (record_) out_.passes.emplace_back(name, out_.routine);
     dump(name, trace);
   }

@@ -18,7 +18,7 @@ namespace {
 
 /// Debug level 2: the Assignments IR (.cd) and the lowered loop IR (.ll) under build_files/<exe>/.
 void dump_ir(const ir::Comp& comp, const ir::LoweredRoutine& lowered) {
-  if (log::debug_level() < 2) return;
+  if (logging::debug_level() < 2) return;
   const auto dir = files::build_dir();
   files::write_atomically(dir / (lowered.name + ".cd"), ir::print_assignments(comp));
   files::write_atomically(dir / (lowered.name + ".ll"), ir::print_loop_ir(lowered));
@@ -49,11 +49,11 @@ opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& stat
                                   RoutineData& data) {
   ir::LoweredRoutine lowered;
   {
-    log::ScopedTimer timer("lower " + data.name);
+    logging::ScopedTimer timer("lower " + data.name);
     lowered = ir::lower(comp, data.name);
   }
   {
-    log::ScopedTimer timer("verify " + data.name);
+    logging::ScopedTimer timer("verify " + data.name);
     ir::verify(lowered);
   }
   dump_ir(comp, lowered);
@@ -96,10 +96,10 @@ Routine Context::compile(const ir::Comp& comp, const std::string& name) {
   auto impl = std::make_shared<Routine::Impl>();
   RoutineData& data = *impl;
   data.name = sanitize_routine_name(name);
-  log::ScopedTimer total("compile " + data.name);
+  logging::ScopedTimer total("compile " + data.name);
   const opt::Optimized optimized = lower_and_optimize(comp, *state_, data);
   {
-    log::ScopedTimer timer("backend compile " + data.name);
+    logging::ScopedTimer timer("backend compile " + data.name);
     data.executable = state_->backend->compile({data.lowered, data.params});
   }
   data.source = data.executable->source();

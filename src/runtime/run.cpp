@@ -62,7 +62,7 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
   buffers.reserve(data.params.size());
   for (const auto& node : data.params) buffers.push_back(&state_->ensure_buffer(node));
   {
-    log::ScopedTimer timer("run " + data.name);
+    logging::ScopedTimer timer("run " + data.name);
     data.executable->run(buffers, static_values);
   }
   for (const auto& node : data.outputs) state_->initialized.insert(node->id);

@@ -100,7 +100,7 @@ std::string closest_key_hint(std::string_view key) {
 }
 
 void warn_unknown_key(std::string_view key, std::string_view origin) {
-  log::warn("unknown config key '" + std::string(key) + "' (from " + std::string(origin) + ")" +
+  logging::warn("unknown config key '" + std::string(key) + "' (from " + std::string(origin) + ")" +
             closest_key_hint(key));
 }
 

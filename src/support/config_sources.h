@@ -30,7 +30,7 @@ std::string_view trim(std::string_view text);
 /// True when `key` (already normalized) is declared in config_keys.def.
 bool is_known_key(std::string_view key);
 
-/// Warns (log::warn) that `key` is unknown, naming `origin` and the closest known key when one
+/// Warns (logging::warn) that `key` is unknown, naming `origin` and the closest known key when one
 /// is plausibly a typo: "unknown config key 'cc_compilr' (from ...); did you mean 'cc_compiler'?"
 void warn_unknown_key(std::string_view key, std::string_view origin);
 

@@ -9,7 +9,7 @@
 
 #include "cannl/support/config.h"
 
-namespace cannl::log {
+namespace cannl::logging {
 namespace {
 
 void emit(std::string_view prefix, std::string_view message) {
@@ -50,4 +50,4 @@ ScopedTimer::~ScopedTimer() {
   }
 }
 
-}  // namespace cannl::log
+}  // namespace cannl::logging

@@ -58,7 +58,7 @@ void compile(const Toolchain& tc, const std::vector<std::string>& flags, const f
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {source_path.string(), "-o", temp.string(), "-lm"});
   const std::string command = shell_quoted(argv);
-  if (log::debug_level() >= 3) log::info("cc: " + command);
+  if (logging::debug_level() >= 3) logging::info("cc: " + command);
   ++g_invocations;
   const ProcessResult r = run_process(argv, output);
   const std::string messages = read_or_empty(output);
@@ -97,8 +97,8 @@ std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const st
     const fs::path cache_source = cache_dir / (stem + ".c");
     files::write_atomically(cache_source, source);
     compile(tc, flags, cache_source, user_source, library);
-  } else if (log::debug_level() >= 3) {
-    log::info("cc: reusing " + library.string());
+  } else if (logging::debug_level() >= 3) {
+    logging::info("cc: reusing " + library.string());
   }
   return SharedLibrary::open(library.string());
 }
