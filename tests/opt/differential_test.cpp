@@ -2,8 +2,8 @@
 // optimize=false must give the same bits (generated programs use only re-association-free
 // arithmetic on exactly representable values), on the interpreter and on the C backend.
 //
-//   CANNL_DIFF_PROGRAMS=20000 ./test_opt --gtest_filter='Differential.*'   (default 300)
-//   CANNL_DIFF_C_PROGRAMS=2000 CANNL_DIFF_C_BATCH=500 ...                  (default 40, 40)
+//   CANNL_TEST_DIFF_PROGRAMS=20000 ./test_opt --gtest_filter='Differential.*'   (default 300)
+//   CANNL_TEST_DIFF_C_PROGRAMS=2000 CANNL_TEST_DIFF_C_BATCH=500 ...                  (default 40, 40)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -82,7 +82,7 @@ void check_batch(const std::vector<std::uint64_t>& seeds, bool use_cc) {
 }
 
 TEST(Differential, InterpreterOptimizedMatchesUnoptimized) {
-  const std::int64_t n = env_count("CANNL_DIFF_PROGRAMS", 300);
+  const std::int64_t n = env_count("CANNL_TEST_DIFF_PROGRAMS", 300);
   for (std::int64_t s = 0; s < n && !HasFailure(); ++s)
     check_batch({static_cast<std::uint64_t>(1000 + s)}, false);
   std::printf("differential (interpreter): %lld programs\n", static_cast<long long>(n));
@@ -94,9 +94,9 @@ TEST(Differential, CBackendOptimizedMatchesUnoptimized) {
   } catch (const BackendUnavailable& e) {
     GTEST_SKIP() << e.what();
   }
-  const std::int64_t n = env_count("CANNL_DIFF_C_PROGRAMS", 40);
+  const std::int64_t n = env_count("CANNL_TEST_DIFF_C_PROGRAMS", 40);
   // Programs per compiled routine: more amortizes compile time on long runs by hand.
-  const std::int64_t batch = env_count("CANNL_DIFF_C_BATCH", 40);
+  const std::int64_t batch = env_count("CANNL_TEST_DIFF_C_BATCH", 40);
   for (std::int64_t s = 0; s < n && !HasFailure(); s += batch) {
     std::vector<std::uint64_t> seeds;
     for (std::int64_t k = s; k < std::min(n, s + batch); ++k) seeds.push_back(50000 + static_cast<std::uint64_t>(k));

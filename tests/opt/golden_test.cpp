@@ -3,7 +3,7 @@
 // process-global symbol ids). A change of any pass output fails here; when the change is
 // intended, regenerate and review the diff:
 //
-//   CANNL_UPDATE_GOLDEN=1 ./test_opt --gtest_filter='Golden.*'
+//   CANNL_TEST_UPDATE_GOLDEN=1 ./test_opt --gtest_filter='Golden.*'
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -39,7 +39,7 @@ void check_golden(const std::string& name, const ir::Comp& comp, const std::vect
   ctx.record_passes = true;
   const auto o = optimize(ir::lower(comp, name), ctx, true);
   const std::filesystem::path dir = std::filesystem::path(CANNL_SOURCE_DIR) / "tests/golden/opt" / name;
-  const bool update = std::getenv("CANNL_UPDATE_GOLDEN") != nullptr;
+  const bool update = std::getenv("CANNL_TEST_UPDATE_GOLDEN") != nullptr;
   if (update) std::filesystem::create_directories(dir);
   for (std::size_t k = 0; k < o.passes.size(); ++k) {
     char file[64];
@@ -50,11 +50,11 @@ void check_golden(const std::string& name, const ir::Comp& comp, const std::vect
       continue;
     }
     std::ifstream in(dir / file);
-    ASSERT_TRUE(in) << (dir / file) << " is missing; run with CANNL_UPDATE_GOLDEN=1";
+    ASSERT_TRUE(in) << (dir / file) << " is missing; run with CANNL_TEST_UPDATE_GOLDEN=1";
     std::stringstream want;
     want << in.rdbuf();
     EXPECT_EQ(got, want.str()) << "pass " << o.passes[k].first << " of " << name
-                               << " changed; if intended, rerun with CANNL_UPDATE_GOLDEN=1";
+                               << " changed; if intended, rerun with CANNL_TEST_UPDATE_GOLDEN=1";
   }
 }
 

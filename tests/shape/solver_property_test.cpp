@@ -1,7 +1,7 @@
 // Property fuzzer for the solver: random consistent spec/shape pairs (plain labels, diagonals,
 // reductions, strided / dilated / padded convolutions, concatenation) must solve to the known
 // result shape; the same pairs with one shared axis resized must raise ShapeError. A small fixed
-// budget runs with the tests; CANNL_FUZZ_ITERATIONS=N runs longer.
+// budget runs with the tests; CANNL_TEST_FUZZ_ITERATIONS=N runs longer.
 
 #include <cstdlib>
 #include <random>
@@ -93,7 +93,7 @@ Dims solve(const Case& c, const std::vector<Dims>& operands) {
 }
 
 int iterations() {
-  const char* env = std::getenv("CANNL_FUZZ_ITERATIONS");
+  const char* env = std::getenv("CANNL_TEST_FUZZ_ITERATIONS");
   return env ? std::atoi(env) : 300;
 }
 

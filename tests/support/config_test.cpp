@@ -213,6 +213,16 @@ TEST_F(ConfigTest, UnknownEnvironmentKeyWarnsWithSuggestion) {
       << err;
 }
 
+TEST_F(ConfigTest, TestSuiteVariablesAreNotConfigKeys) {
+  ::setenv("CANNL_TEST_DIFF_PROGRAMS", "20000", 1);
+  config::reload();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(config::get("debug"), "0");
+  std::string err = ::testing::internal::GetCapturedStderr();
+  ::unsetenv("CANNL_TEST_DIFF_PROGRAMS");
+  EXPECT_EQ(err.find("unknown config key"), std::string::npos) << err;
+}
+
 TEST_F(ConfigTest, UnknownFileKeyWarnsWithFileAndLine) {
   write_file("cannl_config", "debug=0\nbakend=cc\n");
   config::reload();
