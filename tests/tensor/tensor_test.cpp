@@ -168,6 +168,21 @@ TEST_F(TensorApi, RoutinesNamedLikeLibcFunctionsRun) {
   }
 }
 
+TEST_F(TensorApi, StopGradientBlocksTheBackwardPath) {
+  // d/dx [x * stop_gradient(exp(x))] treats exp(x) as a constant: the gradient is exp(x).
+  config::set_override("default_prec", "f64");
+  Tensor x = param("x", {.input = Dims{}, .output = Dims{3}});
+  Tensor loss = sum(pointmul(x, stop_gradient(exp(x))));
+  auto ctx = runtime::Context::interpreter();
+  auto routine = ctx.compile(grad_update_code(loss), "grad");
+  ctx.set_values(x.value(), std::vector<double>{-1, 0, 2});
+  ctx.run(routine);
+  const auto g = ctx.get_values(x.grad());
+  EXPECT_DOUBLE_EQ(g[0], std::exp(-1.0));
+  EXPECT_DOUBLE_EQ(g[1], 1.0);
+  EXPECT_DOUBLE_EQ(g[2], std::exp(2.0));
+}
+
 TEST_F(TensorApi, UninitializedParameterIsNamed) {
   Tensor w = param("weights", {.input = Dims{}, .output = Dims{2}});
   Tensor y = relu(w);
