@@ -19,10 +19,7 @@ using test_util::bytes_of;
 using test_util::run_on;
 using test_util::values_of;
 
-std::shared_ptr<backends::Backend> cc() {
-  static auto backend = backends::make_cc_backend();
-  return backend;
-}
+using test_util::cc;
 
 // Interesting values: signs, zeros, rounding ties, range edges, overflow, NaN and infinities.
 const std::vector<double> kValues{0.0, -0.0, 1.0, -1.5, 2.5, 3.7, -3.7, 0.1, 255.0, 256.0, 300.0,

@@ -15,10 +15,7 @@ using test_util::bytes_of;
 using test_util::run_on;
 using test_util::values_of;
 
-std::shared_ptr<backends::Backend> cc() {
-  static auto backend = backends::make_cc_backend();
-  return backend;
-}
+using test_util::cc;
 
 TEST(CcExecution, PointwiseAdd) {
   auto r = test_routines::pointwise_add(5);

@@ -15,6 +15,12 @@ namespace cannl::test_util {
 
 using Bytes = std::vector<std::byte>;
 
+/// The C backend, created once per test process (its compile cache is per process too).
+inline std::shared_ptr<backends::Backend> cc() {
+  static auto backend = backends::make_cc_backend();
+  return backend;
+}
+
 /// Allocates one buffer per param (inputs[k] uploaded when non-empty), runs, returns every buffer.
 inline std::vector<Bytes> run_on(backends::Backend& backend, const backends::CompileRequest& request,
                                  const std::vector<Bytes>& inputs,

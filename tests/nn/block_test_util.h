@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cannl/cannl.h"
+#include "gradient_check.h"  // lcg_values
 
 namespace cannl::testing_util {
 
@@ -26,17 +27,6 @@ inline Tensor batch_input(std::vector<Tensor>& params, const std::string& name, 
   Tensor selector = literal(name + "_rows", std::move(identity),
                             {.batch = batch, .input = Dims{}, .output = Dims{n}});
   return params.back() * selector;
-}
-
-/// Deterministic values in [low, high) from a 64-bit LCG seeded by `salt`.
-inline std::vector<double> lcg_values(std::int64_t n, double low, double high, unsigned salt) {
-  std::vector<double> v;
-  std::uint64_t s = 0x9E3779B97F4A7C15ull * (salt + 1);
-  for (std::int64_t i = 0; i < n; ++i) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    v.push_back(low + (high - low) * static_cast<double>(s >> 11) * 0x1.0p-53);
-  }
-  return v;
 }
 
 }  // namespace cannl::testing_util

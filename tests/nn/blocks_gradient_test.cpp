@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "block_test_util.h"
+#include "gradient_check.h"
 #include "cannl/nn/blocks.h"
 #include "cannl/nn/functional.h"
 
@@ -49,11 +50,6 @@ class BlockGradient : public testing::TestWithParam<BlockCase> {
   void TearDown() override { config::clear_overrides(); }
 };
 
-double run_loss(runtime::Context& ctx, const runtime::Routine& r, const Tensor& loss) {
-  ctx.run(r);
-  return ctx.get_values(loss.value()).at(0);
-}
-
 TEST_P(BlockGradient, MatchesCentralFiniteDifferences) {
   const BlockCase& c = GetParam();
   std::vector<Tensor> params;
@@ -66,36 +62,9 @@ TEST_P(BlockGradient, MatchesCentralFiniteDifferences) {
     params.push_back(weights);
   }
   auto ctx = c.compiled ? runtime::Context::cpu() : runtime::Context::interpreter();
-  train::upload_literals(ctx, {loss});
-  auto routine = ctx.compile(grad_update_code(loss), "grad_" + c.name);
-  for (std::size_t k = 0; k < params.size(); ++k)
-    ctx.set_values(params[k].value(), lcg_values(params[k].value()->num_elements(), c.low,
-                                                 c.high, static_cast<unsigned>(k)));
-  ctx.run(routine);
-  std::vector<std::vector<double>> analytic;
-  for (const auto& prm : params) analytic.push_back(ctx.get_values(prm.grad()));
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    auto x = ctx.get_values(params[k].value());
-    // Every cell of small parameters; 8 spread cells of larger ones (keeps the suite fast).
-    const std::size_t stride = std::max<std::size_t>(1, x.size() / 8);
-    for (std::size_t i = k % stride; i < x.size(); i += stride) {
-      const double h = 1e-5 * std::max(1.0, std::abs(x[i]));
-      const double saved = x[i];
-      x[i] = saved + h;
-      ctx.set_values(params[k].value(), x);
-      const double up = run_loss(ctx, routine, loss);
-      x[i] = saved - h;
-      ctx.set_values(params[k].value(), x);
-      const double down = run_loss(ctx, routine, loss);
-      x[i] = saved;
-      ctx.set_values(params[k].value(), x);
-      const double numeric = (up - down) / (2 * h);
-      const double scale = std::max({1.0, std::abs(numeric), std::abs(analytic[k][i])});
-      EXPECT_LT(std::abs(numeric - analytic[k][i]) / scale, 1e-6)
-          << c.name << ": d loss / d " << params[k].label() << "[" << i << "] analytic "
-          << analytic[k][i] << " numeric " << numeric;
-    }
-  }
+  // Every cell of small parameters; about 8 spread cells of larger ones (keeps the suite fast).
+  testing_util::expect_gradients_match(ctx, loss, params, c.name,
+                                       {.low = c.low, .high = c.high, .max_cells = 8});
 }
 
 Tensor one_hot_targets(const std::vector<std::int64_t>& ids, std::int64_t classes) {

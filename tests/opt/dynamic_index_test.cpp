@@ -18,10 +18,7 @@ using test_util::bytes_of;
 using test_util::run_on;
 using test_util::values_of;
 
-std::shared_ptr<backends::Backend> cc() {
-  static auto backend = backends::make_cc_backend();
-  return backend;
-}
+using test_util::cc;
 
 // Runs on both backends, checks they agree bit for bit, returns the interpreter's buffers.
 std::vector<Bytes> run_both(const backends::CompileRequest& r, const std::vector<Bytes>& inputs) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/run_util.h"
+#include "opt/backend_agreement.h"
 #include "cannl/ir/verify.h"
 #include "opt/cse.h"
 #include "opt/hoist.h"
@@ -21,10 +22,7 @@ using test_util::values_of;
 
 AxisIndex it(ir::Symbol s) { return AxisIndex::iterator(s); }
 
-std::shared_ptr<backends::Backend> cc() {
-  static auto backend = backends::make_cc_backend();
-  return backend;
-}
+using test_util::cc;
 
 bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 
@@ -34,17 +32,7 @@ int count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// Both routines on both backends agree bit for bit; returns the buffers.
-std::vector<Bytes> check_same(const backends::CompileRequest& before, const ir::LoweredRoutine& after,
-                              const std::vector<Bytes>& inputs) {
-  ir::verify(after);
-  const backends::CompileRequest hoisted{after, before.params};
-  const auto reference = run_on(*backends::make_interpreter_backend(), before, inputs);
-  EXPECT_EQ(run_on(*backends::make_interpreter_backend(), hoisted, inputs), reference);
-  EXPECT_EQ(run_on(*cc(), before, inputs), reference);
-  EXPECT_EQ(run_on(*cc(), hoisted, inputs), reference);
-  return reference;
-}
+using testing::check_rewrite;
 
 // {scope v: for j in [0, 3): v := v + t[i, j]}: a fresh copy each call (fresh j and scope id).
 ir::ScalarRef row_sum(const ir::NodeRef& t, ir::Symbol i) {
@@ -87,7 +75,7 @@ TEST(Hoist, SharedScopeIsComputedOnceBeforeItsFirstUser) {
   EXPECT_EQ(count(text, "declare v0:f32 = 0"), 1) << text;  // read (v0 + t) before any definite set
   EXPECT_LT(text.find("declare v0"), text.find("a[i0] ="));
   EXPECT_TRUE(has(text, "b[i0, i2] = add(v0, ")) << text;  // also hoisted out of the k loop
-  const auto out = check_same(r, after, n.inputs());
+  const auto out = check_rewrite(r, after, n.inputs());
   EXPECT_EQ(values_of<float>(out[1]), (std::vector<float>{13, 14.5f}));
   EXPECT_EQ(ir::print_loop_ir(hoist_cross_statement_cse(after, {})), text);  // idempotent
 }
@@ -103,7 +91,7 @@ TEST(Hoist, DefiniteSetNeedsNoInit) {
   const std::string text = ir::print_loop_ir(after);
   EXPECT_TRUE(has(text, "declare v0:f32\n")) << text;
   EXPECT_FALSE(has(text, "{scope")) << text;
-  check_same(r, after, n.inputs());
+  check_rewrite(r, after, n.inputs());
 }
 
 TEST(Hoist, HazardBetweenUsersKeepsTheScopes) {
@@ -116,7 +104,7 @@ TEST(Hoist, HazardBetweenUsersKeepsTheScopes) {
   });
   const auto after = hoist_cross_statement_cse(r.routine, {});
   EXPECT_EQ(ir::print_loop_ir(after), ir::print_loop_ir(r.routine));
-  const auto out = check_same(r, after, n.inputs());
+  const auto out = check_rewrite(r, after, n.inputs());
   EXPECT_EQ(values_of<float>(out[3]), (std::vector<float>{12.5f, 18.25f}));
 }
 
@@ -131,7 +119,7 @@ TEST(Hoist, HazardInsideANestedLoopOfAUserKeepsTheScopes) {
   });
   const auto after = hoist_cross_statement_cse(r.routine, {});
   EXPECT_EQ(ir::print_loop_ir(after), ir::print_loop_ir(r.routine));
-  check_same(r, after, n.inputs());
+  check_rewrite(r, after, n.inputs());
 }
 
 TEST(Hoist, UseUnderAnIfIsNotHoisted) {
@@ -154,7 +142,7 @@ TEST(Hoist, UseInAnIfConditionIsHoisted) {
   });
   const auto after = hoist_cross_statement_cse(r.routine, {});
   EXPECT_EQ(count(ir::print_loop_ir(after), "{scope"), 0) << ir::print_loop_ir(after);
-  const auto out = check_same(r, after, n.inputs());
+  const auto out = check_rewrite(r, after, n.inputs());
   EXPECT_EQ(values_of<float>(out[3]), (std::vector<float>{0, 1}));
 }
 
@@ -170,7 +158,7 @@ TEST(Hoist, CseLocalsOfAReplacedCopyAreRenamed) {
   const std::string text = ir::print_loop_ir(after);
   EXPECT_TRUE(has(text, "c[i0] = add(v0, v0)")) << text;
   EXPECT_EQ(count(text, "{scope"), 0) << text;
-  const auto out = check_same(r, after, n.inputs());
+  const auto out = check_rewrite(r, after, n.inputs());
   EXPECT_EQ(values_of<float>(out[3]), (std::vector<float>{13, 14.5f}));
 }
 
@@ -189,7 +177,7 @@ TEST(Hoist, ScopeReadingAFreeLocalStays) {
   // The outer scopes are equal and self-contained: they hoist, and their bodies keep the inner ones.
   const std::string text = ir::print_loop_ir(after);
   EXPECT_EQ(count(text, "{scope"), 1) << text;
-  check_same(r, after, n.inputs());
+  check_rewrite(r, after, n.inputs());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "backends/run_util.h"
+#include "opt/backend_agreement.h"
 #include "cannl/ir/lower.h"
 #include "cannl/ir/verify.h"
 #include "cannl/nn/blocks.h"
@@ -35,22 +36,9 @@ using test_util::values_of;
 
 AxisIndex it(ir::Symbol s) { return AxisIndex::iterator(s); }
 
-std::shared_ptr<backends::Backend> cc() {
-  static auto backend = backends::make_cc_backend();
-  return backend;
-}
+using test_util::cc;
 
-// Runs the routine and its rewrite on both backends: all four agree bit for bit.
-std::vector<Bytes> check_rewrite(const backends::CompileRequest& before, const ir::LoweredRoutine& after,
-                                 const std::vector<Bytes>& inputs) {
-  ir::verify(after);
-  const backends::CompileRequest rewritten{after, before.params};
-  const auto reference = run_on(*backends::make_interpreter_backend(), before, inputs);
-  EXPECT_EQ(run_on(*backends::make_interpreter_backend(), rewritten, inputs), reference);
-  EXPECT_EQ(run_on(*cc(), before, inputs), reference);
-  EXPECT_EQ(run_on(*cc(), rewritten, inputs), reference);
-  return reference;
-}
+using testing::check_rewrite;
 
 bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 

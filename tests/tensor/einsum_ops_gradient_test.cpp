@@ -8,6 +8,7 @@
 
 #include "cannl/cannl.h"
 #include "cannl/tensor/einsum_ops.h"
+#include "gradient_check.h"
 
 namespace cannl {
 namespace {
@@ -151,16 +152,6 @@ Tensor p(std::vector<Tensor>& params, const std::string& name, Dims output, Dims
   return params.back();
 }
 
-Values values_for(std::int64_t n, unsigned salt) {
-  Values v;
-  std::uint64_t s = 0x9E3779B97F4A7C15ull * (salt + 1);
-  for (std::int64_t i = 0; i < n; ++i) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    v.push_back(-1 + 2 * static_cast<double>(s >> 11) * 0x1.0p-53);
-  }
-  return v;
-}
-
 class EinsumGradient : public testing::TestWithParam<std::tuple<GradCase, std::string>> {
  protected:
   void SetUp() override {
@@ -177,38 +168,7 @@ TEST_P(EinsumGradient, MatchesCentralFiniteDifferences) {
   // A weighted sum so that every output cell has a distinct sensitivity.
   Tensor loss = sum(pointmul(out, pow(out, 2.0) + 1.0));
   auto ctx = backend == "cc" ? runtime::Context::cpu() : runtime::Context::interpreter();
-  auto routine = ctx.compile(grad_update_code(loss), "grad_" + c.name);
-  train::upload_literals(ctx, {loss});
-  for (std::size_t k = 0; k < params.size(); ++k)
-    ctx.set_values(params[k].value(), values_for(params[k].value()->num_logical_elements(), static_cast<unsigned>(k)));
-  ctx.run(routine);
-  std::vector<Values> analytic;
-  for (const auto& prm : params) analytic.push_back(ctx.get_values(prm.grad()));
-
-  auto loss_at = [&] {
-    ctx.run(routine);
-    return ctx.get_values(loss.value()).at(0);
-  };
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    auto x = ctx.get_values(params[k].value());
-    ASSERT_EQ(x.size(), analytic[k].size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const double h = 1e-5, saved = x[i];
-      x[i] = saved + h;
-      ctx.set_values(params[k].value(), x);
-      const double up = loss_at();
-      x[i] = saved - h;
-      ctx.set_values(params[k].value(), x);
-      const double down = loss_at();
-      x[i] = saved;
-      ctx.set_values(params[k].value(), x);
-      const double numeric = (up - down) / (2 * h);
-      const double scale = std::max({1.0, std::abs(numeric), std::abs(analytic[k][i])});
-      EXPECT_LT(std::abs(numeric - analytic[k][i]) / scale, 1e-6)
-          << c.name << " on " << backend << ": d loss / d " << params[k].label() << "[" << i << "] analytic "
-          << analytic[k][i] << " numeric " << numeric;
-    }
-  }
+  testing_util::expect_gradients_match(ctx, loss, params, c.name + " on " + backend);
 }
 
 std::vector<GradCase> cases() {

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "cannl/cannl.h"
+#include "gradient_check.h"
 
 namespace cannl {
 namespace {
@@ -24,16 +25,6 @@ Tensor p(std::vector<Tensor>& params, const std::string& name, Dims output, Dims
   return params.back();
 }
 
-std::vector<double> values_for(std::int64_t n, double low, double high, unsigned salt) {
-  std::vector<double> v;
-  std::uint64_t s = 0x9E3779B97F4A7C15ull * (salt + 1);
-  for (std::int64_t i = 0; i < n; ++i) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    v.push_back(low + (high - low) * static_cast<double>(s >> 11) * 0x1.0p-53);
-  }
-  return v;
-}
-
 class Gradient : public testing::TestWithParam<std::tuple<GradCase, std::string>> {
  protected:
   void SetUp() override {
@@ -43,53 +34,13 @@ class Gradient : public testing::TestWithParam<std::tuple<GradCase, std::string>
   void TearDown() override { config::clear_overrides(); }
 };
 
-/// Runs `r`, selecting row 1 for every static index (batch slices).
-void run_at_row_1(runtime::Context& ctx, const runtime::Routine& r) {
-  const std::vector<std::int64_t> rows(r.statics().size(), 1);
-  ctx.run(r, rows);
-}
-
-double loss_value(runtime::Context& ctx, const runtime::Routine& r, const Tensor& loss) {
-  run_at_row_1(ctx, r);
-  return ctx.get_values(loss.value()).at(0);
-}
-
 TEST_P(Gradient, MatchesCentralFiniteDifferences) {
   const auto& [c, backend] = GetParam();
   std::vector<Tensor> params;
   Tensor loss = sum(c.build(params));
-  ir::Comp comp = grad_update_code(loss);
   auto ctx = backend == "cc" ? runtime::Context::cpu() : runtime::Context::interpreter();
-  auto routine = ctx.compile(comp, "grad_" + c.name);
-  for (std::size_t k = 0; k < params.size(); ++k)
-    ctx.set_values(params[k].value(),
-                   values_for(params[k].value()->num_elements(), c.low, c.high, static_cast<unsigned>(k)));
-  run_at_row_1(ctx, routine);
-  // Read every analytic gradient before any perturbed run overwrites them.
-  std::vector<std::vector<double>> analytic_grads;
-  for (const auto& prm : params) analytic_grads.push_back(ctx.get_values(prm.grad()));
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    const auto& prm = params[k];
-    const auto& analytic = analytic_grads[k];
-    auto x = ctx.get_values(prm.value());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const double h = 1e-5 * std::max(1.0, std::abs(x[i]));
-      const double saved = x[i];
-      x[i] = saved + h;
-      ctx.set_values(prm.value(), x);
-      const double up = loss_value(ctx, routine, loss);
-      x[i] = saved - h;
-      ctx.set_values(prm.value(), x);
-      const double down = loss_value(ctx, routine, loss);
-      x[i] = saved;
-      ctx.set_values(prm.value(), x);
-      const double numeric = (up - down) / (2 * h);
-      const double scale = std::max({1.0, std::abs(numeric), std::abs(analytic[i])});
-      EXPECT_LT(std::abs(numeric - analytic[i]) / scale, 1e-6)
-          << c.name << " on " << backend << ": d loss / d " << prm.label() << "[" << i
-          << "] analytic " << analytic[i] << " numeric " << numeric;
-    }
-  }
+  testing_util::expect_gradients_match(ctx, loss, params, c.name + " on " + backend,
+                                       {.low = c.low, .high = c.high, .static_value = 1});
 }
 
 std::vector<GradCase> cases() {
