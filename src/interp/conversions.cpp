@@ -8,6 +8,7 @@
 #include "cannl/interp/scalar_semantics.h"
 #include "cannl/support/error.h"
 #include "cannl/support/float_codecs.h"
+#include "cannl/support/saturate.h"
 
 namespace cannl::interp {
 
@@ -35,19 +36,6 @@ float round_to_narrow(double x, DType t) {
     case DType::FP8: return fp8_to_f32(f64_to_fp8(x));
     default: throw InternalError("round_to_narrow: not a narrow float");
   }
-}
-
-// Truncation toward zero, saturating to Int's range, NaN -> 0. Every float input is exact in
-// double, and both range limits below are powers of two, hence exact too.
-template <class Int>
-Int saturating_trunc(double x) {
-  if (std::isnan(x)) return 0;
-  const double t = std::trunc(x);
-  const double upper_excl = std::ldexp(1.0, std::numeric_limits<Int>::digits);
-  const double lower = std::is_signed_v<Int> ? -upper_excl : 0.0;
-  if (t < lower) return std::numeric_limits<Int>::min();
-  if (t >= upper_excl) return std::numeric_limits<Int>::max();
-  return static_cast<Int>(t);
 }
 
 Value saturate_to_int(double x, DType to) {

@@ -12,6 +12,7 @@
 
 #include "cannl/support/error.h"
 #include "cannl/support/float_codecs.h"
+#include "cannl/support/saturate.h"
 
 namespace cannl::io {
 
@@ -65,17 +66,6 @@ void store(std::byte* at, T value) {
   std::memcpy(at, &value, sizeof(T));
 }
 
-/// Truncates toward zero and saturates to T's range; NaN -> 0 (the runtime's integer policy).
-template <typename T>
-T saturate(double value) {
-  if (std::isnan(value)) return 0;
-  const double low = static_cast<double>(std::numeric_limits<T>::min());
-  const double high = static_cast<double>(std::numeric_limits<T>::max());
-  if (value <= low) return std::numeric_limits<T>::min();
-  if (value >= high) return std::numeric_limits<T>::max();
-  return static_cast<T>(std::trunc(value));
-}
-
 double decode_one(SafetensorsDType dtype, const std::byte* at, std::size_t index) {
   switch (dtype) {
     case SafetensorsDType::BOOL: {
@@ -106,19 +96,19 @@ double decode_one(SafetensorsDType dtype, const std::byte* at, std::size_t index
 void encode_one(SafetensorsDType dtype, double value, std::byte* at) {
   switch (dtype) {
     case SafetensorsDType::BOOL: return store<std::uint8_t>(at, value != 0 && !std::isnan(value));
-    case SafetensorsDType::U8: return store(at, saturate<std::uint8_t>(value));
-    case SafetensorsDType::I8: return store(at, saturate<std::int8_t>(value));
+    case SafetensorsDType::U8: return store(at, saturating_trunc<std::uint8_t>(value));
+    case SafetensorsDType::I8: return store(at, saturating_trunc<std::int8_t>(value));
     case SafetensorsDType::F8_E5M2: return store(at, f64_to_fp8(value));
     case SafetensorsDType::F8_E4M3: return store(at, f64_to_f8_e4m3(value));
-    case SafetensorsDType::I16: return store(at, saturate<std::int16_t>(value));
-    case SafetensorsDType::U16: return store(at, saturate<std::uint16_t>(value));
+    case SafetensorsDType::I16: return store(at, saturating_trunc<std::int16_t>(value));
+    case SafetensorsDType::U16: return store(at, saturating_trunc<std::uint16_t>(value));
     case SafetensorsDType::F16: return store(at, f64_to_f16(value));
     case SafetensorsDType::BF16: return store(at, f64_to_bf16(value));
-    case SafetensorsDType::I32: return store(at, saturate<std::int32_t>(value));
-    case SafetensorsDType::U32: return store(at, saturate<std::uint32_t>(value));
+    case SafetensorsDType::I32: return store(at, saturating_trunc<std::int32_t>(value));
+    case SafetensorsDType::U32: return store(at, saturating_trunc<std::uint32_t>(value));
     case SafetensorsDType::F32: return store(at, static_cast<float>(value));
-    case SafetensorsDType::I64: return store(at, saturate<std::int64_t>(value));
-    case SafetensorsDType::U64: return store(at, saturate<std::uint64_t>(value));
+    case SafetensorsDType::I64: return store(at, saturating_trunc<std::int64_t>(value));
+    case SafetensorsDType::U64: return store(at, saturating_trunc<std::uint64_t>(value));
     case SafetensorsDType::F64: return store(at, value);
   }
   throw InternalError("unhandled safetensors dtype in encode_one");

@@ -7,6 +7,7 @@
 
 #include "cannl/support/error.h"
 #include "cannl/support/float_codecs.h"
+#include "cannl/support/saturate.h"
 
 namespace cannl::runtime {
 
@@ -22,18 +23,6 @@ T load_as(const std::byte* cell) {
 template <typename T>
 void store_as(T value, std::byte* cell) {
   std::memcpy(cell, &value, sizeof(T));
-}
-
-/// Truncates toward zero and saturates to T's range; NaN gives 0 (the loop IR's float->int rule).
-/// The bounds compare against exact powers of two, so no out-of-range cast ever happens.
-template <typename T>
-T saturate_to(double value) {
-  if (std::isnan(value)) return 0;
-  const double low = static_cast<double>(std::numeric_limits<T>::min());
-  const double high_exclusive = std::ldexp(1.0, std::numeric_limits<T>::digits);
-  if (value <= low) return std::numeric_limits<T>::min();
-  if (value >= high_exclusive) return std::numeric_limits<T>::max();
-  return static_cast<T>(std::trunc(value));
 }
 
 }  // namespace
@@ -64,13 +53,13 @@ void store_value(ir::DType dtype, double value, std::byte* cell) {
     case DType::F16: return store_as(f64_to_f16(value), cell);
     case DType::BF16: return store_as(f64_to_bf16(value), cell);
     case DType::FP8: return store_as(f64_to_fp8(value), cell);
-    case DType::I32: return store_as(saturate_to<std::int32_t>(value), cell);
-    case DType::I64: return store_as(saturate_to<std::int64_t>(value), cell);
-    case DType::U32: return store_as(saturate_to<std::uint32_t>(value), cell);
-    case DType::U64: return store_as(saturate_to<std::uint64_t>(value), cell);
-    case DType::U8: return store_as(saturate_to<std::uint8_t>(value), cell);
+    case DType::I32: return store_as(saturating_trunc<std::int32_t>(value), cell);
+    case DType::I64: return store_as(saturating_trunc<std::int64_t>(value), cell);
+    case DType::U32: return store_as(saturating_trunc<std::uint32_t>(value), cell);
+    case DType::U64: return store_as(saturating_trunc<std::uint64_t>(value), cell);
+    case DType::U8: return store_as(saturating_trunc<std::uint8_t>(value), cell);
     case DType::U4x32: {
-      const auto bits = static_cast<std::uint64_t>(saturate_to<std::int64_t>(value));
+      const auto bits = static_cast<std::uint64_t>(saturating_trunc<std::int64_t>(value));
       const std::uint32_t words[4] = {static_cast<std::uint32_t>(bits),
                                       static_cast<std::uint32_t>(bits >> 32), 0, 0};
       std::memcpy(cell, words, sizeof(words));

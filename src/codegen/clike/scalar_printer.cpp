@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "cannl/support/error.h"
+#include "cannl/support/saturate.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
 
@@ -14,16 +15,6 @@ using ir::Op;
 namespace {
 
 bool is_narrow(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::FP8; }
-
-// A double truncated toward zero and saturated to [lo, hi]; NaN -> 0 (loop_ir.h float->int).
-template <class T>
-T saturate(double v) {
-  if (std::isnan(v)) return 0;
-  if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-  // max() of 64-bit types rounds up to 2^64 / 2^63 as a double, so compare with >=.
-  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-  return static_cast<T>(v);
-}
 
 std::string signed_literal(std::int64_t v, const char* suffix) {
   if (v == std::numeric_limits<std::int64_t>::min()) return "(-9223372036854775807LL - 1)";
@@ -93,14 +84,14 @@ Expr BodyPrinter::constant(const ir::Constant& c) const {
     case DType::F32: return {float_literal(static_cast<float>(v)), DType::F32};
     case DType::F16: case DType::BF16: case DType::FP8:
       return {convert({double_literal(v), DType::F64}, c.dtype), c.dtype};
-    case DType::I32: return {int_literal(saturate<std::int32_t>(v), c.dtype), c.dtype};
-    case DType::I64: return {int_literal(saturate<std::int64_t>(v), c.dtype), c.dtype};
-    case DType::U32: return {int_literal(saturate<std::uint32_t>(v), c.dtype), c.dtype};
+    case DType::I32: return {int_literal(saturating_trunc<std::int32_t>(v), c.dtype), c.dtype};
+    case DType::I64: return {int_literal(saturating_trunc<std::int64_t>(v), c.dtype), c.dtype};
+    case DType::U32: return {int_literal(saturating_trunc<std::uint32_t>(v), c.dtype), c.dtype};
     case DType::U64:
-      return {int_literal(static_cast<std::int64_t>(saturate<std::uint64_t>(v)), c.dtype), c.dtype};
-    case DType::U8: return {int_literal(saturate<std::uint8_t>(v), c.dtype), c.dtype};
+      return {int_literal(static_cast<std::int64_t>(saturating_trunc<std::uint64_t>(v)), c.dtype), c.dtype};
+    case DType::U8: return {int_literal(saturating_trunc<std::uint8_t>(v), c.dtype), c.dtype};
     case DType::U4x32: {
-      const Expr as_i64{int_literal(saturate<std::int64_t>(v), DType::I64), DType::I64};
+      const Expr as_i64{int_literal(saturating_trunc<std::int64_t>(v), DType::I64), DType::I64};
       return {convert(as_i64, DType::U4x32), DType::U4x32};
     }
   }
