@@ -57,8 +57,20 @@ StmtRef seq(std::vector<StmtRef> stmts) {
 StmtRef comment(std::string text) {
   return std::make_shared<const Stmt>(Stmt{Comment{std::move(text)}});
 }
-StmtRef for_loop(Symbol index, std::int64_t begin, std::int64_t end, StmtRef body) {
-  return std::make_shared<const Stmt>(Stmt{For{index, begin, end, std::move(body)}});
+StmtRef for_loop(Symbol index, std::int64_t begin, std::int64_t end, StmtRef body, AxisType axis) {
+  return std::make_shared<const Stmt>(Stmt{For{index, begin, end, std::move(body), axis}});
+}
+
+std::string_view axis_type_name(AxisType type) {
+  switch (type) {
+    case AxisType::Serial: return "serial";
+    case AxisType::Grid: return "grid";
+    case AxisType::Workgroup: return "workgroup";
+    case AxisType::WorkgroupReduce: return "workgroup_reduce";
+    case AxisType::Unrolled: return "unrolled";
+    case AxisType::Vectorized: return "vectorized";
+  }
+  return "?";
 }
 StmtRef zero_out(NodeRef node) {
   return std::make_shared<const Stmt>(Stmt{ZeroOut{std::move(node)}});

@@ -101,7 +101,8 @@ class LoopIrPrinter {
   }
   void visit(const For& f, const std::string& indent, std::string& out) {
     out += indent + "for " + bind_loop(f.index) + " in [" + std::to_string(f.begin) + ", " +
-           std::to_string(f.end) + "):\n";
+           std::to_string(f.end) + ")" +
+           (f.axis == AxisType::Serial ? "" : " " + std::string(axis_type_name(f.axis))) + ":\n";
     stmt(f.body, indent + "  ", out);
   }
   void visit(const ZeroOut& z, const std::string& indent, std::string& out) {

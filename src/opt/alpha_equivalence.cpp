@@ -100,7 +100,8 @@ class Comparator {
   }
   bool same(const ir::Comment&, const ir::Comment&) { return true; }
   bool same(const ir::For& a, const ir::For& b) {
-    return a.begin == b.begin && a.end == b.end && symbols_.bind(a.index.id, b.index.id) &&
+    return a.begin == b.begin && a.end == b.end && a.axis == b.axis &&
+           symbols_.bind(a.index.id, b.index.id) &&
            stmt(a.body, b.body);
   }
   bool same(const ir::ZeroOut& a, const ir::ZeroOut& b) { return a.node == b.node; }

@@ -108,7 +108,7 @@ StmtRef map_gets(const StmtRef& s, const GetRewrite& rewrite) {
       for (const auto& c : n.stmts) out.push_back(map_gets(c, rewrite));
       return seq(std::move(out));
     } else if constexpr (std::is_same_v<T, For>) {
-      return for_loop(n.index, n.begin, n.end, map_gets(n.body, rewrite));
+      return for_loop(n.index, n.begin, n.end, map_gets(n.body, rewrite), n.axis);
     } else if constexpr (std::is_same_v<T, Set>) {
       return set(n.node, n.index, map_gets(n.value, rewrite), n.comment);
     } else if constexpr (std::is_same_v<T, SetDynamic>) {
@@ -178,7 +178,7 @@ StmtRef Replay::stmt(const StmtRef& s) {
       return seq(std::move(out));
     } else if constexpr (std::is_same_v<T, For>) {
       const Symbol fresh = freshen(n.index);
-      return for_loop(fresh, n.begin, n.end, stmt(n.body));
+      return for_loop(fresh, n.begin, n.end, stmt(n.body), n.axis);
     } else if constexpr (std::is_same_v<T, Set>) {
       internal_check(!self_ || n.node != self_, "replay: a store to the inlined node itself");
       return set(n.node, index(n.index), scalar(n.value), n.comment);

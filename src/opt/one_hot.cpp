@@ -55,7 +55,7 @@ Nest nest_of(const ir::StmtRef& body) {
 
 ir::StmtRef rebuild(const Nest& n, ir::StmtRef leaf) {
   for (auto it = n.loops.rbegin(); it != n.loops.rend(); ++it)
-    leaf = ir::for_loop((*it)->index, (*it)->begin, (*it)->end, std::move(leaf));
+    leaf = ir::for_loop((*it)->index, (*it)->begin, (*it)->end, std::move(leaf), (*it)->axis);
   return leaf;
 }
 

@@ -73,7 +73,7 @@ class Simplifier : public TreeMapper {
     const ir::StmtRef body = map_stmt(f.body);
     ranges_.unbind(f.index);
     if (is_empty(body)) return ir::seq({});
-    return body == f.body ? s : ir::for_loop(f.index, f.begin, f.end, body);
+    return body == f.body ? s : ir::for_loop(f.index, f.begin, f.end, body, f.axis);
   }
 
   // Nested sequences splice into their parent; empty statements disappear.

@@ -50,7 +50,7 @@ struct StmtChildren {
   }
   ir::StmtRef operator()(const ir::For& f) const {
     const ir::StmtRef body = m.map_stmt(f.body);
-    return keep_or(s, body != f.body, [&] { return ir::for_loop(f.index, f.begin, f.end, body); });
+    return keep_or(s, body != f.body, [&] { return ir::for_loop(f.index, f.begin, f.end, body, f.axis); });
   }
   ir::StmtRef operator()(const ir::Set& x) const {
     const ir::ScalarRef v = m.map_scalar(x.value);

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -75,8 +76,23 @@ ScalarRef get_dynamic(NodeRef node, std::vector<AxisIndex> index, int dyn_axis, 
 // ---- statements ----
 struct Seq { std::vector<StmtRef> stmts; };
 struct Comment { std::string text; };
+/// How a loop maps onto hardware (the schedule layer sets it; lowering makes every loop Serial).
+/// Serial: a plain loop. Grid / Workgroup: the index is a block / thread hardware index on GPUs;
+/// on CPUs Grid runs as parallel chunks and Workgroup as a serial loop. WorkgroupReduce: a
+/// workgroup axis of a cooperative reduction. Unrolled: the body repeated with constant indices.
+/// Vectorized: explicit SIMD. Any non-Serial type asserts iteration independence (or, for a
+/// recognized reduction, licenses re-association).
+enum class AxisType : std::uint8_t { Serial, Grid, Workgroup, WorkgroupReduce, Unrolled, Vectorized };
+std::string_view axis_type_name(AxisType type);
+
 /// for (index = begin; index < end; ++index) body
-struct For { Symbol index; std::int64_t begin = 0; std::int64_t end = 0; StmtRef body; };
+struct For {
+  Symbol index;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  StmtRef body;
+  AxisType axis = AxisType::Serial;
+};
 /// Every cell of the node's buffer (padding included) := 0.
 struct ZeroOut { NodeRef node; };
 /// node[index] := value (converted to the node's dtype). `comment` names the source assignment.
@@ -106,7 +122,8 @@ struct Stmt {
 
 StmtRef seq(std::vector<StmtRef> stmts);
 StmtRef comment(std::string text);
-StmtRef for_loop(Symbol index, std::int64_t begin, std::int64_t end, StmtRef body);
+StmtRef for_loop(Symbol index, std::int64_t begin, std::int64_t end, StmtRef body,
+                 AxisType axis = AxisType::Serial);
 StmtRef zero_out(NodeRef node);
 StmtRef set(NodeRef node, std::vector<AxisIndex> index, ScalarRef value, std::string comment = {});
 StmtRef set_local(int scope_id, ScalarRef value);
