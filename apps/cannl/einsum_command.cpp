@@ -5,6 +5,7 @@
 
 #include "einsum_command.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -56,26 +57,42 @@ Request parse_args(const std::vector<std::string>& args) {
   return r;
 }
 
-std::vector<std::int64_t> parse_sizes(const std::string& text, const std::string& whole) {
-  std::vector<std::int64_t> out;
-  if (text.empty()) return out;
+bool is_basis_name(const std::string& name) {
+  if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+/// One axis as the library prints it: `3`, or `rgb=3` for a size with a named basis.
+shape::Dim parse_axis(const std::string& piece, const std::string& whole) {
+  const auto eq = piece.find('=');
+  const std::string name = eq == std::string::npos ? "" : piece.substr(0, eq);
+  const std::string size = eq == std::string::npos ? piece : piece.substr(eq + 1);
+  std::int64_t v = -1;
+  const auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), v);
+  if (size.empty() || ec != std::errc() || end != size.data() + size.size() || v < 0 ||
+      (eq != std::string::npos && !is_basis_name(name)))
+    throw RuntimeUsageError("bad shape '" + whole +
+                            "': expected comma-separated sizes (3, or rgb=3 for a named basis) in B|I->O, got '" +
+                            piece + "'");
+  return name.empty() ? shape::Dim::solved(v) : shape::Dim::solved(v, shape::Basis::named(name));
+}
+
+shape::Row parse_row(const std::string& text, const std::string& whole) {
+  std::vector<shape::Dim> out;
+  if (text.empty()) return shape::Row::closed(out);
   std::size_t at = 0;
   while (true) {
     const std::size_t comma = text.find(',', at);
-    const std::string piece = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    std::int64_t v = -1;
-    const auto [end, ec] = std::from_chars(piece.data(), piece.data() + piece.size(), v);
-    if (piece.empty() || ec != std::errc() || end != piece.data() + piece.size() || v < 0)
-      throw RuntimeUsageError("bad shape '" + whole + "': expected comma-separated sizes in B|I->O, got '" +
-                              piece + "'");
-    out.push_back(v);
-    if (comma == std::string::npos) return out;
+    out.push_back(parse_axis(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at), whole));
+    if (comma == std::string::npos) return shape::Row::closed(out);
     at = comma + 1;
   }
 }
 
-/// `B|I->O`, `I->O`, `B|O` or `O`.
-shape::ShapeSpec parse_shape(const std::string& s) {
+/// `B|I->O`, `I->O`, `B|O` or `O`; every row closed.
+shape::ShapeRef parse_shape(const std::string& name, const std::string& s) {
   std::string batch, input, output = s;
   if (const auto bar = s.find('|'); bar != std::string::npos) {
     batch = s.substr(0, bar);
@@ -85,7 +102,11 @@ shape::ShapeSpec parse_shape(const std::string& s) {
     input = output.substr(0, arrow);
     output = output.substr(arrow + 2);
   }
-  return {parse_sizes(batch, s), parse_sizes(input, s), parse_sizes(output, s)};
+  auto shape = shape::new_shape(name, {.batch = {{}}, .input = {{}}, .output = {{}}});
+  shape->batch = parse_row(batch, s);
+  shape->input = parse_row(input, s);
+  shape->output = parse_row(output, s);
+  return shape;
 }
 
 std::int64_t count(const std::vector<std::int64_t>& dims) {
@@ -153,7 +174,7 @@ int run(const Request& r, std::ostream& out) {
   shape::reset();
   std::vector<shape::ShapeRef> operands;
   for (std::size_t i = 0; i < r.shapes.size(); ++i) {
-    auto s = shape::new_shape("operand" + std::to_string(i + 1), parse_shape(r.shapes[i]));
+    auto s = parse_shape("operand" + std::to_string(i + 1), r.shapes[i]);
     shape::propagate({s->name, s, {}, shape::Terminal{}});
     operands.push_back(s);
   }

@@ -23,6 +23,7 @@ struct Facts {
   std::map<int, Dim> dim_glb;
   std::map<int, Row> row_glb;
   std::map<int, std::int64_t> at_least;
+  std::map<int, const Constraint*> at_least_origin;  // the largest fixed index on the variable
   std::set<int> rows_in_totals, rows_in_ineqs, all_dims, all_rows;
   // Affine / concat: variables the solver derives once the others are known (closed last), and
   // concat parts that may be guessed 0.
@@ -180,7 +181,7 @@ Facts gather_facts() {
     if (k.kind == ConstraintKind::Affine || k.kind == ConstraintKind::Concat) note_derived(k, f);
     if (k.kind == ConstraintKind::AtLeast) {
       const Dim d = subst(k.d1);
-      if (d.is_var()) f.at_least[d.var] = std::max(f.at_least[d.var], k.n);
+      if (d.is_var() && k.n > f.at_least[d.var]) f.at_least[d.var] = k.n, f.at_least_origin[d.var] = &k;
     }
     for (const auto& r : k.rows) {
       note_vars(r, f);
@@ -235,10 +236,24 @@ bool close_terminal_rows_with_glb(const Facts& f) {
   return any;
 }
 
+/// A leaf axis closes down to what its uses demand; a fixed index beyond that is an error.
+void check_dereference(int var, const Dim& glb, const Facts& f) {
+  auto least = f.at_least.find(var);
+  if (least == f.at_least.end() || glb.is_var() || least->second <= glb.size) return;
+  const Constraint* k = f.at_least_origin.at(var);
+  shape_fail(k->origin.get(),
+             "dereferenced at dimension " + std::to_string(least->second) + ", higher than use site (" +
+                 dim_to_string(glb) + "): a fixed index reads past the size the leaf's other uses give it",
+             &k->d1);
+}
+
 bool close_stage4(const Facts& f) {
   bool any = false;
   for (const auto& [var, info] : f.terminal_dims)
-    if (auto it = f.dim_glb.find(var); it != f.dim_glb.end()) bind_dim(var, it->second), any = true;
+    if (auto it = f.dim_glb.find(var); it != f.dim_glb.end()) {
+      check_dereference(var, it->second, f);
+      bind_dim(var, it->second), any = true;
+    }
   for (const auto& [var, info] : f.terminal_rows) {
     if (must_not_guess(var, info, f)) hidden_dimension(info, "the number of axes");
     if (f.row_glb.count(var) || f.rows_in_totals.count(var)) continue;

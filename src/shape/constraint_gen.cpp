@@ -162,12 +162,29 @@ Row template_row(const RowSpec& spec, RowKind kind, EinsumEnv& env, Gen& g) {
   return r;
 }
 
+/// Binds the captures of the spec to its variables (semantics 2.12).
+void resolve_captures(StepRecord& rec, const Einsum& e, const EinsumEnv& env) {
+  for (const auto& ref : e.captures) {
+    internal_check(ref != nullptr, "null capture in an einsum step");
+    if (ref->var >= 0)
+      throw ShapeError("capture '" + ref->label + "' is already bound to spec: " + ref->spec +
+                       "; create one capture per spec");
+    if (auto it = env.labels.find(ref->label); it != env.labels.end())
+      rec.captures.push_back({ref, it->second, false});
+    else if (auto r = env.named_rows.find(ref->label); r != env.named_rows.end())
+      rec.captures.push_back({ref, r->second, true});
+    else
+      throw ShapeError("Variable '" + ref->label + "' not found in environments for spec: " + e.spec +
+                       " (capture a label or the name of a ..row.. variable of the spec)");
+  }
+}
+
 void gen_einsum(StepRecord& rec, Gen& g) {
   const UpdateStep& st = rec.step;
   rec.spec = parse_einsum(std::get<Einsum>(st.logic).spec);
   const EinsumSpec& spec = *rec.spec;
   if (spec.rhs.size() != st.operands.size())
-    throw EinsumSyntaxError("expected " + std::to_string(spec.rhs.size()) + " operand" +
+    throw EinsumSyntaxError("Invalid einsum spec: expected " + std::to_string(spec.rhs.size()) + " operand" +
                             (spec.rhs.size() == 1 ? "" : "s") + " for spec '" + spec.text +
                             "' in operation '" + st.op_name + "', got " +
                             std::to_string(st.operands.size()));
@@ -185,6 +202,7 @@ void gen_einsum(StepRecord& rec, Gen& g) {
   slot_rows(spec.lhs, *st.result, false);
   for (std::size_t i = 0; i < spec.rhs.size(); ++i) slot_rows(spec.rhs[i], *st.operands[i], true);
   rec.label_vars = env.labels;
+  resolve_captures(rec, std::get<Einsum>(st.logic), env);
 }
 
 void gen_batch_slice(const BatchSlice& slice, const UpdateStep& st, Gen& g) {

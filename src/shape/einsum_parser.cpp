@@ -122,8 +122,15 @@ bool ends_row(Tok t) {
 /// Recursive descent over the token list; every error points at the offending token.
 class Parser {
  public:
-  Parser(std::string_view spec, std::vector<Token> tokens, bool multichar)
-      : spec_(spec), tokens_(std::move(tokens)), multichar_(multichar) {}
+  Parser(std::string_view spec, std::vector<Token> tokens, bool multichar, bool labels = false)
+      : spec_(spec), tokens_(std::move(tokens)), multichar_(multichar), labels_(labels) {}
+
+  /// A labels spec: exactly one slot.
+  SlotSpec run_labels() {
+    SlotSpec s = slot();
+    if (peek().kind != Tok::End) unexpected(peek(), "a labels spec describes one shape");
+    return s;
+  }
 
   EinsumSpec run() {
     EinsumSpec out;
@@ -238,7 +245,35 @@ class Parser {
     ++at_;
   }
 
+  /// A labels spec axis: `3` (a size), `rgb=3` (a size with a named basis), `i` or `_`.
+  AxisSpec labels_axis() {
+    const Token& t = peek();
+    AxisSpec a;
+    a.pos = t.pos;
+    const Tok n = peek2().kind;
+    if (n == Tok::Star || n == Tok::Caret || n == Tok::Lt || n == Tok::Plus ||
+        (t.kind == Tok::Ident && n == Tok::Eq && tokens_[at_ + 2].kind != Tok::Int))
+      fail_at(spec_, t.pos, "strided, convolution and concatenation axes are not allowed in a labels spec",
+              "a labels spec gives sizes (3), named sizes (rgb=3), labels and row variables");
+    if (t.kind == Tok::Int) {
+      a.kind = AxisSpec::Kind::Fixed;
+      a.index = integer_token();
+      return a;
+    }
+    if (t.kind != Tok::Ident && t.kind != Tok::Underscore) unexpected(t, "");
+    a.label = t.text;
+    ++at_;
+    if (peek().kind != Tok::Eq) return a;
+    ++at_;  // '='
+    a.kind = AxisSpec::Kind::Fixed;
+    a.basis = std::move(a.label);
+    a.label.clear();
+    a.index = integer_token();
+    return a;
+  }
+
   AxisSpec axis() {
+    if (labels_) return labels_axis();
     const Token& t = peek();
     AxisSpec a;
     a.pos = t.pos;
@@ -322,6 +357,7 @@ class Parser {
   std::string_view spec_;
   std::vector<Token> tokens_;
   bool multichar_;
+  bool labels_;
   std::size_t at_ = 0;
 };
 
@@ -338,18 +374,14 @@ void collect_names(const RowSpec& r, std::set<std::string>& labels,
 }
 
 /// A name may not be both a dimension label and a row variable (semantics 2.2).
-void check_name_clashes(const EinsumSpec& s) {
+void check_name_clashes(std::string_view text, const std::vector<const SlotSpec*>& slots) {
   std::set<std::string> labels;
   std::vector<std::pair<std::string, int>> row_vars;
-  auto slot_names = [&](const SlotSpec& slot) {
-    for (const auto* r : {&slot.batch, &slot.input, &slot.output}) collect_names(*r, labels, row_vars);
-  };
-  for (const auto& slot : s.rhs) slot_names(slot);
-  slot_names(s.lhs);
+  for (const SlotSpec* slot : slots)
+    for (const auto* r : {&slot->batch, &slot->input, &slot->output}) collect_names(*r, labels, row_vars);
   for (const auto& [name, pos] : row_vars)
     if (labels.count(name))
-      fail_at(s.text, pos, "Name '" + name +
-                               "' is used as both a dimension variable and a row variable");
+      fail_at(text, pos, "Name '" + name + "' is used as both a dimension variable and a row variable");
 }
 
 }  // namespace
@@ -374,7 +406,17 @@ EinsumSpec parse_einsum(std::string_view spec) {
   const bool multichar = is_multichar(spec);
   Parser parser(spec, Lexer(spec, multichar).run(), multichar);
   EinsumSpec out = parser.run();
-  check_name_clashes(out);
+  std::vector<const SlotSpec*> slots{&out.lhs};
+  for (const auto& slot : out.rhs) slots.push_back(&slot);
+  check_name_clashes(out.text, slots);
+  return out;
+}
+
+SlotSpec parse_labels_spec(std::string_view spec) {
+  const bool multichar = is_multichar(spec);
+  Parser parser(spec, Lexer(spec, multichar).run(), multichar, /*labels=*/true);
+  SlotSpec out = parser.run_labels();
+  check_name_clashes(spec, {&out});
   return out;
 }
 

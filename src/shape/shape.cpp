@@ -3,6 +3,8 @@
 
 #include "cannl/shape/shape.h"
 
+#include <map>
+
 #include "cannl/support/error.h"
 #include "shape/constraint_gen.h"
 #include "shape/projections.h"
@@ -60,6 +62,61 @@ void write_back_step(const UpdateStep& step) {
   for (const auto& o : step.operands) write_back(*o);
 }
 
+/// One row of a labels spec; `dims` / `rows` share the spec's dimension and row variables.
+Row labels_row(const RowSpec& spec, std::map<std::string, int>& dims, std::map<std::string, int>& rows) {
+  if (spec.omitted) return Row::open(fresh_var());
+  auto dim_of = [&](const AxisSpec& a) {
+    if (a.kind == AxisSpec::Kind::Fixed)
+      return Dim::solved(a.index, a.basis.empty() ? Basis{} : Basis::named(a.basis));
+    if (a.label == "_") return Dim::variable(fresh_var());  // a placeholder, not a shared label
+    auto [it, fresh] = dims.emplace(a.label, -1);
+    if (fresh) it->second = fresh_var();
+    return Dim::variable(it->second);
+  };
+  Row r;
+  for (const auto& a : spec.beg) r.beg.push_back(dim_of(a));
+  for (const auto& a : spec.dims) r.dims.push_back(dim_of(a));
+  if (!spec.has_ellipsis) return r;
+  if (spec.is_context) {
+    r.var = fresh_var();
+  } else {
+    auto [it, fresh] = rows.emplace(spec.var_name, -1);
+    if (fresh) it->second = fresh_var();
+    r.var = it->second;
+  }
+  return r;
+}
+
+std::string paddings_to_string(const std::vector<ir::AxisPadding>& p) {
+  std::string out;
+  for (const auto& a : p) out += (out.empty() ? "" : ", ") + std::to_string(a.left) + "+" + std::to_string(a.right);
+  return "(" + out + ")";
+}
+
+/// Merges the padding operand `i` of `rec` needs into the operand's padding. A shape whose padding
+/// was already read (its buffers are laid out) may not need more: returns the error then.
+std::string merge_operand_padding(const StepRecord& rec, std::size_t i) {
+  auto& s = state();
+  const Shape& operand = *rec.step.operands[i];
+  auto& into = s.shape_padding[operand.id];
+  std::vector<ir::AxisPadding> merged = into;
+  merge_padding(merged, rec.paddings[i]);
+  if (!s.padding_resolved.count(operand.id)) {
+    into = std::move(merged);
+    return "";
+  }
+  std::vector<ir::AxisPadding> resolved = into;
+  resolved.resize(merged.size());
+  for (std::size_t a = 0; a < merged.size(); ++a)
+    if (merged[a].left > resolved[a].left || merged[a].right > resolved[a].right)
+      return "Operation padding " + paddings_to_string(rec.paddings[i]) + " exceeds resolved padding " +
+             paddings_to_string(resolved) + " of '" + operand.name + "' in operation '" +
+             rec.step.op_name + "'" + (rec.spec ? " (" + rec.spec->text + ")" : "") +
+             ": its buffers were laid out before this convolution read it; create the padded "
+             "convolution before the first compile that uses '" + operand.name + "'";
+  return "";
+}
+
 bool is_closed(const Row& r) {
   if (r.is_open()) return false;
   for (const auto& d : r.dims)
@@ -84,6 +141,31 @@ ShapeRef new_shape(std::string debug_name, const ShapeSpec& given) {
   shape->output = given_row(given.output);
   s.pending_shapes.push_back(shape);
   return shape;
+}
+
+ShapeRef new_shape_from_labels(std::string debug_name, std::string_view labels_spec) {
+  const SlotSpec slot = parse_labels_spec(labels_spec);
+  auto shape = new_shape(std::move(debug_name));
+  std::map<std::string, int> dims, rows;
+  shape->batch = labels_row(slot.batch, dims, rows);
+  shape->input = labels_row(slot.input, dims, rows);
+  shape->output = labels_row(slot.output, dims, rows);
+  return shape;
+}
+
+void propagate_constraint(Constraint k) {
+  auto& s = state();
+  Snapshot snap = begin_step();
+  try {
+    add_pending(std::make_shared<const Constraint>(std::move(k)), true);
+    solve(1);
+    end_step();
+  } catch (...) {
+    restore(std::move(snap));
+    throw;
+  }
+  for (const auto& weak : s.pending_shapes)
+    if (auto sh = weak.lock()) write_back(*sh);
 }
 
 int propagate(const UpdateStep& step) {
@@ -112,6 +194,7 @@ int propagate(const UpdateStep& step) {
     s.steps.pop_back();
     throw;
   }
+  bind_captures(s.steps.back());
   return id;
 }
 
@@ -125,12 +208,16 @@ void finish_inference() {
   }
   for (const auto& weak : s.pending_shapes)
     if (auto sh = weak.lock()) write_back(*sh);
+  std::string padding_error;
   for (auto& rec : s.steps) {
     if (!rec.pending) continue;
     write_back_step(rec.step);
+    record_captures(rec);
     derive_projections(rec);
-    for (std::size_t i = 0; i < rec.paddings.size(); ++i)
-      merge_padding(s.shape_padding[rec.step.operands[i]->id], rec.paddings[i]);
+    for (std::size_t i = 0; i < rec.paddings.size(); ++i) {
+      const std::string e = merge_operand_padding(rec, i);
+      if (padding_error.empty()) padding_error = e;
+    }
     rec.pending = false;
     rec.step.result.reset();  // the shapes are concrete now; do not keep them alive
     rec.step.operands.clear();
@@ -143,6 +230,8 @@ void finish_inference() {
   s.worklist.clear();
   s.pending_shapes.clear();
   s.operand_shapes.clear();
+  // Thrown once the state is consistent again: the step is done, its padding was not applied.
+  if (!padding_error.empty()) throw ShapeError(padding_error);
 }
 
 std::vector<std::int64_t> row_dims(const Shape& shape, RowKind kind) {
@@ -179,14 +268,15 @@ std::vector<Block> block_projections(int step_id) {
 
 std::vector<ir::AxisPadding> padding(const Shape& shape) {
   auto& s = state();
+  s.padding_resolved.insert(shape.id);
   auto it = s.shape_padding.find(shape.id);
   return it == s.shape_padding.end() ? std::vector<ir::AxisPadding>{} : it->second;
 }
 
-std::string to_string(const Shape& shape) {
-  const std::string b = row_to_string(subst(shape.batch));
-  const std::string i = row_to_string(subst(shape.input));
-  const std::string o = row_to_string(subst(shape.output));
+std::string to_string(const Shape& shape, PrintStyle style) {
+  const std::string b = row_to_string(subst(shape.batch), style);
+  const std::string i = row_to_string(subst(shape.input), style);
+  const std::string o = row_to_string(subst(shape.output), style);
   if (b.empty() && i.empty()) return o;
   if (b.empty()) return i + "->" + o;
   if (i.empty()) return b + "|" + o;

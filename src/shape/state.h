@@ -59,6 +59,13 @@ struct RowVarInfo {
   bool is_template = false;   // minted by rank expansion: always safe to close empty
 };
 
+/// A capture of an einsum spec, bound to the spec's variable once the step is propagated.
+struct CaptureBinding {
+  VariableRef ref;
+  int var = -1;
+  bool is_row = false;
+};
+
 struct StepRecord {
   UpdateStep step;
   std::optional<EinsumSpec> spec;
@@ -67,6 +74,7 @@ struct StepRecord {
   std::map<std::string, int> label_vars;  // einsum labels -> dim variables (sizes for projections)
   std::vector<Block> blocks;              // concatenation specs: one projection per live block
   std::vector<std::vector<ir::AxisPadding>> paddings;  // per operand (memory order); may be empty
+  std::vector<CaptureBinding> captures;
 };
 
 struct State {
@@ -82,6 +90,8 @@ struct State {
   std::vector<StepRecord> steps;
   std::vector<std::weak_ptr<Shape>> pending_shapes;
   std::unordered_map<int, std::vector<ir::AxisPadding>> shape_padding;  // by shape id; kept
+  // Shapes whose padding a caller has read (buffers laid out with it): it may not grow later.
+  std::set<int> padding_resolved;
   std::set<int> operand_shapes;
   // ids of pending shapes used as an operand (params count only then)
   bool changed = false;
@@ -119,5 +129,13 @@ Row subst(const Row& r);
 
 /// Writes the current solution back into the rows of `shape`.
 void write_back(Shape& shape);
+
+/// Adds one constraint outside any step (`set_dim`) and solves it at stage 1; on a throw the
+/// inference state is left as it was.
+void propagate_constraint(Constraint k);
+/// Points the captures of a freshly propagated step at its variables.
+void bind_captures(StepRecord& rec);
+/// Records the solved values of a step's captures before the solutions are cleared.
+void record_captures(StepRecord& rec);
 
 }  // namespace cannl::shape

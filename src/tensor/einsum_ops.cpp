@@ -17,11 +17,12 @@ using detail::t;
 using ir::Op;
 
 Tensor contraction(const std::string& label, std::vector<Tensor> args, const std::string& spec,
-                   Op accum, Op op, detail::GradientRule rule, ir::RhsExprRef expr = nullptr) {
+                   Op accum, Op op, detail::GradientRule rule, ir::RhsExprRef expr = nullptr,
+                   std::vector<shape::VariableRef> captures = {}) {
   detail::OpSpec s;
   s.label = label;
   s.args = std::move(args);
-  s.logic = shape::Einsum{spec};
+  s.logic = shape::Einsum{spec, std::move(captures)};
   s.forward = [accum, op, expr](const Tensor& self, const ir::Projections& p) {
     return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, accum, op, expr)};
   };
@@ -182,6 +183,15 @@ Tensor einsum3(const std::string& spec, const Tensor& x, const Tensor& y, const 
                       {ap(Op::Mul, {ap(Op::Mul, {g(), a(0)}), a(2)})},
                       {ap(Op::Mul, {ap(Op::Mul, {g(), a(0)}), a(1)})}},
                      expr);
+}
+
+Tensor einsum(const std::string& spec, const Tensor& x, const Tensor& y,
+              std::vector<shape::VariableRef> captures) {
+  return contraction("einsum", {x, y}, spec, Op::Add, Op::Mul, product_rule(), nullptr, std::move(captures));
+}
+
+Tensor einsum(const std::string& spec, const Tensor& x, std::vector<shape::VariableRef> captures) {
+  return contraction("einsum", {x}, spec, Op::Add, Op::Identity, {{g()}}, nullptr, std::move(captures));
 }
 
 Tensor einmin(const std::string& spec, const Tensor& x) {

@@ -63,6 +63,12 @@ expect_error "incompatible stride" "2*o<+k; k => o" 10 3
 expect_error "use_padding must be specified" "o+k; k => o" 10 3
 expect_error "bad shape" "i=>i" "3,x"
 expect_error "--accum expects" --accum avg "i=>i" 3
+# Named bases (dimension labels) are read and printed as the library prints them.
+expect_ok "4,rgb=3${nl}0 4 8 1 5 9 2 6 10 3 7 11" --eval "ij=>ji" rgb=3,4
+expect_ok "h=3" "2*o => o" h=6
+expect_error "solved dimensions for axis: different bases" "i;i=>i" rgb=3 3
+expect_error "concat: conflicting dimension bases" "a; b => a^b" t=2 u=3
+expect_error "bad shape" "i=>i" "1x=3"
 expect_error "unexpected ';' at position 9" "ij;jk=>ik;" 2,3 3,4
 
 rm -f /tmp/einsum_cmd_err.$$

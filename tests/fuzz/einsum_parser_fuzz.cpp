@@ -1,4 +1,4 @@
-// libFuzzer target: any bytes as an einsum spec must parse or throw a UserError
+// libFuzzer target: any bytes as an einsum spec (and as a labels spec) must parse or throw a UserError
 // (EinsumSyntaxError, ShapeError, ...), never crash, hang or trip a sanitizer. A spec that parses
 // is also run through shape inference and projections over operands with closed rows sized from
 // the input, so the solver sees every construct the parser accepts.
@@ -50,6 +50,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (spec.rhs.size() <= 4) infer(spec, static_cast<std::uint32_t>(size) * 2654435761u);
   } catch (const cannl::UserError&) {
     // expected for malformed or inconsistent specs
+  }
+  try {  // the same bytes as a labels spec: a shape, printed in both styles
+    namespace sh = cannl::shape;
+    sh::reset();
+    auto shape = sh::new_shape_from_labels("labels", text);
+    (void)sh::to_string(*shape);
+    (void)sh::to_string(*shape, sh::PrintStyle::OnlyBases);
+  } catch (const cannl::UserError&) {
   }
   return 0;
 }

@@ -31,7 +31,8 @@ struct ConcatPart {
 struct AxisSpec {
   enum class Kind { Label, Fixed, Affine, Concat } kind = Kind::Label;
   std::string label;        // for Label; the `over` label for Affine
-  std::int64_t index = 0;   // for Fixed
+  std::int64_t index = 0;   // for Fixed; in a labels spec: the size
+  std::string basis;        // labels spec only: the named basis of a size (`rgb=3`)
   int pos = 0;              // character offset in the spec, for error carets
   // Affine.
   std::int64_t stride = 1, offset = 0, dilation = 1;
@@ -72,6 +73,13 @@ bool is_multichar(std::string_view spec);
 /// Parses a full spec `rhs1;rhs2=>lhs`. Throws EinsumSyntaxError with the spec and a caret line:
 ///   parse_einsum("ij;jk=>ik;")  // "unexpected ';' at position 9 in einsum spec: ..."
 EinsumSpec parse_einsum(std::string_view spec);
+
+/// Parses a labels spec (semantics-frontend.md 1.5): one slot `batch|input->output` where a
+/// number is a size (Fixed axes carry it in `index`), `rgb=3` is a size with the named basis
+/// `rgb`, a letter is a dimension variable and `...` / `..v..` a row variable. An omitted row
+/// reads as `...` (0.8). Strided, convolution and concatenation axes are EinsumSyntaxErrors.
+///   parse_labels_spec("2|rgb=3->..v.., 7").input.dims[0].basis == "rgb"
+SlotSpec parse_labels_spec(std::string_view spec);
 
 /// The spec and a caret under `pos`, indented by two spaces: "  ij;jk=>ik;\n           ^".
 std::string caret_excerpt(std::string_view spec, int pos);

@@ -9,6 +9,7 @@
 //   Row r = Row::closed({Dim::solved(2), Dim::bcast_one()});  row_to_string(r) == "2,1"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,17 @@ struct Basis {
   std::string name;
   friend bool operator==(const Basis&, const Basis&) = default;
   std::string to_string() const;  // "default", "bcast_if_1" or the name
+  /// `default` and `bcast_if_1` carry no naming claim; a user-named basis does.
+  bool is_reserved() const { return kind != BasisKind::Named; }
+  static Basis named(std::string name) { return {BasisKind::Named, std::move(name)}; }
 };
+
+/// The basis of a dimension derived from several others (a convolution axis from its output and
+/// kernel axes, a concatenation from its parts): a named basis wins over a reserved one, two
+/// reserved ones give `default` (a derived axis makes no broadcast claim); nullopt when two
+/// different named bases conflict.
+///   merge_derived_basis(Basis::named("h"), Basis{}) == Basis::named("h")
+std::optional<Basis> merge_derived_basis(const Basis& a, const Basis& b);
 
 /// A dimension: `Dim::variable(7)` (unsolved, printed `$7`) or `Dim::solved(3)`.
 struct Dim {
@@ -60,9 +71,13 @@ struct Row {
   static Row open(int var);
 };
 
-/// `3`, `rgb=3`, `$7` (unsolved).
-std::string dim_to_string(const Dim& d);
+/// How solved dimensions print (semantics 1.6): `AxisSize` gives `3` or, for a user-named
+/// basis, `rgb=3`; `OnlyBases` gives the basis of every axis (`default`, `bcast_if_1`, `rgb`).
+enum class PrintStyle { AxisSize, OnlyBases };
+
+/// `3`, `rgb=3`, `$7` (unsolved); with `PrintStyle::OnlyBases`: `default`, `rgb`, `$7`.
+std::string dim_to_string(const Dim& d, PrintStyle style = PrintStyle::AxisSize);
 /// Comma-separated axes; a row variable prints as `..$N..`, e.g. `2,..$4..,3`.
-std::string row_to_string(const Row& r);
+std::string row_to_string(const Row& r, PrintStyle style = PrintStyle::AxisSize);
 
 }  // namespace cannl::shape

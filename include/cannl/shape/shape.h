@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -52,6 +53,13 @@ using ShapeRef = std::shared_ptr<Shape>;
 /// A new shape; rows not given in `given` are open (inferred). `new_shape("x", {.output = {{3}}})`.
 ShapeRef new_shape(std::string debug_name, const ShapeSpec& given = {});
 
+/// A new shape from a labels spec (semantics-frontend.md 1.5; grammar in `parse_labels_spec`):
+/// numbers are sizes with the default basis, `rgb=3` a size with the named basis `rgb`, letters
+/// dimension variables shared within the spec (`_` is a fresh one each time), `...` / `..v..`
+/// row variables; an omitted row is inferred, an explicitly empty one has no axes.
+///   new_shape_from_labels("img", "b|h, w, rgb=3")  // batch b, output h, w and 3 rgb channels
+ShapeRef new_shape_from_labels(std::string debug_name, std::string_view labels_spec);
+
 /// A leaf. Host data constrains the total number of elements; a scalar constant (a number) has no
 /// batch/input axes and output `[1]` with the broadcastable basis; a parameter gets no batch axes
 /// and its unknown dims are an error at closing ("You forgot to specify the hidden dimension(s)").
@@ -68,9 +76,16 @@ struct Pointwise {};
 struct Compose {};
 /// Swaps input and output rows: result.input ⊑ a.output, result.output ⊑ a.input.
 struct Transpose {};
+struct CapturedVariable;
+/// A handle on a dimension or row variable of an einsum spec, named by its label (semantics
+/// 2.12); see `capture`.
+using VariableRef = std::shared_ptr<CapturedVariable>;
+
 /// A full einsum spec "rhs1;rhs2=>lhs", e.g. `Einsum{"...|...->... => |->0"}` (sum to a scalar).
+/// `captures` name labels or row variables of the spec whose solved sizes the caller reads back.
 struct Einsum {
   std::string spec;
+  std::vector<VariableRef> captures = {};
 };
 /// Removes the leftmost batch axis of the operand; that axis is iterated by a static index.
 struct BatchSlice {
@@ -119,8 +134,43 @@ std::vector<Block> block_projections(int step_id);
 ///   padding(*x) == {{1, 1}}   // x read by a 3-tap `o=+k` convolution
 std::vector<ir::AxisPadding> padding(const Shape& shape);
 
-/// "B|I->O" with parts omitted when empty (`2|3->4`, `3->4`, `2|4`, `4`); unsolved `$N`.
-std::string to_string(const Shape& shape);
+/// "B|I->O" with parts omitted when empty (`2|3->4`, `3->4`, `2|4`, `4`); unsolved `$N`; a named
+/// basis prints as `rgb=3`. `PrintStyle::OnlyBases` prints the basis of each axis instead.
+std::string to_string(const Shape& shape, PrintStyle style = PrintStyle::AxisSize);
+
+/// What a VariableRef refers to once its spec has been propagated. Read it through
+/// `solved_dim`; the fields are filled by inference.
+struct CapturedVariable {
+  std::string label;  // a dimension label (`j`) or a row variable name (`v` of `..v..`)
+  std::string spec;   // the spec it was bound in; empty until then
+  int var = -1;       // the inference variable, once bound
+  bool is_row = false;
+  std::optional<std::int64_t> solved;  // recorded when inference finishes
+};
+
+/// A new, unbound capture of the label or row variable `label`; bind it by listing it in
+/// `Einsum::captures`. Unknown labels fail at propagate: "Variable 'x' not found in environments
+/// for spec: ...".
+///   auto j = capture("j");
+///   propagate({"mm", c, {a, b}, Einsum{"ij;jk=>ik", {j}}});
+///   finish_inference();  solved_dim(j) == 3   // a row variable: the product of its axes
+VariableRef capture(std::string label);
+
+/// The solved size of a captured variable (for a row variable, the product of its axes), as far
+/// as inference knows it now; nullopt while unresolved. Throws ShapeError if never bound.
+std::optional<std::int64_t> solved_dim(const VariableRef& ref);
+
+/// Fixes a captured dimension to `n`, or the total number of elements of a captured row
+/// variable to `n` (semantics 2.12 `set_dim`). Throws ShapeError on a conflict, leaving the
+/// inference state as it was: `set_dim(j, 4)` when j is already 3 fails with "mismatch".
+void set_dim(const VariableRef& ref, std::int64_t n);
+
+/// Makes two captured variables equal (semantics 2.12 `set_equal`): two dimensions or two rows
+/// are unified; a dimension and a row make the row's total equal the dimension, which needs one
+/// of the two solved already ("set_equal: insufficient information between labels ..."). Values
+/// that already differ fail with "Cannot set equal dimensions for variable references with
+/// different values".   set_equal(capture_of_h, capture_of_w);  // a square image
+void set_equal(const VariableRef& a, const VariableRef& b);
 
 /// Clears all global inference state (for tests).
 void reset();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cannl/shape/shape.h"
 #include "cannl/tensor/tensor.h"
 
 namespace cannl {
@@ -57,6 +58,14 @@ Tensor trace(const Tensor& m);
 Tensor tropical(const std::string& spec, const Tensor& a, const Tensor& b);
 /// Three-operand einsum: sum of a*b*c (`einsum3("ij;jk;kl=>il", a, b, c)`).
 Tensor einsum3(const std::string& spec, const Tensor& a, const Tensor& b, const Tensor& c);
+/// Einsum with captured dimensions (semantics-frontend.md 2.12): each capture names a label or a
+/// `..row..` variable of the spec; read it with `shape::solved_dim` (fix it with `shape::set_dim`).
+///   auto j = shape::capture("j");
+///   Tensor c = einsum("ij;jk=>ik", a, b, {j});   shape::solved_dim(j) == a's second axis
+Tensor einsum(const std::string& spec, const Tensor& a, const Tensor& b,
+              std::vector<shape::VariableRef> captures);
+/// Unary einsum with captured dimensions: `einsum("...|..v.. => ...|", x, {v})`.
+Tensor einsum(const std::string& spec, const Tensor& a, std::vector<shape::VariableRef> captures);
 /// Unary einsum with min accumulation: `einmin("ij=>i", x)` row minima.
 Tensor einmin(const std::string& spec, const Tensor& a);
 
