@@ -17,7 +17,8 @@ Output directory (default tests/parity/gpt2):
 
 Usage:
   python3 scripts/make_gpt2_fixture.py                     # the small CI fixture
-  python3 scripts/make_gpt2_fixture.py --full /tmp/gpt2    # the real 124M architecture (~500 MB)
+  python3 scripts/make_gpt2_fixture.py --full /tmp/gpt2    # the real 124M architecture (~650 MB)
+  GPT2_124M_DIR=/tmp/gpt2 build/test_nn --gtest_filter=Gpt2Test.Full124MMatchesPyTorch
 
 Needs torch, transformers, safetensors and numpy (pip).
 """
@@ -112,7 +113,8 @@ def main():
         f.write(",".join(str(i) for i in greedy) + "\n")
     print(f"wrote {out}: seq {seq}, logits {tuple(logits.shape)}, greedy {greedy}")
     print(f"PyTorch's own f32 logits vs the f64 reference: max rel err {rel_err(logits32, logits):.3g} "
-          f"(floor 1e-2 of max |logit| = {float(logits.abs().max()):.4g})")
+          f"(floor 1e-2 of max |logit| = {float(logits.abs().max()):.4g}); last position "
+          f"{rel_err(logits32[-1], logits[-1]):.3g}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine lacks to build, test and run cannl. Idempotent.
 set -euo pipefail
-packages=(build-essential cmake ninja-build ccache libgtest-dev gnuplot-nox clang libclang-rt-14-dev)
+packages=(build-essential cmake ninja-build ccache libgtest-dev gnuplot-nox clang libclang-rt-14-dev
+          # data sets of the examples (examples/03_lenet_fashion_mnist.cpp, 04_kjv_transformer.cpp)
+          dataset-fashion-mnist bible-kjv bible-kjv-text)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -27,21 +27,40 @@ void validate(const AdamOptions& o) {
   validate_schedule(o.schedule);
 }
 
-// Operand order of every per-parameter update: 0 grad, 1 param, 2 m, 3 v, 4 step.
+// Operand order of every per-parameter update: 0 grad, 1 param, 2 m, 3 v, 4 step,
+// 5 step size lr_t / (1 - b1^t), 6 sqrt(1 - b2^t).
 ir::RhsExprRef gradient(const AdamOptions& o) {
   if (o.decoupled || o.weight_decay == 0) return arg(0);
   return ap(Op::Add, {arg(0), ap(Op::Mul, {lit(o.weight_decay), arg(1)})});
 }
 
-/// lr_t / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+/// step_size * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 ir::RhsExprRef adam_delta(const AdamOptions& o) {
-  auto t = arg(4);
-  auto correction1 = ap(Op::Sub, {lit(1), ap(Op::Pow, {lit(o.beta1), t})});
-  auto correction2 = ap(Op::Sub, {lit(1), ap(Op::Pow, {lit(o.beta2), t})});
-  auto denom = ap(Op::Add, {ap(Op::Div, {ap(Op::Sqrt, {arg(3)}), ap(Op::Sqrt, {correction2})}),
-                            lit(o.eps)});
-  auto step_size = ap(Op::Div, {schedule_expr(o.schedule, t), correction1});
-  return ap(Op::Mul, {step_size, ap(Op::Div, {arg(2), denom})});
+  auto denom = ap(Op::Add, {ap(Op::Div, {ap(Op::Sqrt, {arg(3)}), arg(6)}), lit(o.eps)});
+  return ap(Op::Mul, {arg(5), ap(Op::Div, {arg(2), denom})});
+}
+
+/// The per-step scalars of the bias correction, computed in f64 (their lhs dtype): in f32,
+/// 1 - 0.999^t loses about 1e-5 of relative precision to cancellation, an error every update
+/// would carry.
+struct BiasCorrection {
+  ir::NodeRef step_size;   // lr_t / (1 - b1^t)
+  ir::NodeRef sqrt_c2;     // sqrt(1 - b2^t)
+};
+
+BiasCorrection bias_correction(const AdamOptions& o, const ir::NodeRef& step,
+                               OptimizerCode& code) {
+  BiasCorrection c{detail::state_buffer("adam_step_size", ir::DType::F64, {1}, 62),
+                   detail::state_buffer("adam_sqrt_correction2", ir::DType::F64, {1}, 62)};
+  auto t = arg(0);
+  auto correction = [&](double beta) { return ap(Op::Sub, {lit(1), ap(Op::Pow, {lit(beta), t})}); };
+  for (const auto& node : {c.step_size, c.sqrt_c2})
+    code.init.push_back(ir::make_fetch(node, ir::FetchConstant{0}));
+  code.update.push_back(detail::elementwise(
+      c.step_size, Op::Arg2, {step}, ap(Op::Div, {schedule_expr(o.schedule, t), correction(o.beta1)})));
+  code.update.push_back(
+      detail::elementwise(c.sqrt_c2, Op::Arg2, {step}, ap(Op::Sqrt, {correction(o.beta2)})));
+  return c;
 }
 
 }  // namespace
@@ -53,6 +72,7 @@ AdamCode adam(const std::vector<Tensor>& params, const AdamOptions& o) {
   result.step = detail::state_buffer("adam_step", ir::DType::F32, {1}, 62);
   result.code.init.push_back(ir::make_fetch(result.step, ir::FetchConstant{0}));
   result.code.update.push_back(detail::elementwise(result.step, Op::Add, {}, lit(1)));
+  const BiasCorrection correction = bias_correction(o, result.step, result.code);
   for (const auto& p : params) {
     const auto& dims = p.value()->dims;
     const ir::DType dtype = p.value()->dtype;
@@ -62,7 +82,8 @@ AdamCode adam(const std::vector<Tensor>& params, const AdamOptions& o) {
     result.v.push_back(v);
     result.code.init.push_back(ir::make_fetch(m, ir::FetchConstant{0}));
     result.code.init.push_back(ir::make_fetch(v, ir::FetchConstant{0}));
-    const std::vector<ir::NodeRef> args = {p.grad(), p.value(), m, v, result.step};
+    const std::vector<ir::NodeRef> args = {p.grad(), p.value(), m, v, result.step,
+                                           correction.step_size, correction.sqrt_c2};
     auto& update = result.code.update;
     if (o.decoupled && o.weight_decay > 0)  // AdamW: p *= 1 - lr_t * wd, before the moments
       update.push_back(detail::elementwise(

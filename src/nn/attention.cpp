@@ -4,6 +4,7 @@
 #include "cannl/nn/blocks.h"
 #include "cannl/nn/functional.h"
 #include "cannl/nn/ops.h"
+#include "cannl/nn/positions.h"
 #include "cannl/support/error.h"
 
 namespace cannl::nn {
@@ -33,7 +34,14 @@ MultiHeadAttention::MultiHeadAttention(const std::string& label, const Attention
 
 Tensor MultiHeadAttention::operator()(const Tensor& x, const std::optional<Tensor>& mask) const {
   // Queries at positions s, keys and values at positions t (both batch axes of x).
-  Tensor scores = einsum("... s | -> h d; ... t | -> h d => ... s | t -> h", q(x), k(x));
+  Tensor queries = q(x), keys = k(x);
+  if (options.rope) {
+    RopeOptions r = *options.rope;
+    if (r.head_dim == 0) r.head_dim = options.d_k;
+    queries = rope(queries, r);
+    keys = rope(keys, r);
+  }
+  Tensor scores = einsum("... s | -> h d; ... t | -> h d => ... s | t -> h", queries, keys);
   scores = pointmul(constant(1.0 / std::sqrt(static_cast<double>(options.d_k))), scores);
   if (mask) scores = where(*mask, scores, constant(kMaskedScore));
   Tensor attn = softmax(scores, "... | t -> ... => ... | -> ...");

@@ -21,7 +21,8 @@ ClipCode clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   if (params.empty()) throw RuntimeUsageError("clip_grad_norm: no parameters to clip");
   resolve_shapes(params);
   ClipCode clip;
-  clip.norm_sq = detail::state_buffer("grad_norm_sq", ir::DType::F32, {1}, 63);
+  // Accumulated in f64: a sum of many squares in f32 loses digits as it grows.
+  clip.norm_sq = detail::state_buffer("grad_norm_sq", ir::DType::F64, {1}, 63);
   clip.code.push_back(ir::make_fetch(clip.norm_sq, ir::FetchConstant{0}));
   for (const auto& p : params)
     clip.code.push_back(detail::reduce_to_scalar(clip.norm_sq, {p.grad()}, ap(Op::Mul, {arg(0), arg(0)})));

@@ -15,6 +15,10 @@ Linear::Linear(const std::string& label, Dims out_dims, bool bias)
 }
 
 Tensor Linear::operator()(const Tensor& x) const {
+  if (accumulate) {
+    Tensor y = w * cast(x, *accumulate);
+    return cast(b ? y + *b : y, x.value()->dtype);
+  }
   Tensor y = w * x;
   return b ? y + *b : y;
 }
@@ -48,13 +52,20 @@ LayerNorm::LayerNorm(const std::string& label, const LayerNormOptions& o)
                             std::to_string(o.eps));
 }
 
-Tensor LayerNorm::operator()(const Tensor& x) const {
+namespace {
+Tensor layer_norm(const LayerNorm& ln, const Tensor& x) {
   // A real mean and biased variance (0.8 fix: OCANNL's sum-as-mean is not LayerNorm).
   Tensor centered = x - mean(x, kOverOutputs);
   Tensor variance = mean(pointmul(centered, centered), kOverOutputs);
-  Tensor normalized = centered / sqrt(variance + options.eps);
-  if (!options.affine) return normalized;
-  return pointmul(gamma, normalized) + beta;
+  Tensor normalized = centered / sqrt(variance + ln.options.eps);
+  if (!ln.options.affine) return normalized;
+  return pointmul(ln.gamma, normalized) + ln.beta;
+}
+}  // namespace
+
+Tensor LayerNorm::operator()(const Tensor& x) const {
+  if (!options.accumulate) return layer_norm(*this, x);
+  return cast(layer_norm(*this, cast(x, *options.accumulate)), x.value()->dtype);
 }
 
 Embedding::Embedding(const std::string& label, std::int64_t vocab, std::int64_t dim)

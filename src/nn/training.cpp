@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <unistd.h>
 
+#include "cannl/nn/grad_clip.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/tensor/autodiff.h"
@@ -30,6 +31,25 @@ ir::Comp comp_of(std::vector<ir::AsgnRef> body, const std::string& comment) {
   return c;
 }
 
+/// The chosen optimizer's code; `adam_state` receives Adam(W)'s state.
+nn::OptimizerCode optimizer_code(const std::vector<Tensor>& params, const StepOptions& options,
+                                 std::optional<nn::AdamCode>& adam_state) {
+  if (options.optimizer == Optimizer::Sgd) return nn::sgd(params, options.sgd);
+  nn::AdamOptions adam = options.adam;
+  adam.decoupled = options.optimizer == Optimizer::AdamW;
+  adam_state = nn::adam(params, adam);
+  return adam_state->code;
+}
+
+const char* optimizer_name(Optimizer o) {
+  switch (o) {
+    case Optimizer::Sgd: return "sgd";
+    case Optimizer::Adam: return "adam";
+    case Optimizer::AdamW: return "adamw";
+  }
+  return "?";
+}
+
 }  // namespace
 
 void upload_literals(runtime::Context& ctx, const std::vector<Tensor>& roots) {
@@ -51,8 +71,13 @@ TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOp
                             std::to_string(options.n_batches));
   ir::Comp comp = grad_update_code(loss);
   const auto params = params_of({loss});
-  nn::OptimizerCode opt = nn::sgd(params, options.sgd);
-  comp.body.push_back(ir::make_block("sgd update", opt.update));
+  if (options.clip_grad_norm)
+    comp.body.push_back(ir::make_block("clip gradients",
+                                       nn::clip_grad_norm(params, *options.clip_grad_norm).code));
+  std::optional<nn::AdamCode> adam_state;
+  nn::OptimizerCode opt = optimizer_code(params, options, adam_state);
+  comp.body.push_back(ir::make_block(std::string(optimizer_name(options.optimizer)) + " update",
+                                     opt.update));
 
   auto epoch_loss = ir::make_node("epoch_loss", loss.value()->dtype, loss.value()->dims);
   ir::update_memory_mode(*epoch_loss, ir::MemoryMode::Materialized, 62);  // read once per epoch
@@ -67,7 +92,7 @@ TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOp
   for (auto& a : opt.init) init.body.push_back(a);
   init.body.push_back(ir::make_fetch(epoch_loss, ir::FetchConstant{0}));
 
-  TrainingStep s{ctx, loss, {}, {}, {}, epoch_loss, options.n_batches};
+  TrainingStep s{ctx, loss, {}, {}, {}, epoch_loss, options.n_batches, std::move(adam_state)};
   upload_literals(s.ctx, {loss});
   // Compile order is execution order: each routine depends on the ones before it.
   s.init = s.ctx.compile(init, "init_params");

@@ -20,10 +20,12 @@ ir::RhsExprRef x(int i) { return detail::arg(i); }
 
 /// A pointwise op whose value is `forward_expr` over its arguments.
 Tensor pointwise(const std::string& label, std::vector<Tensor> args, ir::RhsExprRef forward_expr,
-                 detail::GradientRule rule, bool differentiable = true) {
+                 detail::GradientRule rule, bool differentiable = true,
+                 std::optional<ir::DType> dtype = std::nullopt) {
   detail::OpSpec spec;
   spec.label = label;
   spec.args = std::move(args);
+  spec.dtype = dtype;
   spec.logic = shape::Pointwise{};
   spec.forward = [forward_expr](const Tensor& self, const ir::Projections& p) {
     return std::vector<ir::AsgnRef>{
@@ -126,6 +128,11 @@ Tensor eq(const Tensor& l, const Tensor& r) { return binary("eq", l, r, Op::Cmpe
 Tensor ne(const Tensor& l, const Tensor& r) { return binary("ne", l, r, Op::Cmpne, {}); }
 Tensor stop_gradient(const Tensor& v) {
   return pointwise("stop_gradient", {v}, x(0), {}, false);
+}
+
+Tensor cast(const Tensor& v, ir::DType dtype) {
+  if (v.value()->dtype == dtype) return v;
+  return pointwise("cast", {v}, x(0), {{g()}}, true, dtype);
 }
 
 }  // namespace cannl

@@ -206,17 +206,19 @@ TEST_F(Checkpoint, ProcessKilledMidWriteLeavesThePreviousCheckpoint) {
   const auto dir = scratch_dir();
   const auto path = dir / "ckpt.safetensors";
   auto key = ir::make_node("rng_key", ir::DType::U4x32, {2});  // optimizer-like raw state
-  auto counts = ir::make_node("counts", ir::DType::I64, {3000});
+  // 2.4 MB of counts: several 1 MiB chunks, so the kill lands between two of them.
+  constexpr std::int64_t kCounts = 300000;
+  auto counts = ir::make_node("counts", ir::DType::I64, {kCounts});
   auto ctx = runtime::Context::interpreter();
   std::vector<std::byte> key_bytes(32);
   for (std::size_t i = 0; i < key_bytes.size(); ++i) key_bytes[i] = static_cast<std::byte>(i * 7 + 1);
   ctx.set_bytes(key, key_bytes);
-  ctx.set_values(counts, std::vector<double>(3000, 1.0));
+  ctx.set_values(counts, std::vector<double>(kCounts, 1.0));
   const std::vector<CheckpointEntry> entries{{"opt/rng_key", key}, {"opt/counts", counts}};
   save_checkpoint(ctx, entries, path);
   const std::string before = slurp(path);
 
-  ctx.set_values(counts, std::vector<double>(3000, 2.0));
+  ctx.set_values(counts, std::vector<double>(kCounts, 2.0));
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {  // the child dies halfway through writing, with no chance to clean up
@@ -230,10 +232,18 @@ TEST_F(Checkpoint, ProcessKilledMidWriteLeavesThePreviousCheckpoint) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   EXPECT_EQ(slurp(path), before);
+  // The killed writer left its temporary file, cut short: the write really was interrupted.
+  std::vector<std::filesystem::path> leftovers;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path() != path) leftovers.push_back(e.path());
+  ASSERT_EQ(leftovers.size(), 1u);
+  const auto partial = std::filesystem::file_size(leftovers[0]);
+  EXPECT_GT(partial, before.size() / 2);
+  EXPECT_LT(partial, before.size());
   auto fresh = runtime::Context::interpreter();
   restore_checkpoint(fresh, entries, path);
   EXPECT_EQ(fresh.get_bytes(key), key_bytes);
-  EXPECT_EQ(fresh.get_values(counts), std::vector<double>(3000, 1.0));
+  EXPECT_EQ(fresh.get_values(counts), std::vector<double>(kCounts, 1.0));
   EXPECT_EQ(SafetensorsFile::open(path).info("opt/rng_key").shape, (Dims{2, 4}));
 }
 

@@ -104,6 +104,31 @@ std::vector<BlockCase> cases() {
       {"decoder_block", [](auto& ps) {
          nn::DecoderBlock block("blk", {.heads = 2, .d_model = 4, .d_ff = 6});
          return block(batch_input(ps, "x", {1, 3}, {4}), nn::causal_mask(3)); }, -1, 1, false, true},
+      {"batch_norm1d", [](auto& ps) {
+         nn::BatchNorm1d bn("bn", {.num_features = 3});
+         return bn(batch_input(ps, "x", {4}, {3})); }, -1, 1},
+      {"batch_norm2d", [](auto& ps) {
+         nn::BatchNorm2d bn("bn", {.num_features = 2});
+         return bn(batch_input(ps, "x", {2}, {2, 3, 2})); }, -1, 1, false, true},
+      {"conv2d_strided_padded", [](auto& ps) {
+         nn::Conv2d conv("conv", {.in_channels = 2, .out_channels = 3, .stride = 2, .padding = true});
+         return conv(batch_input(ps, "x", {1}, {4, 4, 2})); }, -1, 1, false, true},
+      {"conv2d_dilated", [](auto& ps) {
+         nn::Conv2d conv("conv", {.in_channels = 1, .out_channels = 2, .dilation = 2});
+         return conv(batch_input(ps, "x", {2}, {5, 6, 1})); }, -1, 1, false, true},
+      {"depthwise_separable_conv", [](auto& ps) {
+         nn::DepthwiseSeparableConv2d conv("ds", {.in_channels = 2, .out_channels = 3, .padding = true});
+         return conv(batch_input(ps, "x", {1}, {4, 4, 2})); }, -1, 1, false, true},
+      {"max_pool2d", [](auto& ps) {
+         return nn::MaxPool2d({.window = 2})(batch_input(ps, "x", {1}, {4, 4, 2})); }, -1, 1},
+      {"avg_pool2d", [](auto& ps) {
+         return nn::AvgPool2d({.window = 3, .stride = 1})(batch_input(ps, "x", {1}, {4, 4, 2})); }, -1, 1},
+      {"rope", [](auto& ps) {
+         return nn::rope(batch_input(ps, "x", {1, 3}, {2, 4}), {.seq_len = 3, .head_dim = 4}); }, -1, 1},
+      {"attention_rope", [](auto& ps) {
+         nn::MultiHeadAttention mha("mha", {.heads = 2, .d_k = 2, .d_model = 3,
+                                            .rope = nn::RopeOptions{.seq_len = 3}});
+         return mha(batch_input(ps, "x", {1, 3}, {3}), nn::causal_mask(3)); }, -1, 1, false, true},
   };
 }
 

@@ -1,58 +1,33 @@
 #pragma once
-// Loader of the PyTorch parity fixtures written by scripts/make_parity_fixtures.py (the text
-// format is documented there), and the error measure the parity tests use.
+// Loader of the PyTorch parity fixtures written by scripts/make_parity_fixtures.py (safetensors
+// files of float64 tensors, PyTorch's layout; see the script), and the error measure the parity
+// tests use.
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <map>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "cannl/io/safetensors.h"
 
 namespace cannl::testing_util {
 
 struct FixtureTensor {
-  std::vector<std::int64_t> dims;
-  std::vector<double> values;
+  std::vector<std::int64_t> dims;  // empty for a scalar
+  std::vector<double> values;      // row-major
 };
 using Fixture = std::map<std::string, FixtureTensor>;
 
-/// Reads tests/parity/<name>.txt. Throws std::runtime_error on a malformed file.
+/// Reads every tensor of tests/parity/<name>.safetensors. Throws IoError / FormatError (from the
+/// io layer) for a missing or malformed file.
 ///   Fixture f = load_fixture("layer_norm");  f.at("out").values.size() == 30
 inline Fixture load_fixture(const std::string& name) {
-  const std::string path = std::string(CANNL_SOURCE_DIR) + "/tests/parity/" + name + ".txt";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open fixture " + path);
+  const std::string path = std::string(CANNL_SOURCE_DIR) + "/tests/parity/" + name + ".safetensors";
+  const auto file = io::SafetensorsFile::open(path);
   Fixture fixture;
-  std::string header;
-  while (std::getline(in, header)) {
-    if (header.empty() || header[0] == '#') continue;
-    std::istringstream h(header);
-    std::string tensor_name;
-    int ndim = 0;
-    h >> tensor_name >> ndim;
-    FixtureTensor t;
-    std::int64_t count = 1;
-    for (int i = 0; i < ndim; ++i) {
-      std::int64_t d = 0;
-      h >> d;
-      t.dims.push_back(d);
-      count *= d;
-    }
-    std::string line;
-    if (!h || !std::getline(in, line)) throw std::runtime_error("truncated fixture " + path);
-    std::istringstream v(line);
-    double x = 0;
-    while (v >> x) t.values.push_back(x);
-    if (static_cast<std::int64_t>(t.values.size()) != count)
-      throw std::runtime_error("fixture " + path + ": tensor " + tensor_name + " has " +
-                               std::to_string(t.values.size()) + " values, expected " +
-                               std::to_string(count));
-    fixture[tensor_name] = std::move(t);
-  }
+  for (const io::TensorInfo& t : file.tensors()) fixture[t.name] = {t.shape, file.to_f64(t.name)};
   return fixture;
 }
 

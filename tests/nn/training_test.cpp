@@ -54,6 +54,27 @@ TEST_F(Training, MomentumMatchesHostReference) { check_sgd({.lr = 0.1, .momentum
 TEST_F(Training, NesterovMatchesHostReference) { check_sgd({.lr = 0.05, .momentum = 0.8, .nesterov = true}); }
 TEST_F(Training, WeightDecayMatchesHostReference) { check_sgd({.lr = 0.1, .momentum = 0.5, .weight_decay = 0.01}); }
 
+TEST_F(Training, ClippedSgdMatchesHostReference) {
+  config::set_override("default_prec", "f64");
+  Tensor w = param("w", {.input = Dims{}, .output = Dims{4}, .init = {.kind = InitKind::Uniform, .low = -1, .high = 1}});
+  Tensor loss = 0.5 * sum(pointmul(w, w));  // gradient w
+  ir::StaticSymbol none{ir::fresh_symbol(), 1, "unused"};
+  const double max_norm = 0.3, lr = 0.1;
+  auto step = train::compile_step(runtime::Context::interpreter(), loss,
+                                  {.sgd = {.lr = lr}, .clip_grad_norm = max_norm, .batch = none});
+  std::vector<double> p = step.ctx.get_values(w.value());
+  for (int k = 0; k < 4; ++k) {
+    double norm = 0;
+    for (double x : p) norm += x * x;
+    const double scale = std::min(1.0, max_norm / (std::sqrt(norm) + 1e-6));
+    for (double& x : p) x -= lr * scale * x;
+    step.ctx.run(step.step);
+    const auto got = step.ctx.get_values(w.value());
+    for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(got[i], p[i], 1e-12) << "step " << k << " cell " << i;
+  }
+  EXPECT_FALSE(step.adam.has_value());
+}
+
 TEST_F(Training, RejectsBadOptimizerSettings) {
   Tensor w = param("w", {.input = Dims{}, .output = Dims{2}});
   EXPECT_THROW(nn::sgd({w}, {.lr = -1}), RuntimeUsageError);
@@ -96,6 +117,29 @@ TEST_F(Training, CirclesModelLearns) {
   auto r = train_circles(runtime::Context::cpu(), 60);
   EXPECT_LT(r.losses.back(), 0.5 * r.losses.front());
   EXPECT_GE(r.accuracy, 0.95);
+}
+
+TEST_F(Training, BatchNormMlpLearnsWithAdamAndEvaluatesOnRunningStatistics) {
+  auto data = datasets::circles({.samples = 256, .seed = 5});
+  ir::StaticSymbol batch{ir::fresh_symbol(), 8, "batch"};
+  Tensor x = literal("x", data.features, {.batch = Dims{8, 32}, .output = Dims{2}});
+  Tensor y = literal("y", data.one_hot(), {.batch = Dims{8, 32}, .output = Dims{2}});
+  nn::Linear fc1("fc1", {16}, /*bias=*/false), fc2("fc2", {2});
+  nn::BatchNorm1d bn("bn", {.num_features = 16});
+  auto model = [&](const Tensor& in, nn::Mode mode) { return fc2(tanh(bn(fc1(in), mode))); };
+  Tensor loss = nn::cross_entropy(model(slice_batch(x, batch), nn::Mode::Train), slice_batch(y, batch));
+  auto step = train::compile_step(runtime::Context::cpu(), loss,
+                                  {.optimizer = train::Optimizer::Adam, .adam = {.schedule = {.lr = 0.02}},
+                                   .batch = batch, .n_batches = 8});
+  auto losses = train::fit(step, {.epochs = 30});
+  EXPECT_LT(losses.back(), 0.5 * losses.front());
+  // The running statistics moved away from their initial 0 / 1.
+  EXPECT_NE(step.ctx.get_values(bn.running_mean.value()).at(0), 0.0);
+  Tensor all = literal("x_all", data.features, {.batch = Dims{256}, .output = Dims{2}});
+  Tensor logits = model(all, nn::Mode::Eval);
+  auto eval = train::compile_forward(step.ctx, {logits}, "evaluate");
+  step.ctx.run(eval);
+  EXPECT_GE(nn::accuracy(step.ctx.get_values(logits.value()), data.labels, 2), 0.95);
 }
 
 TEST_F(Training, SameSeedSameNumbersBitwise) {

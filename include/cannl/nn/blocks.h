@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cannl/nn/positions.h"
 #include "cannl/tensor/tensor.h"
 
 namespace cannl::nn {
@@ -26,6 +27,9 @@ struct Linear {
   Tensor operator()(const Tensor& x) const;
   Tensor w;
   std::optional<Tensor> b;
+  /// When set, w * x + b is accumulated in this dtype and rounded once to x's dtype (e.g. F64
+  /// for f32 models whose long sums must match a reference closely: GPT-2's 768 and 3072 terms).
+  std::optional<ir::DType> accumulate;
 };
 
 /// relu(w_k * h + b_k) for every hidden size, then an output layer w_out * h (+ b_out).
@@ -47,12 +51,61 @@ struct Mlp {
 struct LayerNormOptions {
   double eps = 1e-5;
   bool affine = true;
+  /// When set, the statistics and the normalization are computed in this dtype and the result
+  /// rounded once to x's dtype (F64 in GPT-2: its f32 sums of 768 squares drift measurably).
+  std::optional<ir::DType> accumulate;
 };
 struct LayerNorm {
   explicit LayerNorm(const std::string& label, const LayerNormOptions& options = {});
   Tensor operator()(const Tensor& x) const;
   Tensor gamma, beta;
   LayerNormOptions options;
+};
+
+/// Whether a block with batch statistics uses those of the current batch and updates its running
+/// statistics (Train, PyTorch's module.train()) or uses the running statistics (Eval).
+enum class Mode { Train, Eval };
+
+/// BatchNorm (PyTorch semantics): per feature, over every batch axis (BatchNorm1d: x is
+/// batch | features; BatchNorm2d: x is batch | h, w, channels, normalized over batch, h and w):
+///   Train: y = gamma * (x - mean) / sqrt(var + eps) + beta with the batch mean and biased
+///          variance; every routine computing y also updates the running statistics:
+///          running_mean = (1 - momentum) running_mean + momentum * mean,
+///          running_var  = (1 - momentum) running_var  + momentum * var * n / (n - 1)  (unbiased)
+///   Eval:  y = gamma * (x - running_mean) / sqrt(running_var + eps) + beta.
+/// The running statistics are host literals (0 and 1 at first) living in the context: the
+/// training step advances them, a forward-only routine compiled later in the same context reads
+/// them. gamma starts at 1, beta at 0.
+///   nn::BatchNorm1d bn("bn1", {.num_features = 64});
+///   Tensor h = tanh(bn(w1 * x));                       // training graph: batch statistics
+///   Tensor h_eval = tanh(bn(w1 * x_dev, nn::Mode::Eval));  // evaluation graph: running ones
+struct BatchNormOptions {
+  std::int64_t num_features = 0;  // features (1d) or channels (2d); required
+  double eps = 1e-5;
+  double momentum = 0.1;          // weight of the batch statistics in the running ones
+  bool affine = true;             // false: no gamma / beta
+};
+class BatchNorm {
+ public:
+  Tensor operator()(const Tensor& x, Mode mode = Mode::Train) const;
+  Tensor gamma, beta;                // params [num_features]
+  Tensor running_mean, running_var;  // host literals [num_features], state of the context
+  BatchNormOptions options;
+
+ protected:
+  /// `reduce_spec`: the unary spec reducing x to its per-feature statistics.
+  BatchNorm(const std::string& label, const BatchNormOptions& options, std::string reduce_spec);
+
+ private:
+  std::string reduce_spec_;
+};
+/// BatchNorm over x = batch | features (PyTorch BatchNorm1d on (N, C)).
+struct BatchNorm1d : BatchNorm {
+  BatchNorm1d(const std::string& label, const BatchNormOptions& options);
+};
+/// BatchNorm over x = batch | h, w, channels (PyTorch BatchNorm2d on NCHW, channels last here).
+struct BatchNorm2d : BatchNorm {
+  BatchNorm2d(const std::string& label, const BatchNormOptions& options);
 };
 
 /// Embedding table [dim <- vocab] applied to a one-hot tensor (see one_hot_of_ids): the product
@@ -70,12 +123,15 @@ struct Embedding {
 /// t; out = W_o (attn . v) (+ b_o).
 ///   MultiHeadAttention mha("attn", {.heads = 4, .d_k = 8, .d_model = 32});
 ///   Tensor y = mha(x, causal_mask(seq));
+///   MultiHeadAttention rot("attn", {.heads = 4, .d_k = 8, .d_model = 32, .rope = RopeOptions{.seq_len = 16}});
 struct AttentionOptions {
   std::int64_t heads = 1;
   std::int64_t d_k = 0;
   std::int64_t d_v = 0;       // 0 = d_k
   std::int64_t d_model = 0;   // output size of W_o
   bool bias = true;
+  /// Rotary positions on q and k (positions.h; head_dim 0 = d_k) after their projections.
+  std::optional<RopeOptions> rope;
 };
 struct MultiHeadAttention {
   MultiHeadAttention(const std::string& label, const AttentionOptions& options);
@@ -102,3 +158,5 @@ struct DecoderBlock {
 };
 
 }  // namespace cannl::nn
+
+#include "cannl/nn/conv_blocks.h"  // Conv2d, DepthwiseSeparableConv2d, MaxPool2d, AvgPool2d

@@ -7,6 +7,8 @@
 //   Tensor lse = m + log(nn::sum_exp_shifted(logits, m));
 //   Tensor rows = nn::cross_entropy_rows(logits, targets, lse, sum(targets, nn::kOverOutputs));
 
+#include <optional>
+
 #include "cannl/tensor/tensor.h"
 
 namespace cannl::nn {
@@ -44,4 +46,19 @@ Tensor cross_entropy_rows(const Tensor& logits, const Tensor& targets, const Ten
 ///   Tensor u = uniform_at(h, step_symbol, "dropout1");
 Tensor uniform_at(const Tensor& x, const ir::StaticSymbol& step, const std::string& name);
 
+struct RunningAverageOptions {
+  double momentum = 0.1;  // weight of the new value, in [0, 1] (PyTorch's BatchNorm momentum)
+  /// When given, the statistic is a biased variance over the cells of this tensor and the state
+  /// tracks the unbiased one: the new value is scaled by n / (n - 1), n = cells per statistic.
+  std::optional<Tensor> unbiased_over;
+};
+/// `stat` unchanged (its gradient passes straight through), whose forward code also folds it into
+/// the running average kept in `running`, a host literal of stat's dims that serves as a state
+/// buffer of the context:  running = (1 - momentum) running + momentum * scale * stat.
+/// Every routine computing the result advances the state (BatchNorm's training statistics).
+/// Throws RuntimeUsageError for a momentum outside [0, 1] or a `running` that is not a literal;
+/// ShapeError (when code is built) when the dims differ or n < 2.
+///   Tensor mu = running_average(mean(x, spec), running_mean, {.momentum = 0.1});
+Tensor running_average(const Tensor& stat, const Tensor& running,
+                       const RunningAverageOptions& options = {});
 }  // namespace cannl::nn

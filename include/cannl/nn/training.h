@@ -4,20 +4,40 @@
 //
 //   auto step = train::compile_step(ctx, loss, {.sgd = {.lr = 0.1}, .batch = batch, .n_batches = 16});
 //   auto losses = train::fit(step, {.epochs = 40});
+//
+// Choosing the optimizer (SGD unless `optimizer` says otherwise; the other options are ignored):
+//
+//   auto adam = train::compile_step(ctx, loss, {.optimizer = train::Optimizer::Adam,
+//                                               .adam = {.schedule = {.lr = 1e-3}},
+//                                               .batch = batch, .n_batches = 16});
+//   auto adamw = train::compile_step(ctx, loss, {.optimizer = train::Optimizer::AdamW,
+//                                                .adam = {.schedule = {.lr = 3e-4}, .weight_decay = 0.1},
+//                                                .clip_grad_norm = 1.0, .batch = batch});
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cannl/nn/adam.h"
 #include "cannl/nn/optimizers.h"
 #include "cannl/runtime/context.h"
 #include "cannl/tensor/tensor.h"
 
 namespace cannl::train {
 
+/// The update rule of a training step. Adam is L2-regularized Adam (adam.weight_decay adds
+/// wd * p to the gradient); AdamW decays the weights directly. The choice sets adam.decoupled
+/// (Adam: false, AdamW: true) whatever the options say.
+enum class Optimizer { Sgd, Adam, AdamW };
+
 struct StepOptions {
-  nn::SgdOptions sgd;
+  Optimizer optimizer = Optimizer::Sgd;
+  nn::SgdOptions sgd;          // used by Optimizer::Sgd
+  nn::AdamOptions adam;        // used by Optimizer::Adam and Optimizer::AdamW
+  /// Clip the gradients to this global norm before the update (nn::clip_grad_norm).
+  std::optional<double> clip_grad_norm;
   ir::StaticSymbol batch;      // the static index selecting the batch of each step
   std::int64_t n_batches = 1;  // steps per epoch
   std::string name = "train_step";
@@ -31,12 +51,16 @@ struct TrainingStep {
   runtime::Routine reset_loss;  // epoch_loss := 0
   ir::NodeRef epoch_loss;       // sum of the step losses since the last reset
   std::int64_t n_batches = 1;
+  /// Adam(W)'s state (step counter, moments) when the step uses Adam or AdamW.
+  std::optional<nn::AdamCode> adam;
 };
 
 /// Uploads the host literals the roots read (once per context).
 void upload_literals(runtime::Context& ctx, const std::vector<Tensor>& roots);
 
-/// Compiles the init, step and loss-reset routines and runs init.
+/// Compiles the init, step and loss-reset routines and runs init. The step runs forward, backprop,
+/// the optional clipping and the chosen optimizer's update, then adds the loss to epoch_loss.
+/// Throws RuntimeUsageError for n_batches < 1 and for the optimizers' invalid settings.
 TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOptions& options);
 
 struct EpochReport {

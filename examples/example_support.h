@@ -1,0 +1,143 @@
+#pragma once
+// Host-side helpers shared by the real-data examples: command-line options, a seeded generator,
+// reading data files with a clear error, and the loss of logits computed on the host (so every
+// model of an example is measured by the same code, whatever it was trained with).
+//
+//   ExampleArgs args = parse_example_args(config::parse_command_line(argc, argv));
+//   SplitMix64 rng(42);  rng.shuffle(items);
+//   double nll = mean_nll(logits, targets, vocab);
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cannl/support/config.h"
+
+namespace examples {
+
+/// A missing or unreadable data set: the message says what to install or pass. main() prints it.
+class DataUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The options every example accepts.
+struct ExampleArgs {
+  /// --quick: the short form CTest runs.
+  bool quick = false;
+  /// --data-dir DIR: the project's data/ folder (the default works from the project root).
+  std::string data_dir = "data";
+  /// --epochs N: overrides the example's number of epochs (0: its default).
+  int epochs = 0;
+  /// --dataset-dir DIR: where a system data set lies (empty: its Debian package's folder).
+  std::string dataset_dir;
+};
+
+/// Reads --quick, --data-dir DIR, --epochs N and --dataset-dir DIR from the arguments left by
+/// cannl::config::parse_command_line (which consumes config flags such as --seed=7); anything else
+/// is reported and ignored.
+inline ExampleArgs parse_example_args(const std::vector<std::string>& argv) {
+  ExampleArgs args;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "--quick")
+      args.quick = true;
+    else if (argv[i] == "--data-dir" && i + 1 < argv.size())
+      args.data_dir = argv[++i];
+    else if (argv[i] == "--dataset-dir" && i + 1 < argv.size())
+      args.dataset_dir = argv[++i];
+    else if (argv[i] == "--epochs" && i + 1 < argv.size())
+      args.epochs = std::atoi(argv[++i].c_str());  // garbage reads as 0: the default
+    else
+      std::fprintf(stderr, "ignoring unknown argument '%s'\n", argv[i].c_str());
+  }
+  return args;
+}
+
+/// The short form checks that an example works, not how fast its code runs: its generated C is
+/// compiled with -O1 (about half the compile time of -O3, the same numbers since floating-point
+/// contraction stays off) unless the user chose a level.
+inline void use_quick_compile_settings() {
+  if (cannl::config::source_of("cc_optimization_level") == "default")
+    cannl::config::set_override("cc_optimization_level", "1");
+}
+
+/// splitmix64 (Steele, Lea & Flood 2014): the same stream on every platform, unlike the
+/// distributions of <random>, so splits and samples are reproducible everywhere.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, 1) with 53 random bits.
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  /// Uniform in [0, n) (the modulo bias is below 2^-40 for the sizes used here).
+  std::uint64_t below(std::uint64_t n) { return next() % n; }
+  /// Fisher-Yates shuffle.
+  template <class T>
+  void shuffle(std::vector<T>& items) {
+    for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[below(i)]);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+/// Index drawn with probability proportional to exp(logits[i] / temperature).
+inline std::size_t sample_from_logits(const double* logits, std::size_t n, SplitMix64& rng,
+                                      double temperature = 1.0) {
+  double top = logits[0];
+  for (std::size_t i = 1; i < n; ++i) top = std::max(top, logits[i]);
+  std::vector<double> weights(n);
+  double total = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    total += weights[i] = std::exp((logits[i] - top) / temperature);
+  double pick = rng.uniform() * total;
+  for (std::size_t i = 0; i < n; ++i)
+    if ((pick -= weights[i]) < 0) return i;
+  return n - 1;  // rounding left a sliver past the end
+}
+
+/// -log softmax(row)[target] of one row of logits, computed stably.
+inline double row_nll(const double* row, std::size_t n, std::size_t target) {
+  double top = row[0];
+  for (std::size_t i = 1; i < n; ++i) top = std::max(top, row[i]);
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += std::exp(row[i] - top);
+  return top + std::log(sum) - row[target];
+}
+
+/// Mean negative log-likelihood of rows of `vocab` logits; rows whose weight is 0 are skipped
+/// (padding). `weights` may be empty (every row counts).
+inline double mean_nll(const std::vector<double>& logits, const std::vector<std::int64_t>& targets,
+                       std::size_t vocab, const std::vector<double>& weights = {}) {
+  double total = 0, count = 0;
+  for (std::size_t r = 0; r < targets.size(); ++r) {
+    if (!weights.empty() && weights[r] == 0) continue;
+    total += row_nll(&logits[r * vocab], vocab, static_cast<std::size_t>(targets[r]));
+    count += 1;
+  }
+  return total / count;
+}
+
+/// The whole file as a string; DataUnavailable naming the file and `hint` when it cannot be read.
+inline std::string read_file(const std::string& path, const std::string& hint) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataUnavailable("cannot read '" + path + "': " + hint);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return std::move(text).str();
+}
+
+}  // namespace examples
