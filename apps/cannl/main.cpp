@@ -10,6 +10,7 @@
 
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "bench_command.h"
 #include "demo.h"
 #include "einsum_command.h"
 #include "gpt2_command.h"
@@ -23,6 +24,7 @@ void print_usage() {
                "  einsum [--eval] [--accum sum|max|min] SPEC SHAPE...   infer (and evaluate) an einsum\n"
                "  gpt2 --weights FILE [--config FILE] [--prompt TEXT | --ids N,N,...] [--tokens N]\n"
                "       [--print-logits]   GPT-2 inference (--random-weights: timed 124M dry run)\n"
+               "  bench matmul --n N [--threads T] | bench mlp [--threads T]   CPU throughput\n"
                "  help                         this text\n\n"
                "Any config key can be set with --<key>=<value>, CANNL_<KEY>=<value> or a\n"
                "cannl_config file; see docs/config.md.\n";
@@ -51,6 +53,7 @@ int run(const std::vector<std::string>& args) {
   }
   if (args[0] == "einsum")
     return cannl::app::run_einsum_command({args.begin() + 1, args.end()}, std::cout, std::cerr);
+  if (args[0] == "bench") return cannl::app::run_bench_command({args.begin() + 1, args.end()}, std::cout, std::cerr);
   if (args[0] == "gpt2")
     return cannl::app::run_gpt2_command({args.begin() + 1, args.end()}, std::cout, std::cerr);
   std::cerr << "cannl: unknown command '" << args[0] << "'\n\n";

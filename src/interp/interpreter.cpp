@@ -67,6 +67,10 @@ class Machine {
     if (is_nonzero(eval(i.condition))) exec(i.body);
   }
   void exec_form(const ir::SetDynamic& s);
+  // One thread of control: a barrier has nothing to wait for.
+  void exec_form(const ir::Barrier&) {}
+  // A TileMma means its fallback (loop_ir.h).
+  void exec_form(const ir::TileMma& t) { exec(t.fallback); }
 
   Value eval_form(const ir::Constant& c) { return constant_value(c.value, c.dtype); }
   Value eval_form(const ir::ConstantBits& c) { return constant_bits_value(c.bits, c.dtype); }

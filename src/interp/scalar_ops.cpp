@@ -19,6 +19,22 @@ namespace {
 // (expf, not exp) exactly as the generated C does.
 template <class T>
 struct Libm;
+// Max and min as IEEE 754-2019 maximumNumber / minimumNumber: a NaN operand loses, and +0 is
+// above -0. C leaves the sign of fmax(-0, +0) to the implementation (and compilers pick either
+// depending on the surrounding code), so every backend spells these out (C: cannl_fmaxf ...).
+template <class T>
+T maximum_number(T a, T b) {
+  if (a > b || b != b) return a;
+  if (b > a || a != a) return b;
+  return std::signbit(a) ? b : a;
+}
+template <class T>
+T minimum_number(T a, T b) {
+  if (a < b || b != b) return a;
+  if (b < a || a != a) return b;
+  return std::signbit(a) ? a : b;
+}
+
 template <>
 struct Libm<float> {
   static float exp(float x) { return ::expf(x); }
@@ -31,8 +47,8 @@ struct Libm<float> {
   static float tanh(float x) { return ::tanhf(x); }
   static float trunc(float x) { return ::truncf(x); }
   static float pow(float x, float y) { return ::powf(x, y); }
-  static float fmax(float x, float y) { return ::fmaxf(x, y); }
-  static float fmin(float x, float y) { return ::fminf(x, y); }
+  static float fmax(float x, float y) { return maximum_number(x, y); }
+  static float fmin(float x, float y) { return minimum_number(x, y); }
   static float fmod(float x, float y) { return ::fmodf(x, y); }
   static float fma(float x, float y, float z) { return ::fmaf(x, y, z); }
 };
@@ -48,8 +64,8 @@ struct Libm<double> {
   static double tanh(double x) { return ::tanh(x); }
   static double trunc(double x) { return ::trunc(x); }
   static double pow(double x, double y) { return ::pow(x, y); }
-  static double fmax(double x, double y) { return ::fmax(x, y); }
-  static double fmin(double x, double y) { return ::fmin(x, y); }
+  static double fmax(double x, double y) { return maximum_number(x, y); }
+  static double fmin(double x, double y) { return minimum_number(x, y); }
   static double fmod(double x, double y) { return ::fmod(x, y); }
   static double fma(double x, double y, double z) { return ::fma(x, y, z); }
 };

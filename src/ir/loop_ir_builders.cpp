@@ -97,6 +97,14 @@ StmtRef set_dynamic(NodeRef node, std::vector<AxisIndex> index, int dyn_axis, Sc
                       std::move(value), accum, std::move(comment)}});
 }
 
+StmtRef barrier() { return std::make_shared<const Stmt>(Stmt{Barrier{}}); }
+
+StmtRef tile_mma(TileMma tile) {
+  internal_check(tile.fallback != nullptr && tile.d.node && tile.a.node && tile.b.node,
+                 "tile_mma: null fallback or operand");
+  return std::make_shared<const Stmt>(Stmt{std::move(tile)});
+}
+
 std::vector<AxisIndex> with_dynamic_row(std::vector<AxisIndex> index, int dyn_axis, std::int64_t row) {
   internal_check(dyn_axis >= 0 && static_cast<std::size_t>(dyn_axis) < index.size(),
                  "with_dynamic_row: axis out of range");

@@ -35,6 +35,8 @@ class NodeCollector {
   void visit(const DeclareLocal&) {}
   void visit(const If& i) { scalar(i.condition); stmt(i.body); }
   void visit(const SetDynamic& s) { add(s.node); scalar(s.dyn_value); scalar(s.value); }
+  void visit(const Barrier&) {}
+  void visit(const TileMma& t) { stmt(t.fallback); }
   // scalars
   void visit(const Constant&) {}
   void visit(const ConstantBits&) {}

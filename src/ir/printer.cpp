@@ -134,6 +134,23 @@ class LoopIrPrinter {
     out += scalar(s.value, indent);
     out += (s.comment.empty() ? "" : "   # " + s.comment) + "\n";
   }
+  void visit(const Barrier&, const std::string& indent, std::string& out) {
+    out += indent + "barrier\n";
+  }
+  // tile_mma i0 in [0, 4), i1 in [0, 4), i2 in [0, 8): c[i0, i1] add= a[i0, i2] * b[i2, i1]
+  // followed by its fallback, indented. The tile symbols are named first so the fallback's loops
+  // reuse those names.
+  void visit(const TileMma& t, const std::string& indent, std::string& out) {
+    out += indent + "tile_mma";
+    for (const TileAxis* x : {&t.i, &t.j, &t.k})
+      out += std::string(x == &t.i ? " " : ", ") + bind_loop(x->symbol) + " in [" +
+             std::to_string(x->begin) + ", " + std::to_string(x->end) + ")";
+    out += ": " + access(t.d.node, t.d.index) + " " +
+           (t.fused ? std::string("fma") : std::string(op_name(t.accum))) + "= " +
+           access(t.a.node, t.a.index) + " * " + access(t.b.node, t.b.index) +
+           dtype_suffix(t.dtype, DType::F32) + "\n";
+    stmt(t.fallback, indent + "  ", out);
+  }
   std::string dynamic_access(const NodeRef& n, const std::vector<AxisIndex>& idx, int axis,
                              const ScalarRef& row, const std::string& indent) {
     std::string out = node(n) + "[";

@@ -120,6 +120,11 @@ class Comparator {
            access(a.node, a.index, b.node, b.index) && scalar(a.dyn_value, b.dyn_value) &&
            scalar(a.value, b.value);
   }
+  bool same(const ir::Barrier&, const ir::Barrier&) { return true; }
+  // The descriptor is derived from the fallback, so equal fallbacks mean equal tiles.
+  bool same(const ir::TileMma& a, const ir::TileMma& b) {
+    return a.fused == b.fused && stmt(a.fallback, b.fallback);
+  }
 };
 
 }  // namespace

@@ -36,7 +36,8 @@ class UseCollector {
   // The condition is evaluated whenever the If is reached; only the body is conditional.
   void visit(const ir::If& x, bool u) { scalar(x.condition, u); stmt(x.body, true); }
   void visit(const ir::SetDynamic& x, bool u) { scalar(x.dyn_value, u); scalar(x.value, u); }
-  void visit(const auto&, bool) {}  // Comment, ZeroOut, DeclareLocal
+  void visit(const ir::TileMma& x, bool u) { stmt(x.fallback, u); }
+  void visit(const auto&, bool) {}  // Comment, ZeroOut, DeclareLocal, Barrier
 };
 
 bool reads_local(const ir::ScalarRef& s, int scope_id) { return count_local_reads(s, scope_id) > 0; }

@@ -56,6 +56,7 @@ struct FreeSymbols {
         index_symbols(n.index, used); scalar(n.dyn_value); scalar(n.value);
       } else if constexpr (std::is_same_v<T, SetLocal>) scalar(n.value);
       else if constexpr (std::is_same_v<T, If>) { scalar(n.condition); stmt(n.body); }
+      else if constexpr (std::is_same_v<T, TileMma>) stmt(n.fallback);
     }, s->node);
   }
   std::set<Symbol> result() const {
@@ -118,6 +119,8 @@ StmtRef map_gets(const StmtRef& s, const GetRewrite& rewrite) {
       return set_local(n.scope_id, map_gets(n.value, rewrite));
     } else if constexpr (std::is_same_v<T, If>) {
       return if_then(map_gets(n.condition, rewrite), map_gets(n.body, rewrite));
+    } else if constexpr (std::is_same_v<T, TileMma>) {
+      return map_gets(n.fallback, rewrite);  // the rewritten reads may no longer fit the tile
     } else {
       return s;
     }
@@ -193,8 +196,10 @@ StmtRef Replay::stmt(const StmtRef& s) {
       return declare_local(id, n.dtype, n.needs_init);
     } else if constexpr (std::is_same_v<T, If>) {
       return if_then(scalar(n.condition), stmt(n.body));
+    } else if constexpr (std::is_same_v<T, TileMma>) {
+      return stmt(n.fallback);  // fresh symbols: the copy is the plain nest
     } else {
-      return s;  // Comment, ZeroOut
+      return s;  // Comment, ZeroOut, Barrier
     }
   }, s->node);
 }

@@ -231,6 +231,7 @@ class Tracer {
         write(n.node, in_guard, true);
       } else if constexpr (std::is_same_v<T, SetLocal>) scalar(n.value);
       else if constexpr (std::is_same_v<T, If>) { scalar(n.condition); walk(n.body, true); }
+      else if constexpr (std::is_same_v<T, TileMma>) walk(n.fallback, in_guard);
     }, s->node);
   }
 };

@@ -72,7 +72,13 @@ struct StmtChildren {
       return ir::set_dynamic(x.node, x.index, x.dyn_axis, row, v, x.accum, x.comment);
     });
   }
-  ir::StmtRef operator()(const auto&) const { return s; }  // Comment, ZeroOut, DeclareLocal
+  // A pass that changes the fallback may invalidate the descriptor: the rewritten fallback
+  // (which is the meaning) replaces the TileMma.
+  ir::StmtRef operator()(const ir::TileMma& x) const {
+    const ir::StmtRef fallback = m.map_stmt(x.fallback);
+    return fallback == x.fallback ? s : fallback;
+  }
+  ir::StmtRef operator()(const auto&) const { return s; }  // Comment, ZeroOut, DeclareLocal, Barrier
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "cannl/ir/lower.h"
 #include "cannl/ir/verify.h"
 #include "cannl/opt/optimize.h"
+#include "cannl/schedule/default_cpu.h"
 #include "cannl/runtime/context.h"
 #include "cannl/support/files.h"
 #include "cannl/support/log.h"
@@ -59,6 +60,9 @@ opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& stat
   dump_ir(comp, lowered);
   opt::Optimized optimized = opt::optimize(lowered, pass_context(state, data.name));
   data.lowered = optimized.routine;
+  // The schedule runs after the optimizer (semantics-backend.md 8: virtualize -> schedule) and
+  // adds no nodes, so the placements above stay valid.
+  if (state.backend->name() == "cc") data.lowered = schedule::maybe_default_cpu_schedule(data.lowered);
   data.statics = data.lowered.statics;
   data.params = only_on_device(optimized, ir::nodes_of(data.lowered.body));
   data.inputs = only_on_device(optimized, ir::read_before_initialized(comp));

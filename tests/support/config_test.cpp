@@ -51,7 +51,7 @@ TEST_F(ConfigTest, KnownKeysAreTheDeclaredOnesInOrder) {
   std::vector<std::string> expected = {
       "debug", "build_files_prefix", "backend", "cc_compiler", "cc_optimization_level",
       "cc_arch_flags", "cc_fp_contract", "cc_fast_math", "cc_extra_flags", "cc_cache",
-      "default_prec", "seed", "default_prng_variant", "limit_constant_fill_size",
+      "cc_parallel_grid", "cc_parallel_chunks", "cc_threads", "cc_vector_bytes", "default_prec", "seed", "default_prng_variant", "limit_constant_fill_size",
       "max_shape_error_origins", "progress_bar", "optimize"};
   ASSERT_GE(names.size(), expected.size());
   EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + expected.size()), expected);

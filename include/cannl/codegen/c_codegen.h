@@ -21,10 +21,25 @@ struct GeneratedSource {
   std::string entry_symbol;
 };
 
+/// How the C backend renders loop axis types (the cc backend fills it from the configuration and
+/// the toolchain probe; the defaults give plain serial C).
+struct CpuCodegenOptions {
+  /// Grid loops become `#pragma omp parallel for` over contiguous chunks; otherwise serial loops.
+  bool openmp_grid = false;
+  /// Chunks per Grid loop; 0 = 4 x the OpenMP team size, decided at run time.
+  int grid_chunks = 0;
+  /// OpenMP team size; 0 = the OpenMP default (OMP_NUM_THREADS or one per core).
+  int threads = 0;
+  /// Bytes per explicit SIMD vector (64 AVX-512, 32 AVX2, 16 NEON/SSE); 0 = no explicit SIMD:
+  /// Vectorized loops and TileMma render as their scalar forms.
+  int vector_bytes = 0;
+};
+
 /// Generates C for `routine`, binding `params[k]` to the k-th pointer parameter. Nodes the routine
 /// touches that are not parameters become zero-initialized arrays local to the function.
 /// Throws InternalError on malformed IR (an unbound loop symbol, an op with no C spelling for its
 /// type).
-GeneratedSource emit_c(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params);
+GeneratedSource emit_c(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
+                       const CpuCodegenOptions& options = {});
 
 }  // namespace cannl::codegen

@@ -30,8 +30,8 @@ class CLikePrinter {
   virtual ~CLikePrinter() = default;
 
   /// Renders `routine` with `params[k]` bound to the k-th pointer parameter.
-  GeneratedSource print(const ir::LoweredRoutine& routine,
-                        const std::vector<ir::NodeRef>& params) const;
+  GeneratedSource print(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
+                        const CpuCodegenOptions& options = {}) const;
 
   // ---- dialect hooks (public so the shared printing code can call them) ----
 

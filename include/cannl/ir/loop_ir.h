@@ -116,8 +116,43 @@ struct SetDynamic {
   std::string comment;
 };
 
+/// Waits until every thread of a workgroup reaches it (GPU shared-memory staging). CPUs run one
+/// thread of control per Grid chunk, so the interpreter and the C backend treat it as a no-op.
+struct Barrier {};
+
+/// One loop of a TileMma tile: the symbol of the fallback's loop and its range [begin, end).
+struct TileAxis {
+  Symbol symbol;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t extent() const { return end - begin; }
+};
+/// One operand access of a TileMma, exactly as the fallback writes it: the index still mentions
+/// the tile symbols i/j/k (and any enclosing loop or static symbols). A renderer gets the tile's
+/// base offset by setting the tile symbols to their `begin` and the strides from their coefficients.
+struct TileOperand { NodeRef node; std::vector<AxisIndex> index; };
+
+/// Register-tiled matmul micro-kernel over a tile (made by the Tensorize schedule transform):
+///   for (i, j, k) in the tile:  d[.., i, j] = accum(d[.., i, j], a[.., i, k] * b[.., k, j])
+///   (or, when `fused`, d[.., i, j] = fma(a[.., i, k], b[.., k, j], d[.., i, j])), computed in
+///   `dtype` and stored in d's dtype after every update.
+/// The meaning is exactly `fallback`, the original perfect nest: the interpreter, every pass that
+/// does not know TileMma and any renderer that declines run the fallback. A renderer emitting its
+/// own micro-kernel stays bitwise equal only by visiting k in increasing order per output cell and
+/// by fusing the multiply-add exactly when `fused` is set.
+struct TileMma {
+  TileOperand d, a, b;
+  TileAxis i, j, k;
+  Op accum = Op::Add;
+  bool fused = false;
+  DType dtype = DType::F32;
+  StmtRef fallback;
+};
+
 struct Stmt {
-  std::variant<Seq, Comment, For, ZeroOut, Set, SetLocal, DeclareLocal, If, SetDynamic> node;
+  std::variant<Seq, Comment, For, ZeroOut, Set, SetLocal, DeclareLocal, If, SetDynamic, Barrier,
+               TileMma>
+      node;
 };
 
 StmtRef seq(std::vector<StmtRef> stmts);
@@ -131,6 +166,9 @@ StmtRef declare_local(int scope_id, DType dtype, bool needs_init);
 StmtRef if_then(ScalarRef condition, StmtRef body);
 StmtRef set_dynamic(NodeRef node, std::vector<AxisIndex> index, int dyn_axis, ScalarRef dyn_value,
                     ScalarRef value, Op accum = Op::Add, std::string comment = {});
+StmtRef barrier();
+/// A TileMma statement; checks that the fallback is present (see TileMma for the meaning).
+StmtRef tile_mma(TileMma tile);
 /// The equivalent static access of a dynamic one: `index` with `index[dyn_axis]` := `row`.
 std::vector<AxisIndex> with_dynamic_row(std::vector<AxisIndex> index, int dyn_axis, std::int64_t row);
 /// The row a dynamic access selects for a value already converted to f64, or -1 when the value

@@ -41,7 +41,13 @@ class CcBackend final : public Backend {
     return std::make_unique<CpuBuffer>(bytes);
   }
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
-    codegen::GeneratedSource source = codegen::emit_c(request.routine, request.params);
+    const cc::ParallelSettings parallel = cc::parallel_settings(cc::find_toolchain());
+    codegen::CpuCodegenOptions options;
+    options.openmp_grid = parallel.openmp_grid;
+    options.grid_chunks = parallel.chunks;
+    options.threads = parallel.threads;
+    options.vector_bytes = parallel.vector_bytes;
+    codegen::GeneratedSource source = codegen::emit_c(request.routine, request.params, options);
     // The entry symbol is "cannl_entry_<sanitized routine name>"; files use the routine name.
     const std::string& entry = source.entry_symbol;
     const std::string file_stem = entry.substr(std::string("cannl_entry_").size());

@@ -82,7 +82,9 @@ int compiler_invocations() { return g_invocations.load(); }
 
 std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source) {
   const Toolchain& tc = find_toolchain();
-  const std::vector<std::string> flags = compile_flags(tc);
+  // OpenMP only for sources that use it: other libraries need not load the OpenMP runtime.
+  const bool openmp = source.find("#pragma omp") != std::string::npos;
+  const std::vector<std::string> flags = compile_flags(tc, openmp);
   const std::string digest = sha256_hex(source + "\n" + tc.identity + "\n" + join(flags));
   const fs::path dir = fs::absolute(files::build_dir());
   const fs::path cache_dir = dir / "cache";
@@ -100,7 +102,7 @@ std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const st
   } else if (logging::debug_level() >= 3) {
     logging::info("cc: reusing " + library.string());
   }
-  return SharedLibrary::open(library.string());
+  return SharedLibrary::open(library.string(), openmp);
 }
 
 }  // namespace cannl::backends::cc

@@ -11,8 +11,11 @@ namespace cannl::backends::cc {
 
 class SharedLibrary {
  public:
-  /// dlopen(RTLD_NOW | RTLD_LOCAL); throws CompileError with dlerror()'s text.
-  static std::shared_ptr<SharedLibrary> open(const std::string& path);
+  /// dlopen(RTLD_NOW | RTLD_LOCAL); throws CompileError with dlerror()'s text. With
+  /// `keep_loaded` the library (and what it loaded) is never unmapped: an OpenMP runtime pulled in
+  /// by the library keeps its pool threads alive after the last call, and unloading the runtime
+  /// under them crashes the process.
+  static std::shared_ptr<SharedLibrary> open(const std::string& path, bool keep_loaded = false);
   ~SharedLibrary();
   SharedLibrary(const SharedLibrary&) = delete;
   SharedLibrary& operator=(const SharedLibrary&) = delete;

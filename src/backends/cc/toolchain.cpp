@@ -136,7 +136,7 @@ void add_compiler_workarounds(const Toolchain& tc, std::vector<std::string>& fla
 
 }  // namespace
 
-std::vector<std::string> compile_flags(const Toolchain& tc) {
+std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp) {
   std::vector<std::string> flags = {"-O" + std::to_string(config::get_int("cc_optimization_level")),
                                     "-std=c11", "-fPIC", "-shared"};
   const std::string contract = config::get("cc_fp_contract");
@@ -151,8 +151,100 @@ std::vector<std::string> compile_flags(const Toolchain& tc) {
   flags.insert(flags.end(), arch_flags.begin(), arch_flags.end());
   add_compiler_workarounds(tc, flags);
   if (config::get_bool("cc_fast_math")) flags.push_back("-ffast-math");
+  if (openmp) flags.push_back("-fopenmp");
   for (auto& w : split_words(config::get("cc_extra_flags"))) flags.push_back(w);
   return flags;
+}
+
+namespace {
+
+// Runs the compiler on a scratch C file holding `text` with `args` (source appended at the end
+// unless "-" stands for it); returns whether it exited 0 and, in `output`, what it printed.
+bool try_compile(const Toolchain& tc, const std::string& text, std::vector<std::string> args,
+                 std::string* output = nullptr) {
+  const std::string src = scratch_path("probe", ".c");
+  const std::string out = scratch_path("probe", ".out");
+  const std::string log = scratch_path("probe", ".txt");
+  files::write_atomically(src, text);
+  std::vector<std::string> argv{tc.path};
+  for (auto& a : args) argv.push_back(a == "SRC" ? src : a == "OUT" ? out : a);
+  const ProcessResult r = run_process(argv, log);
+  const bool ok = r.started && r.exit_status == 0;
+  std::error_code ec;
+  if (output != nullptr && ok) *output = files::read_file(log);
+  for (const auto& p : {src, out, log}) fs::remove(p, ec);
+  return ok;
+}
+
+}  // namespace
+
+bool openmp_available(const Toolchain& tc) {
+  static std::mutex mutex;
+  static std::map<std::string, bool> cache;
+  std::lock_guard lock(mutex);
+  auto it = cache.find(tc.path);
+  if (it != cache.end()) return it->second;
+  const std::string probe =
+      "#include <omp.h>\nint cannl_omp_probe(void) {\n  int n = 0;\n"
+      "  #pragma omp parallel for reduction(+ : n)\n  for (int i = 0; i < 4; ++i) n += omp_get_num_threads() > 0;\n"
+      "  return n;\n}\n";
+  return cache[tc.path] = try_compile(tc, probe, {"-fopenmp", "-fPIC", "-shared", "SRC", "-o", "OUT"});
+}
+
+int target_vector_bytes(const Toolchain& tc) {
+  static std::mutex mutex;
+  static std::map<std::string, int> cache;
+  const std::vector<std::string> flags = compile_flags(tc);
+  std::string key = tc.path;
+  for (const auto& f : flags) key += " " + f;
+  std::lock_guard lock(mutex);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  std::vector<std::string> args = flags;
+  std::erase(args, "-shared");
+  args.insert(args.end(), {"-dM", "-E", "SRC"});
+  std::string macros;
+  int bytes = 0;
+  if (try_compile(tc, "int cannl_simd_probe;\n", args, &macros)) {
+    auto has = [&](const char* m) { return macros.find(std::string("#define ") + m + " ") != std::string::npos; };
+    if (has("__AVX512F__") && has("__AVX512VL__")) {
+      bytes = 64;
+    } else if (has("__AVX2__")) {
+      bytes = 32;
+    } else if (has("__SSE2__") || has("__ARM_NEON")) {
+      bytes = 16;
+    }
+  }
+  return cache[key] = bytes;
+}
+
+ParallelSettings parallel_settings(const Toolchain& tc) {
+  ParallelSettings s;
+  const std::string grid = config::get("cc_parallel_grid");
+  if (grid != "auto" && grid != "openmp" && grid != "none") {
+    throw ConfigError("cc_parallel_grid must be auto, openmp or none, got '" + grid + "' (from " +
+                      config::source_of("cc_parallel_grid") + ")");
+  }
+  if (grid == "openmp" && !openmp_available(tc)) {
+    throw ConfigError("cc_parallel_grid=openmp (from " + config::source_of("cc_parallel_grid") +
+                      ") but the C compiler " + tc.path +
+                      " cannot build OpenMP code with -fopenmp; install libgomp (gcc) or libomp-dev "
+                      "(clang), or set cc_parallel_grid=auto");
+  }
+  s.openmp_grid = grid == "openmp" || (grid == "auto" && openmp_available(tc));
+  s.chunks = static_cast<int>(config::get_int("cc_parallel_chunks"));
+  s.threads = static_cast<int>(config::get_int("cc_threads"));
+  if (s.chunks < 0 || s.threads < 0) {
+    throw ConfigError("cc_parallel_chunks and cc_threads must be >= 0 (0 = automatic), got " +
+                      std::to_string(s.chunks) + " and " + std::to_string(s.threads));
+  }
+  const auto bytes = config::get_int("cc_vector_bytes");
+  if (bytes != -1 && bytes != 0 && bytes != 16 && bytes != 32 && bytes != 64) {
+    throw ConfigError("cc_vector_bytes must be -1 (auto), 0, 16, 32 or 64, got " + std::to_string(bytes) +
+                      " (from " + config::source_of("cc_vector_bytes") + ")");
+  }
+  s.vector_bytes = bytes == -1 ? target_vector_bytes(tc) : static_cast<int>(bytes);
+  return s;
 }
 
 }  // namespace cannl::backends::cc

@@ -20,9 +20,30 @@ struct Toolchain {
 /// per process and compiler setting. Throws BackendUnavailable with how to fix it.
 const Toolchain& find_toolchain();
 
-/// Compiler flags (without source, output and libraries) for the current configuration.
+/// Compiler flags (without source, output and libraries) for the current configuration, with
+/// -fopenmp when `openmp` (the source uses OpenMP pragmas).
 /// Throws ConfigError on a bad cc_fp_contract value.
-std::vector<std::string> compile_flags(const Toolchain& tc);
+std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp = false);
+
+/// Whether the compiler builds and links an OpenMP shared library with -fopenmp (probed once per
+/// compiler).
+bool openmp_available(const Toolchain& tc);
+
+/// The widest f32 SIMD vector, in bytes, of the target the current flags select: 64 with
+/// AVX-512 (F and VL), 32 with AVX2, 16 with SSE2 or NEON, else 0 (probed once per compiler and
+/// flags from the compiler's predefined macros).
+int target_vector_bytes(const Toolchain& tc);
+
+/// Code generation options of the current configuration (cc_parallel_grid, cc_parallel_chunks,
+/// cc_threads, cc_vector_bytes) resolved against the toolchain's probes. Throws ConfigError on a
+/// bad value, or when openmp is required but the compiler lacks it.
+struct ParallelSettings {
+  bool openmp_grid = false;
+  int chunks = 0;
+  int threads = 0;
+  int vector_bytes = 0;
+};
+ParallelSettings parallel_settings(const Toolchain& tc);
 
 /// A scratch file path unique to this process and call, under the system temp directory.
 std::string scratch_path(const std::string& stem, const std::string& extension);

@@ -28,8 +28,9 @@ std::string CDialect::entry_trampoline(const RoutineSignature& sig, std::string&
          "  " + sig.name + "(" + args + ");\n}\n";
 }
 
-GeneratedSource emit_c(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params) {
-  return CDialect().print(routine, params);
+GeneratedSource emit_c(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
+                       const CpuCodegenOptions& options) {
+  return CDialect().print(routine, params, options);
 }
 
 }  // namespace cannl::codegen

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,10 +26,16 @@ struct Expr {
   ir::DType dtype;
 };
 
+/// A Grid loop over `g` whose body is one TileMma with rows `c*g + i` (c its row count) as one
+/// TileMma over all the rows, or nullopt (tile_mma_printer.cpp). Its fallback is null.
+std::optional<ir::TileMma> merge_grid_rows(const ir::For& grid, const ir::TileMma& t);
+
 class BodyPrinter {
+  friend struct VectorExpr;
+
  public:
   BodyPrinter(const CLikePrinter& dialect, const IdentifierTable& names,
-              const std::vector<ir::StaticSymbol>& statics);
+              const std::vector<ir::StaticSymbol>& statics, const CpuCodegenOptions& options = {});
 
   /// The statements of `body`, each line indented by `indent` levels (two spaces each).
   std::string print(const ir::StmtRef& body, int indent);
@@ -51,6 +58,18 @@ class BodyPrinter {
   void print_declare_local(const ir::DeclareLocal& d);
   void print_if(const ir::If& s);
   void print_set_dynamic(const ir::SetDynamic& s);
+  /// The loop with its index named `name` (already bound in symbols_) over [begin, end).
+  void print_serial_loop(const ir::For& f, const std::string& name, const std::string& begin,
+                         const std::string& end);
+
+  // ---- parallel and SIMD rendering (grid_printer.cpp, tile_mma_printer.cpp, vector_printer.cpp) ----
+  /// A Grid loop as contiguous chunks on the OpenMP pool; false (nothing printed) when the loop
+  /// must stay serial (see grid_printer.cpp).
+  bool print_grid(const ir::For& f, const std::string& name);
+  /// A TileMma as a call of the packed register-tiled matmul; false when it declines.
+  bool print_tile_mma(const ir::TileMma& t);
+  /// A Vectorized loop as explicit SIMD with a serial remainder; false when it declines.
+  bool print_vectorized(const ir::For& f, const std::string& name);
   /// Emits `const int64_t r<k> = cannl_dyn_row(...)` and returns the access index with the dynamic
   /// axis bound to a fresh symbol named r<k> (registered in symbols_; `forget_row` unbinds it).
   std::vector<ir::AxisIndex> dynamic_index(const ir::TensorNode& node,
@@ -81,6 +100,8 @@ class BodyPrinter {
 
   const CLikePrinter& d_;
   const IdentifierTable& names_;
+  CpuCodegenOptions options_;
+  bool in_parallel_ = false;  // printing inside a parallel Grid chunk: no nested parallelism
   std::string* out_ = nullptr;
   int indent_ = 0;
   std::map<int, std::string> symbols_;  // symbol id -> C name (loops i<k>, statics)

@@ -10,6 +10,7 @@
 #include "codegen/clike/expr_text.h"
 #include "codegen/clike/identifiers.h"
 #include "codegen/clike/prelude.h"
+#include "codegen/clike/simd.h"
 
 namespace cannl::codegen {
 
@@ -119,9 +120,13 @@ std::pair<std::string, std::string> local_arrays(const CLikePrinter& d,
     const std::string& id = names.node(*n);
     const auto count = std::to_string(n->num_elements());
     if (n->size_in_bytes() <= kMaxStackArrayBytes) {
-      decls += "  " + type + " " + id + "[" + count + "];\n  memset(" + id + ", 0, sizeof " + id + ");\n";
+      // 64-byte aligned like the context's buffers, so vector code may assume either.
+      decls += "  _Alignas(64) " + type + " " + id + "[" + count + "];\n  memset(" + id +
+               ", 0, sizeof " + id + ");\n";
     } else {
-      decls += "  " + type + " *" + id + " = (" + type + " *)calloc(" + count + ", sizeof(" + type + "));\n";
+      const std::size_t bytes = (n->size_in_bytes() + 63) / 64 * 64;
+      decls += "  " + type + " *" + id + " = (" + type + " *)aligned_alloc(64, " +
+               std::to_string(bytes) + ");\n  memset(" + id + ", 0, " + std::to_string(bytes) + ");\n";
       frees += "  free(" + id + ");\n";
     }
   }
@@ -147,7 +152,8 @@ RoutineSignature signature(const CLikePrinter& d, const ir::LoweredRoutine& rout
 }  // namespace
 
 GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
-                                    const std::vector<ir::NodeRef>& params) const {
+                                    const std::vector<ir::NodeRef>& params,
+                                    const CpuCodegenOptions& options) const {
   internal_check(routine.body != nullptr, "codegen: routine " + routine.name + " has no body");
   const std::vector<ir::NodeRef> locals = local_nodes(routine.body, params);
   std::vector<ir::NodeRef> all = params;
@@ -159,14 +165,17 @@ GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
   const std::string prefix = function_prefix().empty() ? "" : function_prefix() + " ";
   const std::string head = prefix + "void " + sig.name + "(";
   const auto [decls, frees] = local_arrays(*this, locals, names);
-  BodyPrinter body(*this, names, routine.statics);
+  BodyPrinter body(*this, names, routine.statics, options);
   const std::string fn = head + join_params(sig.params, head) + ") {\n" + decls +
                          body.print(routine.body, 1) + frees + "}\n";
 
   GeneratedSource out;
   const std::string trampoline = entry_trampoline(sig, out.entry_symbol);
   const std::string code = fn + (trampoline.empty() ? "" : "\n" + trampoline);
-  const std::string prelude = select_prelude(c_prelude_helpers(), code, helper_prefix());
+  std::vector<PreludeHelper> helpers = c_prelude_helpers();
+  append_parallel_helpers(helpers);
+  if (options.vector_bytes > 0) append_simd_helpers(helpers, simd_width(options.vector_bytes));
+  const std::string prelude = select_prelude(helpers, code, helper_prefix());
   out.text = header_comment(routine, params, locals, names) + "\n" + prelude_header() + "\n" +
              prelude + code;
   return out;

@@ -13,6 +13,7 @@ std::vector<PreludeHelper> c_prelude_helpers() {
   append_float_codec_helpers(out);
   append_integer_helpers(out);
   append_random_helpers(out);
+  append_minmax_helpers(out);
   return out;
 }
 

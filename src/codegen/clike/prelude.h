@@ -33,5 +33,6 @@ std::string select_prelude(const std::vector<PreludeHelper>& helpers, std::strin
 void append_float_codec_helpers(std::vector<PreludeHelper>& out);
 void append_integer_helpers(std::vector<PreludeHelper>& out);
 void append_random_helpers(std::vector<PreludeHelper>& out);
+void append_minmax_helpers(std::vector<PreludeHelper>& out);
 
 }  // namespace cannl::codegen

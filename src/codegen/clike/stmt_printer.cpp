@@ -6,8 +6,9 @@
 namespace cannl::codegen {
 
 BodyPrinter::BodyPrinter(const CLikePrinter& dialect, const IdentifierTable& names,
-                         const std::vector<ir::StaticSymbol>& statics)
-    : d_(dialect), names_(names) {
+                         const std::vector<ir::StaticSymbol>& statics,
+                         const CpuCodegenOptions& options)
+    : d_(dialect), names_(names), options_(options) {
   for (const auto& s : statics) {
     const std::string* name = names.static_symbol(s.symbol);
     internal_check(name != nullptr, "codegen: static symbol " + s.name + " has no identifier");
@@ -84,6 +85,12 @@ void BodyPrinter::stmt(const ir::StmtRef& s) {
     void operator()(const ir::DeclareLocal& d) const { p.print_declare_local(d); }
     void operator()(const ir::If& i) const { p.print_if(i); }
     void operator()(const ir::SetDynamic& s) const { p.print_set_dynamic(s); }
+    // Host C runs one thread of control per Grid chunk: nothing to wait for.
+    void operator()(const ir::Barrier&) const {}
+    // The fallback nest until a dialect renders the micro-kernel.
+    void operator()(const ir::TileMma& t) const {
+      if (!p.print_tile_mma(t)) p.stmt(t.fallback);
+    }
   };
   std::visit(Visitor{*this}, s->node);
 }
@@ -94,17 +101,23 @@ void BodyPrinter::print_for(const ir::For& f) {
   const bool shadowing = previous != symbols_.end();
   const std::string saved = shadowing ? previous->second : std::string();
   symbols_[f.index.id] = name;
-  line("for (int64_t " + name + " = " + std::to_string(f.begin) + "; " + name + " < " +
-       std::to_string(f.end) + "; ++" + name + ") {");
-  ++indent_;
-  stmt(f.body);
-  --indent_;
-  line("}");
+  const bool done = (f.axis == ir::AxisType::Grid && print_grid(f, name)) ||
+                    (f.axis == ir::AxisType::Vectorized && print_vectorized(f, name));
+  if (!done) print_serial_loop(f, name, std::to_string(f.begin), std::to_string(f.end));
   if (shadowing) {
     symbols_[f.index.id] = saved;
   } else {
     symbols_.erase(f.index.id);
   }
+}
+
+void BodyPrinter::print_serial_loop(const ir::For& f, const std::string& name,
+                                    const std::string& begin, const std::string& end) {
+  line("for (int64_t " + name + " = " + begin + "; " + name + " < " + end + "; ++" + name + ") {");
+  ++indent_;
+  stmt(f.body);
+  --indent_;
+  line("}");
 }
 
 void BodyPrinter::print_set(const ir::Set& s) {

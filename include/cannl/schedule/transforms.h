@@ -1,0 +1,82 @@
+#pragma once
+// Schedule transforms as values (semantics-backend.md 8.2). A transform names loops by their
+// index symbol and is applied as a pure function loop IR -> loop IR; an invalid reference or a
+// transform that would change the results throws ScheduleError (the loop nest printed with the
+// offending loop marked and the legal alternatives).
+//
+//   Split s = split(i, 4);                       // mints s.outer and s.inner
+//   ir::LoweredRoutine r2 = apply(r, s);
+//   r2 = apply(r2, Retype{s.outer, ir::AxisType::Grid});
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cannl/ir/loop_ir.h"
+
+namespace cannl::schedule {
+
+/// i -> outer * factor + inner, outer in [0, ceil(N / factor)), inner in [0, factor); a remainder
+/// guard `If (outer*factor + inner < end)` wraps the body when factor does not divide the extent.
+/// The loop must start at 0 and 1 <= factor <= extent.
+struct Split {
+  ir::Symbol axis;
+  std::int64_t factor = 1;
+  ir::Symbol outer, inner;  // fresh symbols (minted by `split`)
+  ir::AxisType outer_type = ir::AxisType::Serial;
+  ir::AxisType inner_type = ir::AxisType::Serial;
+};
+/// Interchanges a perfect nest `for outer: for inner: body` (the inner loop is outer's whole body).
+struct Swap { ir::Symbol outer, inner; };
+/// Sets the axis type of a loop. Non-Serial types are checked by the legality oracle: proven
+/// conflicts are rejected; Vectorized also accepts a recognized reduction (re-association).
+struct Retype { ir::Symbol axis; ir::AxisType type = ir::AxisType::Serial; };
+/// Unrolled annotation, or (materialize) the body copied once per iteration with the index
+/// replaced by a constant, so simplify and CSE see the copies. Materializing needs extent <= 64.
+struct Unroll { ir::Symbol axis; bool materialize = false; };
+/// Extends a loop starting at 0 to the next multiple of `to_multiple_of`; each leaf statement
+/// of the body is guarded by `If (axis < old end)`, so pad iterations do nothing (always legal).
+struct Pad { ir::Symbol axis; std::int64_t to_multiple_of = 1; };
+/// Replaces the perfect serial nest of loops i, j, k (any nesting order) around one store
+/// d[.., i, j] = add(d[.., i, j], mul(a[.., i, k], b[.., k, j])) (or the fma form) by a TileMma
+/// whose fallback is the nest.
+struct Tensorize { ir::Symbol i, j, k; };
+/// Turns every whole-node ZeroOut of `node_id` into a loop nest of stores of 0 over every cell
+/// (fresh loops, one per axis; padding included), so the zeroing can be annotated.
+struct ExpandZero { int node_id = -1; };
+/// A reduction loop `for r: d[idx] = accum(d[idx], v)` (d's index free of r, accum add/max/min)
+/// becomes a deterministic two-pass reduction: one partial per contiguous block of r (a local
+/// per block, `num_blocks` <= 16, blocks materialized), then a fixed balanced-tree combine of the
+/// partials into d. Re-associates: deterministic per schedule, not bitwise the serial loop.
+struct SplitReduce { ir::Symbol axis; std::int64_t num_blocks = 2; };
+
+/// CPU packing copy: inside loop `anchor`, reads of node `source_id` (all with one index, none
+/// guarded, the node not written there) go through a fresh tile node `<source>_tile` spanning the
+/// reads' bounding box over the loops inside the anchor, copied at the top of the anchor's body.
+struct Stage { int source_id = -1; ir::Symbol anchor; };
+/// Index-set splitting: loop [b, e) becomes consecutive segment loops [b, p1), [p1, p2), ...,
+/// [pn, e) over copies of the body (fresh symbols), so each segment's guards can fold.
+struct Partition { ir::Symbol axis; std::vector<std::int64_t> breakpoints; };
+
+/// Keeps the one cell of node `node_id` that serial loop `over` reads and writes in a scalar local
+/// for the loop's duration (declared and loaded before it, stored back after it).
+struct Privatize { int node_id = -1; ir::Symbol over; };
+
+using Transform = std::variant<Split, Swap, Retype, Unroll, Pad, Tensorize, ExpandZero, SplitReduce,
+                               Stage, Partition, Privatize>;
+
+/// Smart constructors minting the fresh symbols the transform introduces.
+///   Split s = split(i, 4, ir::AxisType::Grid);  // then address s.outer / s.inner
+Split split(ir::Symbol axis, std::int64_t factor, ir::AxisType outer_type = ir::AxisType::Serial,
+            ir::AxisType inner_type = ir::AxisType::Serial);
+
+/// Applies one transform. Throws ScheduleError when the loop is missing or the transform illegal.
+ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const Transform& transform);
+/// Applies transforms left to right.
+ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const std::vector<Transform>& transforms);
+
+/// The transform's name as traces spell it: "split", "swap", ...
+std::string transform_name(const Transform& transform);
+
+}  // namespace cannl::schedule

@@ -1,0 +1,29 @@
+// Prelude helpers: max and min as IEEE 754-2019 maximumNumber / minimumNumber (a NaN operand
+// loses, +0 is above -0), the interpreter's definition (src/interp/scalar_ops.cpp). C's fmaxf
+// leaves the sign of fmaxf(-0, +0) to the implementation, and GCC returns either depending on
+// the surrounding code, so the generated code never calls fmax / fmin.
+#include "codegen/clike/prelude.h"
+
+namespace cannl::codegen {
+
+namespace {
+
+std::string minmax_text(const std::string& name, const std::string& type, bool max) {
+  const std::string above = max ? " > " : " < ";
+  return "$P " + type + " " + name + "(" + type + " a, " + type + " b) {\n"
+         "  if (a" + above + "b || b != b) return a;\n"
+         "  if (b" + above + "a || a != a) return b;\n"
+         "  return signbit(a) ? " + (max ? "b : a" : "a : b") + ";\n"
+         "}\n";
+}
+
+}  // namespace
+
+void append_minmax_helpers(std::vector<PreludeHelper>& out) {
+  out.push_back({"cannl_fmaxf", minmax_text("cannl_fmaxf", "float", true), {}});
+  out.push_back({"cannl_fminf", minmax_text("cannl_fminf", "float", false), {}});
+  out.push_back({"cannl_fmax", minmax_text("cannl_fmax", "double", true), {}});
+  out.push_back({"cannl_fmin", minmax_text("cannl_fmin", "double", false), {}});
+}
+
+}  // namespace cannl::codegen

@@ -1,0 +1,263 @@
+// Explicit SIMD prelude helpers of the C dialect (see simd.h).
+#include "codegen/clike/simd.h"
+
+#include "cannl/support/error.h"
+
+namespace cannl::codegen {
+
+SimdWidth simd_width(int bytes) {
+  internal_check(bytes == 16 || bytes == 32 || bytes == 64,
+                 "simd: vector width must be 16, 32 or 64 bytes, got " + std::to_string(bytes));
+  const int lanes = bytes / 4;
+  return {bytes, lanes, "cannl_f32x" + std::to_string(lanes)};
+}
+
+GemmBlocking gemm_blocking(const SimdWidth& w) {
+  // Accumulators + B vectors + one broadcast must fit the register file: 32 vector registers
+  // with AVX-512 (12 x 2 accumulators), 16 with AVX2 and SSE (6 x 2).
+  if (w.bytes == 64) return {12, 2, 384, 480, 3072};
+  if (w.bytes == 32) return {6, 2, 256, 512, 3072};
+  return {6, 2, 256, 512, 3072};
+}
+
+std::string gemm_function(const SimdWidth& w) { return "cannl_sgemm_x" + std::to_string(w.lanes); }
+
+namespace {
+
+// The micro-kernel of width `w`; `fused` picks fma updates, else a multiply then an add.
+std::string ukr_function(const SimdWidth& w, bool fused) {
+  return std::string(fused ? "cannl_sgemm_fma_tile_x" : "cannl_sgemm_tile_x") + std::to_string(w.lanes);
+}
+
+// The fused multiply-add intrinsic guarded by the macro that says the target has it.
+std::string fma_body(const SimdWidth& w) {
+  std::string guard;
+  std::string intrinsic;
+  if (w.bytes == 64) {
+    guard = "defined(__AVX512F__)";
+    intrinsic = "_mm512_fmadd_ps(a, b, c)";
+  } else if (w.bytes == 32) {
+    guard = "defined(__AVX__) && defined(__FMA__)";
+    intrinsic = "_mm256_fmadd_ps(a, b, c)";
+  } else {
+    guard = "defined(__FMA__)";
+    intrinsic = "_mm_fmadd_ps(a, b, c)";
+  }
+  std::string s = "#if " + guard + "\n  return " + intrinsic + ";\n";
+  if (w.bytes == 16) s += "#elif defined(__ARM_FEATURE_FMA)\n  return vfmaq_f32(c, a, b);\n";
+  s += "#else\n  " + w.type + " r;\n  for (int l = 0; l < " + std::to_string(w.lanes) +
+       "; ++l) r[l] = fmaf(a[l], b[l], c[l]);\n  return r;\n#endif\n";
+  return s;
+}
+
+std::string type_text(const SimdWidth& w) {
+  const std::string bytes = std::to_string(w.bytes);
+  return "#if defined(__x86_64__) || defined(__i386__)\n#include <immintrin.h>\n#endif\n"
+         "#if defined(__ARM_NEON)\n#include <arm_neon.h>\n#endif\n"
+         "typedef float " + w.type + " __attribute__((vector_size(" + bytes + ")));\n"
+         "/* Unaligned, aliasing view for loads and stores at any float address. */\n"
+         "typedef float " + w.type + "u __attribute__((vector_size(" + bytes +
+         "), aligned(4), __may_alias__));\n"
+         "/* Lane masks of comparisons, and the bits of float lanes. */\n"
+         "typedef int32_t cannl_i32x" + std::to_string(w.lanes) + " __attribute__((vector_size(" + bytes + ")));\n";
+}
+
+std::string splat_text(const SimdWidth& w) {
+  std::string lanes;
+  for (int l = 0; l < w.lanes; ++l) lanes += l ? ", x" : "x";
+  return "$P " + w.type + " " + w.type + "_splat(float x) { return (" + w.type + "){" + lanes + "}; }\n";
+}
+
+std::string fma_text(const SimdWidth& w) {
+  const std::string& t = w.type;
+  return "/* a * b + c rounded once, on every target. */\n$P " + t + " " + t + "_fma(" + t + " a, " + t +
+         " b, " + t + " c) {\n" + fma_body(w) + "}\n";
+}
+
+std::string hsum_text(const SimdWidth& w) {
+  const std::string& t = w.type;
+  return "/* Lanes summed in a fixed pairwise order. */\n$P float " + t + "_sum(" + t + " v) {\n"
+         "  float h[" + std::to_string(w.lanes) + "];\n  memcpy(h, &v, sizeof h);\n"
+         "  for (int w = " + std::to_string(w.lanes / 2) + "; w > 0; w /= 2)\n"
+         "    for (int l = 0; l < w; ++l) h[l] += h[l + w];\n  return h[0];\n}\n";
+}
+
+// The mr x (nv * lanes) micro-kernel: C tile loaded into registers, k rank-1 updates from packed
+// panels (A broadcast, B row vectors), stored back. Fully unrolled over the tile so every
+// accumulator is a named register.
+std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused) {
+  const std::string& t = w.type;
+  const std::string nr = std::to_string(g.nv * w.lanes);
+  auto acc = [](int r, int v) { return "c" + std::to_string(r) + "_" + std::to_string(v); };
+  auto at = [&](int r, int v) {
+    return "c + " + std::to_string(r) + " * ldc + " + std::to_string(v * w.lanes);
+  };
+  std::string s = "/* C[" + std::to_string(g.mr) + " x " + nr + "] += A panel * B panel over kc, C held in registers" +
+                  (fused ? " (fused multiply-add)" : " (multiply, then add: two roundings)") + ". */\n$P void " +
+                  ukr_function(w, fused) + "(int64_t kc, const float *restrict ap, const float *restrict bp, "
+                  "float *restrict c, int64_t ldc) {\n";
+  for (int r = 0; r < g.mr; ++r) {
+    for (int v = 0; v < g.nv; ++v) s += "  " + t + " " + acc(r, v) + " = *(const " + t + "u *)(" + at(r, v) + ");\n";
+  }
+  s += "  for (int64_t q = 0; q < kc; ++q) {\n";
+  for (int v = 0; v < g.nv; ++v) {
+    s += "    const " + t + " b" + std::to_string(v) + " = *(const " + t + " *)(bp + q * " + nr + " + " +
+         std::to_string(v * w.lanes) + ");\n";
+  }
+  for (int r = 0; r < g.mr; ++r) {
+    s += "    { const " + t + " a = " + t + "_splat(ap[q * " + std::to_string(g.mr) + " + " + std::to_string(r) + "]);";
+    for (int v = 0; v < g.nv; ++v) {
+      const std::string b = "b" + std::to_string(v);
+      s += " " + acc(r, v) + " = " +
+           (fused ? t + "_fma(a, " + b + ", " + acc(r, v) + ");" : acc(r, v) + " + a * " + b + ";");
+    }
+    s += " }\n";
+  }
+  s += "  }\n";
+  for (int r = 0; r < g.mr; ++r) {
+    for (int v = 0; v < g.nv; ++v) s += "  *(" + t + "u *)(" + at(r, v) + ") = " + acc(r, v) + ";\n";
+  }
+  return s + "}\n";
+}
+
+// The blocked driver (GotoBLAS/BLIS loop order with the roles of A and B swapped so vectors run
+// along C's rows): i3 (mc rows) > p (kc) > pack A > j2 (nc columns) > pack B > ir > jr > tile.
+// With a team, each thread runs it on its own contiguous block of row panels, packing its own
+// panels: no barrier at all, so a descheduled thread on a busy machine delays only itself. Each C
+// cell is updated by one thread, in increasing k, so results do not depend on the team.
+std::string driver_text(const SimdWidth& w, const GemmBlocking& g) {
+  std::string s = R"(/* d[m x n] += a[m x k] * b[k x n] (k increasing per cell) over packed panels, one thread. */
+$P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
+    const float *a, int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused) {
+  enum { MR = @MR, NR = @NR, KC = @KC, NC = @NC, MC = @MC };
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  const int64_t mcap = ((m < MC ? m : MC) + MR - 1) / MR * MR;
+  const int64_t ncap = ((n < NC ? n : NC) + NR - 1) / NR * NR;
+  float *ap = (float *)aligned_alloc(64, (size_t)(mcap * KC) * sizeof(float));
+  float *bp = (float *)aligned_alloc(64, (size_t)(ncap * KC) * sizeof(float));
+  if (ap == NULL || bp == NULL) abort();
+  for (int64_t i3 = 0; i3 < m; i3 += MC) {
+    const int64_t mb = m - i3 < MC ? m - i3 : MC;
+    const int64_t mpanels = (mb + MR - 1) / MR;
+    for (int64_t p0 = 0; p0 < k; p0 += KC) {
+      const int64_t kc = k - p0 < KC ? k - p0 : KC;
+      for (int64_t ip = 0; ip < mpanels; ++ip) {
+        float *dst = ap + ip * MR * kc;
+        for (int64_t q = 0; q < kc; ++q) {
+          for (int64_t r = 0; r < MR; ++r) {
+            const int64_t i = ip * MR + r;
+            dst[q * MR + r] = i < mb ? a[(i3 + i) * ars + (p0 + q) * acs] : 0.0f;
+          }
+        }
+      }
+      for (int64_t j2 = 0; j2 < n; j2 += NC) {
+        const int64_t nb = n - j2 < NC ? n - j2 : NC;
+        const int64_t npanels = (nb + NR - 1) / NR;
+        for (int64_t jp = 0; jp < npanels; ++jp) {
+          float *dst = bp + jp * NR * kc;
+          for (int64_t q = 0; q < kc; ++q) {
+            for (int64_t c = 0; c < NR; ++c) {
+              const int64_t j = jp * NR + c;
+              dst[q * NR + c] = j < nb ? b[(p0 + q) * brs + (j2 + j) * bcs] : 0.0f;
+            }
+          }
+        }
+        for (int64_t ip = 0; ip < mpanels; ++ip) {
+          const int64_t rows = mb - ip * MR < MR ? mb - ip * MR : MR;
+          for (int64_t jp = 0; jp < npanels; ++jp) {
+            const int64_t cols = nb - jp * NR < NR ? nb - jp * NR : NR;
+            float *c = d + (i3 + ip * MR) * drs + (j2 + jp * NR) * dcs;
+            if (rows == MR && cols == NR && dcs == 1) {
+              if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, c, drs);
+              else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, c, drs);
+            } else {
+              /* Peeled edge (or strided C): through a zero-padded tile. */
+              float tile[MR * NR] __attribute__((aligned(64)));
+              memset(tile, 0, sizeof tile);
+              for (int64_t r = 0; r < rows; ++r)
+                for (int64_t cc = 0; cc < cols; ++cc) tile[r * NR + cc] = c[r * drs + cc * dcs];
+              if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, tile, NR);
+              else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, tile, NR);
+              for (int64_t r = 0; r < rows; ++r)
+                for (int64_t cc = 0; cc < cols; ++cc) c[r * drs + cc * dcs] = tile[r * NR + cc];
+            }
+          }
+        }
+      }
+    }
+  }
+  free(ap);
+  free(bp);
+}
+
+/* The same on the OpenMP team (threads 0: the default team, 1: serial), by row panels. */
+$P void NAME(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
+    const float *a, int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused,
+    int threads) {
+  enum { MR = @MR };
+  int team = threads;
+#ifdef _OPENMP
+  if (team <= 0) team = omp_get_max_threads();
+#endif
+  const int64_t panels = (m + MR - 1) / MR;
+  if (team > panels) team = (int)panels;
+  if (m * n * k < 65536) team = 1; /* not worth waking the pool */
+  if (team <= 1) {
+    NAME_rows(m, n, k, d, drs, dcs, a, ars, acs, b, brs, bcs, fused);
+    return;
+  }
+  #pragma omp parallel for schedule(static) num_threads(team)
+  for (int t = 0; t < team; ++t) {
+    const int64_t lo = panels * t / team * MR;
+    const int64_t hi = panels * (t + 1) / team * MR < m ? panels * (t + 1) / team * MR : m;
+    NAME_rows(hi - lo, n, k, d + lo * drs, drs, dcs, a + lo * ars, ars, acs, b, brs, bcs, fused);
+  }
+}
+)";
+  auto put = [&](const std::string& key, const std::string& value) {
+    for (auto at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size())) {
+      s.replace(at, key.size(), value);
+    }
+  };
+  put("NAME", gemm_function(w));
+  put("FMATILE", ukr_function(w, true));
+  put("TILE", ukr_function(w, false));
+  put("@MR", std::to_string(g.mr));
+  put("@NR", std::to_string(g.nv * w.lanes));
+  put("@KC", std::to_string(g.kc));
+  put("@NC", std::to_string(g.nc));
+  put("@MC", std::to_string(g.mc));
+  return s;
+}
+
+}  // namespace
+
+void append_simd_helpers(std::vector<PreludeHelper>& out, const SimdWidth& w) {
+  const std::string& t = w.type;
+  const GemmBlocking g = gemm_blocking(w);
+  out.push_back({t, type_text(w), {}});
+  out.push_back({t + "u", "", {t}});
+  out.push_back({"cannl_i32x" + std::to_string(w.lanes), "", {t}});
+  out.push_back({t + "_splat", splat_text(w), {t}});
+  out.push_back({t + "_fma", fma_text(w), {t}});
+  out.push_back({t + "_sum", hsum_text(w), {t}});
+  for (const bool fused : {false, true}) {
+    out.push_back({ukr_function(w, fused), ukr_text(w, g, fused), {t + "_splat", t + "_fma", t + "u"}});
+  }
+  out.push_back({gemm_function(w), driver_text(w, g),
+                 {ukr_function(w, false), ukr_function(w, true), "cannl_omp"}});
+}
+
+void append_parallel_helpers(std::vector<PreludeHelper>& out) {
+  out.push_back({"cannl_omp", "#ifdef _OPENMP\n#include <omp.h>\n#endif\n", {}});
+  out.push_back({"cannl_grid_chunks",
+                 "/* Chunks of a Grid loop: `requested`, or 4 per pool thread; at most one per iteration. */\n"
+                 "$P int64_t cannl_grid_chunks(int64_t extent, int64_t requested) {\n"
+                 "  int64_t chunks = requested;\n"
+                 "#ifdef _OPENMP\n  if (chunks <= 0) chunks = 4 * (int64_t)omp_get_max_threads();\n#endif\n"
+                 "  if (chunks <= 0) chunks = 1;\n"
+                 "  return chunks < extent ? chunks : extent;\n}\n",
+                 {"cannl_omp"}});
+}
+
+}  // namespace cannl::codegen

@@ -1,0 +1,56 @@
+#pragma once
+// Explicit SIMD for the C dialect: GCC/Clang vector-extension types of f32 lanes and the prelude
+// helpers built on them (splat, fused multiply-add, the packed register-tiled f32 matmul).
+//
+// A width is given in bytes (64 = AVX-512, 32 = AVX2, 16 = NEON/SSE). The helpers use target
+// intrinsics only for the fused multiply-add and fall back to fmaf per lane, so every target
+// computes the same fused value.
+//
+//   SimdWidth w = simd_width(64);          // w.lanes == 16, w.type == "cannl_f32x16"
+//   append_simd_helpers(helpers, w);        // cannl_f32x16_fma, cannl_sgemm_x16, ...
+
+#include <string>
+#include <vector>
+
+#include "codegen/clike/prelude.h"
+
+namespace cannl::codegen {
+
+struct SimdWidth {
+  int bytes = 0;     // 16, 32 or 64
+  int lanes = 0;     // f32 lanes: bytes / 4
+  std::string type;  // "cannl_f32x16": the aligned vector type
+};
+
+/// The f32 vector of `bytes` bytes; InternalError unless bytes is 16, 32 or 64.
+SimdWidth simd_width(int bytes);
+
+/// Register-tile and cache-block sizes of the f32 matmul micro-kernel for one width: an mr x
+/// (nv * lanes) tile of C lives in mr * nv vector registers across the whole k loop; A panels
+/// (kc x mr, broadcast) stay in L1, B blocks (kc x nc) in L2, A blocks (mc x kc) in L3.
+struct GemmBlocking {
+  int mr = 0;
+  int nv = 0;
+  int kc = 0;
+  int nc = 0;
+  int mc = 0;
+};
+GemmBlocking gemm_blocking(const SimdWidth& w);
+
+/// Name of the matmul driver for width `w`: "cannl_sgemm_x16". Its C signature:
+///   void cannl_sgemm_x16(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
+///                        const float *a, int64_t ars, int64_t acs,
+///                        const float *b, int64_t brs, int64_t bcs, int fused, int threads);
+/// computes d[i*drs + j*dcs] += a[i*ars + p*acs] * b[p*brs + j*bcs] for p = 0..k-1 in increasing
+/// order per cell, each update one fma (fused != 0) or a rounded multiply then a rounded add,
+/// exactly like the scalar nest, so the result does not depend on blocking or thread count;
+/// threads: 1 = serial, 0 = the OpenMP default team.
+std::string gemm_function(const SimdWidth& w);
+
+/// Appends the vector type, its helpers and the matmul of width `w` to `out`.
+void append_simd_helpers(std::vector<PreludeHelper>& out, const SimdWidth& w);
+
+/// Appends `cannl_grid_chunks(extent, requested)`: the chunk count of a Grid loop.
+void append_parallel_helpers(std::vector<PreludeHelper>& out);
+
+}  // namespace cannl::codegen

@@ -1,0 +1,125 @@
+// TileMma on the CPU: one call of the packed, register-tiled f32 matmul of the prelude
+// (simd.h) with each operand given as a base pointer and two element strides.
+//
+// The call updates each output cell in increasing k, with one fma when the tile is `fused` and a
+// rounded multiply then a rounded add otherwise, exactly like the fallback: the result equals it
+// bit for bit (and so does not depend on the thread count). It declines (the fallback nest is printed)
+// for anything but f32 `+=` tiles over three distinct f32 nodes, for operands whose index mixes
+// the tile's loops the wrong way, and for tiles too small to repay the packing.
+#include <optional>
+
+#include "cannl/support/error.h"
+#include "codegen/clike/body_printer.h"
+#include "codegen/clike/expr_text.h"
+#include "codegen/clike/simd.h"
+
+namespace cannl::codegen {
+
+namespace {
+
+// Below this many multiply-adds the scalar nest beats packing.
+constexpr std::int64_t kMinTileWork = 4096;
+
+// Element stride of `s` in the row-major flattening of `index` over `node`'s dims.
+std::int64_t stride_of(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
+  std::int64_t stride = 0;
+  std::int64_t axis_stride = 1;
+  for (std::size_t ax = index.size(); ax-- > 0;) {
+    for (const auto& term : index[ax].terms) {
+      if (term.symbol == s) stride += term.coeff * axis_stride;
+    }
+    axis_stride *= node.dims[ax];
+  }
+  return stride;
+}
+
+// `index` with the tile's symbols set to their first values: the operand's base cell.
+std::vector<ir::AxisIndex> at_tile_origin(std::vector<ir::AxisIndex> index, const ir::TileMma& t) {
+  for (auto& at : index) {
+    std::vector<ir::AffineTerm> kept;
+    for (const auto& term : at.terms) {
+      const ir::TileAxis* axis = term.symbol == t.i.symbol   ? &t.i
+                                 : term.symbol == t.j.symbol ? &t.j
+                                 : term.symbol == t.k.symbol ? &t.k
+                                                             : nullptr;
+      if (axis == nullptr) {
+        kept.push_back(term);
+      } else {
+        at.offset += term.coeff * axis->begin;
+      }
+    }
+    at.terms = std::move(kept);
+  }
+  return index;
+}
+
+bool renderable(const ir::TileMma& t) {
+  const auto f32 = [](const ir::TileOperand& o) { return o.node->dtype == ir::DType::F32; };
+  if (t.dtype != ir::DType::F32 || t.accum != ir::Op::Add || !f32(t.d) || !f32(t.a) || !f32(t.b)) {
+    return false;
+  }
+  if (t.d.node->id == t.a.node->id || t.d.node->id == t.b.node->id) return false;
+  if (t.i.extent() * t.j.extent() * t.k.extent() < kMinTileWork) return false;
+  // d[i, j], a[i, k], b[k, j]: an operand must not move along the loop it is broadcast over.
+  return stride_of(*t.d.node, t.d.index, t.k.symbol) == 0 &&
+         stride_of(*t.a.node, t.a.index, t.j.symbol) == 0 &&
+         stride_of(*t.b.node, t.b.index, t.i.symbol) == 0;
+}
+
+// `index` with the axis `c*g + i` (c = the tile's row count) rewritten to `i + c*begin`, when
+// that is the only mention of `g`; false otherwise.
+bool merge_rows(std::vector<ir::AxisIndex>& index, ir::Symbol g, const ir::TileMma& t, std::int64_t begin) {
+  int merged = 0;
+  for (auto& at : index) {
+    if (!at.mentions(g)) continue;
+    const bool rows = at.terms.size() == 2 && at.mentions(t.i.symbol);
+    if (!rows) return false;
+    const auto& tg = at.terms[0].symbol == g ? at.terms[0] : at.terms[1];
+    const auto& ti = at.terms[0].symbol == g ? at.terms[1] : at.terms[0];
+    if (tg.coeff != t.i.extent() || ti.coeff != 1) return false;
+    at.terms = {ti};
+    at.offset += tg.coeff * begin;
+    ++merged;
+  }
+  return merged == 1;
+}
+
+}  // namespace
+
+std::optional<ir::TileMma> merge_grid_rows(const ir::For& grid, const ir::TileMma& t) {
+  if (t.i.begin != 0 || t.b.index.empty()) return std::nullopt;
+  for (const auto& at : t.b.index) {
+    if (at.mentions(grid.index)) return std::nullopt;
+  }
+  ir::TileMma whole = t;
+  if (!merge_rows(whole.d.index, grid.index, t, grid.begin) ||
+      !merge_rows(whole.a.index, grid.index, t, grid.begin)) {
+    return std::nullopt;
+  }
+  whole.i.end = t.i.extent() * (grid.end - grid.begin);
+  whole.fallback = nullptr;  // printed only by print_tile_mma, which never declines to it
+  return whole;
+}
+
+bool BodyPrinter::print_tile_mma(const ir::TileMma& t) {
+  if (options_.vector_bytes <= 0 || !renderable(t)) return false;
+  const SimdWidth w = simd_width(options_.vector_bytes);
+  auto base = [&](const ir::TileOperand& o) {
+    return names_.node(*o.node) + " + " + atom(offset(*o.node, at_tile_origin(o.index, t)));
+  };
+  auto stride = [&](const ir::TileOperand& o, const ir::TileAxis& axis) {
+    return std::to_string(stride_of(*o.node, o.index, axis.symbol));
+  };
+  // Inside a parallel Grid chunk the call runs serially: no nested teams.
+  const int threads = in_parallel_ || !options_.openmp_grid ? 1 : options_.threads;
+  line("/* matmul tile " + std::to_string(t.i.extent()) + " x " + std::to_string(t.j.extent()) +
+       " x " + std::to_string(t.k.extent()) + " (register-tiled, packed panels) */");
+  line(gemm_function(w) + "(" + std::to_string(t.i.extent()) + ", " + std::to_string(t.j.extent()) +
+       ", " + std::to_string(t.k.extent()) + ", " + base(t.d) + ", " + stride(t.d, t.i) + ", " +
+       stride(t.d, t.j) + ", " + base(t.a) + ", " + stride(t.a, t.i) + ", " + stride(t.a, t.k) +
+       ", " + base(t.b) + ", " + stride(t.b, t.k) + ", " + stride(t.b, t.j) + ", " +
+       (t.fused ? "1" : "0") + ", " + std::to_string(threads) + ");");
+  return true;
+}
+
+}  // namespace cannl::codegen

@@ -1,0 +1,195 @@
+// Affine access relations of a loop body (see access_relations.h).
+#include "schedule/access_relations.h"
+
+#include <cstdlib>
+#include <set>
+
+#include "opt/tree_mapper.h"
+
+namespace cannl::schedule::detail {
+
+namespace {
+
+bool is_accumulate_op(ir::Op op) {
+  return op == ir::Op::Add || op == ir::Op::Mul || op == ir::Op::Max || op == ir::Op::Min;
+}
+
+bool is_cell(const ir::ScalarRef& s, const ir::NodeRef& node, const std::vector<ir::AxisIndex>& index) {
+  const auto* g = s ? std::get_if<ir::Get>(&s->node) : nullptr;
+  return g && g->node == node && g->index == index;
+}
+
+class Collector {
+ public:
+  LoopAccesses out;
+
+  void stmt(const ir::StmtRef& s) {
+    if (s) std::visit([this](const auto& n) { visit(n); }, s->node);
+  }
+
+ private:
+  bool guarded_ = false;
+  std::set<int> private_locals_;
+  int reduction_ = -1;  // the reduction whose own-cell read the scalar walk is in
+
+  void add(const ir::NodeRef& n, const std::vector<ir::AxisIndex>& idx, bool write, int dyn = -1) {
+    out.accesses.push_back({n, idx, dyn, write, false, guarded_, -1});
+  }
+  void visit(const ir::Seq& q) { for (const auto& x : q.stmts) stmt(x); }
+  void visit(const ir::For& f) {
+    out.inner[f.index] = {f.begin, f.end - 1, true};
+    stmt(f.body);
+  }
+  void visit(const ir::ZeroOut& z) {
+    out.accesses.push_back({z.node, {}, -1, true, true, guarded_, -1});
+  }
+  void visit(const ir::Set& x) {
+    const bool reduction = accumulation_op(x.node, x.index, x.value).has_value();
+    reduction_ = reduction ? out.reductions++ : -1;
+    scalar_values_only(x.value, reduction ? x.node : nullptr, &x.index);
+    add(x.node, x.index, true);
+    out.accesses.back().reduction = reduction_;
+    reduction_ = -1;
+  }
+  void visit(const ir::SetLocal& x) {
+    scalar_values_only(x.value);
+    if (!private_locals_.contains(x.scope_id))
+      out.shared_local_writes.push_back("local v" + std::to_string(x.scope_id));
+  }
+  void visit(const ir::DeclareLocal& d) { private_locals_.insert(d.scope_id); }
+  void visit(const ir::If& x) {
+    scalar_values_only(x.condition);
+    const bool saved = guarded_;
+    guarded_ = true;
+    stmt(x.body);
+    guarded_ = saved;
+  }
+  void visit(const ir::SetDynamic& x) {
+    scalar_values_only(x.dyn_value);
+    scalar_values_only(x.value);
+    add(x.node, x.index, false, x.dyn_axis);
+    add(x.node, x.index, true, x.dyn_axis);
+  }
+  void visit(const ir::TileMma& t) { stmt(t.fallback); }
+  void visit(const auto&) {}  // Comment, Barrier
+
+  // Gets of a scalar tree, local-scope bodies walked as statements (once).
+  void scalar_values_only(const ir::ScalarRef& s, const ir::NodeRef& self = nullptr,
+                          const std::vector<ir::AxisIndex>* self_index = nullptr) {
+    if (!s) return;
+    if (const auto* g = std::get_if<ir::Get>(&s->node)) {
+      add(g->node, g->index, false);
+      if (self && g->node == self && g->index == *self_index) out.accesses.back().reduction = reduction_;
+    } else if (const auto* d = std::get_if<ir::GetDynamic>(&s->node)) {
+      scalar_values_only(d->dyn_value);
+      add(d->node, d->index, false, d->dyn_axis);
+    } else if (const auto* l = std::get_if<ir::LocalScope>(&s->node)) {
+      private_locals_.insert(l->scope_id);
+      const int saved = reduction_;
+      reduction_ = -1;
+      stmt(l->body);
+      reduction_ = saved;
+    } else if (const auto* a = std::get_if<ir::Apply>(&s->node)) {
+      for (const auto& x : a->args) scalar_values_only(x, self, self_index);
+    }
+  }
+};
+
+}  // namespace
+
+namespace {
+
+struct Interval {
+  std::int64_t lo = 0, hi = 0;
+  bool known = true;
+  void add_scaled(std::int64_t coeff, const SymbolRange& r) {
+    if (!r.known) { known = false; return; }
+    const std::int64_t a = coeff * r.lo, b = coeff * r.hi;
+    lo += std::min(a, b);
+    hi += std::max(a, b);
+  }
+};
+
+std::int64_t coeff_of(const ir::AxisIndex& i, ir::Symbol s) {
+  std::int64_t c = 0;
+  for (const auto& t : i.terms)
+    if (t.symbol == s) c += t.coeff;
+  return c;
+}
+
+// Range of rest(w) - rest(a) (rest = all but the s term): symbols of `inner` loops vary
+// independently per access, other symbols have one value for both.
+Interval rest_difference(const ir::AxisIndex& w, const ir::AxisIndex& a, ir::Symbol s,
+                         const std::map<ir::Symbol, SymbolRange>& all,
+                         const std::map<ir::Symbol, SymbolRange>& inner) {
+  Interval out{w.offset - a.offset, w.offset - a.offset, true};
+  std::map<ir::Symbol, std::int64_t> shared;
+  auto term = [&](const ir::AffineTerm& t, std::int64_t sign) {
+    if (t.symbol == s) return;
+    if (const auto it = inner.find(t.symbol); it != inner.end()) out.add_scaled(sign * t.coeff, it->second);
+    else shared[t.symbol] += sign * t.coeff;
+  };
+  for (const auto& t : w.terms) term(t, 1);
+  for (const auto& t : a.terms) term(t, -1);
+  for (const auto& [sym, c] : shared) {
+    if (c == 0) continue;
+    const auto it = all.find(sym);
+    out.add_scaled(c, it == all.end() ? SymbolRange{0, 0, false} : it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool separated_by(const Access& w, const Access& a, ir::Symbol s,
+                  const std::map<ir::Symbol, SymbolRange>& all,
+                  const std::map<ir::Symbol, SymbolRange>& inner) {
+  if (w.whole_node || a.whole_node) return false;
+  for (std::size_t d = 0; d < w.index.size() && d < a.index.size(); ++d) {
+    if (static_cast<int>(d) == w.dyn_axis || static_cast<int>(d) == a.dyn_axis) continue;
+    const std::int64_t c = coeff_of(w.index[d], s);
+    if (c == 0 || c != coeff_of(a.index[d], s)) continue;
+    const Interval diff = rest_difference(w.index[d], a.index[d], s, all, inner);
+    if (diff.known && diff.lo > -std::abs(c) && diff.hi < std::abs(c)) return true;
+  }
+  return false;
+}
+
+bool proven_conflict(const Access& w, const Access& a, ir::Symbol s) {
+  if (w.guarded || a.guarded) return false;
+  if (w.whole_node || a.whole_node) return true;
+  if (w.dyn_axis >= 0 || a.dyn_axis >= 0 || w.index != a.index) return false;
+  for (const auto& i : w.index)
+    if (i.mentions(s)) return false;
+  return true;  // the same cell in every iteration
+}
+
+std::optional<ir::Op> accumulation_op(const ir::NodeRef& node, const std::vector<ir::AxisIndex>& index,
+                                      const ir::ScalarRef& value) {
+  const auto* a = value ? std::get_if<ir::Apply>(&value->node) : nullptr;
+  if (!a) return std::nullopt;
+  if (is_accumulate_op(a->op) && a->args.size() == 2 &&
+      (is_cell(a->args[0], node, index) != is_cell(a->args[1], node, index)))
+    return a->op;
+  if (a->op == ir::Op::Fma && a->args.size() == 3 && is_cell(a->args[2], node, index) &&
+      !is_cell(a->args[0], node, index) && !is_cell(a->args[1], node, index))
+    return ir::Op::Add;
+  return std::nullopt;
+}
+
+LoopAccesses collect_accesses(const ir::StmtRef& body) {
+  Collector c;
+  c.stmt(body);
+  return c.out;
+}
+
+std::map<ir::Symbol, SymbolRange> symbol_ranges(const ir::LoweredRoutine& routine,
+                                                const std::vector<const ir::For*>& enclosing) {
+  std::map<ir::Symbol, SymbolRange> out;
+  for (const auto& s : routine.statics)
+    out[s.symbol] = s.range > 0 ? SymbolRange{0, s.range - 1, true} : SymbolRange{0, 0, false};
+  for (const ir::For* f : enclosing) out[f->index] = {f->begin, f->end - 1, true};
+  return out;
+}
+
+}  // namespace cannl::schedule::detail

@@ -1,0 +1,62 @@
+#pragma once
+// Affine access relations of one loop's body (private to src/schedule): every access to a node
+// with its index, whether it writes, whether a guard makes it conditional, and which recognized
+// reduction it belongs to. The legality oracle compares them pairwise.
+//
+//   LoopAccesses acc = collect_accesses(routine, loop_site);
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cannl/ir/loop_ir.h"
+
+namespace cannl::schedule::detail {
+
+struct Access {
+  ir::NodeRef node;
+  std::vector<ir::AxisIndex> index;
+  int dyn_axis = -1;          // >= 0: that axis is chosen at run time (ignored in proofs)
+  bool write = false;
+  bool whole_node = false;    // ZeroOut
+  bool guarded = false;       // under an If inside the loop
+  int reduction = -1;         // >= 0: part of recognized reduction number `reduction`
+};
+
+/// Inclusive value range of a symbol; unknown when unbounded (a static without a range).
+struct SymbolRange { std::int64_t lo = 0, hi = 0; bool known = true; };
+
+struct LoopAccesses {
+  std::vector<Access> accesses;
+  std::map<ir::Symbol, SymbolRange> inner;   // loops inside the analysed loop
+  std::vector<std::string> shared_local_writes;  // locals set inside, declared outside the loop
+  int reductions = 0;
+};
+
+/// Accesses of `body` (the analysed loop's body), TileMma fallbacks and local scopes included.
+LoopAccesses collect_accesses(const ir::StmtRef& body);
+
+/// Ranges of the symbols in scope at a loop: the routine's statics and the enclosing loops.
+std::map<ir::Symbol, SymbolRange> symbol_ranges(const ir::LoweredRoutine& routine,
+                                                const std::vector<const ir::For*>& enclosing);
+
+/// True when some axis proves that `w` and `a` never reach the same cell in two iterations with
+/// different values of `s`: the axis is c*s + rest in both and every difference of the rests lies
+/// strictly inside (-|c|, |c|). `inner`: loops nested in the analysed loop (independent per
+/// access); `all`: ranges of the other symbols (one value for both accesses).
+bool separated_by(const Access& w, const Access& a, ir::Symbol s,
+                  const std::map<ir::Symbol, SymbolRange>& all,
+                  const std::map<ir::Symbol, SymbolRange>& inner);
+
+/// True when `w` and `a` provably reach the same cell in two different iterations of `s`: both
+/// unguarded and either a whole-node zeroing, or the same index free of `s`.
+bool proven_conflict(const Access& w, const Access& a, ir::Symbol s);
+
+/// When `value` is a recognized accumulation into the cell `node[index]`, its accumulate op
+/// (add, mul, max, min; fma's addend counts as add) and the position of that read among the
+/// value's Gets of `node`; nullopt otherwise.
+std::optional<ir::Op> accumulation_op(const ir::NodeRef& node, const std::vector<ir::AxisIndex>& index,
+                                      const ir::ScalarRef& value);
+
+}  // namespace cannl::schedule::detail

@@ -1,0 +1,100 @@
+// schedule::apply and the checks shared by the transforms (see transforms.h, transform_impls.h).
+#include <type_traits>
+
+#include "cannl/schedule/legality.h"
+#include "cannl/support/error.h"
+#include "schedule/schedule_error.h"
+#include "schedule/transform_impls.h"
+
+namespace cannl::schedule {
+
+namespace detail {
+
+LoopSite require_loop(const ir::LoweredRoutine& r, ir::Symbol s, const std::string& action) {
+  const auto site = find_loop(r.body, s);
+  const auto loops = canonical_loops(r.body);
+  const std::string known = loops.empty() ? "the routine has no loops"
+                                          : "loops i0 .. i" + std::to_string(loops.size() - 1);
+  if (!site)
+    throw ScheduleError(action + ": no loop with symbol s" + std::to_string(s.id) + " in routine '" +
+                        r.name + "' (a transform addresses loops of the routine it is applied to); " + known);
+  if (site->in_tile)
+    throw_schedule_error(r, s, action, "the loop is inside a tile_mma (the tile describes it)",
+                         "transform the loops around the tile_mma, or before Tensorize");
+  return *site;
+}
+
+void check_axis_type(const ir::LoweredRoutine& r, ir::Symbol s, ir::AxisType type, const std::string& action) {
+  if (type == ir::AxisType::Serial || type == ir::AxisType::Unrolled) return;
+  const auto site = require_loop(r, s, action);
+  if (site.in_local_scope)
+    throw_schedule_error(r, s, action, "an annotated loop inside an inlined computation (local scope)",
+                         "Serial or Unrolled");
+  const bool hardware = type != ir::AxisType::Vectorized;
+  if (hardware && site.loop->begin != 0)
+    throw_schedule_error(r, s, action, "a " + std::string(ir::axis_type_name(type)) + " loop must start at 0",
+                         "Split or Pad it first");
+  const bool licensed = type == ir::AxisType::Vectorized || type == ir::AxisType::WorkgroupReduce;
+  const LegalityVerdict v = parallel_legality(r, s, licensed);
+  if (v.legality != Legality::Illegal) return;
+  std::string alternatives = "Serial, Unrolled";
+  // Candidates: the loops around the offending one and those inside it.
+  std::vector<ir::Symbol> nest;
+  for (const ir::For* f : site.enclosing) nest.push_back(f->index);
+  for (const ir::Symbol other : canonical_loops(site.stmt)) nest.push_back(other);
+  for (const ir::Symbol other : nest) {
+    if (other == s) continue;
+    if (parallel_legality(r, other, licensed).legality == Legality::Legal)
+      alternatives += ", or " + std::string(ir::axis_type_name(type)) + " on " + name_of(r, other) + " (proven legal)";
+  }
+  throw_schedule_error(r, s, action, "a race: " + v.reason, alternatives);
+}
+
+ir::LoweredRoutine with_body(const ir::LoweredRoutine& r, ir::StmtRef body) {
+  ir::LoweredRoutine out = r;
+  out.body = std::move(body);
+  return out;
+}
+
+ir::ScalarRef index_below(const ir::AxisIndex& index, std::int64_t bound) {
+  return ir::apply(ir::Op::Cmplt, ir::DType::I64,
+                   {ir::embed_index(index), ir::constant(static_cast<double>(bound), ir::DType::I64)});
+}
+
+}  // namespace detail
+
+Split split(ir::Symbol axis, std::int64_t factor, ir::AxisType outer_type, ir::AxisType inner_type) {
+  return Split{axis, factor, ir::fresh_symbol(), ir::fresh_symbol(), outer_type, inner_type};
+}
+
+ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const Transform& transform) {
+  return std::visit([&](const auto& t) -> ir::LoweredRoutine {
+    using T = std::decay_t<decltype(t)>;
+    if constexpr (std::is_same_v<T, Split>) return detail::apply_split(routine, t);
+    else if constexpr (std::is_same_v<T, Swap>) return detail::apply_swap(routine, t);
+    else if constexpr (std::is_same_v<T, Retype>) return detail::apply_retype(routine, t);
+    else if constexpr (std::is_same_v<T, Unroll>) return detail::apply_unroll(routine, t);
+    else if constexpr (std::is_same_v<T, Pad>) return detail::apply_pad(routine, t);
+    else if constexpr (std::is_same_v<T, Tensorize>) return detail::apply_tensorize(routine, t);
+    else if constexpr (std::is_same_v<T, ExpandZero>) return detail::apply_expand_zero(routine, t);
+    else if constexpr (std::is_same_v<T, SplitReduce>) return detail::apply_split_reduce(routine, t);
+    else if constexpr (std::is_same_v<T, Stage>) return detail::apply_stage(routine, t);
+    else if constexpr (std::is_same_v<T, Partition>) return detail::apply_partition(routine, t);
+    else return detail::apply_privatize(routine, t);
+  }, transform);
+}
+
+ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const std::vector<Transform>& transforms) {
+  ir::LoweredRoutine out = routine;
+  for (const auto& t : transforms) out = schedule::apply(out, t);
+  return out;
+}
+
+std::string transform_name(const Transform& transform) {
+  static const char* const names[] = {"split", "swap", "retype", "unroll", "pad", "tensorize",
+                                      "expand_zero", "split_reduce", "stage", "partition", "privatize"};
+  static_assert(std::variant_size_v<Transform> == 11, "name every transform");
+  return names[transform.index()];
+}
+
+}  // namespace cannl::schedule

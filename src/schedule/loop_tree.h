@@ -1,0 +1,48 @@
+#pragma once
+// Loop-tree helpers shared by the schedule transforms (private to src/schedule): finding a loop
+// by symbol with its enclosing loops, rebuilding a tree with one loop replaced, substituting an
+// index symbol, and the canonical loop names i0, i1, ... the printer and the traces use.
+//
+//   auto site = find_loop(routine.body, s);   // site->loop, site->enclosing
+//   ir::StmtRef body = replace_loop(routine.body, s, [](const ir::For& f) { return f.body; });
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cannl/ir/loop_ir.h"
+
+namespace cannl::schedule::detail {
+
+/// A loop found in a tree: the loop and the loops around it, outermost first.
+struct LoopSite {
+  const ir::For* loop = nullptr;
+  ir::StmtRef stmt;                     // the statement holding `loop`
+  std::vector<const ir::For*> enclosing;
+  bool in_local_scope = false;          // inside an inlined computation's body
+  bool in_tile = false;                 // inside a TileMma fallback
+  bool under_if = false;                // inside an If body
+};
+
+/// The loop bound by `s`, or nullopt.
+std::optional<LoopSite> find_loop(const ir::StmtRef& root, ir::Symbol s);
+
+/// `root` with the loop bound by `s` replaced by `rewrite(loop)`; unchanged subtrees are shared.
+ir::StmtRef replace_loop(const ir::StmtRef& root, ir::Symbol s,
+                         const std::function<ir::StmtRef(const ir::For&)>& rewrite);
+
+/// `stmt` with every use of `s` (indices, embedded indices, tile descriptors) replaced by `value`.
+ir::StmtRef substitute_symbol(const ir::StmtRef& stmt, ir::Symbol s, const ir::AxisIndex& value);
+
+/// Loop symbols in the order the loop-IR printer names them i0, i1, ... (statics excluded).
+std::vector<ir::Symbol> canonical_loops(const ir::StmtRef& root);
+/// The printed name of the loop bound by `s` ("i3"), or "?" when it is not in `root`.
+std::string loop_name(const ir::StmtRef& root, ir::Symbol s);
+/// The loop printed as `name` ("i3"), or nullopt.
+std::optional<ir::Symbol> loop_named(const ir::StmtRef& root, const std::string& name);
+
+/// Every statement directly under a loop body, flattening nested Seqs.
+std::vector<ir::StmtRef> flatten_seq(const ir::StmtRef& s);
+
+}  // namespace cannl::schedule::detail

@@ -1,0 +1,40 @@
+// Partition (semantics-backend.md 8.2): index-set splitting of a loop into consecutive segment
+// loops over copies of the body (fresh symbols and local ids). Same iterations in the same
+// order: always legal.
+#include "opt/ir_rewrite.h"
+#include "schedule/schedule_error.h"
+#include "schedule/transform_impls.h"
+
+namespace cannl::schedule::detail {
+
+ir::LoweredRoutine apply_partition(const ir::LoweredRoutine& r, const Partition& t) {
+  std::string points;
+  for (const auto p : t.breakpoints) points += (points.empty() ? "" : ",") + std::to_string(p);
+  const std::string action = "partition " + name_of(r, t.axis) + " at " + points;
+  const LoopSite site = require_loop(r, t.axis, action);
+  const ir::For& f = *site.loop;
+  if (f.axis == ir::AxisType::Grid || f.axis == ir::AxisType::Workgroup || f.axis == ir::AxisType::WorkgroupReduce)
+    throw_schedule_error(r, t.axis, action, "segments of a " + std::string(ir::axis_type_name(f.axis)) +
+                                                " loop would not start at 0",
+                         "partition while the loop is serial, then retype the segments");
+  std::int64_t previous = f.begin;
+  for (const auto p : t.breakpoints) {
+    if (p <= previous || p >= f.end)
+      throw_schedule_error(r, t.axis, action,
+                           "breakpoints must increase strictly inside (" + std::to_string(f.begin) + ", " +
+                               std::to_string(f.end) + ")",
+                           "increasing breakpoints in [" + std::to_string(f.begin + 1) + ", " + std::to_string(f.end - 1) + "]");
+    previous = p;
+  }
+  std::vector<ir::StmtRef> segments;
+  std::int64_t lo = f.begin;
+  for (std::size_t k = 0; k <= t.breakpoints.size(); ++k) {
+    const std::int64_t hi = k < t.breakpoints.size() ? t.breakpoints[k] : f.end;
+    opt::Replay replay;  // each segment gets its own symbols, so loops stay uniquely named
+    segments.push_back(replay.stmt(ir::for_loop(f.index, lo, hi, f.body, f.axis)));
+    lo = hi;
+  }
+  return with_body(r, replace_loop(r.body, t.axis, [&](const ir::For&) { return ir::seq(std::move(segments)); }));
+}
+
+}  // namespace cannl::schedule::detail

@@ -1,0 +1,129 @@
+// Stage (semantics-backend.md 8.2, the CPU packing copy, shared = false): inside an anchor loop,
+// reads of a source node go through a fresh tile node filled by a copy nest at the top of the
+// anchor's body, so the computation reads a small contiguous panel. The tile spans the bounding
+// box of the reads' index over the loops inside the anchor (every corner of an affine box is
+// reached by some iteration, so the copy stays in bounds). Same dtype, same values: bitwise.
+#include <algorithm>
+
+#include "opt/ir_rewrite.h"
+#include "opt/tree_mapper.h"
+#include "schedule/access_relations.h"
+#include "schedule/schedule_error.h"
+#include "schedule/transform_impls.h"
+
+namespace cannl::schedule::detail {
+
+namespace {
+
+// The reads of `source` in `body`: one common index, or a description of why not.
+struct SourceReads {
+  std::optional<std::vector<ir::AxisIndex>> index;
+  std::string problem;
+};
+
+SourceReads common_reads(const ir::StmtRef& body, const ir::NodeRef& source) {
+  const LoopAccesses acc = collect_accesses(body);
+  SourceReads out;
+  for (const Access& a : acc.accesses) {
+    if (a.node != source) continue;
+    if (a.write) return {std::nullopt, "the anchor loop writes " + source->debug_name()};
+    if (a.dyn_axis >= 0 || a.guarded) return {std::nullopt, "a read of " + source->debug_name() + " is dynamic or guarded"};
+    if (out.index && *out.index != a.index) return {std::nullopt, "reads of " + source->debug_name() + " use different indices"};
+    out.index = a.index;
+  }
+  if (!out.index) out.problem = "the anchor loop does not read " + source->debug_name();
+  return out;
+}
+
+// The part of `i` over loops inside the anchor, and its minimum and maximum.
+struct AxisSpan { ir::AxisIndex inner, outer; std::int64_t lo = 0, hi = 0; };
+
+AxisSpan span(const ir::AxisIndex& i, const std::map<ir::Symbol, SymbolRange>& inner_loops) {
+  AxisSpan out;
+  out.outer.offset = i.offset;
+  for (const auto& t : i.terms) {
+    const auto it = inner_loops.find(t.symbol);
+    if (it == inner_loops.end()) { out.outer.terms.push_back(t); continue; }
+    out.inner.terms.push_back(t);
+    out.lo += std::min(t.coeff * it->second.lo, t.coeff * it->second.hi);
+    out.hi += std::max(t.coeff * it->second.lo, t.coeff * it->second.hi);
+  }
+  return out;
+}
+
+// The tile of reads at `index`: its dims, the tile index replacing each read, and the copy
+// nest's loops with the source cell each tile cell holds.
+struct TileGeometry {
+  std::vector<std::int64_t> dims;
+  std::vector<ir::AxisIndex> tile_read, source_at_tile;
+  std::vector<ir::Symbol> copy_loops;
+};
+
+TileGeometry tile_geometry(const std::vector<ir::AxisIndex>& index, const std::map<ir::Symbol, SymbolRange>& inner) {
+  TileGeometry g;
+  for (const ir::AxisIndex& i : index) {
+    const AxisSpan s = span(i, inner);
+    g.dims.push_back(s.hi - s.lo + 1);
+    ir::AxisIndex read = s.inner;
+    read.offset = -s.lo;
+    g.tile_read.push_back(read);
+    g.copy_loops.push_back(ir::fresh_symbol());
+    ir::AxisIndex at = s.outer;
+    at.offset += s.lo;
+    at.terms.push_back({1, g.copy_loops.back()});
+    g.source_at_tile.push_back(at);
+  }
+  return g;
+}
+
+class ReadRedirect : public opt::TreeMapper {
+ public:
+  ReadRedirect(ir::NodeRef source, ir::NodeRef tile, std::vector<ir::AxisIndex> tile_index)
+      : source_(std::move(source)), tile_(std::move(tile)), tile_index_(std::move(tile_index)) {}
+  ir::ScalarRef map_scalar(const ir::ScalarRef& s) override {
+    const auto* g = std::get_if<ir::Get>(&s->node);
+    if (g && g->node == source_) return ir::get(tile_, tile_index_);
+    return map_children(s);
+  }
+
+ private:
+  ir::NodeRef source_, tile_;
+  std::vector<ir::AxisIndex> tile_index_;
+};
+
+}  // namespace
+
+ir::LoweredRoutine apply_stage(const ir::LoweredRoutine& r, const Stage& t) {
+  const auto nodes = ir::nodes_of(r.body);
+  const auto found = std::find_if(nodes.begin(), nodes.end(), [&](const ir::NodeRef& n) { return n->id == t.source_id; });
+  const std::string action = "stage n" + std::to_string(t.source_id) + " at " + name_of(r, t.anchor);
+  const LoopSite site = require_loop(r, t.anchor, action);
+  if (found == nodes.end())
+    throw_schedule_error(r, t.anchor, action, "the routine does not touch that node", "a node the anchor loop reads");
+  const ir::NodeRef source = *found;
+  // Every iteration of the anchor rewrites the one tile: the anchor and the loops around it must
+  // run in order (a Grid anchor would race on the tile).
+  std::vector<const ir::For*> around = site.enclosing;
+  around.push_back(site.loop);
+  for (const ir::For* f : around)
+    if (f->axis != ir::AxisType::Serial && f->axis != ir::AxisType::Unrolled)
+      throw_schedule_error(r, f->index, action,
+                           "the tile would be rewritten by the parallel iterations of " + name_of(r, f->index),
+                           "stage at a loop inside the parallel one, or before retyping it");
+  const SourceReads reads = common_reads(site.loop->body, source);
+  if (!reads.index)
+    throw_schedule_error(r, t.anchor, action, reads.problem, "an anchor loop whose reads of the node share one index");
+  const TileGeometry g = tile_geometry(*reads.index, collect_accesses(site.loop->body).inner);
+  const ir::NodeRef tile = ir::make_node(source->debug_name() + "_tile", source->dtype, g.dims);
+  std::vector<ir::AxisIndex> tile_cell;
+  for (const ir::Symbol s : g.copy_loops) tile_cell.push_back(ir::AxisIndex::iterator(s));
+  ir::StmtRef copy = ir::set(tile, tile_cell, ir::get(source, g.source_at_tile), "stage " + source->debug_name());
+  for (std::size_t d = g.dims.size(); d-- > 0;) copy = ir::for_loop(g.copy_loops[d], 0, g.dims[d], copy);
+  ReadRedirect redirect(source, tile, g.tile_read);
+  const ir::StmtRef body = ir::seq({copy, redirect.map_stmt(site.loop->body)});
+  return with_body(r, replace_loop(r.body, t.anchor, [&](const ir::For& f) {
+    return ir::for_loop(f.index, f.begin, f.end, body, f.axis);
+  }));
+}
+
+}  // namespace cannl::schedule::detail

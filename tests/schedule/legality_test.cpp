@@ -1,0 +1,107 @@
+// The legality oracle: proofs of independence and of races over affine access relations, the
+// Unknown middle, and validate_parallel's structural rules.
+#include <gtest/gtest.h>
+
+#include "cannl/schedule/legality.h"
+#include "cannl/schedule/transforms.h"
+#include "schedule/schedule_test_util.h"
+
+namespace cannl::schedule::testing {
+namespace {
+
+Legality verdict(const ir::LoweredRoutine& r, ir::Symbol s, bool license = false) {
+  return parallel_legality(r, s, license).legality;
+}
+
+TEST(Legality, ElementwiseLoopsAreProvenLegal) {
+  Elementwise e(5, 7);
+  EXPECT_EQ(verdict(e.routine(), e.i), Legality::Legal);
+  EXPECT_EQ(verdict(e.routine(), e.j), Legality::Legal);
+}
+
+TEST(Legality, ReductionLoopIsARaceUnlessReassociationIsLicensed) {
+  RowSum rs(4, 6);
+  const auto v = parallel_legality(rs.routine(), rs.r);
+  EXPECT_EQ(v.legality, Legality::Illegal);
+  EXPECT_NE(v.reason.find("s[i0] (written) and s[i0]"), std::string::npos) << v.reason;
+  const auto licensed = parallel_legality(rs.routine(), rs.r, true);
+  EXPECT_EQ(licensed.legality, Legality::Legal);
+  EXPECT_TRUE(licensed.reduction);
+  EXPECT_EQ(verdict(rs.routine(), rs.i), Legality::Legal);
+}
+
+TEST(Legality, MatmulRowsAreLegalAndTheReductionIsNot) {
+  Matmul mm(8, 4, 4);
+  const auto r = mm.routine();
+  EXPECT_EQ(verdict(r, mm.i), Legality::Legal);
+  EXPECT_EQ(verdict(r, mm.j), Legality::Legal);
+  EXPECT_EQ(verdict(r, mm.k), Legality::Illegal);
+  // After a split, the chunk loop's cells 4*o + inner never meet across chunks.
+  const Split s = split(mm.i, 4);
+  const auto split_r = schedule::apply(r, s);
+  EXPECT_EQ(verdict(split_r, s.outer), Legality::Legal);
+  EXPECT_EQ(verdict(split_r, s.inner), Legality::Legal);
+}
+
+TEST(Legality, AShiftedRecurrenceIsUnknownNotProven) {
+  // x[i + 1] = x[i] + 1: a loop-carried dependence the simple oracle neither proves nor refutes.
+  const auto x = ir::make_node("x", ir::DType::F32, {8});
+  const ir::Symbol i = ir::fresh_symbol();
+  const auto v = ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(x, {it(i)}), ir::constant(1, ir::DType::F32)});
+  const ir::LoweredRoutine r{"shift", ir::for_loop(i, 0, 7, ir::set(x, {ir::AxisIndex{{{1, i}}, 1}}, v)), {}};
+  const auto verdict_of = parallel_legality(r, i);
+  EXPECT_EQ(verdict_of.legality, Legality::Unknown);
+  EXPECT_NE(verdict_of.reason.find("x[i0 + 1] (written) and x[i0] (read)"), std::string::npos) << verdict_of.reason;
+}
+
+TEST(Legality, ALocalSharedAcrossIterationsIsARace) {
+  const auto out = ir::make_node("out", ir::DType::F32, {4});
+  const ir::Symbol i = ir::fresh_symbol();
+  const int id = ir::fresh_scope_id();
+  const auto body = ir::seq({ir::set_local(id, ir::apply(ir::Op::Add, ir::DType::F32, {ir::get_local(id, ir::DType::F32), ir::constant(1, ir::DType::F32)})),
+                             ir::set(out, {it(i)}, ir::get_local(id, ir::DType::F32))});
+  const ir::LoweredRoutine r{"running", ir::seq({ir::declare_local(id, ir::DType::F32, true), ir::for_loop(i, 0, 4, body)}), {}};
+  const auto v = parallel_legality(r, i);
+  EXPECT_EQ(v.legality, Legality::Illegal);
+  EXPECT_NE(v.reason.find("declared outside the loop"), std::string::npos) << v.reason;
+}
+
+TEST(Legality, AGuardedZeroOutInsideALoopIsNotProvenAConflict) {
+  Matmul mm(4, 4, 4);
+  const ir::Symbol t = ir::fresh_symbol();
+  const auto guarded = ir::if_then(ir::apply(ir::Op::Cmplt, ir::DType::I64, {ir::embed_index(it(t)), ir::constant(1, ir::DType::I64)}), ir::zero_out(mm.c));
+  const ir::LoweredRoutine r{"zeroing", ir::for_loop(t, 0, 3, guarded), {}};
+  EXPECT_EQ(verdict(r, t), Legality::Unknown);
+  const ir::LoweredRoutine every{"zeroing", ir::for_loop(t, 0, 3, ir::zero_out(mm.c)), {}};
+  EXPECT_EQ(verdict(every, t), Legality::Illegal);
+}
+
+TEST(ValidateParallel, AcceptsProvenAnnotations) {
+  Elementwise e(8, 8);
+  auto r = schedule::apply(e.routine(), Retype{e.i, ir::AxisType::Grid});
+  r = schedule::apply(r, Retype{e.j, ir::AxisType::Vectorized});
+  EXPECT_NO_THROW(validate_parallel(r));
+}
+
+TEST(ValidateParallel, GridLoopsStartAtZero) {
+  Elementwise e(8, 8);
+  const ir::LoweredRoutine plain = e.routine();
+  const auto body = std::get<ir::For>(plain.body->node).body;
+  const ir::LoweredRoutine r{"offset", ir::for_loop(e.i, 1, 8, body, ir::AxisType::Grid), {}};
+  expect_schedule_error([&] { validate_parallel(r); }, {"validate_parallel: loop i0", "must start at 0", ">> for i0 in [1, 8) grid:"});
+}
+
+TEST(ValidateParallel, RejectsAProvenRaceAndABarrierUnderAnIf) {
+  RowSum rs(4, 4);
+  const ir::LoweredRoutine plain = rs.routine();
+  const auto& outer = std::get<ir::For>(std::get<ir::Seq>(plain.body->node).stmts[1]->node);
+  const auto& inner = std::get<ir::For>(outer.body->node);
+  const ir::LoweredRoutine racy{"racy", ir::for_loop(outer.index, 0, 4, ir::for_loop(inner.index, 0, 4, inner.body, ir::AxisType::Grid)), {}};
+  expect_schedule_error([&] { validate_parallel(racy); }, {"not independent", "s[i0] (written)"});
+  const auto cond = ir::apply(ir::Op::Cmplt, ir::DType::I64, {ir::embed_index(it(outer.index)), ir::constant(2, ir::DType::I64)});
+  const ir::LoweredRoutine divergent{"divergent", ir::for_loop(outer.index, 0, 4, ir::if_then(cond, ir::barrier())), {}};
+  expect_schedule_error([&] { validate_parallel(divergent); }, {"barrier under an If"});
+}
+
+}  // namespace
+}  // namespace cannl::schedule::testing

@@ -1,0 +1,233 @@
+// Each schedule transform on hand-written nests, checked against the reference interpreter
+// (bitwise where no re-association is licensed) and by the shape of the printed result; the
+// ScheduleError cases assert the type and a message substring.
+#include <gtest/gtest.h>
+
+#include "cannl/schedule/transforms.h"
+#include "schedule/schedule_test_util.h"
+
+namespace cannl::schedule::testing {
+namespace {
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+void expect_same(const ir::LoweredRoutine& before, const ir::LoweredRoutine& after, Tolerance t = Tolerance::Bitwise) {
+  EXPECT_EQ(compare(run_interp(before), run_interp(after), t), "") << ir::print_loop_ir(after);
+}
+
+TEST(Split, DividingFactorKeepsResultsAndNeedsNoGuard) {
+  Matmul mm(8, 6, 5);
+  const auto r = mm.routine();
+  const Split s = split(mm.i, 4);
+  const auto out = schedule::apply(r, s);
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "for i0 in [0, 2):\n  for i1 in [0, 4):")) << text;
+  EXPECT_TRUE(has(text, "c[4*i0 + i1, i2]")) << text;
+  EXPECT_FALSE(has(text, "if ")) << text;
+  expect_same(r, out);
+}
+
+TEST(Split, RemainderGetsAGuard) {
+  Matmul mm(7, 6, 5);
+  const auto r = mm.routine();
+  const auto out = schedule::apply(r, split(mm.i, 3, ir::AxisType::Grid));
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "for i0 in [0, 3) grid:")) << text;
+  EXPECT_TRUE(has(text, "if lt:i64(index(3*i0 + i1), 7:i64):")) << text;
+  expect_same(r, out);
+}
+
+TEST(Split, ZeroFactorIsAScheduleError) {
+  Matmul mm(8, 6, 5);
+  expect_schedule_error([&] { schedule::apply(mm.routine(), split(mm.j, 0)); },
+                        {"split i1 by 0", "factor must be in [1, 6]", ">> ", "for i1 in [0, 6)", "legal alternatives: factors 1, 2, 3, 6"});
+}
+
+TEST(Split, FactorAboveTheExtentIsAScheduleError) {
+  Matmul mm(8, 6, 5);
+  expect_schedule_error([&] { schedule::apply(mm.routine(), split(mm.k, 9)); }, {"split i2 by 9", "[1, 5]"});
+  expect_schedule_error([&] { schedule::apply(mm.routine(), split(mm.k, -2)); }, {"split i2 by -2"});
+}
+
+TEST(Split, UnknownLoopIsAScheduleError) {
+  Matmul mm(2, 2, 2);
+  expect_schedule_error([&] { schedule::apply(mm.routine(), split(ir::fresh_symbol(), 2)); }, {"no loop with symbol", "loops i0 .. i2"});
+}
+
+TEST(Swap, InterchangesAPerfectNestBitwise) {
+  Matmul mm(4, 5, 3);
+  const auto r = mm.routine();
+  auto out = schedule::apply(r, Swap{mm.i, mm.j});
+  out = schedule::apply(out, Swap{mm.i, mm.k});  // now j, k, i: c's cells still see k in order
+  EXPECT_TRUE(has(ir::print_loop_ir(out), "c[i2, i0] = add(c[i2, i0], mul(a[i2, i1], b[i1, i0]))")) << ir::print_loop_ir(out);
+  expect_same(r, out);
+}
+
+TEST(Swap, NotAPerfectNestIsAScheduleError) {
+  Matmul mm(4, 5, 3);
+  expect_schedule_error([&] { schedule::apply(mm.routine(), Swap{mm.i, mm.k}); },
+                        {"swap i0 and i2", "not a perfect nest", "swap i0 with i1 (its only child)"});
+}
+
+TEST(Swap, ReorderingASharedCellIsAScheduleError) {
+  // x[i + j] = x[i + j] * 2 + 1 over (i, j): the cells' update order depends on the loop order.
+  const auto x = ir::make_node("x", ir::DType::F32, {8});
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const ir::AxisIndex at{{{1, i}, {1, j}}, 0};
+  const auto v = ir::apply(ir::Op::Sub, ir::DType::F32, {ir::get(x, {at}), ir::constant(1, ir::DType::F32)});
+  const ir::LoweredRoutine r{"diag", ir::for_loop(i, 0, 4, ir::for_loop(j, 0, 4, ir::set(x, {at}, v))), {}};
+  expect_schedule_error([&] { schedule::apply(r, Swap{i, j}); }, {"x is accessed by several iterations"});
+}
+
+TEST(Retype, ParallelLoopBecomesGrid) {
+  Elementwise e(6, 5);
+  const auto out = schedule::apply(e.routine(), Retype{e.i, ir::AxisType::Grid});
+  EXPECT_TRUE(has(ir::print_loop_ir(out), "for i0 in [0, 6) grid:"));
+  expect_same(e.routine(), out);
+}
+
+TEST(Retype, ReductionLoopToGridIsARace) {
+  RowSum rs(4, 6);
+  expect_schedule_error([&] { schedule::apply(rs.routine(), Retype{rs.r, ir::AxisType::Grid}); },
+                        {"retype i1 to grid", "a race", "s[i0] (written) and s[i0]", ">> ", "grid on i0 (proven legal)"});
+}
+
+TEST(Retype, ReductionLoopMayBeVectorized) {
+  RowSum rs(4, 6);
+  const auto out = schedule::apply(rs.routine(), Retype{rs.r, ir::AxisType::Vectorized});
+  EXPECT_TRUE(has(ir::print_loop_ir(out), "for i1 in [0, 6) vectorized:"));
+}
+
+TEST(Unroll, AnnotationAndMaterializedCopies) {
+  Elementwise e(3, 4);
+  const auto annotated = schedule::apply(e.routine(), Unroll{e.j, false});
+  EXPECT_TRUE(has(ir::print_loop_ir(annotated), "for i1 in [0, 4) unrolled:"));
+  const auto copies = schedule::apply(e.routine(), Unroll{e.j, true});
+  const std::string text = ir::print_loop_ir(copies);
+  EXPECT_FALSE(has(text, "i1")) << text;
+  EXPECT_TRUE(has(text, "out[i0, 3] = add(mul(x[i0, 3], 2), y[3])")) << text;
+  expect_same(e.routine(), copies);
+}
+
+TEST(Unroll, MaterializingALongLoopIsAScheduleError) {
+  Elementwise e(2, 100);
+  expect_schedule_error([&] { schedule::apply(e.routine(), Unroll{e.j, true}); }, {"copy the body 100 times", "Split by a factor"});
+}
+
+TEST(Pad, ExtendsWithGuardedLeaves) {
+  Matmul mm(5, 6, 3);
+  const auto r = mm.routine();
+  const auto out = schedule::apply(r, Pad{mm.i, 4});
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "for i0 in [0, 8):")) << text;
+  EXPECT_TRUE(has(text, "if lt:i64(index(i0), 5:i64):")) << text;
+  expect_same(r, out);
+}
+
+TEST(Tensorize, MatmulNestBecomesATileWithItsFallback) {
+  Matmul mm(6, 7, 5);
+  const auto r = mm.routine();
+  const auto out = schedule::apply(r, Tensorize{mm.i, mm.j, mm.k});
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "tile_mma i0 in [0, 6), i1 in [0, 7), i2 in [0, 5): c[i0, i1] add= a[i0, i2] * b[i2, i1]\n  for i0 in [0, 6):")) << text;
+  expect_same(r, out);
+}
+
+TEST(Tensorize, AnyLoopOrderAfterASplit) {
+  Matmul mm(8, 4, 6);
+  auto r = schedule::apply(mm.routine(), Swap{mm.j, mm.k});  // i, k, j
+  const Split s = split(mm.i, 2);
+  r = schedule::apply(r, s);
+  const auto out = schedule::apply(r, Tensorize{s.inner, mm.j, mm.k});
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "for i0 in [0, 4):\n  tile_mma i1 in [0, 2), i2 in [0, 4), i3 in [0, 6): c[2*i0 + i1, i2]")) << text;
+  expect_same(mm.routine(), out);
+}
+
+TEST(Tensorize, NonMatmulNestIsAScheduleError) {
+  Matmul mm(4, 4, 4);
+  // c[i, j] += a[i, k] + b[k, j]: a sum, not a product.
+  const auto sum = ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(mm.a, {it(mm.i), it(mm.k)}), ir::get(mm.b, {it(mm.k), it(mm.j)})});
+  const auto store = ir::set(mm.c, {it(mm.i), it(mm.j)}, ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(mm.c, {it(mm.i), it(mm.j)}), sum}));
+  const ir::LoweredRoutine r{"not_matmul", ir::for_loop(mm.i, 0, 4, ir::for_loop(mm.j, 0, 4, ir::for_loop(mm.k, 0, 4, store))), {}};
+  expect_schedule_error([&] { schedule::apply(r, Tensorize{mm.i, mm.j, mm.k}); },
+                        {"tensorize i=i0 j=i1 k=i2", "not a matmul update", "none: this nest is not a matmul"});
+  Elementwise e(4, 4);
+  expect_schedule_error([&] { schedule::apply(e.routine(), Tensorize{e.i, e.j, e.i}); }, {"not a perfect nest of exactly three loops"});
+}
+
+TEST(Tensorize, WrongRolesSuggestTheRightOnes) {
+  Matmul mm(4, 4, 4);
+  expect_schedule_error([&] { schedule::apply(mm.routine(), Tensorize{mm.k, mm.j, mm.i}); },
+                        {"not a matmul update", "legal alternatives: tensorize i=i0 j=i1 k=i2"});
+}
+
+TEST(ExpandZero, ZeroOutBecomesALoopNest) {
+  Matmul mm(3, 4, 2);
+  const auto out = schedule::apply(mm.routine(), ExpandZero{mm.c->id});
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_FALSE(has(text, "zero_out")) << text;
+  EXPECT_TRUE(has(text, "for i0 in [0, 3):\n  for i1 in [0, 4):\n    c[i0, i1] = 0")) << text;
+  expect_same(mm.routine(), out);
+  expect_schedule_error([&] { schedule::apply(mm.routine(), ExpandZero{mm.a->id}); }, {"no zero_out of that node", "c (n"});
+}
+
+TEST(SplitReduce, FixedOrderPartialsMatchWithinRounding) {
+  RowSum rs(3, 10);
+  const auto out = schedule::apply(rs.routine(), SplitReduce{rs.r, 3});
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "in [0, 3):")) << text;
+  EXPECT_TRUE(has(text, "in [3, 6):")) << text;
+  EXPECT_TRUE(has(text, "in [6, 10):")) << text;
+  expect_same(rs.routine(), out, Tolerance::Reassociated);
+  expect_schedule_error([&] { schedule::apply(rs.routine(), SplitReduce{rs.i, 2}); }, {"not one reduction"});
+  expect_schedule_error([&] { schedule::apply(rs.routine(), SplitReduce{rs.r, 1}); }, {"block count must be in [2, 10]"});
+}
+
+
+TEST(Stage, PacksARowPanelPerChunkBitwise) {
+  Matmul mm(8, 6, 5);
+  const Split s = split(mm.i, 4);
+  const auto r = schedule::apply(mm.routine(), s);
+  const auto out = schedule::apply(r, Stage{mm.a->id, s.outer});
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "for i0 in [0, 2):\n  for i1 in [0, 4):\n    for i2 in [0, 5):\n      a_tile[i1, i2] = a[4*i0 + i1, i2]")) << text;
+  EXPECT_TRUE(has(text, "mul(a_tile[i3, i5], b[i5, i4])")) << text;
+  expect_same(mm.routine(), out);
+}
+
+TEST(Stage, AWrittenSourceIsAScheduleError) {
+  Matmul mm(4, 4, 4);
+  expect_schedule_error([&] { schedule::apply(mm.routine(), Stage{mm.c->id, mm.i}); }, {"stage n", "the anchor loop writes c"});
+  expect_schedule_error([&] { schedule::apply(mm.routine(), Stage{-5, mm.i}); }, {"does not touch that node"});
+  const auto grid = schedule::apply(mm.routine(), Retype{mm.i, ir::AxisType::Grid});
+  expect_schedule_error([&] { schedule::apply(grid, Stage{mm.b->id, mm.i}); }, {"rewritten by the parallel iterations of i0"});
+}
+
+TEST(Partition, SegmentsCoverTheLoopInOrder) {
+  Elementwise e(7, 3);
+  const auto out = schedule::apply(e.routine(), Partition{e.i, {2, 5}});
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "in [0, 2):")) << text;
+  EXPECT_TRUE(has(text, "in [2, 5):")) << text;
+  EXPECT_TRUE(has(text, "in [5, 7):")) << text;
+  expect_same(e.routine(), out);
+  expect_schedule_error([&] { schedule::apply(e.routine(), Partition{e.i, {5, 2}}); }, {"breakpoints must increase", "[1, 6]"});
+  const auto grid = schedule::apply(e.routine(), Retype{e.i, ir::AxisType::Grid});
+  expect_schedule_error([&] { schedule::apply(grid, Partition{e.i, {3}}); }, {"would not start at 0"});
+}
+
+TEST(Privatize, AccumulatorCellLivesInALocalBitwise) {
+  RowSum rs(3, 7);
+  const auto out = schedule::apply(rs.routine(), Privatize{rs.s->id, rs.r});
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "  declare v0:f32\n  v0 := s[i0]\n  for i1 in [0, 7):\n    v0 := add(v0, x[i0, i1])\n  s[i0] = v0")) << text;
+  expect_same(rs.routine(), out);
+  expect_schedule_error([&] { schedule::apply(rs.routine(), Privatize{rs.s->id, rs.i}); }, {"more than one cell"});
+  expect_schedule_error([&] { schedule::apply(rs.routine(), Privatize{rs.x->id, rs.r}); }, {"more than one cell", ">>   for i1"});
+  const auto grid = schedule::apply(rs.routine(), Retype{rs.i, ir::AxisType::Grid});
+  expect_schedule_error([&] { schedule::apply(grid, Privatize{rs.s->id, rs.i}); }, {"the loop is parallel"});
+}
+
+}  // namespace
+}  // namespace cannl::schedule::testing
