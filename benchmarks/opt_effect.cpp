@@ -2,7 +2,7 @@
 // optimize=true against optimize=false, for an MLP and for a softmax + cross-entropy classifier.
 //
 //   cmake -B build -DCANNL_BUILD_BENCHMARKS=ON && cmake --build build --target opt_effect
-//   ./build/benchmarks/opt_effect [steps=2000] [interpreter]
+//   ./build/benchmarks/opt_effect [steps=2000] [interpreter]   (steps per measurement, in rounds of 5)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -50,13 +50,15 @@ Measure measure(bool optimize, bool interpreter, int steps, const std::function<
   for (const auto& n : ir::nodes_of(step.step.lowered().body))
     (ctx.has_buffer(n) ? m.buffers : m.locals) += 1;
   for (int k = 0; k < 20; ++k) ctx.run(step.step);  // warm up
-  // The best of 5 rounds: the machine may be shared, and noise only ever adds time.
+  // The best of many short rounds: on a shared machine a long round is almost always preempted
+  // somewhere, while a round of a few steps often runs undisturbed; noise only ever adds time.
+  constexpr int kStepsPerRound = 5;
   m.ms_per_step = 1e300;
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < std::max(1, steps / kStepsPerRound); ++round) {
     const auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < steps; ++k) ctx.run(step.step);
+    for (int k = 0; k < kStepsPerRound; ++k) ctx.run(step.step);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    m.ms_per_step = std::min(m.ms_per_step, 1000.0 * secs / steps);
+    m.ms_per_step = std::min(m.ms_per_step, 1000.0 * secs / kStepsPerRound);
   }
   return m;
 }

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Runs the benchmark cells, applies the parity gate and writes results.jsonl, report.md and a
+bar chart (semantics-backend.md 10).
+
+Cells per workload: PyTorch eager (the parity reference) and torch.compile, tinygrad TinyJit
+default and BEAM=N, cannl on the C backend (and the reference interpreter where it fits the cap).
+Every cell runs in its own process under a wall-clock cap; a cell that fails, times out or is not
+applicable becomes a row with its reason. Parity gate: the max relative difference of a cell's
+parity-step losses against PyTorch eager on the CPU must be <= 2e-3 (f32), and its loss must move
+(>= 1e-6 relative over the window, else "loss stationary"); failing cells are flagged and their
+timings not compared.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOLERANCE = 2e-3
+GPT_CAP_FACTOR = 4  # the gpt cells' cap is this multiple of the others' (unless --cell-timeout)
+MIN_MOVEMENT = 1e-6
+ALL_WORKLOADS = ["mlp_small", "mlp_wide", "lenet", "cifar_conv", "gpt2_mini", "gpt2_mini_train"]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--workloads", default=",".join(ALL_WORKLOADS))
+    p.add_argument("--quick", action="store_true",
+                   help="fewer warmup/timed steps (parity steps unchanged), shorter cell cap, "
+                        "no BEAM search on the gpt workloads")
+    p.add_argument("--fixtures", required=True, help="fixture directory (generated when missing)")
+    p.add_argument("--results", required=True, help="output directory")
+    p.add_argument("--cannl-bin", required=True, help="the bench_cannl executable")
+    p.add_argument("--peer-python", default=sys.executable, help="python with torch and tinygrad")
+    p.add_argument("--cell-timeout", type=float, default=None, help="seconds per cell (default 1800, quick 400; gpt cells get 4x unless given)")
+    p.add_argument("--budget-s", type=float, default=None,
+                   help="once the run has taken this long, the remaining cells are skipped (flagged)")
+    p.add_argument("--update", action="store_true",
+                   help="keep the rows of --results/results.jsonl for the cells not run this time")
+    p.add_argument("--beam", type=int, default=2)
+    p.add_argument("--only", default="", help="comma list of frameworks (pytorch,tinygrad,cannl) or framework:variant cells to run")
+    p.add_argument("--no-torch-compile", action="store_true")
+    p.add_argument("--commit", default="", help="the cannl commit named in the report header")
+    args = p.parse_args()
+    # Cells run in the results' parent folder (build_files/ and caches land there): absolute paths.
+    args.fixtures, args.results = os.path.abspath(args.fixtures), os.path.abspath(args.results)
+    args.cannl_bin = os.path.abspath(args.cannl_bin)
+    if os.sep in args.peer_python:
+        args.peer_python = os.path.abspath(args.peer_python)
+    return args
+
+
+def quick_steps(workload):
+    """--quick: a tenth of the warmup and timed steps (at least 1 and 3)."""
+    return max(1, workload["warmup_steps"] // 10), max(3, workload["timed_steps"] // 10)
+
+
+class Cell:
+    def __init__(self, framework, backend, variant, command=None, skip_reason=None):
+        self.framework, self.backend, self.variant = framework, backend, variant
+        self.command, self.skip_reason = command, skip_reason
+
+
+def cells_for(workload, args, fixture, step_args):
+    py = [args.peer_python]
+    torch_run = py + [os.path.join(HERE, "runners", "pytorch", "run.py"), "--fixture", fixture] + step_args
+    tg_run = py + [os.path.join(HERE, "runners", "tinygrad", "run.py"), "--fixture", fixture] + step_args
+    cannl_run = [args.cannl_bin, "--fixture", fixture] + step_args
+    gpt = workload["model"] == "gpt"
+    cells = [Cell("pytorch", "cpu", "eager", torch_run),
+             Cell("pytorch", "cpu", "compile", torch_run + ["--compile"]) if not args.no_torch_compile
+             else Cell("pytorch", "cpu", "compile", skip_reason="disabled by --no-torch-compile"),
+             Cell("tinygrad", "CPU", "jit", tg_run),
+             Cell("tinygrad", "CPU", f"jit-beam{args.beam}", tg_run + ["--beam", str(args.beam)])
+             if not (args.quick and gpt) else
+             Cell("tinygrad", "CPU", f"jit-beam{args.beam}",
+                  skip_reason="not run in --quick: BEAM search over the gpt kernels exceeds the quick cap"),
+             Cell("cannl", "cc", "default", cannl_run)]
+    if workload["name"] == "mlp_small":
+        cells.append(Cell("cannl", "interpreter", "default", cannl_run + ["--backend", "interpreter"]))
+    else:
+        cells.append(Cell("cannl", "interpreter", "default",
+                          skip_reason="not run: the reference interpreter (a tree walker, the numeric "
+                                      "oracle) is orders of magnitude slower than the cell cap allows"))
+    only = [f for f in args.only.split(",") if f]
+    return [c for c in cells if not only or c.framework in only or f"{c.framework}:{c.variant}" in only]
+
+
+def run_cell(cell, workload, timeout, cwd=None):
+    base = {"workload": workload["name"], "framework": cell.framework, "backend": cell.backend,
+            "variant": cell.variant}
+    if cell.skip_reason:
+        return dict(base, status="skipped", reason=cell.skip_reason)
+    print(f"[bench] {workload['name']}: {cell.framework} {cell.backend} {cell.variant} ...",
+          file=sys.stderr, flush=True)
+    start = time.time()
+    try:
+        proc = subprocess.run(cell.command, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return dict(base, status="timeout", reason=f"exceeded the cell cap of {timeout:.0f} s")
+    wall = time.time() - start
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not rows:
+        tail = (proc.stderr or "").strip().splitlines()[-3:]
+        return dict(base, status="error", reason=f"exit {proc.returncode}, no result row: {' | '.join(tail)}"[:500])
+    row = json.loads(rows[-1])
+    row.update({k: v for k, v in base.items() if k != "workload"})
+    row["cell_wall_s"] = wall
+    print(f"[bench]   {row.get('status')} p50 {row.get('step_p50_ms')} ms ({wall:.0f} s)", file=sys.stderr, flush=True)
+    return row
+
+
+def parity(row, reference):
+    """'REF', 'PASS (d)', 'FAIL (why)' or None when the cell has no losses."""
+    if row.get("status") != "ok":
+        return None
+    losses = row.get("losses") or []
+    if row is reference:
+        return "REF"
+    if any(x is None for x in losses) or not losses:
+        return "FAIL (non-finite loss)"
+    if abs(losses[-1] - losses[0]) < MIN_MOVEMENT * max(abs(losses[0]), 1e-12):
+        return "FAIL (loss stationary)"
+    if reference is None or reference.get("status") != "ok":
+        return "NO REF (PyTorch eager cell failed)"
+    ref = reference["losses"]
+    if len(ref) != len(losses):
+        return f"FAIL ({len(losses)} parity losses, reference has {len(ref)})"
+    worst = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(losses, ref))
+    return f"PASS ({worst:.1e})" if worst <= TOLERANCE else f"FAIL (max rel diff {worst:.1e} > {TOLERANCE:g})"
+
+
+def passed(row):
+    return (row.get("parity") or "").startswith(("PASS", "REF"))
+
+
+def ensure_fixtures(args, names):
+    digests = os.path.join(args.fixtures, "DIGESTS.txt")
+    missing = [n for n in names if not os.path.exists(os.path.join(args.fixtures, n + ".safetensors"))]
+    if missing or not os.path.exists(digests):
+        subprocess.run([args.peer_python, os.path.join(HERE, "scripts", "gen_fixtures.py"),
+                        "--out", args.fixtures, "--workloads", ",".join(missing or names)], check=True)
+
+
+def main():
+    args = parse_args()
+    names = [w for w in args.workloads.split(",") if w]
+    timeout = args.cell_timeout or (400.0 if args.quick else 1800.0)
+    os.makedirs(args.results, exist_ok=True)
+    ensure_fixtures(args, names)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    plan = []  # (workload, cell): the reference and cannl cells of every workload first
+    for name in names:
+        with open(os.path.join(HERE, "workloads", name + ".json")) as f:
+            workload = json.load(f)
+        fixture = os.path.join(args.fixtures, name + ".safetensors")
+        step_args = []
+        if args.quick:
+            warmup, timed = quick_steps(workload)
+            step_args = ["--warmup-steps", str(warmup), "--timed-steps", str(timed)]
+        plan += [(workload, c) for c in cells_for(workload, args, fixture, step_args)]
+    plan.sort(key=lambda wc: 0 if essential(wc[1]) else 1)  # stable: workload order kept
+    rows = previous_rows(args, plan) if args.update else []
+    names = list(dict.fromkeys([r["workload"] for r in rows] + names))
+    for workload, cell in plan:
+        if args.budget_s and time.time() - started.timestamp() > args.budget_s and not cell.skip_reason:
+            cell.skip_reason = f"not run: the run's time budget (--budget-s {args.budget_s:.0f}) was spent"
+        cap = timeout * (GPT_CAP_FACTOR if workload["model"] == "gpt" and not args.cell_timeout else 1)
+        rows.append(run_cell(cell, workload, cap, cwd=os.path.dirname(os.path.abspath(args.results))))
+        rows = gated(rows, names)
+        write_outputs(args, rows, started, load, timeout)
+    return 0
+
+
+def cell_key(workload_name, framework, backend, variant):
+    return (workload_name, framework, backend, variant)
+
+
+def previous_rows(args, plan):
+    """The earlier run's rows, less those of the cells about to run."""
+    path = os.path.join(args.results, "results.jsonl")
+    if not os.path.exists(path):
+        return []
+    rerun = {cell_key(w["name"], c.framework, c.backend, c.variant) for w, c in plan}
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    return [r for r in rows
+            if cell_key(r["workload"], r["framework"], r["backend"], r["variant"]) not in rerun]
+
+
+def essential(cell):
+    return (cell.framework, cell.variant) in (("pytorch", "eager"), ("cannl", "default"))
+
+
+def gated(rows, names):
+    """Rows in workload order, each with its parity verdict against its workload's reference."""
+    out = []
+    for name in names:
+        group = [r for r in rows if r["workload"] == name]
+        reference = next((r for r in group if r["framework"] == "pytorch" and r["variant"] == "eager"
+                          and r["backend"] == "cpu"), None)
+        for r in group:
+            r["parity"] = parity(r, reference)
+        out += group
+    return out
+
+
+def write_outputs(args, rows, started, load, timeout):
+    sys.path.insert(0, HERE)
+    import report  # noqa: E402
+    with open(os.path.join(args.results, "results.jsonl"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, sort_keys=True) + "\n")
+    header = report.Header(started=started, commit=args.commit, quick=args.quick, load=load,
+                           timeout=timeout, tolerance=TOLERANCE, min_movement=MIN_MOVEMENT)
+    with open(os.path.join(args.results, "report.md"), "w") as f:
+        f.write(report.markdown(rows, header, chart_name="chart.png"))
+    report.chart(rows, os.path.join(args.results, "chart.png"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+#pragma once
+// The benchmark workloads as cannl programs, built from a fixture (weights, data and
+// hyperparameters; layout in benchmarks/scripts/gen_fixtures.py) and run on one context.
+//
+//   BenchCell cell(workload, io::SafetensorsFile::open(path), runtime::Context::cpu());
+//   cell.compile();  cell.step(0);  double loss = cell.loss();
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench_harness.h"
+#include "cannl/io/safetensors.h"
+#include "cannl/nn/training.h"
+#include "cannl/runtime/context.h"
+#include "cannl/tensor/tensor.h"
+
+namespace cannl::bench {
+
+/// A workload's loss graph: the loss of the batch chosen by `batch`, and each parameter with the
+/// fixture tensor that initializes it.
+struct LossGraph {
+  Tensor loss;
+  ir::StaticSymbol batch;
+  std::vector<std::pair<std::string, Tensor>> params;
+};
+
+/// mlp: dims [in, h..., classes], relu between layers; conv: valid convs with bias, relu and
+/// max pooling, then fully connected layers; gpt: pre-LN GPT-2 decoder (nn::Gpt2Blocks). The
+/// loss is the mean softmax cross-entropy against one-hot labels (targets for gpt).
+LossGraph build_loss_graph(const Workload& w, const io::SafetensorsFile& fixture);
+
+/// One benchmark cell: compile (a training step with plain SGD, or a forward routine for
+/// inference workloads), then steps over the fixture's batches.
+class BenchCell {
+ public:
+  BenchCell(Workload workload, io::SafetensorsFile fixture, runtime::Context ctx);
+  /// Builds the graph, compiles its routines and uploads the fixture's weights.
+  void compile();
+  /// Runs step k on batch k mod n_batches.
+  void step(std::int64_t k);
+  /// The loss of the last step (computed before that step's update); waits for the device.
+  double loss() const;
+
+ private:
+  Workload workload_;
+  io::SafetensorsFile fixture_;
+  runtime::Context ctx_;
+  std::optional<LossGraph> graph_;
+  std::optional<train::TrainingStep> training_;
+  runtime::Routine forward_;
+};
+
+}  // namespace cannl::bench

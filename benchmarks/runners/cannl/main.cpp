@@ -1,0 +1,167 @@
+// bench_cannl: the cannl cell of the cross-framework benchmark suite. Reads a fixture written by
+// benchmarks/scripts/gen_fixtures.py (refusing one whose digest is not in DIGESTS.txt), runs the
+// workload with the measurement protocol of runners/harness.py and prints one JSON result row
+// (appended to --out when given). With --check-against, the parity steps' losses are compared
+// with a reference row (PyTorch eager on the CPU) and the exit status says whether they agree
+// (max relative difference <= --tolerance, and the loss moves): the CI check without Python.
+//
+//   bench_cannl --fixture fixtures/mlp_small.safetensors --out results.jsonl
+//   bench_cannl --fixture ci/mlp_small.safetensors --check-against ci/mlp_small.reference.json
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "bench_harness.h"
+#include "bench_models.h"
+#include "cannl/support/error.h"
+
+namespace {
+
+using namespace cannl;
+
+struct Args {
+  std::string fixture, digests, out, backend = "cc", variant = "default", check_against;
+  std::optional<std::int64_t> parity, warmup, timed;
+  double tolerance = 2e-3;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::cerr << "bench_cannl: " << problem << "\n"
+            << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
+            << "         [--backend cc|interpreter] [--variant NAME] [--parity-steps N]\n"
+            << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
+            << "         [--tolerance 2e-3]\n";
+  std::exit(2);
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) usage("missing a value after " + flag);
+    const std::string value = argv[++i];
+    if (flag == "--fixture") a.fixture = value;
+    else if (flag == "--digests") a.digests = value;
+    else if (flag == "--out") a.out = value;
+    else if (flag == "--backend") a.backend = value;
+    else if (flag == "--variant") a.variant = value;
+    else if (flag == "--parity-steps") a.parity = std::stoll(value);
+    else if (flag == "--warmup-steps") a.warmup = std::stoll(value);
+    else if (flag == "--timed-steps") a.timed = std::stoll(value);
+    else if (flag == "--check-against") a.check_against = value;
+    else if (flag == "--tolerance") a.tolerance = std::stod(value);
+    else usage("unknown flag " + flag);
+  }
+  if (a.fixture.empty()) usage("--fixture is required");
+  if (a.backend != "cc" && a.backend != "interpreter") usage("--backend must be cc or interpreter");
+  if (a.digests.empty())
+    a.digests = (std::filesystem::path(a.fixture).parent_path() / "DIGESTS.txt").string();
+  return a;
+}
+
+bench::StepCounts step_counts(const bench::Workload& w, const Args& a) {
+  return {a.parity.value_or(w.integer("parity_steps")), a.warmup.value_or(w.integer("warmup_steps")),
+          a.timed.value_or(w.integer("timed_steps"))};
+}
+
+void add_measurement(std::map<std::string, std::string>& row, const bench::Workload& w,
+                     const bench::StepCounts& steps, const bench::Measurement& m) {
+  row["compile_s"] = bench::json_number(m.compile_s);
+  row["losses"] = bench::json_numbers(m.losses);
+  row["step_p10_ms"] = bench::json_number(m.p10_ms);
+  row["step_p50_ms"] = bench::json_number(m.p50_ms);
+  row["step_p90_ms"] = bench::json_number(m.p90_ms);
+  row["queued_step_ms"] = m.queued_ms ? bench::json_number(*m.queued_ms) : "null";
+  row["steps"] = bench::json_row({{"parity", std::to_string(steps.parity)},
+                                  {"warmup", std::to_string(steps.warmup)},
+                                  {"timed", std::to_string(steps.timed)}});
+  row["tokens_per_s"] = "null";
+  if (w.text("model") == "gpt")
+    row["tokens_per_s"] = bench::json_number(static_cast<double>(w.integer("batch") * w.integer("seq")) /
+                                             (m.p50_ms / 1e3));
+}
+
+/// The "losses" array of a JSON result row (the reference cell's).
+std::vector<double> reference_losses(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot read the reference row " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  const auto key = s.find("\"losses\"");
+  const auto open = s.find('[', key == std::string::npos ? s.size() : key);
+  if (key == std::string::npos || open == std::string::npos)
+    throw FormatError("reference row " + path + " has no \"losses\" array");
+  const auto close = s.find(']', open);
+  std::istringstream values(s.substr(open + 1, close - open - 1));
+  std::vector<double> out;
+  std::string item;
+  while (std::getline(values, item, ',')) out.push_back(std::stod(item));
+  return out;
+}
+
+/// The parity gate of the orchestrator, for CI: "" when the losses agree, else the reason.
+std::string parity_failure(const std::vector<double>& got, const std::vector<double>& want,
+                           double tolerance) {
+  if (got.size() != want.size() || got.empty())
+    return "expected " + std::to_string(want.size()) + " losses, got " + std::to_string(got.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return "loss " + std::to_string(i) + " is not finite";
+    worst = std::max(worst, std::abs(got[i] - want[i]) / std::max(std::abs(want[i]), 1e-12));
+  }
+  const double moved = std::abs(got.back() - got.front()) / std::max(std::abs(got.front()), 1e-12);
+  if (moved < 1e-6) return "loss stationary";
+  if (worst > tolerance)
+    return "max relative difference " + std::to_string(worst) + " > " + std::to_string(tolerance);
+  std::cerr << "bench_cannl: parity PASS (max relative difference " << worst << ")\n";
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse_args(argc, argv);
+  std::map<std::string, std::string> row{
+      {"framework", bench::json_string("cannl")},
+      {"backend", bench::json_string(args.backend)},
+      {"variant", bench::json_string(args.variant)},
+      {"fixture", bench::json_string(std::filesystem::path(args.fixture).filename().string())},
+      {"workload", bench::json_string(std::filesystem::path(args.fixture).stem().string())}};
+  std::vector<double> losses;
+  try {
+    row["fixture_sha256"] = bench::json_string(bench::checked_fixture_digest(args.fixture, args.digests));
+    auto file = io::SafetensorsFile::open(args.fixture);
+    const auto meta = file.metadata().find("workload");
+    if (meta == file.metadata().end())
+      throw FormatError("fixture " + args.fixture + " has no \"workload\" metadata");
+    const bench::Workload w = bench::parse_workload(meta->second);
+    row["workload"] = bench::json_string(w.text("name"));
+    const bench::StepCounts steps = step_counts(w, args);
+    bench::BenchCell cell(w, file, args.backend == "cc" ? runtime::Context::cpu()
+                                                        : runtime::Context::interpreter());
+    const bench::Measurement m = bench::measure(
+        steps, [&] { cell.compile(); }, [&](std::int64_t k) { cell.step(k); },
+        [&] { return cell.loss(); });
+    add_measurement(row, w, steps, m);
+    losses = m.losses;
+    row["status"] = bench::json_string("ok");
+  } catch (const std::exception& e) {
+    row["status"] = bench::json_string("error");
+    row["reason"] = bench::json_string(e.what());
+  }
+  const std::string line = bench::json_row(row);
+  std::cout << line << "\n";
+  if (!args.out.empty()) std::ofstream(args.out, std::ios::app) << line << "\n";
+  if (row["status"] != bench::json_string("ok")) return 1;
+  if (args.check_against.empty()) return 0;
+  const std::string failure = parity_failure(losses, reference_losses(args.check_against), args.tolerance);
+  if (failure.empty()) return 0;
+  std::cerr << "bench_cannl: parity FAIL: " << failure << "\n";
+  return 1;
+}

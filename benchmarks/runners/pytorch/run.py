@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""PyTorch runner: eager or torch.compile, on the CPU (or cuda / mps when present).
+
+Models follow the fixture layout (see scripts/gen_fixtures.py): images arrive NHWC and are
+transposed once to NCHW; conv kernels [oc,kh,kw,ic] become [oc,ic,kh,kw]; the conv features are
+flattened in (oh, ow, oc) order; wte [d, vocab] becomes [vocab, d]. The step is forward + loss
+(+ backward + plain SGD p -= lr * grad). Usage: run.py --fixture F [--compile] [--device cpu]
+"""
+import argparse
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+
+def ce_loss(logits, labels):
+    """Mean over rows of -log_softmax . one_hot."""
+    one_hot = F.one_hot(labels.long(), logits.shape[-1]).to(logits.dtype)
+    return -(F.log_softmax(logits, dim=-1) * one_hot).sum(-1).mean()
+
+
+def mlp_model(w, t, p):
+    layers = len(w["dims"]) - 1
+
+    def forward(x):
+        for i in range(layers):
+            x = F.linear(x, p[f"l{i}.w"], p[f"l{i}.b"])
+            if i + 1 < layers:
+                x = F.relu(x)
+        return x
+    return forward
+
+
+def conv_model(w, t, p):
+    def forward(x):  # x: NCHW
+        for i, stride in enumerate(w["strides"]):
+            x = F.conv2d(x, p[f"conv{i}.w"], p[f"conv{i}.b"], stride=stride)
+            x = F.max_pool2d(F.relu(x), w["pool"])
+        x = x.permute(0, 2, 3, 1).reshape(x.shape[0], -1)  # (oh, ow, oc)
+        n = len(w["fc"]) + 1
+        for i in range(n):
+            x = F.linear(x, p[f"fc{i}.w"], p[f"fc{i}.b"])
+            if i + 1 < n:
+                x = F.relu(x)
+        return x
+    return forward
+
+
+def gpt_model(w, t, p):
+    d, heads, seq = w["d_model"], w["n_head"], w["seq"]
+    dk = d // heads
+    causal = torch.tril(torch.ones(seq, seq, dtype=torch.bool, device=p["wte"].device))
+
+    def attention(x, pre):
+        b = x.shape[0]
+        split = lambda name: F.linear(x, p[pre + name + ".w"], p[pre + name + ".b"]).view(
+            b, seq, heads, dk).transpose(1, 2)
+        q, k, v = split("q"), split("k"), split("v")
+        scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(dk))
+        scores = scores.masked_fill(~causal, -1e9)
+        mixed = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, seq, d)
+        return F.linear(mixed, p[pre + "o.w"], p[pre + "o.b"])
+
+    def ln(x, pre):
+        return F.layer_norm(x, (d,), p[pre + ".gamma"], p[pre + ".beta"], w["ln_eps"])
+
+    def forward(ids):
+        x = p["wte"].t()[ids.long()] + p["wpe"].t()[:seq]
+        for i in range(w["n_layer"]):
+            pre = f"h{i}."
+            x = x + attention(ln(x, pre + "ln1"), pre + "attn.")
+            h = F.gelu(F.linear(ln(x, pre + "ln2"), p[pre + "fc.w"], p[pre + "fc.b"]), approximate="tanh")
+            x = x + F.linear(h, p[pre + "proj.w"], p[pre + "proj.b"])
+        return ln(x, "ln_f") @ p["wte"]  # tied lm_head: wte is [d, vocab]
+    return forward
+
+
+def to_torch_layout(name, value):
+    """Conv kernels [oc,kh,kw,ic] -> [oc,ic,kh,kw]; everything else keeps the fixture layout."""
+    if name.startswith("conv") and name.endswith(".w"):
+        return value.transpose(0, 3, 1, 2).copy()
+    return value
+
+
+MODELS = {"mlp": mlp_model, "conv": conv_model, "gpt": gpt_model}
+DATA_KEYS = {"mlp": ("x", "labels"), "conv": ("x", "labels"), "gpt": ("ids", "targets")}
+
+
+def make_run(args):
+    def run(w, t):
+        torch.manual_seed(w["seed"])
+        torch.set_float32_matmul_precision("highest")
+        dev = torch.device(args.device)
+        inputs_key, labels_key = DATA_KEYS[w["model"]]
+        params = {k: torch.tensor(to_torch_layout(k, v), device=dev,
+                                  requires_grad=w["mode"] == "train")
+                  for k, v in t.items() if k not in (inputs_key, labels_key)}
+        xs = torch.tensor(t[inputs_key], device=dev)
+        if w["model"] == "conv":
+            xs = xs.permute(0, 1, 4, 2, 3).contiguous()
+        ys = torch.tensor(t[labels_key], device=dev).long()
+        forward = MODELS[w["model"]](w, t, params)
+        loss_of = lambda x, y: ce_loss(forward(x), y)
+        state = {}
+
+        def build():
+            state["loss"] = torch.compile(loss_of, mode=args.compile_mode) if args.compile else loss_of
+
+        plist = list(params.values())
+
+        def step(k):
+            b = k % w["n_batches"]
+            if w["mode"] != "train":
+                with torch.no_grad():
+                    return state["loss"](xs[b], ys[b])
+            loss = state["loss"](xs[b], ys[b])
+            grads = torch.autograd.grad(loss, plist)
+            with torch.no_grad():
+                torch._foreach_add_(plist, grads, alpha=-w["lr"])
+            return loss.detach()
+
+        def sync(loss):
+            value = loss.item()  # .item() waits for the device
+            return value
+
+        return harness.measure(w, args, build, step, sync)
+    return run
+
+
+def main():
+    parser = argparse.ArgumentParser(description="PyTorch benchmark runner")
+    harness.add_common_args(parser)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--compile", action="store_true")
+    parser.add_argument("--compile-mode", default=None)
+    args = parser.parse_args()
+    variant = "compile" + (f"-{args.compile_mode}" if args.compile_mode else "") if args.compile else "eager"
+    versions = {"torch": torch.__version__, "threads": torch.get_num_threads()}
+    return harness.run_cell(args, "pytorch", args.device, variant, versions, make_run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
