@@ -30,7 +30,6 @@ constexpr const char* kDatasetDir = "/usr/share/datasets/fashion-mnist";
 constexpr const char* kInstallHint =
     "Fashion-MNIST is not installed; install the Debian package dataset-fashion-mnist "
     "(apt-get install dataset-fashion-mnist, or run scripts/setup.sh)";
-constexpr int kSkipped = 77;  // CTest's SKIP_RETURN_CODE
 constexpr std::int64_t kSide = 28, kClasses = 10;
 // Mean and standard deviation of the training pixels in [0, 1] (Fashion-MNIST's usual values).
 constexpr double kPixelMean = 0.2860, kPixelStd = 0.3530;
@@ -187,14 +186,5 @@ int run(const examples::ExampleArgs& args) {
 
 int main(int argc, char** argv) {
   const auto args = examples::parse_example_args(config::parse_command_line(argc, argv));
-  try {
-    return run(args);
-  } catch (const examples::DataUnavailable& e) {
-    std::fprintf(stderr, "lenet: %s\n", e.what());
-    if (args.quick) std::fprintf(stderr, "lenet: skipped\n");
-    return args.quick ? kSkipped : 1;
-  } catch (const std::exception& e) {  // cannl's UserError (with its what/where/how) and others
-    std::fprintf(stderr, "lenet: %s\n", e.what());
-    return 1;
-  }
+  return examples::run_example("lenet", args, run);
 }

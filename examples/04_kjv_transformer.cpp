@@ -25,7 +25,6 @@ namespace {
 constexpr const char* kInstallHint =
     "the King James Bible is not installed; install the Debian packages bible-kjv and "
     "bible-kjv-text (apt-get install bible-kjv bible-kjv-text, or run scripts/setup.sh)";
-constexpr int kSkipped = 77;  // CTest's SKIP_RETURN_CODE
 
 /// Every verse, one per line, without its reference ("Ge1:1 In the beginning..." -> "In the...").
 std::string bible_text() {
@@ -245,14 +244,5 @@ int run(const examples::ExampleArgs& args) {
 
 int main(int argc, char** argv) {
   const auto args = examples::parse_example_args(config::parse_command_line(argc, argv));
-  try {
-    return run(args);
-  } catch (const examples::DataUnavailable& e) {
-    std::fprintf(stderr, "kjv: %s\n", e.what());
-    if (args.quick) std::fprintf(stderr, "kjv: skipped\n");
-    return args.quick ? kSkipped : 1;
-  } catch (const std::exception& e) {  // cannl's UserError (with its what/where/how) and others
-    std::fprintf(stderr, "kjv: %s\n", e.what());
-    return 1;
-  }
+  return examples::run_example("kjv", args, run);
 }

@@ -140,4 +140,24 @@ inline std::string read_file(const std::string& path, const std::string& hint) {
   return std::move(text).str();
 }
 
+/// CTest's SKIP_RETURN_CODE: the quick form of an example whose data is not installed skips.
+constexpr int kSkipped = 77;
+
+/// Runs an example's body and turns its failures into an exit status: missing data skips the
+/// quick form (the CI machine may lack the Debian package) and fails the full run; any other
+/// error (cannl's UserError carries what / where / how) is printed and fails.
+template <class Body>
+int run_example(const char* name, const ExampleArgs& args, Body body) {
+  try {
+    return body(args);
+  } catch (const DataUnavailable& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    if (args.quick) std::fprintf(stderr, "%s: skipped\n", name);
+    return args.quick ? kSkipped : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 1;
+  }
+}
+
 }  // namespace examples
