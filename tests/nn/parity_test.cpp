@@ -217,16 +217,21 @@ void bind_attention(std::vector<Binding>& bs, const nn::MultiHeadAttention& mha)
   bs.push_back({*mha.o.b, "bo"});
 }
 
+/// Causal self-attention over the fixture's input x: batch | seq -> d_model.
+ParityModel causal_attention_model(const Fixture& f, const nn::AttentionOptions& options) {
+  const Dims x = f.at("x").dims;
+  nn::MultiHeadAttention mha("mha", options);
+  ParityModel m;
+  m.out = mha(input_of(m.bindings, f, "x"), nn::causal_mask(x[1]));
+  bind_attention(m.bindings, mha);
+  m.out_batch = {x[0], x[1]};
+  m.out_output = {x[2]};
+  return m;
+}
+
 TEST(Parity, CausalAttention) {
   check_parity("attention", [](const Fixture& f) {
-    const Dims x = f.at("x").dims;
-    nn::MultiHeadAttention mha("mha", {.heads = 2, .d_k = 3, .d_model = x[2]});
-    ParityModel m;
-    m.out = mha(input_of(m.bindings, f, "x"), nn::causal_mask(x[1]));
-    bind_attention(m.bindings, mha);
-    m.out_batch = {x[0], x[1]};
-    m.out_output = {x[2]};
-    return m;
+    return causal_attention_model(f, {.heads = 2, .d_k = 3, .d_model = f.at("x").dims[2]});
   });
 }
 
@@ -356,15 +361,8 @@ TEST(Parity, RotaryPositions) {
 TEST(Parity, CausalAttentionWithRope) {
   check_parity("attention_rope", [](const Fixture& f) {
     const Dims x = f.at("x").dims;
-    const std::int64_t d_k = f.at("wq").dims[0] / 2;
-    nn::MultiHeadAttention mha("mha", {.heads = 2, .d_k = d_k, .d_model = x[2],
-                                       .rope = nn::RopeOptions{.seq_len = x[1]}});
-    ParityModel m;
-    m.out = mha(input_of(m.bindings, f, "x"), nn::causal_mask(x[1]));
-    bind_attention(m.bindings, mha);
-    m.out_batch = {x[0], x[1]};
-    m.out_output = {x[2]};
-    return m;
+    return causal_attention_model(f, {.heads = 2, .d_k = f.at("wq").dims[0] / 2, .d_model = x[2],
+                                      .rope = nn::RopeOptions{.seq_len = x[1]}});
   });
 }
 TEST(Parity, SinusoidalPositions) {
