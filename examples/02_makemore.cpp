@@ -372,39 +372,9 @@ SequenceExamples sequence_examples(const std::vector<std::string>& names, const 
   return ex;
 }
 
-struct TinyTransformer {
-  std::int64_t vocab, window;
-  Tensor token_table;
-  nn::Embedding positions;
-  std::vector<nn::DecoderBlock> blocks;
-  nn::LayerNorm ln_f{"tf_ln_f"};
-  nn::Linear head;
-  Tensor mask = nn::causal_mask(window);
-  Tensor position_ids = nn::position_one_hot(window, window);
-
-  TinyTransformer(std::int64_t vocab_size, std::int64_t window_size, std::int64_t d_model,
-                  int layers)
-      : vocab(vocab_size),
-        window(window_size),
-        token_table(param("tf_wte", {.input = nn::Dims{vocab},
-                                     .output = nn::Dims{d_model},
-                                     .init = {.kind = InitKind::Normal, .stddev = 0.1}})),
-        positions("tf_wpe", window, d_model),
-        head("tf_head", {vocab}) {
-    for (int i = 0; i < layers; ++i)
-      blocks.emplace_back("tf_h" + std::to_string(i),
-                          nn::DecoderOptions{.heads = 4, .d_model = d_model, .d_ff = 4 * d_model});
-  }
-  /// ids: batch [..., window] -> logits batch [..., window], output [vocab].
-  Tensor logits(const Tensor& ids) const {
-    Tensor x = token_table * nn::one_hot_of_ids(ids, vocab) + positions(position_ids);
-    for (const auto& block : blocks) x = block(x, mask);
-    return head(ln_f(x));
-  }
-};
 
 /// Host NLL per counted character on each of `sets`, from one forward routine.
-std::vector<double> evaluate_sequences(runtime::Context& ctx, const TinyTransformer& model,
+std::vector<double> evaluate_sequences(runtime::Context& ctx, const nn::DecoderLm& model,
                                        const std::vector<SequenceExamples>& sets) {
   std::vector<Tensor> logits;
   for (std::size_t i = 0; i < sets.size(); ++i)
@@ -415,32 +385,33 @@ std::vector<double> evaluate_sequences(runtime::Context& ctx, const TinyTransfor
   std::vector<double> losses;
   for (std::size_t i = 0; i < sets.size(); ++i)
     losses.push_back(examples::mean_nll(ctx.get_values(logits[i].value()), sets[i].y,
-                                        static_cast<std::size_t>(model.vocab), sets[i].weight));
+                                        static_cast<std::size_t>(model.options.vocab), sets[i].weight));
   return losses;
 }
 
-std::vector<std::string> sample_transformer(runtime::Context& ctx, const TinyTransformer& model,
+std::vector<std::string> sample_transformer(runtime::Context& ctx, const nn::DecoderLm& model,
                                             const Vocabulary& v) {
   Tensor ids = nn::ids_literal("tf_sample",
-                               std::vector<std::int64_t>(static_cast<std::size_t>(model.window), 0),
-                               {1, model.window});
+                               std::vector<std::int64_t>(static_cast<std::size_t>(model.options.window), 0),
+                               {1, model.options.window});
   Tensor logits = model.logits(ids);
   auto routine = train::compile_forward(ctx, {logits}, "tf_sample");
   return sample_names(v, 5, 1, [&](const std::string& name) {
-    std::vector<double> padded(static_cast<std::size_t>(model.window), 0.0);
+    std::vector<double> padded(static_cast<std::size_t>(model.options.window), 0.0);
     const auto n = std::min<std::size_t>(name.size(), padded.size() - 1);
     for (std::size_t i = 0; i < n; ++i) padded[i + 1] = static_cast<double>(v.id(name[i]));
     ctx.set_values(ids.value(), padded);
     ctx.run(routine);
     const std::vector<double> all = ctx.get_values(logits.value());
-    const auto row = static_cast<std::ptrdiff_t>(n) * model.vocab;
-    return std::vector<double>(all.begin() + row, all.begin() + row + model.vocab);
+    const auto row = static_cast<std::ptrdiff_t>(n) * model.options.vocab;
+    return std::vector<double>(all.begin() + row, all.begin() + row + model.options.vocab);
   });
 }
 
 ModelReport train_transformer(const Split& split, const Vocabulary& v, std::int64_t window,
                               const TrainSettings& s) {
-  TinyTransformer model(v.size(), window, 32, 2);
+  nn::DecoderLm model("tf_",
+                      {.vocab = v.size(), .window = window, .d_model = 32, .layers = 2, .heads = 4});
   const auto all = sequence_examples(split.train, v, window);
   const std::int64_t n_batches = std::min(s.max_batches, all.size() / s.batch_size);
   const auto n = static_cast<std::size_t>(n_batches * s.batch_size * window);

@@ -74,38 +74,6 @@ struct Settings {
   double lr;
 };
 
-/// A pre-LN decoder-only transformer over one-hot characters with learned positions.
-struct CharTransformer {
-  std::int64_t vocab, window;
-  Tensor token_table;
-  nn::Embedding positions;
-  std::vector<nn::DecoderBlock> blocks;
-  nn::LayerNorm ln_f{"ln_f"};
-  nn::Linear head;
-  Tensor mask, position_ids;
-
-  CharTransformer(std::int64_t vocab_size, const Settings& s)
-      : vocab(vocab_size),
-        window(s.window),
-        token_table(param("wte", {.input = nn::Dims{vocab},
-                                  .output = nn::Dims{s.d_model},
-                                  .init = {.kind = InitKind::Normal, .stddev = 0.1}})),
-        positions("wpe", s.window, s.d_model),
-        head("head", {vocab}),
-        mask(nn::causal_mask(s.window)),
-        position_ids(nn::position_one_hot(s.window, s.window)) {
-    for (std::int64_t i = 0; i < s.layers; ++i)
-      blocks.emplace_back(
-          "h" + std::to_string(i),
-          nn::DecoderOptions{.heads = s.heads, .d_model = s.d_model, .d_ff = 4 * s.d_model});
-  }
-  /// ids: batch [..., window] -> logits batch [..., window], output [vocab].
-  Tensor logits(const Tensor& ids) const {
-    Tensor x = token_table * nn::one_hot_of_ids(ids, vocab) + positions(position_ids);
-    for (const auto& block : blocks) x = block(x, mask);
-    return head(ln_f(x));
-  }
-};
 
 /// `count` windows of window + 1 ids at random offsets of ids[begin, end): inputs and targets.
 std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> random_windows(
@@ -125,37 +93,37 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> random_windows(
 }
 
 /// Mean loss per character on held-out windows, computed on the host from the logits.
-double validation_loss(runtime::Context& ctx, const CharTransformer& model,
+double validation_loss(runtime::Context& ctx, const nn::DecoderLm& model,
                        const std::vector<std::int64_t>& ids, std::size_t begin, const Settings& s) {
   auto [x, y] = random_windows(ids, begin, ids.size(), s.val_windows, s.window, 99);
   Tensor logits = model.logits(nn::ids_literal("val_x", x, {s.val_windows, s.window}));
   auto routine = train::compile_forward(ctx, {logits}, "validation");
   ctx.run(routine);
   return examples::mean_nll(ctx.get_values(logits.value()), y,
-                            static_cast<std::size_t>(model.vocab));
+                            static_cast<std::size_t>(model.options.vocab));
 }
 
 /// Continues `prompt` by `count` characters sampled at temperature 0.8, reading the logits of
 /// the last position of the (at most `window`) characters before.
-std::string sample(runtime::Context& ctx, const CharTransformer& model, const Vocabulary& v,
+std::string sample(runtime::Context& ctx, const nn::DecoderLm& model, const Vocabulary& v,
                    const std::string& prompt, int count) {
   Tensor ids = nn::ids_literal("prompt",
-                               std::vector<std::int64_t>(static_cast<std::size_t>(model.window), 0),
-                               {1, model.window});
+                               std::vector<std::int64_t>(static_cast<std::size_t>(model.options.window), 0),
+                               {1, model.options.window});
   Tensor logits = model.logits(ids);
   auto routine = train::compile_forward(ctx, {logits}, "sample");
   SplitMix64 rng(5);
   std::vector<std::int64_t> text = v.ids_of(prompt);
   for (int i = 0; i < count; ++i) {
-    const auto n = std::min<std::size_t>(text.size(), static_cast<std::size_t>(model.window));
-    std::vector<double> window(static_cast<std::size_t>(model.window), 0.0);
+    const auto n = std::min<std::size_t>(text.size(), static_cast<std::size_t>(model.options.window));
+    std::vector<double> window(static_cast<std::size_t>(model.options.window), 0.0);
     for (std::size_t k = 0; k < n; ++k) window[k] = static_cast<double>(text[text.size() - n + k]);
     ctx.set_values(ids.value(), window);
     ctx.run(routine);
     const std::vector<double> all = ctx.get_values(logits.value());
-    const double* last = &all[(n - 1) * static_cast<std::size_t>(model.vocab)];
+    const double* last = &all[(n - 1) * static_cast<std::size_t>(model.options.vocab)];
     text.push_back(static_cast<std::int64_t>(
-        examples::sample_from_logits(last, static_cast<std::size_t>(model.vocab), rng, 0.8)));
+        examples::sample_from_logits(last, static_cast<std::size_t>(model.options.vocab), rng, 0.8)));
   }
   std::string out;
   for (auto id : text) out += v.chars[static_cast<std::size_t>(id)];
@@ -212,7 +180,11 @@ int run(const examples::ExampleArgs& args) {
       args.quick ? " (quick run)" : "");
   std::fflush(stdout);
 
-  CharTransformer model(v.size(), s);
+  nn::DecoderLm model("", {.vocab = v.size(),
+                           .window = s.window,
+                           .d_model = s.d_model,
+                           .layers = s.layers,
+                           .heads = s.heads});
   auto [x, y] = random_windows(ids, 0, split, s.steps * s.batch_size, s.window, 1);
   ir::StaticSymbol batch{ir::fresh_symbol(), s.steps, "batch"};
   const std::vector<std::int64_t> dims{s.steps, s.batch_size, s.window};

@@ -157,6 +157,31 @@ struct DecoderBlock {
   Linear fc, proj;
 };
 
+/// A decoder-only language model over token ids: a token table and learned positions, pre-LN
+/// decoder blocks under a causal mask, a final layer norm and an untied output head.
+///   DecoderLm lm("tf_", {.vocab = 27, .window = 16, .d_model = 32, .layers = 2, .heads = 4});
+///   Tensor logits = lm.logits(ids);   // ids: batch [..., window] -> batch [..., window], [vocab]
+/// Parameters are named label + wte, wpe, h<i>, ln_f, head.
+struct DecoderLmOptions {
+  std::int64_t vocab = 0;
+  std::int64_t window = 0;
+  std::int64_t d_model = 0;
+  std::int64_t layers = 1;
+  std::int64_t heads = 1;
+  double embedding_stddev = 0.1;
+};
+struct DecoderLm {
+  DecoderLm(const std::string& label, const DecoderLmOptions& options);
+  Tensor logits(const Tensor& ids) const;
+  DecoderLmOptions options;
+  Tensor token_table;
+  Embedding positions;
+  LayerNorm ln_f;
+  Linear head;
+  Tensor mask, position_ids;
+  std::vector<DecoderBlock> blocks;
+};
+
 }  // namespace cannl::nn
 
 #include "cannl/nn/conv_blocks.h"  // Conv2d, DepthwiseSeparableConv2d, MaxPool2d, AvgPool2d
