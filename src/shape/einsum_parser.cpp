@@ -253,21 +253,23 @@ class Parser {
     const Tok n = peek2().kind;
     if (n == Tok::Star || n == Tok::Caret || n == Tok::Lt || n == Tok::Plus ||
         (t.kind == Tok::Ident && n == Tok::Eq && tokens_[at_ + 2].kind != Tok::Int))
-      fail_at(spec_, t.pos, "strided, convolution and concatenation axes are not allowed in a labels spec",
+      fail_at(spec_, t.pos,
+              "strided, convolution and concatenation axes are not allowed in a labels spec",
               "a labels spec gives sizes (3), named sizes (rgb=3), labels and row variables");
-    if (t.kind == Tok::Int) {
-      a.kind = AxisSpec::Kind::Fixed;
-      a.index = integer_token();
-      return a;
-    }
+    if (t.kind == Tok::Int) return fixed_axis(a);
     if (t.kind != Tok::Ident && t.kind != Tok::Underscore) unexpected(t, "");
     a.label = t.text;
     ++at_;
     if (peek().kind != Tok::Eq) return a;
     ++at_;  // '='
-    a.kind = AxisSpec::Kind::Fixed;
     a.basis = std::move(a.label);
     a.label.clear();
+    return fixed_axis(a);
+  }
+
+  /// An integer axis: a fixed index in an einsum spec, a size in a labels spec.
+  AxisSpec fixed_axis(AxisSpec a) {
+    a.kind = AxisSpec::Kind::Fixed;
     a.index = integer_token();
     return a;
   }
@@ -284,11 +286,7 @@ class Parser {
       return affine(a);
     }
     if ((t.kind == Tok::Int || t.kind == Tok::Ident) && peek2().kind == Tok::Caret) return concat(a);
-    if (t.kind == Tok::Int) {
-      a.kind = AxisSpec::Kind::Fixed;
-      a.index = integer_token();
-      return a;
-    }
+    if (t.kind == Tok::Int) return fixed_axis(a);
     if (t.kind != Tok::Ident && t.kind != Tok::Underscore) unexpected(t, "");
     a.label = t.text;
     ++at_;
