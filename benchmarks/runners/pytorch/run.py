@@ -24,16 +24,17 @@ def ce_loss(logits, labels):
     return -(F.log_softmax(logits, dim=-1) * one_hot).sum(-1).mean()
 
 
-def mlp_model(w, t, p):
-    layers = len(w["dims"]) - 1
+def dense_relu_chain(x, p, prefix, n):
+    """n linear layers {prefix}0 .. {prefix}{n-1} with ReLU between them (none after the last)."""
+    for i in range(n):
+        x = F.linear(x, p[f"{prefix}{i}.w"], p[f"{prefix}{i}.b"])
+        if i + 1 < n:
+            x = F.relu(x)
+    return x
 
-    def forward(x):
-        for i in range(layers):
-            x = F.linear(x, p[f"l{i}.w"], p[f"l{i}.b"])
-            if i + 1 < layers:
-                x = F.relu(x)
-        return x
-    return forward
+
+def mlp_model(w, t, p):
+    return lambda x: dense_relu_chain(x, p, "l", len(w["dims"]) - 1)
 
 
 def conv_model(w, t, p):
@@ -42,12 +43,7 @@ def conv_model(w, t, p):
             x = F.conv2d(x, p[f"conv{i}.w"], p[f"conv{i}.b"], stride=stride)
             x = F.max_pool2d(F.relu(x), w["pool"])
         x = x.permute(0, 2, 3, 1).reshape(x.shape[0], -1)  # (oh, ow, oc)
-        n = len(w["fc"]) + 1
-        for i in range(n):
-            x = F.linear(x, p[f"fc{i}.w"], p[f"fc{i}.b"])
-            if i + 1 < n:
-                x = F.relu(x)
-        return x
+        return dense_relu_chain(x, p, "fc", len(w["fc"]) + 1)
     return forward
 
 

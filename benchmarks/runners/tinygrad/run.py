@@ -43,16 +43,17 @@ def linear(x, p, name):
     return x.linear(p[name + ".w"].T, p[name + ".b"])
 
 
-def mlp_model(w, p):
-    layers = len(w["dims"]) - 1
+def dense_relu_chain(x, p, prefix, n):
+    """n linear layers {prefix}0 .. {prefix}{n-1} with ReLU between them (none after the last)."""
+    for i in range(n):
+        x = linear(x, p, f"{prefix}{i}")
+        if i + 1 < n:
+            x = x.relu()
+    return x
 
-    def forward(x):
-        for i in range(layers):
-            x = linear(x, p, f"l{i}")
-            if i + 1 < layers:
-                x = x.relu()
-        return x
-    return forward
+
+def mlp_model(w, p):
+    return lambda x: dense_relu_chain(x, p, "l", len(w["dims"]) - 1)
 
 
 def conv_model(w, p):
@@ -60,12 +61,7 @@ def conv_model(w, p):
         for i, stride in enumerate(w["strides"]):
             x = x.conv2d(p[f"conv{i}.w"], p[f"conv{i}.b"], stride=stride).relu().max_pool2d(w["pool"])
         x = x.permute(0, 2, 3, 1).reshape(x.shape[0], -1)  # (oh, ow, oc)
-        n = len(w["fc"]) + 1
-        for i in range(n):
-            x = linear(x, p, f"fc{i}")
-            if i + 1 < n:
-                x = x.relu()
-        return x
+        return dense_relu_chain(x, p, "fc", len(w["fc"]) + 1)
     return forward
 
 
