@@ -10,14 +10,13 @@
 namespace cannl::nn {
 namespace {
 
-/// The accumulator of GPT-2's long reductions: the contractions over n_embd or 4 n_embd terms (q,
+/// Why GPT-2's long reductions accumulate in f64 by default (Gpt2Config::accumulate): the contractions over n_embd or 4 n_embd terms (q,
 /// k, v, the attention output, the MLP, the lm_head) and the LayerNorms' statistics over n_embd.
 /// Summed sequentially in f32 they put the 124M model's last-position logits 1.4e-4 (the tests'
 /// relative measure) from exact, beyond the 1e-4 budget and twice PyTorch's own f32 error
 /// (6.1e-5: its GEMMs sum in blocks). Accumulating the contractions in f64 and rounding once per
 /// output gives 4.3e-5; LayerNorm in f64 too (its sum of 768 squares is the next largest error)
 /// gives 1.3e-5. Attention's reductions (head_dim and positions) stay in the model's precision.
-constexpr ir::DType kAccumulate = ir::DType::F64;
 
 std::vector<DecoderBlock> decoder_blocks(const Gpt2Config& c, const std::string& label) {
   std::vector<DecoderBlock> blocks;
@@ -29,8 +28,8 @@ std::vector<DecoderBlock> decoder_blocks(const Gpt2Config& c, const std::string&
                        .ln_eps = c.layer_norm_epsilon});
     for (Linear* l : {&block.attn.q, &block.attn.k, &block.attn.v, &block.attn.o, &block.fc,
                       &block.proj})
-      l->accumulate = kAccumulate;
-    block.ln1.options.accumulate = block.ln2.options.accumulate = kAccumulate;
+      l->accumulate = c.accumulate;
+    block.ln1.options.accumulate = block.ln2.options.accumulate = c.accumulate;
   }
   return blocks;
 }
@@ -42,7 +41,7 @@ Gpt2Blocks::Gpt2Blocks(const Gpt2Config& c, const std::string& label)
       wte(label + "_wte", c.vocab_size, c.n_embd),
       wpe(label + "_wpe", c.n_positions, c.n_embd),
       h(decoder_blocks(c, label)),
-      ln_f(label + "_ln_f", {.eps = c.layer_norm_epsilon, .accumulate = kAccumulate}) {}
+      ln_f(label + "_ln_f", {.eps = c.layer_norm_epsilon, .accumulate = c.accumulate}) {}
 
 Tensor Gpt2Blocks::logits(const Tensor& ids, std::int64_t window) const {
   Tensor x = wte(one_hot_of_ids(ids, config.vocab_size)) +
@@ -51,7 +50,7 @@ Tensor Gpt2Blocks::logits(const Tensor& ids, std::int64_t window) const {
   for (const DecoderBlock& block : h) x = block(x, mask);
   // The lm_head is wte itself: contract the features with the table's output axis.
   const Tensor features = ln_f(x);
-  return cast(einsum("... | -> d; | v -> d => ... | -> v", cast(features, kAccumulate), wte.table),
+  return cast(einsum("... | -> d; | v -> d => ... | -> v", cast(features, config.accumulate), wte.table),
               features.value()->dtype);
 }
 

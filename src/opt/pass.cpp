@@ -12,6 +12,7 @@ PassContext PassContext::from_config(const std::string& routine_name) {
   ctx.max_inline_fanin = static_cast<int>(config::get_int("virtualize_max_inline_fanin"));
   ctx.max_visits = static_cast<int>(config::get_int("virtualize_max_visits"));
   ctx.stack_threshold_bytes = config::get_int("stack_threshold_in_bytes");
+  ctx.fuse_multiply_add = config::get_bool("fuse_multiply_add");
   return ctx;
 }
 

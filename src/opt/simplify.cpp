@@ -157,7 +157,7 @@ ir::LoweredRoutine simplify_with(const ir::LoweredRoutine& routine, const PassCo
 }
 
 ir::LoweredRoutine simplify(const ir::LoweredRoutine& routine, const PassContext& ctx) {
-  return simplify_with(routine, ctx, SimplifyOptions{});
+  return simplify_with(routine, ctx, SimplifyOptions{.fuse_multiply_add = ctx.fuse_multiply_add});
 }
 
 ir::ScalarRef simplify_scalar(const ir::ScalarRef& scalar, const SymbolRanges& ranges,

@@ -15,7 +15,7 @@
 
 namespace cannl::opt {
 
-/// Simplifies with the exact rules only (SimplifyOptions{}).
+/// Simplifies with the exact rules plus the fused multiply-add licence of `ctx`.
 ///   ir::LoweredRoutine r2 = simplify(r, ctx);
 ir::LoweredRoutine simplify(const ir::LoweredRoutine& routine, const PassContext& ctx);
 

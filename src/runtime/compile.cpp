@@ -1,4 +1,5 @@
 // Context::compile: lower, verify, dump, allocate, compile and link a routine into a context.
+#include <set>
 #include <string>
 
 #include "cannl/ir/lower.h"
@@ -44,6 +45,14 @@ std::vector<ir::NodeRef> only_on_device(const opt::Optimized& o, std::vector<ir:
   return nodes;
 }
 
+/// `nodes` without those `before` does not touch (nodes the schedule added).
+std::vector<ir::NodeRef> nodes_not_added(const ir::LoweredRoutine& before, std::vector<ir::NodeRef> nodes) {
+  std::set<int> known;
+  for (const auto& n : ir::nodes_of(before.body)) known.insert(n->id);
+  std::erase_if(nodes, [&](const ir::NodeRef& n) { return !known.contains(n->id); });
+  return nodes;
+}
+
 /// Lowers, verifies and optimizes; only OnDevice nodes become buffer parameters (Local nodes are
 /// arrays inside the routine, Virtual ones are gone).
 opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& state,
@@ -60,11 +69,12 @@ opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& stat
   dump_ir(comp, lowered);
   opt::Optimized optimized = opt::optimize(lowered, pass_context(state, data.name));
   data.lowered = optimized.routine;
-  // The schedule runs after the optimizer (semantics-backend.md 8: virtualize -> schedule) and
-  // adds no nodes, so the placements above stay valid.
+  // The schedule runs after the optimizer (semantics-backend.md 8: virtualize -> schedule). Nodes
+  // it adds are scratch (the partials of an interleaved reduction, staged tiles): arrays inside
+  // the routine, never parameters, so the placements above stay valid.
   if (state.backend->name() == "cc") data.lowered = schedule::maybe_default_cpu_schedule(data.lowered);
   data.statics = data.lowered.statics;
-  data.params = only_on_device(optimized, ir::nodes_of(data.lowered.body));
+  data.params = only_on_device(optimized, nodes_not_added(optimized.routine, ir::nodes_of(data.lowered.body)));
   data.inputs = only_on_device(optimized, ir::read_before_initialized(comp));
   data.outputs = only_on_device(optimized, ir::written_nodes(comp));
   return optimized;

@@ -5,6 +5,8 @@
 //   auto state = std::make_shared<ContextState>(backends::make_interpreter_backend());
 //   backends::Buffer& b = state->ensure_buffer(node);
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -28,9 +30,22 @@ struct NodeBuffer {
   std::unique_ptr<backends::Buffer> buffer;
 };
 
+/// The kernel timings of one profiled routine (config key profile_kernels), after each run.
+struct RoutineProfile {
+  std::string name;
+  std::int64_t runs = 0;
+  std::int64_t run_ns = 0;  // wall time of the runs
+  std::vector<backends::KernelTiming> kernels;  // the executable's totals since it was made
+  std::vector<backends::KernelTiming> baseline;  // its totals at the last reset (empty: none)
+};
+
 class ContextState {
  public:
   explicit ContextState(std::shared_ptr<backends::Backend> backend);
+  /// Adds the profiled routines' rows to the process's kernel_profile.tsv (kernel_profile.cpp).
+  ~ContextState();
+  ContextState(const ContextState&) = delete;
+  ContextState& operator=(const ContextState&) = delete;
 
   /// The buffer of `node`, allocated (zero-filled) on first need.
   backends::Buffer& ensure_buffer(const ir::NodeRef& node);
@@ -47,6 +62,8 @@ class ContextState {
   /// text: host reads of them fail with this explanation.
   std::unordered_map<int, std::string> optimized_away;
   int next_routine_id = 0;
+  /// Profiled routines by id (only those compiled with kernel profiling that ran).
+  std::map<int, RoutineProfile> kernel_profiles;
 };
 
 /// "x (id 7, f32 [64,2])": how messages name a node.

@@ -1,5 +1,6 @@
 // Context::run: the checks that make running routines in a wrong order a clear error, then
 // execution.
+#include <chrono>
 #include <string>
 
 #include "cannl/runtime/context.h"
@@ -46,6 +47,18 @@ void check_inputs_initialized(const ContextState& state, const RoutineData& data
   }
 }
 
+/// After a run of a routine compiled with kernel profiling: its wall time and kernel totals.
+void record_kernel_profile(ContextState& state, const RoutineData& data,
+                           std::chrono::steady_clock::duration wall) {
+  std::vector<backends::KernelTiming> kernels = data.executable->kernel_timings();
+  if (kernels.empty()) return;
+  RoutineProfile& profile = state.kernel_profiles[data.id];
+  profile.name = data.name;
+  profile.runs += 1;
+  profile.run_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count();
+  profile.kernels = std::move(kernels);
+}
+
 }  // namespace
 
 void Context::run(const Routine& routine, std::span<const std::int64_t> static_values) {
@@ -61,10 +74,12 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
   std::vector<backends::Buffer*> buffers;
   buffers.reserve(data.params.size());
   for (const auto& node : data.params) buffers.push_back(&state_->ensure_buffer(node));
+  const auto start = std::chrono::steady_clock::now();
   {
     logging::ScopedTimer timer("run " + data.name);
     data.executable->run(buffers, static_values);
   }
+  record_kernel_profile(*state_, data, std::chrono::steady_clock::now() - start);
   for (const auto& node : data.outputs) state_->initialized.insert(node->id);
   state_->routines_run.insert(data.id);
 }

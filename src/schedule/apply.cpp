@@ -67,6 +67,10 @@ Split split(ir::Symbol axis, std::int64_t factor, ir::AxisType outer_type, ir::A
   return Split{axis, factor, ir::fresh_symbol(), ir::fresh_symbol(), outer_type, inner_type};
 }
 
+SplitReduce split_reduce_lanes(ir::Symbol axis, std::int64_t lanes, ir::AxisType lane_type) {
+  return SplitReduce{axis, 2, lanes, ir::fresh_symbol(), lane_type};
+}
+
 ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const Transform& transform) {
   return std::visit([&](const auto& t) -> ir::LoweredRoutine {
     using T = std::decay_t<decltype(t)>;
@@ -80,7 +84,8 @@ ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const Transform& tra
     else if constexpr (std::is_same_v<T, SplitReduce>) return detail::apply_split_reduce(routine, t);
     else if constexpr (std::is_same_v<T, Stage>) return detail::apply_stage(routine, t);
     else if constexpr (std::is_same_v<T, Partition>) return detail::apply_partition(routine, t);
-    else return detail::apply_privatize(routine, t);
+    else if constexpr (std::is_same_v<T, Privatize>) return detail::apply_privatize(routine, t);
+    else return detail::apply_fuse_epilogue(routine, t);
   }, transform);
 }
 
@@ -92,8 +97,9 @@ ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const std::vector<Tr
 
 std::string transform_name(const Transform& transform) {
   static const char* const names[] = {"split", "swap", "retype", "unroll", "pad", "tensorize",
-                                      "expand_zero", "split_reduce", "stage", "partition", "privatize"};
-  static_assert(std::variant_size_v<Transform> == 11, "name every transform");
+                                      "expand_zero", "split_reduce", "stage", "partition", "privatize",
+                                      "fuse_epilogue"};
+  static_assert(std::variant_size_v<Transform> == 12, "name every transform");
   return names[transform.index()];
 }
 

@@ -1,16 +1,20 @@
-// The default CPU schedule (see default_cpu.h). Three rounds over the current routine, each
-// collecting candidates on the routine the previous round produced: tensorize, grid, vectorize.
+// The default CPU schedule (see default_cpu.h). Four rounds over the current routine, each
+// collecting candidates on the routine the previous round produced: tensorize, grid, reassociate
+// (after grid, so the partials get a row per Grid iteration), vectorize.
 #include "cannl/schedule/default_cpu.h"
 
 #include <algorithm>
+#include <set>
 
 #include "cannl/schedule/legality.h"
 #include "cannl/support/config.h"
+#include "cannl/support/error.h"
 #include "cannl/support/files.h"
 #include "cannl/support/log.h"
 #include "opt/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/loop_tree.h"
+#include "schedule/matmul_nest.h"
 #include "schedule/transform_impls.h"
 
 namespace cannl::schedule {
@@ -39,6 +43,7 @@ class Scheduler {
   ScheduledRoutine run() {
     if (options_.tensorize) tensorize_round();
     grid_round();
+    if (options_.reassociate && options_.vectorize) reassociate_round();
     if (options_.vectorize) vectorize_round();
     return out_;
   }
@@ -102,6 +107,36 @@ class Scheduler {
       }
     }
     for (const Tensorize& t : found) tensorize_with_rows(t);
+    reordered_tensorize(found);
+  }
+
+  // Matmul-like nests whose three innermost loops are not the matmul (convolutions, weight
+  // gradients, contractions over several loops): reordered so they are, then tensorized
+  // (schedule/matmul_nest.h). Nests holding a tile of the plain path are left alone.
+  void reordered_tensorize(const std::vector<Tensorize>& plain) {
+    std::set<ir::Symbol> claimed;
+    for (const Tensorize& t : plain) claimed.insert({t.i, t.j, t.k});
+    std::vector<detail::MatmulNestPlan> plans;
+    for (const ir::For* f : loops_preorder(out_.routine.body)) {
+      const auto site = detail::find_loop(out_.routine.body, f->index);
+      if (!site || site->in_tile || site->in_local_scope) continue;
+      const auto nest = loops_preorder(site->stmt);
+      if (std::any_of(nest.begin(), nest.end(), [&](const ir::For* g) { return claimed.contains(g->index); })) continue;
+      auto plan = detail::plan_matmul_nest(*f, options_.min_reordered_tile_work, options_.reassociate);
+      if (!plan) continue;
+      for (const ir::For* g : nest) claimed.insert(g->index);
+      plans.push_back(std::move(*plan));
+    }
+    for (const auto& plan : plans) {
+      std::vector<Transform> steps(plan.swaps.begin(), plan.swaps.end());
+      steps.push_back(plan.tile);
+      try {
+        out_.routine = schedule::apply(out_.routine, steps);
+        out_.transforms.insert(out_.transforms.end(), steps.begin(), steps.end());
+      } catch (const ScheduleError&) {
+        // A swap the legality check refuses: the nest stays as lowered.
+      }
+    }
   }
 
   // Splits the outermost row loop (i or j) so the tiles can be shared out, then tensorizes.
@@ -124,9 +159,52 @@ class Scheduler {
         const Split s = split(top.index, factor);
         push(s);
         (i_outer ? t.i : t.j) = s.inner;
+        push(t);
+        if (options_.fuse_epilogues) fuse_epilogues(s.outer, factor, extent);
+        return;
       }
     }
     push(t);
+  }
+
+  // ---- epilogues ----
+  // Applies `steps` when all are legal and loop `parallel` stays as provably parallel as it was
+  // (a tail reducing over the rows would serialize the matmul); else nothing changes.
+  bool try_push(const std::vector<Transform>& steps, ir::Symbol parallel) {
+    ir::LoweredRoutine next;
+    try {
+      next = schedule::apply(out_.routine, steps);
+    } catch (const ScheduleError&) {
+      return false;
+    }
+    if (parallel_legality(out_.routine, parallel).legality == Legality::Legal &&
+        parallel_legality(next, parallel).legality != Legality::Legal)
+      return false;
+    out_.routine = std::move(next);
+    out_.transforms.insert(out_.transforms.end(), steps.begin(), steps.end());
+    return true;
+  }
+  // The elementwise tails right after a split matmul (bias add, activation: loops over the same
+  // `extent` rows reading a node the chunk loop writes) move into its row chunks, split the same
+  // way, so each Grid chunk finishes its rows while they are in cache.
+  void fuse_epilogues(ir::Symbol anchor, std::int64_t factor, std::int64_t extent) {
+    while (true) {
+      const auto top = flatten_seq(out_.routine.body);
+      const auto at = std::find_if(top.begin(), top.end(), [&](const ir::StmtRef& x) {
+        const auto* f = std::get_if<ir::For>(&x->node);
+        return f && f->index == anchor;
+      });
+      if (at == top.end() || at + 1 == top.end()) return;
+      const auto* tail = std::get_if<ir::For>(&(*(at + 1))->node);
+      if (!tail || tail->begin != 0 || tail->end != extent) return;
+      std::set<int> written;
+      for (const auto& a : detail::collect_accesses(std::get<ir::For>((*at)->node).body).accesses)
+        if (a.write) written.insert(a.node->id);
+      int target = -1;
+      for (const auto& a : detail::collect_accesses(tail->body).accesses)
+        if (!a.write && written.contains(a.node->id)) target = a.node->id;
+      if (target < 0 || !try_push({split(tail->index, factor), FuseEpilogue{target, anchor}}, anchor)) return;
+    }
   }
 
   // ---- grid ----
@@ -147,6 +225,63 @@ class Scheduler {
       return;
     }
     for (const auto& x : flatten_seq(f->body)) grid_in(x);
+  }
+
+  // ---- reassociate ----
+  // v reads only nodes and constants (what the vector printer renders), every read moving with
+  // the loop is contiguous in it, and at least one does.
+  static bool streams(const ir::ScalarRef& v, ir::Symbol r, bool& moves) {
+    if (std::holds_alternative<ir::Constant>(v->node)) return true;
+    if (const auto* g = std::get_if<ir::Get>(&v->node)) {
+      if (std::none_of(g->index.begin(), g->index.end(), [&](const ir::AxisIndex& i) { return i.mentions(r); })) return true;
+      moves = true;
+      return contiguous_in(g->index, r);
+    }
+    const auto* a = std::get_if<ir::Apply>(&v->node);
+    return a && std::all_of(a->args.begin(), a->args.end(), [&](const ir::ScalarRef& x) { return streams(x, r, moves); });
+  }
+  static bool contiguous_in(const std::vector<ir::AxisIndex>& index, ir::Symbol r) {
+    for (std::size_t d = 0; d + 1 < index.size(); ++d)
+      if (index[d].mentions(r)) return false;
+    const auto& last = index.back().terms;
+    return std::count_if(last.begin(), last.end(), [&](const ir::AffineTerm& t) { return t.symbol == r; }) == 1 &&
+           std::any_of(last.begin(), last.end(), [&](const ir::AffineTerm& t) { return t.symbol == r && t.coeff == 1; });
+  }
+  // An innermost f32 add / max / min reduction over a contiguous stream, long enough to pay for
+  // the partials and their combine.
+  bool streaming_reduction(const ir::For& f) const {
+    if (f.axis != ir::AxisType::Serial || f.end - f.begin < std::max(options_.min_reassociate_extent, options_.reassociate_lanes))
+      return false;
+    const auto body = flatten_seq(f.body);
+    const auto* x = body.size() == 1 ? std::get_if<ir::Set>(&body[0]->node) : nullptr;
+    if (!x || std::any_of(x->index.begin(), x->index.end(), [&](const ir::AxisIndex& i) { return i.mentions(f.index); }))
+      return false;
+    const auto op = detail::accumulation_op(x->node, x->index, x->value);
+    const auto* a = std::get_if<ir::Apply>(&x->value->node);
+    if (!op || (*op != ir::Op::Add && *op != ir::Op::Max && *op != ir::Op::Min) || a->op != *op || a->dtype != ir::DType::F32)
+      return false;
+    bool moves = false;
+    for (const auto& arg : a->args) {
+      const auto* g = std::get_if<ir::Get>(&arg->node);
+      if (g && g->node == x->node && g->index == x->index) continue;
+      if (!streams(arg, f.index, moves)) return false;
+    }
+    return moves;
+  }
+  void reassociate_round() {
+    std::vector<ir::Symbol> found;
+    for (const ir::For* f : loops_preorder(out_.routine.body)) {
+      if (!streaming_reduction(*f)) continue;
+      const auto site = detail::find_loop(out_.routine.body, f->index);
+      if (site && !site->in_tile && !site->in_local_scope) found.push_back(f->index);
+    }
+    for (const ir::Symbol s : found) {
+      try {
+        push(split_reduce_lanes(s, options_.reassociate_lanes, ir::AxisType::Vectorized));
+      } catch (const ScheduleError&) {
+        // e.g. the partials of a huge Grid nest: the loop stays a serial reduction.
+      }
+    }
   }
 
   // ---- vectorize ----
@@ -178,6 +313,7 @@ class Scheduler {
 CpuScheduleOptions CpuScheduleOptions::from_config() {
   CpuScheduleOptions o;
   o.min_parallel = config::get_int("cpu_schedule_min_parallel");
+  o.reassociate = config::get_bool("cpu_schedule_reassociate");
   return o;
 }
 

@@ -4,6 +4,7 @@
 // so every intermediate store rounds exactly as before: bitwise.
 #include <algorithm>
 
+#include "opt/ir_rewrite.h"
 #include "opt/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
@@ -33,6 +34,20 @@ class CellToLocal : public opt::TreeMapper {
   int id_;
 };
 
+// True when an If inside `f` tests a symbol bound outside it (a Pad or Split remainder guard of
+// an enclosing loop): the guard may exclude the very cell, which the load before and the store
+// after the loop would then reach unguarded.
+bool guard_mentions_outer(const ir::For& f, const LoopAccesses& acc) {
+  bool outer = false;
+  opt::for_each_stmt(f.body, [&](const ir::Stmt& s) {
+    const auto* i = std::get_if<ir::If>(&s.node);
+    if (!i) return;
+    for (const ir::Symbol x : opt::free_symbols(i->condition))
+      outer = outer || (x != f.index && !acc.inner.contains(x));
+  });
+  return outer;
+}
+
 }  // namespace
 
 ir::LoweredRoutine apply_privatize(const ir::LoweredRoutine& r, const Privatize& t) {
@@ -56,6 +71,9 @@ ir::LoweredRoutine apply_privatize(const ir::LoweredRoutine& r, const Privatize&
     if (!fixed_cell || (cell && cell->index != a.index))
       throw_schedule_error(r, t.over, action, "the loop accesses more than one cell of the node (or a run-time row)",
                            "privatize over a loop that reads and writes one cell of it");
+    if (a.guarded && guard_mentions_outer(f, acc))
+      throw_schedule_error(r, t.over, action, "an access of the node is under a guard that depends on loops around it",
+                           "privatize over a loop inside the guard");
     cell = &a;
     written = written || a.write;
   }

@@ -43,9 +43,13 @@ std::string print_step(const ir::LoweredRoutine& r, const Transform& transform) 
     else if constexpr (std::is_same_v<T, Pad>) return name + " " + loop(r, t.axis) + " " + std::to_string(t.to_multiple_of);
     else if constexpr (std::is_same_v<T, Tensorize>) return name + " " + loop(r, t.i) + " " + loop(r, t.j) + " " + loop(r, t.k);
     else if constexpr (std::is_same_v<T, ExpandZero>) return name + " " + node_ref(r, t.node_id);
-    else if constexpr (std::is_same_v<T, SplitReduce>) return name + " " + loop(r, t.axis) + " " + std::to_string(t.num_blocks);
+    else if constexpr (std::is_same_v<T, SplitReduce>)
+      return name + " " + loop(r, t.axis) + " " +
+             (t.lanes > 0 ? "lanes " + std::to_string(t.lanes) + " " + std::string(ir::axis_type_name(t.lane_type))
+                          : std::to_string(t.num_blocks));
     else if constexpr (std::is_same_v<T, Stage>) return name + " " + node_ref(r, t.source_id) + " " + loop(r, t.anchor);
     else if constexpr (std::is_same_v<T, Privatize>) return name + " " + node_ref(r, t.node_id) + " " + loop(r, t.over);
+    else if constexpr (std::is_same_v<T, FuseEpilogue>) return name + " " + node_ref(r, t.target_id) + " " + loop(r, t.anchor);
     else {
       std::string out = name + " " + loop(r, t.axis);
       for (const auto p : t.breakpoints) out += " " + std::to_string(p);
@@ -76,9 +80,11 @@ class StepParser {
     if (op == "pad") return Pad{loop_at(1), integer(2)};
     if (op == "tensorize") return Tensorize{loop_at(1), loop_at(2), loop_at(3)};
     if (op == "expand_zero") return ExpandZero{node_at(1)};
+    if (op == "split_reduce" && word(2) == "lanes") return split_reduce_lanes(loop_at(1), integer(3), axis_type(4));
     if (op == "split_reduce") return SplitReduce{loop_at(1), integer(2)};
     if (op == "stage") return Stage{node_at(1), loop_at(2)};
     if (op == "privatize") return Privatize{node_at(1), loop_at(2)};
+    if (op == "fuse_epilogue") return FuseEpilogue{node_at(1), loop_at(2)};
     if (op == "partition") {
       Partition p{loop_at(1), {}};
       for (std::size_t k = 2; k < words_.size(); ++k) p.breakpoints.push_back(integer(k));

@@ -3,6 +3,8 @@
 // interpreter and through the runtime's cc-backend compile path where it is applied by default.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "backends/run_util.h"
 #include "cannl/ir/lower.h"
 #include "cannl/runtime/context.h"
@@ -42,13 +44,74 @@ TEST(DefaultCpuSchedule, ElementwiseGetsGridAndVectorized) {
   EXPECT_EQ(compare(run_interp(e.routine()), run_interp(s.routine), Tolerance::Bitwise), "");
 }
 
-TEST(DefaultCpuSchedule, SmallNestsStaySerialAndReductionsAreNotVectorized) {
+TEST(DefaultCpuSchedule, SmallNestsStaySerialAndReductionsNeedTheLicence) {
   Elementwise small(4, 8);
   const std::string text = ir::print_loop_ir(default_cpu_schedule(small.routine(), CpuScheduleOptions{}).routine);
   EXPECT_FALSE(has(text, "grid")) << text;
   RowSum rs(256, 256);
-  const std::string sum = ir::print_loop_ir(default_cpu_schedule(rs.routine(), CpuScheduleOptions{}).routine);
+  CpuScheduleOptions serial_sums;
+  serial_sums.reassociate = false;
+  const std::string sum = ir::print_loop_ir(default_cpu_schedule(rs.routine(), serial_sums).routine);
   EXPECT_TRUE(has(sum, "for i0 in [0, 256) grid:\n  for i1 in [0, 256):\n")) << sum;
+  RowSum short_rows(256, 255);  // below min_reassociate_extent
+  const std::string short_sum = ir::print_loop_ir(default_cpu_schedule(short_rows.routine(), CpuScheduleOptions{}).routine);
+  EXPECT_TRUE(has(short_sum, "for i0 in [0, 256) grid:\n  for i1 in [0, 255):\n")) << short_sum;
+}
+
+// A licensed long reduction: interleaved vector partials, one row per Grid iteration. The
+// re-association is in the loop IR, so the interpreter and the C backend agree bit for bit on
+// the scheduled routine; against the serial routine only within rounding (max / min exactly).
+TEST(DefaultCpuSchedule, LongReductionsGetInterleavedVectorPartials) {
+  for (const ir::Op op : {ir::Op::Add, ir::Op::Max, ir::Op::Min}) {
+    RowSum rs(64, 1000, op);  // 1000 = 15 chunks of 64 lanes + a tail of 40
+    CpuScheduleOptions options;
+    options.min_parallel = 1;
+    const ScheduledRoutine s = default_cpu_schedule(rs.routine(), options);
+    const std::string text = ir::print_loop_ir(s.routine);
+    EXPECT_TRUE(has(text, "for i0 in [0, 64) grid:\n")) << text;
+    EXPECT_TRUE(has(text, "for i3 in [0, 64) vectorized:\n      s_partials[i0, i3] = ")) << text;
+    const NodeBytes scheduled = run_interp(s.routine);
+    EXPECT_EQ(compare(run_interp(rs.routine()), scheduled, op == ir::Op::Add ? Tolerance::Reassociated : Tolerance::Bitwise), "")
+        << ir::op_name(op);
+    try {
+      (void)test_util::cc();
+    } catch (const BackendUnavailable& e) {
+      GTEST_SKIP() << e.what();
+    }
+    const backends::CompileRequest request{s.routine, {rs.x, rs.s}};
+    const std::string source = test_util::cc()->compile(request)->source();
+    EXPECT_TRUE(has(source, "vectorized, ")) << source;
+    EXPECT_TRUE(has(source, "#pragma omp parallel for")) << source;
+    std::vector<test_util::Bytes> inputs;
+    for (const auto& n : request.params) {
+      std::vector<float> values(static_cast<std::size_t>(n->num_elements()));
+      for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
+      inputs.push_back(test_util::bytes_of(values));
+    }
+    const auto compiled = test_util::run_on(*test_util::cc(), request, inputs);
+    EXPECT_EQ(compiled[1], scheduled.at(rs.s->id)) << ir::op_name(op);
+  }
+}
+
+// NaN and signed zeros: the vector max / min lanes follow maximumNumber / minimumNumber.
+TEST(DefaultCpuSchedule, VectorMaxAndMinKeepNanAndSignedZeroRules) {
+  try {
+    (void)test_util::cc();
+  } catch (const BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const float specials[] = {0.0f, -0.0f, std::nanf(""), 1.5f, -2.0f, -0.0f, 0.0f};
+  for (const ir::Op op : {ir::Op::Max, ir::Op::Min}) {
+    RowSum rs(8, 512, op);
+    CpuScheduleOptions options;
+    options.min_parallel = 1;
+    const ir::LoweredRoutine scheduled = default_cpu_schedule(rs.routine(), options).routine;
+    std::vector<float> x(8 * 512);
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = k / 512 < 4 ? specials[(k * 7 + k / 512) % 7] : specials[(k / 512) % 3];
+    const std::vector<test_util::Bytes> inputs{test_util::bytes_of(x), test_util::bytes_of(std::vector<float>(8, -0.0f))};
+    const auto serial = test_util::run_on(*test_util::cc(), {rs.routine(), {rs.x, rs.s}}, inputs);
+    EXPECT_EQ(test_util::run_on(*test_util::cc(), {scheduled, {rs.x, rs.s}}, inputs)[1], serial[1]) << ir::op_name(op);
+  }
 }
 
 TEST(DefaultCpuSchedule, ConfigKeysSwitchItOffAndSetTheThreshold) {
@@ -92,6 +155,48 @@ TEST(DefaultCpuSchedule, RuntimeMatmulIsBitwiseWithAndWithoutTheSchedule) {
   const auto scheduled = run(true);
   ASSERT_EQ(serial.size(), scheduled.size());
   for (std::size_t k = 0; k < serial.size(); ++k) ASSERT_EQ(serial[k], scheduled[k]) << "cell " << k;
+}
+
+// Through Context::compile: the partials are arrays inside the routine (not context buffers),
+// the licensed sum is within rounding of the serial one, and the licence off gives its bits.
+TEST(DefaultCpuSchedule, RuntimeRowSumsReassociateOnlyWithTheLicence) {
+  test_util::ConfigGuard guard;
+  std::vector<double> x_values(16 * 4096);
+  for (std::size_t k = 0; k < x_values.size(); ++k) x_values[k] = test_value(3, k) + 1.0 / 3.0;
+  auto run = [&](const char* schedule, const char* reassociate) {
+    config::set_override("automatic_cpu_schedule", schedule);
+    config::set_override("cpu_schedule_reassociate", reassociate);
+    runtime::Context ctx = runtime::Context::cpu();
+    const auto x = ir::make_node("x", ir::DType::F32, {16, 4096});
+    const auto s = ir::make_node("s", ir::DType::F32, {16});
+    s->mode = ir::MemoryMode::Materialized;
+    ir::Projections p;
+    const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+    p.product_space = {16, 4096};
+    p.product_iterators = {i, j};
+    p.lhs_dims = {16};
+    p.rhs_dims = {{16, 4096}};
+    p.project_lhs = {ir::AxisIndex::iterator(i)};
+    p.project_rhs = {{ir::AxisIndex::iterator(i), ir::AxisIndex::iterator(j)}};
+    auto routine = ctx.compile(cannl::testing::single_accum(cannl::testing::accum_op(s, ir::Op::Add, ir::Op::Identity,
+                                                                                      {cannl::testing::of(x)}, p, true)),
+                               "row_sums");
+    ctx.set_values(x, x_values);
+    ctx.run(routine);
+    return ctx.get_values(s);
+  };
+  try {
+    (void)runtime::Context::cpu();
+  } catch (const BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const auto serial = run("false", "true");
+  const auto licensed = run("true", "true");
+  const auto unlicensed = run("true", "false");
+  ASSERT_EQ(serial.size(), 16u);
+  EXPECT_EQ(unlicensed, serial);
+  EXPECT_NE(licensed, serial);  // 4096 sums of thirds: the rounding differs somewhere
+  for (std::size_t k = 0; k < serial.size(); ++k) EXPECT_NEAR(licensed[k], serial[k], 1e-4 * std::abs(serial[k]) + 1e-3);
 }
 
 }  // namespace

@@ -127,17 +127,18 @@ struct Elementwise {
   }
 };
 
-/// s[i] = sum over r of x[i, r] (zeroed first), loops i, r.
+/// s[i] = sum (or `op`: max, min) over r of x[i, r] (zeroed first), loops i, r.
 struct RowSum {
   std::int64_t m, n;
+  ir::Op op = ir::Op::Add;
   ir::NodeRef x = ir::make_node("x", ir::DType::F32, {m, n});
   ir::NodeRef s = ir::make_node("s", ir::DType::F32, {m});
   ir::Symbol i = ir::fresh_symbol(), r = ir::fresh_symbol();
 
-  RowSum(std::int64_t m_, std::int64_t n_) : m(m_), n(n_) {}
+  RowSum(std::int64_t m_, std::int64_t n_, ir::Op op_ = ir::Op::Add) : m(m_), n(n_), op(op_) {}
   ir::LoweredRoutine routine() const {
     using ir::DType;
-    const auto sum = ir::apply(ir::Op::Add, DType::F32, {ir::get(s, {it(i)}), ir::get(x, {it(i), it(r)})});
+    const auto sum = ir::apply(op, DType::F32, {ir::get(s, {it(i)}), ir::get(x, {it(i), it(r)})});
     return {"row_sum", ir::seq({ir::zero_out(s), ir::for_loop(i, 0, m, ir::for_loop(r, 0, n, ir::set(s, {it(i)}, sum)))}), {}};
   }
 };

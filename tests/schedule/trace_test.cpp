@@ -38,6 +38,17 @@ TEST(ScheduleTrace, DefaultScheduleRoundTrips) {
   EXPECT_EQ(ir::print_loop_ir(replay(second.routine(), trace)), ir::print_loop_ir(s.routine));
 }
 
+TEST(ScheduleTrace, InterleavedSplitReduceRoundTrips) {
+  RowSum first(6, 300);
+  const std::vector<Transform> steps = {Retype{first.i, ir::AxisType::Grid},
+                                        split_reduce_lanes(first.r, 64, ir::AxisType::Vectorized)};
+  const std::string text = print_trace(record(first.routine(), steps));
+  EXPECT_NE(text.find("\nsplit_reduce i1 lanes 64 vectorized\n"), std::string::npos) << text;
+  RowSum second(6, 300);
+  const auto replayed = replay(second.routine(), parse_trace(text));
+  EXPECT_EQ(ir::print_loop_ir(replayed), ir::print_loop_ir(schedule::apply(first.routine(), steps)));
+}
+
 TEST(ScheduleTrace, ADifferentProgramIsRefusedByTheDigest) {
   Matmul first(4, 4, 4);
   const ScheduleTrace trace = record(first.routine(), {split(first.i, 2)});

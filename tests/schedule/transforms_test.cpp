@@ -184,6 +184,42 @@ TEST(SplitReduce, FixedOrderPartialsMatchWithinRounding) {
   expect_schedule_error([&] { schedule::apply(rs.routine(), SplitReduce{rs.r, 1}); }, {"block count must be in [2, 10]"});
 }
 
+// 10 = 2 chunks of 4 lanes + a tail of 2; the lanes of every chunk are one elementwise loop.
+TEST(SplitReduce, InterleavedLanesMatchWithinRounding) {
+  RowSum rs(3, 10);
+  const SplitReduce t = split_reduce_lanes(rs.r, 4, ir::AxisType::Vectorized);
+  const auto out = schedule::apply(rs.routine(), t);
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "for i1 in [0, 4) vectorized:\n    s_partials[i1] = 0")) << text;
+  EXPECT_TRUE(has(text, "for i2 in [0, 2):\n    for i3 in [0, 4) vectorized:\n      s_partials[i3] = add(s_partials[i3], x[i0, 4*i2 + i3])")) << text;
+  EXPECT_TRUE(has(text, "for i4 in [0, 2) vectorized:\n    s_partials[i4] = add(s_partials[i4], x[i0, i4 + 8])")) << text;
+  EXPECT_TRUE(has(text, "s[i0] = add(s[i0], add(add(s_partials[0], s_partials[1]), add(s_partials[2], s_partials[3])))")) << text;
+  expect_same(rs.routine(), out, Tolerance::Reassociated);
+  expect_schedule_error([&] { schedule::apply(rs.routine(), split_reduce_lanes(rs.r, 1)); }, {"lane count must be in [2, 10]"});
+  expect_schedule_error([&] { schedule::apply(rs.routine(), split_reduce_lanes(rs.i, 2)); }, {"not one reduction"});
+}
+
+// Max and min are associative (maximumNumber / minimumNumber): the interleaved form is exact.
+TEST(SplitReduce, InterleavedMaxAndMinAreBitwise) {
+  for (const ir::Op op : {ir::Op::Max, ir::Op::Min}) {
+    RowSum rs(5, 37, op);
+    expect_same(rs.routine(), schedule::apply(rs.routine(), split_reduce_lanes(rs.r, 8)));
+  }
+}
+
+// Partials shared by the iterations of a Grid loop would race: each gets its own row.
+TEST(SplitReduce, InterleavedPartialsHaveARowPerGridIteration) {
+  RowSum rs(6, 40);
+  const auto grid = schedule::apply(rs.routine(), Retype{rs.i, ir::AxisType::Grid});
+  const auto out = schedule::apply(grid, split_reduce_lanes(rs.r, 8, ir::AxisType::Vectorized));
+  const std::string text = ir::print_loop_ir(out);
+  EXPECT_TRUE(has(text, "s_partials[i0, i3] = add(s_partials[i0, i3], x[i0, 8*i2 + i3])")) << text;
+  expect_same(rs.routine(), out, Tolerance::Reassociated);
+  // Retyping the row loop Grid afterwards would share one row: proven illegal.
+  const auto serial = schedule::apply(rs.routine(), split_reduce_lanes(rs.r, 8));
+  expect_schedule_error([&] { schedule::apply(serial, Retype{rs.i, ir::AxisType::Grid}); }, {"a race"});
+}
+
 
 TEST(Stage, PacksARowPanelPerChunkBitwise) {
   Matmul mm(8, 6, 5);
@@ -227,6 +263,18 @@ TEST(Privatize, AccumulatorCellLivesInALocalBitwise) {
   expect_schedule_error([&] { schedule::apply(rs.routine(), Privatize{rs.x->id, rs.r}); }, {"more than one cell", ">>   for i1"});
   const auto grid = schedule::apply(rs.routine(), Retype{rs.i, ir::AxisType::Grid});
   expect_schedule_error([&] { schedule::apply(grid, Privatize{rs.s->id, rs.i}); }, {"the loop is parallel"});
+}
+
+TEST(Privatize, AGuardOfAnOuterLoopIsAScheduleError) {
+  RowSum rs(3, 7);
+  // Padding the row loop guards the accumulation by i0 < 3: an unguarded load of s[3] before
+  // the privatized loop would read past the end.
+  const auto padded_rows = schedule::apply(rs.routine(), Pad{rs.i, 4});
+  expect_schedule_error([&] { schedule::apply(padded_rows, Privatize{rs.s->id, rs.r}); },
+                        {"under a guard that depends on loops around it", ">>   for i1"});
+  // A guard of the privatized loop itself keeps the cell fixed: still bitwise.
+  const auto padded_sum = schedule::apply(rs.routine(), Pad{rs.r, 4});
+  expect_same(rs.routine(), schedule::apply(padded_sum, Privatize{rs.s->id, rs.r}));
 }
 
 }  // namespace

@@ -115,7 +115,9 @@ LossGraph gpt_graph(const Workload& w, const io::SafetensorsFile& f) {
     throw RuntimeUsageError("gpt workload: cannl's GPT-2 blocks need d_ff = 4 d_model");
   const nn::Gpt2Config config{.vocab_size = w.integer("vocab"), .n_positions = w.integer("seq"),
                               .n_embd = w.integer("d_model"), .n_layer = w.integer("n_layer"),
-                              .n_head = w.integer("n_head"), .layer_norm_epsilon = w.number("ln_eps")};
+                              .n_head = w.integer("n_head"), .layer_norm_epsilon = w.number("ln_eps"),
+                              // f32 sums like every peer's GEMMs (the f64 default serves HF parity)
+                              .accumulate = ir::DType::F32};
   const nn::Gpt2Blocks model(config, "gpt");
   LossGraph g{{}, batch_symbol(w), {}};
   add_gpt_params(g, model);

@@ -43,6 +43,8 @@ class BenchCell {
   void step(std::int64_t k);
   /// The loss of the last step (computed before that step's update); waits for the device.
   double loss() const;
+  /// The context the cell runs on (for its kernel profile).
+  const runtime::Context& context() const { return ctx_; }
 
  private:
   Workload workload_;

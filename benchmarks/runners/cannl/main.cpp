@@ -4,6 +4,7 @@
 // (appended to --out when given). With --check-against, the parity steps' losses are compared
 // with a reference row (PyTorch eager on the CPU) and the exit status says whether they agree
 // (max relative difference <= --tolerance, and the loss moves): the CI check without Python.
+// With --profile, the top kernels (config key profile_kernels) are printed on stderr.
 //
 //   bench_cannl --fixture fixtures/mlp_small.safetensors --out results.jsonl
 //   bench_cannl --fixture ci/mlp_small.safetensors --check-against ci/mlp_small.reference.json
@@ -18,6 +19,8 @@
 
 #include "bench_harness.h"
 #include "bench_models.h"
+#include "cannl/runtime/kernel_profile.h"
+#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
 namespace {
@@ -28,6 +31,7 @@ struct Args {
   std::string fixture, digests, out, backend = "cc", variant = "default", check_against;
   std::optional<std::int64_t> parity, warmup, timed;
   double tolerance = 2e-3;
+  bool profile = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
@@ -35,7 +39,9 @@ struct Args {
             << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
             << "         [--backend cc|interpreter] [--variant NAME] [--parity-steps N]\n"
             << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
-            << "         [--tolerance 2e-3]\n";
+            << "         [--tolerance 2e-3] [--profile]\n"
+            << "  --profile: time each kernel (config key profile_kernels) and print the top 10 of\n"
+            << "             the timed steps on stderr\n";
   std::exit(2);
 }
 
@@ -43,6 +49,10 @@ Args parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--profile") {
+      a.profile = true;
+      continue;
+    }
     if (i + 1 >= argc) usage("missing a value after " + flag);
     const std::string value = argv[++i];
     if (flag == "--fixture") a.fixture = value;
@@ -123,6 +133,15 @@ std::string parity_failure(const std::vector<double>& got, const std::vector<dou
   return "";
 }
 
+/// The top kernels of the timed steps (and the queued ones after them), on stderr: stdout
+/// carries only the JSON row.
+void print_profile(const runtime::Context& ctx) {
+  const std::vector<runtime::KernelProfileRow> rows = ctx.kernel_profile();
+  std::cerr << "bench_cannl: top kernels of " << rows.size() << " (total, mean per call, share of "
+            << "the routine's wall time):\n"
+            << runtime::kernel_profile_summary(rows, 10);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,6 +153,8 @@ int main(int argc, char** argv) {
       {"fixture", bench::json_string(std::filesystem::path(args.fixture).filename().string())},
       {"workload", bench::json_string(std::filesystem::path(args.fixture).stem().string())}};
   std::vector<double> losses;
+  // Before the context exists: routines compiled from here on carry the timing table.
+  if (args.profile) config::set_override("profile_kernels", "true");
   try {
     row["fixture_sha256"] = bench::json_string(bench::checked_fixture_digest(args.fixture, args.digests));
     auto file = io::SafetensorsFile::open(args.fixture);
@@ -145,10 +166,17 @@ int main(int argc, char** argv) {
     const bench::StepCounts steps = step_counts(w, args);
     bench::BenchCell cell(w, file, args.backend == "cc" ? runtime::Context::cpu()
                                                         : runtime::Context::interpreter());
+    // The profile leaves out the parity and warm-up steps (the first pays for the thread pool).
+    const std::int64_t first_timed = std::max<std::int64_t>(steps.parity, 1) + steps.warmup;
     const bench::Measurement m = bench::measure(
-        steps, [&] { cell.compile(); }, [&](std::int64_t k) { cell.step(k); },
+        steps, [&] { cell.compile(); },
+        [&](std::int64_t k) {
+          if (args.profile && k == first_timed) runtime::Context(cell.context()).reset_kernel_profile();
+          cell.step(k);
+        },
         [&] { return cell.loss(); });
     add_measurement(row, w, steps, m);
+    if (args.profile) print_profile(cell.context());
     losses = m.losses;
     row["status"] = bench::json_string("ok");
   } catch (const std::exception& e) {

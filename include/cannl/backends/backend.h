@@ -37,6 +37,17 @@ struct CompileRequest {
   std::vector<ir::NodeRef> params;
 };
 
+/// Time spent in one kernel (a top-level statement) of a routine over the calls so far, with
+/// config key `profile_kernels` (see codegen::KernelProfileTable).
+///   {"forward: matmul tile 256x1024x1024 -> h1", "train_step.c", 212, 20, 41000000}
+struct KernelTiming {
+  std::string label;
+  std::string source_file;       // the generated source's name under build_files/<exe>/
+  std::int64_t source_line = 0;  // 1-based line in it
+  std::int64_t calls = 0;
+  std::int64_t total_ns = 0;
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
@@ -44,6 +55,9 @@ class Executable {
   virtual void run(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) = 0;
   /// Generated source, when the backend produces any (for dumps and error messages).
   virtual const std::string& source() const = 0;
+  /// Accumulated per-kernel times of every run of this executable, in program order; empty when
+  /// the routine was compiled without kernel profiling (or the backend has none).
+  virtual std::vector<KernelTiming> kernel_timings() const { return {}; }
 };
 
 class Backend {

@@ -8,6 +8,7 @@
 //   auto src = codegen::emit_c(routine, {a, b, c});
 //   // src.text holds "void add(float *restrict a, ...)"; src.entry_symbol == "add_entry"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,21 @@ namespace cannl::codegen {
 struct GeneratedSource {
   std::string text;
   std::string entry_symbol;
+  /// With CpuCodegenOptions::profile_kernels: the exported `const cannl_kernel_profile
+  /// *cannl_profile_<name>(void)` returning the routine's kernel timing table; "" otherwise.
+  std::string profile_symbol;
+};
+
+/// The table `cannl_profile_<name>()` returns (the C struct `cannl_kernel_profile` of the
+/// generated source has this layout): per kernel k, labels[k] ("forward: matmul tile 256x1024x1024
+/// -> h1"), lines[k] (1-based line of the kernel's first statement in the generated .c) and the
+/// counters the routine adds to on every call, calls[k] and total_ns[k] (loaders may zero them).
+struct KernelProfileTable {
+  std::int64_t kernels;
+  const char* const* labels;
+  const std::int64_t* lines;
+  std::int64_t* calls;
+  std::int64_t* total_ns;
 };
 
 /// How the C backend renders loop axis types (the cc backend fills it from the configuration and
@@ -33,6 +49,10 @@ struct CpuCodegenOptions {
   /// Bytes per explicit SIMD vector (64 AVX-512, 32 AVX2, 16 NEON/SSE); 0 = no explicit SIMD:
   /// Vectorized loops and TileMma render as their scalar forms.
   int vector_bytes = 0;
+  /// Times every top-level statement of the routine (one "kernel": a loop nest, a matmul tile, a
+  /// memset) with the monotonic clock into a static table exported as `profile_symbol`
+  /// (kernel_profile.h). Off: the text is exactly what it was before profiling existed.
+  bool profile_kernels = false;
 };
 
 /// Generates C for `routine`, binding `params[k]` to the k-th pointer parameter. Nodes the routine

@@ -24,6 +24,10 @@ struct PassContext {
   int max_inline_fanin = 8;                // virtualize_max_inline_fanin
   int max_visits = 1;                      // virtualize_max_visits
   std::int64_t stack_threshold_bytes = 16384;  // stack_threshold_in_bytes (<= 0: no limit)
+  /// Licence to contract `a + b*c` into one fused multiply-add (config fuse_multiply_add, on by
+  /// default there): one rounding instead of two, the same bits on every backend and in the
+  /// interpreter, but not bitwise the unoptimized program. Off in a default-constructed context.
+  bool fuse_multiply_add = false;
   /// Nodes that must keep their context buffer whatever this routine does with them: the
   /// compilation lineage already holds them (earlier routines read or wrote them, the host
   /// uploaded them). Ids of nodes.

@@ -17,6 +17,7 @@
 #include "cannl/backends/backend.h"
 #include "cannl/ir/assignments.h"
 #include "cannl/ir/loop_ir.h"
+#include "cannl/runtime/kernel_profile.h"
 
 namespace cannl::runtime {
 
@@ -82,6 +83,14 @@ class Context {
   /// Raw bytes in storage format (unpadded, row-major), for checkpoints and exact comparisons.
   std::vector<std::byte> get_bytes(const ir::NodeRef& node) const;
   void set_bytes(const ir::NodeRef& node, std::span<const std::byte> bytes);
+
+  /// Per-kernel times of this context's routines that ran with kernel profiling (config key
+  /// `profile_kernels`, or debug >= 2), largest total first; empty when none did.
+  ///   for (const auto& row : ctx.kernel_profile()) std::cout << row.label << " " << row.total_ms();
+  std::vector<KernelProfileRow> kernel_profile() const;
+  /// Starts the kernel profile afresh: later kernel_profile() rows (and this context's share of
+  /// kernel_profile.tsv) count only runs after this call, e.g. to leave warm-up runs out.
+  void reset_kernel_profile();
 
   bool has_buffer(const ir::NodeRef& node) const;
   bool is_initialized(const ir::NodeRef& node) const;

@@ -49,7 +49,19 @@ struct ExpandZero { int node_id = -1; };
 /// becomes a deterministic two-pass reduction: one partial per contiguous block of r (a local
 /// per block, `num_blocks` <= 16, blocks materialized), then a fixed balanced-tree combine of the
 /// partials into d. Re-associates: deterministic per schedule, not bitwise the serial loop.
-struct SplitReduce { ir::Symbol axis; std::int64_t num_blocks = 2; };
+/// Interleaved form (`lanes` > 0, made by `split_reduce_lanes`): a fresh partials node p[lanes]
+/// (one row of it per iteration of each enclosing Grid loop) set to the neutral, then
+///   for q: for lane in [0, lanes): p[lane] = accum(p[lane], v(begin + q*lanes + lane))
+/// and the tail r = begin + q_end*lanes + lane in order into the first lanes, then a fixed
+/// balanced-tree combine of p into d. The lane loops (of type `lane_type`) are elementwise, so
+/// Vectorized needs no licence and every backend computes the same bits as the interpreter.
+struct SplitReduce {
+  ir::Symbol axis;
+  std::int64_t num_blocks = 2;
+  std::int64_t lanes = 0;  // 0: the blocked form
+  ir::Symbol lane;         // the main lane loop's fresh symbol (interleaved form)
+  ir::AxisType lane_type = ir::AxisType::Serial;
+};
 
 /// CPU packing copy: inside loop `anchor`, reads of node `source_id` (all with one index, none
 /// guarded, the node not written there) go through a fresh tile node `<source>_tile` spanning the
@@ -63,13 +75,27 @@ struct Partition { ir::Symbol axis; std::vector<std::int64_t> breakpoints; };
 /// for the loop's duration (declared and loaded before it, stored back after it).
 struct Privatize { int node_id = -1; ir::Symbol over; };
 
+/// Moves the elementwise consumer of node `target_id` (the first statement after loop `anchor`,
+/// in the same sequence, touching it; its outermost loop spanning the anchor's range) into the
+/// anchor's body after the accumulation, its outer index replaced by the anchor's:
+///   for i: c[i, ..] += ..;  for r: out[r, j] = relu(c[r, j] + b[j])
+///   =>  for i: { c[i, ..] += ..;  for j: out[i, j] = relu(c[i, j] + b[j]) }
+/// Legal when the consumer reads only target cells its own anchor iteration finished and shares no
+/// other written cell with other anchor iterations or the statements it moves above. The
+/// reference's `shared` flag has no meaning here: under a Grid anchor the tail runs in the same
+/// chunk anyway. Split the consumer like the anchor first to fuse into a chunk loop.
+struct FuseEpilogue { int target_id = -1; ir::Symbol anchor; };
+
 using Transform = std::variant<Split, Swap, Retype, Unroll, Pad, Tensorize, ExpandZero, SplitReduce,
-                               Stage, Partition, Privatize>;
+                               Stage, Partition, Privatize, FuseEpilogue>;
 
 /// Smart constructors minting the fresh symbols the transform introduces.
 ///   Split s = split(i, 4, ir::AxisType::Grid);  // then address s.outer / s.inner
 Split split(ir::Symbol axis, std::int64_t factor, ir::AxisType outer_type = ir::AxisType::Serial,
             ir::AxisType inner_type = ir::AxisType::Serial);
+/// The interleaved SplitReduce of `axis` over `lanes` partials.
+///   SplitReduce t = split_reduce_lanes(r, 64, ir::AxisType::Vectorized);  // then t.lane
+SplitReduce split_reduce_lanes(ir::Symbol axis, std::int64_t lanes, ir::AxisType lane_type = ir::AxisType::Serial);
 
 /// Applies one transform. Throws ScheduleError when the loop is missing or the transform illegal.
 ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const Transform& transform);

@@ -1,6 +1,7 @@
 #pragma once
 // Logging and debug levels (config key `debug`, see docs/config.md):
-//   0 quiet; 1 per-pass timings; 2 + IR dumps (.cd, .ll) under build_files/<exe>/;
+//   0 quiet; 1 per-pass timings; 2 + IR dumps (.cd, .ll) under build_files/<exe>/ and per-kernel
+//   timings (config key profile_kernels);
 //   3 + generated source kept and compiler commands printed.
 //
 //   if (logging::debug_level() >= 1) logging::info("lowered " + name);

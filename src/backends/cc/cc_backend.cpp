@@ -4,34 +4,64 @@
 #include "backends/host_memory.h"
 #include "cannl/backends/backend.h"
 #include "cannl/codegen/c_codegen.h"
+#include "cannl/support/config.h"
+#include "cannl/support/log.h"
 
 namespace cannl::backends {
 
 namespace {
 
 using EntryFn = void (*)(void**, const std::int64_t*);
+using ProfileFn = const codegen::KernelProfileTable* (*)();
+
+// Kernel timing costs a clock read per kernel per call: on when asked for, or at debug >= 2
+// (which already pays for IR dumps), never at the default debug level.
+bool profile_kernels() {
+  return config::get_bool("profile_kernels") || logging::debug_level() >= 2;
+}
 
 class CcExecutable final : public Executable {
  public:
+  /// `file` names the readable copy of the source (build_files/<exe>/<file>).
   CcExecutable(CompileRequest request, codegen::GeneratedSource source,
-               std::shared_ptr<cc::SharedLibrary> library)
+               std::shared_ptr<cc::SharedLibrary> library, const std::string& file)
       : request_(std::move(request)), source_(std::move(source)), library_(std::move(library)) {
     entry_ = reinterpret_cast<EntryFn>(library_->symbol(source_.entry_symbol));
+    if (!source_.profile_symbol.empty()) {
+      table_ = reinterpret_cast<ProfileFn>(library_->symbol(source_.profile_symbol))();
+      for (std::int64_t k = 0; k < table_->kernels; ++k)
+        timings_.push_back({table_->labels[k], file, table_->lines[k], 0, 0});
+    }
   }
 
   void run(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) override {
     const std::vector<std::byte*> pointers = host_pointers(request_, buffers, static_values);
     std::vector<void*> args(pointers.begin(), pointers.end());
     entry_(args.data(), static_values.data());
+    if (table_ != nullptr) collect_timings();
   }
 
   const std::string& source() const override { return source_.text; }
+  std::vector<KernelTiming> kernel_timings() const override { return timings_; }
 
  private:
   CompileRequest request_;
   codegen::GeneratedSource source_;
   std::shared_ptr<cc::SharedLibrary> library_;
   EntryFn entry_ = nullptr;
+  const codegen::KernelProfileTable* table_ = nullptr;
+  std::vector<KernelTiming> timings_;
+
+  // Moves the library's counters into this executable's totals: two executables of the same
+  // source share one loaded library (and its counters), so each takes what its own call added.
+  void collect_timings() {
+    for (std::size_t k = 0; k < timings_.size(); ++k) {
+      timings_[k].calls += table_->calls[k];
+      timings_[k].total_ns += table_->total_ns[k];
+      table_->calls[k] = 0;
+      table_->total_ns[k] = 0;
+    }
+  }
 };
 
 class CcBackend final : public Backend {
@@ -47,12 +77,13 @@ class CcBackend final : public Backend {
     options.grid_chunks = parallel.chunks;
     options.threads = parallel.threads;
     options.vector_bytes = parallel.vector_bytes;
+    options.profile_kernels = profile_kernels();
     codegen::GeneratedSource source = codegen::emit_c(request.routine, request.params, options);
     // The entry symbol is "cannl_entry_<sanitized routine name>"; files use the routine name.
     const std::string& entry = source.entry_symbol;
     const std::string file_stem = entry.substr(std::string("cannl_entry_").size());
     auto library = cc::load_or_compile(file_stem, source.text);
-    return std::make_unique<CcExecutable>(request, std::move(source), std::move(library));
+    return std::make_unique<CcExecutable>(request, std::move(source), std::move(library), file_stem + ".c");
   }
 };
 

@@ -9,6 +9,7 @@
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
 #include "codegen/clike/identifiers.h"
+#include "codegen/clike/kernel_profile.h"
 #include "codegen/clike/prelude.h"
 #include "codegen/clike/simd.h"
 
@@ -166,8 +167,12 @@ GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
   const std::string head = prefix + "void " + sig.name + "(";
   const auto [decls, frees] = local_arrays(*this, locals, names);
   BodyPrinter body(*this, names, routine.statics, options);
-  const std::string fn = head + join_params(sig.params, head) + ") {\n" + decls +
-                         body.print(routine.body, 1) + frees + "}\n";
+  std::vector<TimedKernel> kernels;
+  const std::string body_text = options.profile_kernels
+                                    ? print_timed_body(body, routine.body, names, kernels)
+                                    : body.print(routine.body, 1);
+  const std::string opening = head + join_params(sig.params, head) + ") {\n" + decls;
+  const std::string fn = opening + body_text + frees + "}\n";
 
   GeneratedSource out;
   const std::string trampoline = entry_trampoline(sig, out.entry_symbol);
@@ -176,8 +181,14 @@ GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
   append_parallel_helpers(helpers);
   if (options.vector_bytes > 0) append_simd_helpers(helpers, simd_width(options.vector_bytes));
   const std::string prelude = select_prelude(helpers, code, helper_prefix());
-  out.text = header_comment(routine, params, locals, names) + "\n" + prelude_header() + "\n" +
-             prelude + code;
+  const std::string header = header_comment(routine, params, locals, names) + "\n";
+  if (!options.profile_kernels) {
+    out.text = header + prelude_header() + "\n" + prelude + code;
+    return out;
+  }
+  out.profile_symbol = "cannl_profile_" + sig.name;
+  const std::string rest = body_text + frees + "}\n" + (trampoline.empty() ? "" : "\n" + trampoline);
+  out.text = profiled_file({header, prelude_header(), prelude, opening, rest}, kernels, out.profile_symbol);
   return out;
 }
 

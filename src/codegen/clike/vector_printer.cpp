@@ -5,7 +5,9 @@
 //  * elementwise: every statement is `d[.., s] = f(...)` with `s` the loop index, contiguous
 //    (coefficient 1 in the last axis only); operands are contiguous vectors or loop-invariant
 //    splats; f uses ops whose vector form rounds exactly like the scalar C (+ - * / neg, fma,
-//    relu and relu_gate as bit masks): bitwise equal to the serial loop.
+//    relu and relu_gate as bit masks, max and min as maximumNumber / minimumNumber lane masks):
+//    bitwise equal to the serial loop. The lane loops of an interleaved Split_reduce have this
+//    shape (p[.., l] = p[.., l] + x[.., q*lanes + l]), so they become vector loads and adds.
 //  * accumulation: one statement `d[..] = d[..] + f(...)` with `d` not indexed by `s`: four
 //    independent vector accumulator chains, a fixed-order horizontal sum and a serial remainder
 //    (the Vectorized annotation licenses the re-association).
@@ -105,6 +107,18 @@ struct VectorExpr {
     return "*(const " + w.type + "u *)&" + p.names_.node(*g.node) + "[" + p.offset(*g.node, g.index) + "]";
   }
 
+  // maximumNumber / minimumNumber lane by lane, as the prelude's cannl_fmaxf: a wins when it is
+  // above b or b is NaN, else b when it is above a or a is NaN; equal lanes (±0) take the AND
+  // (max: +0) or the OR (min: -0) of the bits. A GCC/Clang statement expression.
+  std::string min_max(const std::string& a, const std::string& b, const std::string& mask, bool max) const {
+    const std::string above = max ? " > " : " < ";
+    return "({ const " + w.type + " cannl_a = " + a + ", cannl_b = " + b + "; const " + mask + " cannl_ia = (" + mask +
+           ")cannl_a, cannl_ib = (" + mask + ")cannl_b; const " + mask + " cannl_ga = (cannl_a" + above +
+           "cannl_b) | (cannl_b != cannl_b), cannl_gb = (cannl_b" + above + "cannl_a) | (cannl_a != cannl_a); (" + w.type +
+           ")((cannl_ga & cannl_ia) | (~cannl_ga & ((cannl_gb & cannl_ib) | (~cannl_gb & (cannl_ia " + (max ? "&" : "|") +
+           " cannl_ib))))); })";
+  }
+
   std::optional<std::string> apply(const ir::Apply& a) const {
     std::vector<std::string> v;
     for (const auto& x : a.args) {
@@ -130,6 +144,8 @@ struct VectorExpr {
         return "((" + w.type + ")(" + bits(v[0]) + " & (" + atom(v[0]) + " > " + zero + ")))";
       case ir::Op::ReluGate:
         return "((" + w.type + ")(" + bits(v[1]) + " & (" + atom(v[0]) + " > " + zero + ")))";
+      case ir::Op::Max: return min_max(v[0], v[1], mask, true);
+      case ir::Op::Min: return min_max(v[0], v[1], mask, false);
       default: return std::nullopt;
     }
   }

@@ -12,7 +12,7 @@ static void conv2d(float *restrict conv2d, float *restrict img, float *restrict 
               for (int64_t i6 = 0; i6 < 3; ++i6) {
                 for (int64_t i7 = 0; i7 < 5; ++i7) {
                   for (int64_t i8 = 0; i8 < 5; ++i8) {
-                    conv2d[((((i0)*28 + i3)*28 + i4)*16 + i5)] = (conv2d[((((i0)*28 + i3)*28 + i4)*16 + i5)] + (img[((((i0)*32 + i3 + i7)*32 + i4 + i8)*3 + i6)] * kernel_[((((i5)*5 + i7)*5 + i8)*3 + i6)]));
+                    conv2d[((((i0)*28 + i3)*28 + i4)*16 + i5)] = fmaf(img[((((i0)*32 + i3 + i7)*32 + i4 + i8)*3 + i6)], kernel_[((((i5)*5 + i7)*5 + i8)*3 + i6)], conv2d[((((i0)*28 + i3)*28 + i4)*16 + i5)]);
                   }
                 }
               }
