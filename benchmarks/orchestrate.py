@@ -41,6 +41,9 @@ def parse_args():
                    help="once the run has taken this long, the remaining cells are skipped (flagged)")
     p.add_argument("--update", action="store_true",
                    help="keep the rows of --results/results.jsonl for the cells not run this time")
+    p.add_argument("--threads", type=int, default=0,
+                   help="threads for every cell (OMP_NUM_THREADS, MKL_NUM_THREADS, CANNL_CC_THREADS); "
+                        "0: each framework's default")
     p.add_argument("--beam", type=int, default=2)
     p.add_argument("--only", default="", help="comma list of frameworks (pytorch,tinygrad,cannl) or framework:variant cells to run")
     p.add_argument("--no-torch-compile", action="store_true")
@@ -90,16 +93,28 @@ def cells_for(workload, args, fixture, step_args):
     return [c for c in cells if not only or c.framework in only or f"{c.framework}:{c.variant}" in only]
 
 
-def run_cell(cell, workload, timeout, cwd=None):
+def cell_env(threads):
+    """The environment of a cell: every framework's thread count pinned when `threads` > 0."""
+    env = dict(os.environ)
+    if threads > 0:
+        for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "CANNL_CC_THREADS"):
+            env[key] = str(threads)
+    return env
+
+
+def run_cell(cell, workload, timeout, cwd=None, threads=0):
     base = {"workload": workload["name"], "framework": cell.framework, "backend": cell.backend,
             "variant": cell.variant}
+    if threads > 0:
+        base["threads"] = threads
     if cell.skip_reason:
         return dict(base, status="skipped", reason=cell.skip_reason)
     print(f"[bench] {workload['name']}: {cell.framework} {cell.backend} {cell.variant} ...",
           file=sys.stderr, flush=True)
     start = time.time()
     try:
-        proc = subprocess.run(cell.command, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+        proc = subprocess.run(cell.command, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                              env=cell_env(threads))
     except subprocess.TimeoutExpired:
         return dict(base, status="timeout", reason=f"exceeded the cell cap of {timeout:.0f} s")
     wall = time.time() - start
@@ -171,7 +186,8 @@ def main():
         if args.budget_s and time.time() - started.timestamp() > args.budget_s and not cell.skip_reason:
             cell.skip_reason = f"not run: the run's time budget (--budget-s {args.budget_s:.0f}) was spent"
         cap = timeout * (GPT_CAP_FACTOR if workload["model"] == "gpt" and not args.cell_timeout else 1)
-        rows.append(run_cell(cell, workload, cap, cwd=os.path.dirname(os.path.abspath(args.results))))
+        rows.append(run_cell(cell, workload, cap, cwd=os.path.dirname(os.path.abspath(args.results)),
+                             threads=args.threads))
         rows = gated(rows, names)
         write_outputs(args, rows, started, load, timeout)
     return 0

@@ -109,6 +109,8 @@ def markdown(rows, h, chart_name=None):
            f"cannl commit {h.commit or 'unknown'}"
            + "".join(f", {k} {v}" for k, v in sorted(versions.items()) if k != "threads")
            + (f" ({versions['threads']} threads)" if "threads" in versions else "")
+           + "".join(f"; every cell pinned to {t} thread{'s' if t > 1 else ''} (OMP_NUM_THREADS, CANNL_CC_THREADS)"
+                     for t in sorted({r["threads"] for r in rows if r.get("threads")}))
            + f". Started {h.started:%Y-%m-%d %H:%M} UTC.", "",
            f"Parity gate: each cell's first parity-step losses against PyTorch eager on the CPU (REF), "
            f"max relative difference <= {h.tolerance:g} (f32), and the loss must move by >= "
