@@ -294,7 +294,9 @@ class Scheduler {
                                   [&](const ir::AffineTerm& t) { return t.symbol == f.index && t.coeff == 1; });
     for (std::size_t d = 0; d + 1 < x->index.size(); ++d)
       if (x->index[d].mentions(f.index)) return false;
-    return unit && !detail::accumulation_op(x->node, x->index, x->value);
+    // An accumulation into d[.., s] (a bias gradient summing rows) is elementwise along s: each
+    // lane keeps its own cell's order of updates.
+    return unit;
   }
   void vectorize_round() {
     std::vector<ir::Symbol> found;

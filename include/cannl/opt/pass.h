@@ -20,7 +20,7 @@ namespace cannl::opt {
 ///   PassContext ctx = PassContext::from_config("train_step");  ctx.max_visits == 1
 struct PassContext {
   std::string routine_name;
-  std::int64_t max_inline_reduction = 16;  // virtualize_max_inline_reduction
+  std::int64_t max_inline_reduction = 8;   // virtualize_max_inline_reduction
   int max_inline_fanin = 8;                // virtualize_max_inline_fanin
   int max_visits = 1;                      // virtualize_max_visits
   std::int64_t stack_threshold_bytes = 16384;  // stack_threshold_in_bytes (<= 0: no limit)
