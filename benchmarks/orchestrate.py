@@ -82,7 +82,7 @@ def cells_for(workload, args, fixture, step_args):
              if not (args.quick and gpt) else
              Cell("tinygrad", "CPU", f"jit-beam{args.beam}",
                   skip_reason="not run in --quick: BEAM search over the gpt kernels exceeds the quick cap"),
-             Cell("cannl", "cc", "default", cannl_run)]
+             Cell("cannl", "cc", "default", cannl_run + ["--profile"])]
     if workload["name"] == "mlp_small":
         cells.append(Cell("cannl", "interpreter", "default", cannl_run + ["--backend", "interpreter"]))
     else:
@@ -100,6 +100,18 @@ def cell_env(threads):
         for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "CANNL_CC_THREADS"):
             env[key] = str(threads)
     return env
+
+
+PROFILE_HEADER = "bench_cannl: top kernels"
+
+
+def kernel_profile(stderr, top=5):
+    """The first `top` kernel lines bench_cannl --profile printed (timed steps only), or []."""
+    lines = stderr.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(PROFILE_HEADER)), None)
+    if start is None:
+        return []
+    return [line.strip() for line in lines[start + 1:start + 1 + top] if line.strip()]
 
 
 def run_cell(cell, workload, timeout, cwd=None, threads=0):
@@ -124,6 +136,9 @@ def run_cell(cell, workload, timeout, cwd=None, threads=0):
         return dict(base, status="error", reason=f"exit {proc.returncode}, no result row: {' | '.join(tail)}"[:500])
     row = json.loads(rows[-1])
     row.update({k: v for k, v in base.items() if k != "workload"})
+    profile = kernel_profile(proc.stderr or "")
+    if profile:
+        row["kernel_profile"] = profile
     row["cell_wall_s"] = wall
     print(f"[bench]   {row.get('status')} p50 {row.get('step_p50_ms')} ms ({wall:.0f} s)", file=sys.stderr, flush=True)
     return row

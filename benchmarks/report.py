@@ -79,7 +79,19 @@ def workload_table(name, rows):
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines += ratio_lines(ok)
+    lines += profile_lines(ok)
     return "\n".join(lines) + "\n"
+
+
+def profile_lines(ok):
+    """Where a passing cannl cell's step goes: its top kernels from bench_cannl --profile."""
+    out = []
+    for r in ok:
+        if r["framework"] == "cannl" and r.get("kernel_profile"):
+            out += ["", f"Top kernels of cannl {r['backend']} {r['variant']} (`bench_cannl --profile`: total over "
+                        "the timed steps, mean per call, share of the step; label; line of the generated C):",
+                    "", "```"] + r["kernel_profile"] + ["```"]
+    return out + [""] if out else []
 
 
 def ratio_lines(ok):
