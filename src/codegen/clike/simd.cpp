@@ -146,10 +146,6 @@ $P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_
         const float *src = a + (i3 + ip * MR) * ars + p0 * acs;
         if (mb - ip * MR >= MR && ars == 1) {
           for (int64_t q = 0; q < kc; ++q) memcpy(dst + q * MR, src + q * acs, MR * sizeof(float));
-        } else if (mb - ip * MR >= MR && acs == 1) {
-          /* rows contiguous along k: read each row in order */
-          for (int64_t r = 0; r < MR; ++r)
-            for (int64_t q = 0; q < kc; ++q) dst[q * MR + r] = src[r * ars + q];
         } else {
           for (int64_t q = 0; q < kc; ++q) {
             for (int64_t r = 0; r < MR; ++r) {
@@ -167,10 +163,6 @@ $P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_
           const float *src = b + p0 * brs + (j2 + jp * NR) * bcs;
           if (nb - jp * NR >= NR && bcs == 1) {
             for (int64_t q = 0; q < kc; ++q) memcpy(dst + q * NR, src + q * brs, NR * sizeof(float));
-          } else if (nb - jp * NR >= NR && brs == 1) {
-            /* columns contiguous along k: read each column in order */
-            for (int64_t c = 0; c < NR; ++c)
-              for (int64_t q = 0; q < kc; ++q) dst[q * NR + c] = src[c * bcs + q];
           } else {
             for (int64_t q = 0; q < kc; ++q) {
               for (int64_t c = 0; c < NR; ++c) {
