@@ -66,16 +66,8 @@ class Scheduler {
 
   // ---- tensorize ----
   std::optional<Tensorize> matmul_at(const ir::For& top) const {
-    std::vector<const ir::For*> loops{&top};
     ir::StmtRef leaf;
-    while (true) {
-      const auto body = flatten_seq(loops.back()->body);
-      if (body.size() != 1) break;
-      leaf = body[0];
-      const auto* inner = std::get_if<ir::For>(&leaf->node);
-      if (!inner) break;
-      loops.push_back(inner);
-    }
+    const std::vector<const ir::For*> loops = detail::perfect_nest(top, leaf);
     if (loops.size() < 3 || !leaf || !std::holds_alternative<ir::Set>(leaf->node)) return std::nullopt;
     const ir::Symbol s[3] = {loops[loops.size() - 3]->index, loops[loops.size() - 2]->index, loops.back()->index};
     std::int64_t work = 1;

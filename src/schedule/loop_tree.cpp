@@ -205,4 +205,16 @@ std::vector<ir::StmtRef> flatten_seq(const ir::StmtRef& s) {
   return out;
 }
 
+std::vector<const ir::For*> perfect_nest(const ir::For& top, ir::StmtRef& leaf) {
+  std::vector<const ir::For*> loops{&top};
+  while (true) {
+    const auto body = flatten_seq(loops.back()->body);
+    if (body.size() != 1) return loops;
+    leaf = body[0];
+    const auto* inner = std::get_if<ir::For>(&body[0]->node);
+    if (!inner) return loops;
+    loops.push_back(inner);
+  }
+}
+
 }  // namespace cannl::schedule::detail

@@ -44,5 +44,8 @@ std::optional<ir::Symbol> loop_named(const ir::StmtRef& root, const std::string&
 
 /// Every statement directly under a loop body, flattening nested Seqs.
 std::vector<ir::StmtRef> flatten_seq(const ir::StmtRef& s);
+/// The loops of the perfect nest under `top` (top included, outermost first); `leaf` is set to
+/// the innermost loop's only statement (left unset when the top loop's body is not one statement).
+std::vector<const ir::For*> perfect_nest(const ir::For& top, ir::StmtRef& leaf);
 
 }  // namespace cannl::schedule::detail

@@ -133,16 +133,8 @@ bool tile_pays(std::int64_t m, std::int64_t n, std::int64_t k) {
 
 std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t min_tile_work,
                                                bool reassociate) {
-  std::vector<const ir::For*> loops{&top};
   ir::StmtRef leaf;
-  for (;;) {
-    const auto body = flatten_seq(loops.back()->body);
-    if (body.size() != 1) break;
-    leaf = body[0];
-    const auto* inner = std::get_if<ir::For>(&leaf->node);
-    if (!inner) break;
-    loops.push_back(inner);
-  }
+  const std::vector<const ir::For*> loops = perfect_nest(top, leaf);
   const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
   if (loops.size() < 3 || !store || !(reassociate || injective(store->index))) return std::nullopt;
   if (std::any_of(loops.begin(), loops.end(), [](const ir::For* f) { return f->axis != ir::AxisType::Serial; }))

@@ -54,22 +54,6 @@ std::optional<ir::TileMma> match_update(const ir::Set& x, const Tensorize& t) {
   return tile;
 }
 
-namespace {
-
-// The loops of the perfect nest under `top` (top included) and its innermost statement.
-std::vector<const ir::For*> perfect_nest(const ir::For& top, ir::StmtRef& leaf) {
-  std::vector<const ir::For*> loops{&top};
-  while (true) {
-    const auto body = flatten_seq(loops.back()->body);
-    if (body.size() != 1) return loops;
-    leaf = body[0];
-    const auto* inner = std::get_if<ir::For>(&body[0]->node);
-    if (!inner) return loops;
-    loops.push_back(inner);
-  }
-}
-
-}  // namespace
 
 ir::LoweredRoutine apply_tensorize(const ir::LoweredRoutine& r, const Tensorize& t) {
   const std::string action =

@@ -82,12 +82,7 @@ TEST(DefaultCpuSchedule, LongReductionsGetInterleavedVectorPartials) {
     const std::string source = test_util::cc()->compile(request)->source();
     EXPECT_TRUE(has(source, "vectorized, ")) << source;
     EXPECT_TRUE(has(source, "#pragma omp parallel for")) << source;
-    std::vector<test_util::Bytes> inputs;
-    for (const auto& n : request.params) {
-      std::vector<float> values(static_cast<std::size_t>(n->num_elements()));
-      for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
-      inputs.push_back(test_util::bytes_of(values));
-    }
+    const std::vector<test_util::Bytes> inputs = test_inputs(request.params);
     const auto compiled = test_util::run_on(*test_util::cc(), request, inputs);
     EXPECT_EQ(compiled[1], scheduled.at(rs.s->id)) << ir::op_name(op);
   }

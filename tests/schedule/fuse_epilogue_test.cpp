@@ -128,12 +128,7 @@ TEST(FuseEpilogue, DefaultCpuScheduleFusesTheTailIntoTheGridChunksWhenAsked) {
     GTEST_SKIP() << ex.what();
   }
   const backends::CompileRequest request{s.routine, ir::nodes_of(r.body)};
-  std::vector<test_util::Bytes> inputs;
-  for (const auto& n : request.params) {
-    std::vector<float> values(static_cast<std::size_t>(n->num_elements()));
-    for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
-    inputs.push_back(test_util::bytes_of(values));
-  }
+  const std::vector<test_util::Bytes> inputs = test_inputs(request.params);
   const auto compiled = test_util::run_on(*test_util::cc(), request, inputs);
   for (std::size_t k = 0; k < request.params.size(); ++k)
     EXPECT_EQ(compiled[k], interpreted.at(request.params[k]->id)) << request.params[k]->debug_name();

@@ -182,12 +182,7 @@ TEST(RandomPrograms, DefaultCpuScheduleIsBitwiseOnTheCBackend) {
   const ScheduledRoutine s = default_cpu_schedule(lowered, options);
   ASSERT_FALSE(s.transforms.empty());
   const auto params = ir::nodes_of(lowered.body);
-  std::vector<test_util::Bytes> inputs;
-  for (const auto& n : params) {
-    std::vector<float> values(static_cast<std::size_t>(n->num_elements()));
-    for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
-    inputs.push_back(test_util::bytes_of(values));
-  }
+  const std::vector<test_util::Bytes> inputs = test_inputs(params);
   const auto serial = test_util::run_on(*test_util::cc(), {lowered, params}, inputs);
   const auto scheduled = test_util::run_on(*test_util::cc(), {s.routine, params}, inputs);
   for (std::size_t k = 0; k < params.size(); ++k)
@@ -219,12 +214,7 @@ TEST(RandomPrograms, ReassociatingDefaultScheduleAgreesAcrossBackends) {
   const NodeBytes on_interp = run_interp(s.routine);
   EXPECT_EQ(compare(run_interp(lowered), on_interp, Tolerance::Reassociated), "");
   const auto params = ir::nodes_of(lowered.body);
-  std::vector<test_util::Bytes> inputs;
-  for (const auto& n : params) {
-    std::vector<float> values(static_cast<std::size_t>(n->num_elements()));
-    for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
-    inputs.push_back(test_util::bytes_of(values));
-  }
+  const std::vector<test_util::Bytes> inputs = test_inputs(params);
   const auto compiled = test_util::run_on(*test_util::cc(), {s.routine, params}, inputs);
   for (std::size_t k = 0; k < params.size(); ++k)
     EXPECT_EQ(compiled[k], on_interp.at(params[k]->id)) << params[k]->debug_name() << "\n" << ir::print_loop_ir(s.routine);
@@ -258,12 +248,7 @@ TEST(RandomPrograms, AcceptedTransformsKeepTheResultsOnTheCBackend) {
   }
   EXPECT_GT(accepted, 20);
   const auto params = ir::nodes_of(original.body);
-  std::vector<test_util::Bytes> inputs;
-  for (const auto& n : params) {
-    std::vector<float> values(static_cast<std::size_t>(n->num_elements()));
-    for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
-    inputs.push_back(test_util::bytes_of(values));
-  }
+  const std::vector<test_util::Bytes> inputs = test_inputs(params);
   const auto before = test_util::run_on(*test_util::cc(), {original, params}, inputs);
   const auto after = test_util::run_on(*test_util::cc(), {current, params}, inputs);
   NodeBytes expected, actual;

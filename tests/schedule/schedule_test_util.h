@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../interp/test_memory.h"
+#include "backends/run_util.h"
 #include "cannl/ir/loop_ir.h"
 #include "cannl/ir/verify.h"
 #include "cannl/support/error.h"
@@ -28,6 +29,18 @@ using NodeBytes = std::map<int, std::vector<std::byte>>;  // node id -> buffer a
 inline float test_value(int node_id, std::size_t k) {
   const std::uint64_t h = (static_cast<std::uint64_t>(node_id) * 2654435761u + k * 40503u) % 97;
   return static_cast<float>(static_cast<int>(h) - 48) / 16.0f;
+}
+
+/// Host buffers of the f32 `params` filled with test_value: the memory run_interp starts from,
+/// for running the same routine on a compiled backend.
+inline std::vector<test_util::Bytes> test_inputs(const std::vector<ir::NodeRef>& params) {
+  std::vector<test_util::Bytes> inputs;
+  for (const auto& n : params) {
+    std::vector<float> values(static_cast<std::size_t>(n->num_elements()));
+    for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
+    inputs.push_back(test_util::bytes_of(values));
+  }
+  return inputs;
 }
 
 /// Runs `r` on the interpreter with every node it touches filled by test_value (f32 nodes; other
