@@ -126,7 +126,19 @@ std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused) {
 // panels: no barrier at all, so a descheduled thread on a busy machine delays only itself. Each C
 // cell is updated by one thread, in increasing k, so results do not depend on the team.
 std::string driver_text(const SimdWidth& w, const GemmBlocking& g) {
-  std::string s = R"(/* d[m x n] += a[m x k] * b[k x n] (k increasing per cell) over packed panels, one thread. */
+  std::string s = R"(/* One zero-padded panel: dst[q * width + l] = src[l * lane + q * step] for the `valid` first
+   lanes l < width, 0 beyond, over q < kc (A panels: lanes are rows; B panels: columns). */
+$P void NAME_pack(float *dst, const float *src, int64_t width, int64_t valid, int64_t kc,
+    int64_t lane, int64_t step) {
+  if (valid >= width && lane == 1) {
+    for (int64_t q = 0; q < kc; ++q) memcpy(dst + q * width, src + q * step, (size_t)width * sizeof(float));
+    return;
+  }
+  for (int64_t q = 0; q < kc; ++q)
+    for (int64_t l = 0; l < width; ++l) dst[q * width + l] = l < valid ? src[l * lane + q * step] : 0.0f;
+}
+
+/* d[m x n] += a[m x k] * b[k x n] (k increasing per cell) over packed panels, one thread. */
 $P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
     const float *a, int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused) {
   enum { MR = @MR, NR = @NR, KC = @KC, NC = @NC, MC = @MC };
@@ -141,37 +153,13 @@ $P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_
     const int64_t mpanels = (mb + MR - 1) / MR;
     for (int64_t p0 = 0; p0 < k; p0 += KC) {
       const int64_t kc = k - p0 < KC ? k - p0 : KC;
-      for (int64_t ip = 0; ip < mpanels; ++ip) {
-        float *dst = ap + ip * MR * kc;
-        const float *src = a + (i3 + ip * MR) * ars + p0 * acs;
-        if (mb - ip * MR >= MR && ars == 1) {
-          for (int64_t q = 0; q < kc; ++q) memcpy(dst + q * MR, src + q * acs, MR * sizeof(float));
-        } else {
-          for (int64_t q = 0; q < kc; ++q) {
-            for (int64_t r = 0; r < MR; ++r) {
-              const int64_t i = ip * MR + r;
-              dst[q * MR + r] = i < mb ? a[(i3 + i) * ars + (p0 + q) * acs] : 0.0f;
-            }
-          }
-        }
-      }
+      for (int64_t ip = 0; ip < mpanels; ++ip)
+        NAME_pack(ap + ip * MR * kc, a + (i3 + ip * MR) * ars + p0 * acs, MR, mb - ip * MR, kc, ars, acs);
       for (int64_t j2 = 0; j2 < n; j2 += NC) {
         const int64_t nb = n - j2 < NC ? n - j2 : NC;
         const int64_t npanels = (nb + NR - 1) / NR;
-        for (int64_t jp = 0; jp < npanels; ++jp) {
-          float *dst = bp + jp * NR * kc;
-          const float *src = b + p0 * brs + (j2 + jp * NR) * bcs;
-          if (nb - jp * NR >= NR && bcs == 1) {
-            for (int64_t q = 0; q < kc; ++q) memcpy(dst + q * NR, src + q * brs, NR * sizeof(float));
-          } else {
-            for (int64_t q = 0; q < kc; ++q) {
-              for (int64_t c = 0; c < NR; ++c) {
-                const int64_t j = jp * NR + c;
-                dst[q * NR + c] = j < nb ? b[(p0 + q) * brs + (j2 + j) * bcs] : 0.0f;
-              }
-            }
-          }
-        }
+        for (int64_t jp = 0; jp < npanels; ++jp)
+          NAME_pack(bp + jp * NR * kc, b + p0 * brs + (j2 + jp * NR) * bcs, NR, nb - jp * NR, kc, bcs, brs);
         for (int64_t ip = 0; ip < mpanels; ++ip) {
           const int64_t rows = mb - ip * MR < MR ? mb - ip * MR : MR;
           for (int64_t jp = 0; jp < npanels; ++jp) {
