@@ -99,6 +99,25 @@ StmtRef set_dynamic(NodeRef node, std::vector<AxisIndex> index, int dyn_axis, Sc
 
 StmtRef barrier() { return std::make_shared<const Stmt>(Stmt{Barrier{}}); }
 
+std::vector<const TileAxis*> TileMma::axes() const {
+  std::vector<const TileAxis*> out = {&i, &j, &k};
+  for (const auto* group : {&outer_i, &outer_j, &outer_k})
+    for (const TileAxis& x : *group) out.push_back(&x);
+  return out;
+}
+
+namespace {
+std::int64_t extent_product(const TileAxis& inner, const std::vector<TileAxis>& outer) {
+  std::int64_t n = inner.extent();
+  for (const TileAxis& x : outer) n *= x.extent();
+  return n;
+}
+}  // namespace
+
+std::int64_t TileMma::rows() const { return extent_product(i, outer_i); }
+std::int64_t TileMma::cols() const { return extent_product(j, outer_j); }
+std::int64_t TileMma::steps() const { return extent_product(k, outer_k); }
+
 StmtRef tile_mma(TileMma tile) {
   internal_check(tile.fallback != nullptr && tile.d.node && tile.a.node && tile.b.node,
                  "tile_mma: null fallback or operand");

@@ -142,9 +142,12 @@ class LoopIrPrinter {
   // reuse those names.
   void visit(const TileMma& t, const std::string& indent, std::string& out) {
     out += indent + "tile_mma";
-    for (const TileAxis* x : {&t.i, &t.j, &t.k})
+    for (const TileAxis* x : t.axes())
       out += std::string(x == &t.i ? " " : ", ") + bind_loop(x->symbol) + " in [" +
              std::to_string(x->begin) + ", " + std::to_string(x->end) + ")";
+    if (t.folded())
+      out += " (folded: " + std::to_string(t.outer_i.size()) + " rows, " + std::to_string(t.outer_j.size()) +
+             " columns, " + std::to_string(t.outer_k.size()) + " steps)";
     out += ": " + access(t.d.node, t.d.index) + " " +
            (t.fused ? std::string("fma") : std::string(op_name(t.accum))) + "= " +
            access(t.a.node, t.a.index) + " * " + access(t.b.node, t.b.index) +

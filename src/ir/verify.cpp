@@ -141,14 +141,14 @@ class Verifier {
   // descriptors (a symbol the fallback no longer binds) before a renderer trusts them.
   void visit(const TileMma& t) {
     if (!t.fallback) fail("tile_mma without a fallback");
-    for (const TileAxis* x : {&t.i, &t.j, &t.k}) {
+    for (const TileAxis* x : t.axes()) {
       if (x->end < x->begin) fail("tile_mma axis with end < begin");
       if (!bound_.insert(x->symbol).second) fail("tile_mma rebinds an enclosing loop symbol");
     }
     access(t.d.node, t.d.index);
     access(t.a.node, t.a.index);
     access(t.b.node, t.b.index);
-    for (const TileAxis* x : {&t.i, &t.j, &t.k}) bound_.erase(x->symbol);
+    for (const TileAxis* x : t.axes()) bound_.erase(x->symbol);
     stmt(t.fallback);
   }
   // A dynamic access: a valid axis whose placeholder index is fixed 0, and a non-u4x32 row value.

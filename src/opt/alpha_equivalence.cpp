@@ -121,9 +121,12 @@ class Comparator {
            scalar(a.value, b.value);
   }
   bool same(const ir::Barrier&, const ir::Barrier&) { return true; }
-  // The descriptor is derived from the fallback, so equal fallbacks mean equal tiles.
+  // The descriptor is derived from the fallback (and how many of its loops it folds), so equal
+  // fallbacks folded alike mean equal tiles.
   bool same(const ir::TileMma& a, const ir::TileMma& b) {
-    return a.fused == b.fused && stmt(a.fallback, b.fallback);
+    return a.fused == b.fused && a.outer_i.size() == b.outer_i.size() &&
+           a.outer_j.size() == b.outer_j.size() && a.outer_k.size() == b.outer_k.size() &&
+           stmt(a.fallback, b.fallback);
   }
 };
 

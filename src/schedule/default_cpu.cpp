@@ -32,7 +32,7 @@ std::int64_t work_of(const ir::StmtRef& s) {
     return sum;
   }
   if (const auto* i = std::get_if<ir::If>(&s->node)) return work_of(i->body);
-  if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return t->i.extent() * t->j.extent() * t->k.extent();
+  if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return t->rows() * t->cols() * t->steps();
   return 1;
 }
 
@@ -86,6 +86,7 @@ class Scheduler {
   }
 
   void tensorize_round() {
+    reordered_tensorize();
     std::vector<Tensorize> found;
     for (const ir::For* f : loops_preorder(out_.routine.body)) {
       const auto site = detail::find_loop(out_.routine.body, f->index);
@@ -99,15 +100,14 @@ class Scheduler {
       }
     }
     for (const Tensorize& t : found) tensorize_with_rows(t);
-    reordered_tensorize(found);
   }
 
-  // Matmul-like nests whose three innermost loops are not the matmul (convolutions, weight
-  // gradients, contractions over several loops): reordered so they are, then tensorized
-  // (schedule/matmul_nest.h). Nests holding a tile of the plain path are left alone.
-  void reordered_tensorize(const std::vector<Tensorize>& plain) {
+  // Matmul-like nests whose three innermost loops are not the whole matmul (convolutions,
+  // weight gradients, contractions over several loops): reordered so they are, then tensorized
+  // with the loops around them folded in (schedule/matmul_nest.h). Runs before the plain path,
+  // which takes the three-loop nests this leaves.
+  void reordered_tensorize() {
     std::set<ir::Symbol> claimed;
-    for (const Tensorize& t : plain) claimed.insert({t.i, t.j, t.k});
     std::vector<detail::MatmulNestPlan> plans;
     for (const ir::For* f : loops_preorder(out_.routine.body)) {
       const auto site = detail::find_loop(out_.routine.body, f->index);

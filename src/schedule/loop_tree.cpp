@@ -144,7 +144,7 @@ class CanonicalOrder {
   void visit(const ir::If& x) { scalar(x.condition); stmt(x.body); }
   void visit(const ir::SetDynamic& x) { scalar(x.dyn_value); scalar(x.value); }
   void visit(const ir::TileMma& t) {
-    for (const ir::TileAxis* a : {&t.i, &t.j, &t.k}) bind(a->symbol);
+    for (const ir::TileAxis* a : t.axes()) bind(a->symbol);
     stmt(t.fallback);
   }
   void visit(const auto&) {}  // Comment, ZeroOut, DeclareLocal, Barrier

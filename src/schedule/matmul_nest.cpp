@@ -59,17 +59,6 @@ bool injective(const std::vector<ir::AxisIndex>& index) {
   return true;
 }
 
-// Element stride of `s` in the row-major flattening of `index` over `node`.
-std::int64_t flat_stride(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
-  std::int64_t stride = 0, axis_stride = 1;
-  for (std::size_t ax = index.size(); ax-- > 0;) {
-    for (const auto& term : index[ax].terms)
-      if (term.symbol == s) stride += term.coeff * axis_stride;
-    axis_stride *= node.dims[ax];
-  }
-  return stride;
-}
-
 std::int64_t extent(const ir::For& f) { return f.end - f.begin; }
 
 // Within one tile (the other loops fixed) the store's cells d[i, j] are all distinct: the inner
@@ -129,6 +118,36 @@ bool tile_pays(std::int64_t m, std::int64_t n, std::int64_t k) {
   return tile < 0.6 * plain;
 }
 
+// The loops the tile can absorb besides i, j, k (TileMma's fold): every reduction in both
+// operands after the last one that is not (so each cell's steps keep their nest order), and the
+// row and column loops, widest first, while d stays injective over the tile's cells.
+template <typename InBoth>
+std::vector<const ir::For*> foldable(const std::vector<const ir::For*>& loops, const ir::Set& store,
+                                     std::initializer_list<const ir::For*> tile,
+                                     const std::vector<const ir::For*>& rows, const std::vector<const ir::For*>& cols,
+                                     const std::vector<const ir::For*>& reductions, InBoth in_both) {
+  const std::vector<const ir::For*> ijk(tile);
+  auto in_tile = [&](const ir::For* f) { return std::find(ijk.begin(), ijk.end(), f) != ijk.end(); };
+  std::vector<const ir::For*> fold;
+  for (const ir::For* f : reductions) {
+    if (!in_both(f)) fold.clear();
+    else if (!in_tile(f)) fold.push_back(f);
+  }
+  std::vector<const ir::For*> cells;
+  for (const ir::For* f : loops)
+    if (!in_tile(f) && (std::find(rows.begin(), rows.end(), f) != rows.end() ||
+                        std::find(cols.begin(), cols.end(), f) != cols.end()))
+      cells.push_back(f);
+  std::stable_sort(cells.begin(), cells.end(), [](const ir::For* x, const ir::For* y) { return extent(*x) > extent(*y); });
+  std::vector<ir::TileAxis> taken = {{ijk[0]->index, ijk[0]->begin, ijk[0]->end}, {ijk[1]->index, ijk[1]->begin, ijk[1]->end}};
+  for (const ir::For* f : cells) {
+    taken.push_back({f->index, f->begin, f->end});
+    if (injective_over(*store.node, store.index, taken)) fold.push_back(f);
+    else taken.pop_back();
+  }
+  return fold;
+}
+
 }  // namespace
 
 std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t min_tile_work,
@@ -177,18 +196,36 @@ std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t 
     i = widest(cols);
   }
   if (!j) j = widest(cols);
-  if (extent(*i) * extent(*j) * extent(*k) < min_tile_work || !tile_pays(extent(*i), extent(*j), extent(*k)))
-    return std::nullopt;
   if (!disjoint_cells(*store, *i, *j)) return std::nullopt;
 
-  // Target order: untiled cell loops, untiled reductions (both in nest order), then i, j, k.
+  const std::vector<const ir::For*> fold = foldable(loops, *store, {i, j, k}, rows, cols, reductions, in_both);
+  std::int64_t work = extent(*i) * extent(*j) * extent(*k);
+  std::int64_t m = extent(*i), n = extent(*j), depth = extent(*k);
+  for (const ir::For* f : fold) {
+    work *= extent(*f);
+    const bool is_row = std::find(rows.begin(), rows.end(), f) != rows.end();
+    const bool is_col = std::find(cols.begin(), cols.end(), f) != cols.end();
+    (is_row ? m : is_col ? n : depth) *= extent(*f);
+  }
+  if (work < min_tile_work || !tile_pays(m, n, depth)) return std::nullopt;
+
+  // Target order: cell loops kept outside, reductions kept outside, folded cells, folded
+  // reductions (each group in nest order), then i, j, k.
+  auto folded = [&](const ir::For* f) { return std::find(fold.begin(), fold.end(), f) != fold.end(); };
   std::vector<int> rank;
   for (const ir::For* f : loops) {
     const bool is_reduction = std::find(reductions.begin(), reductions.end(), f) != reductions.end();
-    rank.push_back(f == i ? 2 : f == j ? 3 : f == k ? 4 : is_reduction ? 1 : 0);
+    rank.push_back(f == i ? 4 : f == j ? 5 : f == k ? 6 : (is_reduction ? 1 : 0) + (folded(f) ? 2 : 0));
   }
   MatmulNestPlan plan{swaps_sorting(loops, rank), Tensorize{i->index, j->index, k->index}};
-  if (plan.swaps.empty() && loops.size() == 3) return std::nullopt;  // the plain matmul path
+  // The fold, in the order of the sorted nest.
+  for (const int group : {2, 3})
+    for (std::size_t p = 0; p < loops.size(); ++p)
+      if (rank[p] == group) plan.tile.fold.push_back(loops[p]->index);
+  // Nothing to fold and i, j, k already innermost (in any order): the plain matmul path's.
+  const std::vector<const ir::For*> innermost(loops.end() - 3, loops.end());
+  const auto among_innermost = [&](const ir::For* f) { return std::find(innermost.begin(), innermost.end(), f) != innermost.end(); };
+  if (plan.tile.fold.empty() && among_innermost(i) && among_innermost(j) && among_innermost(k)) return std::nullopt;
   return plan;
 }
 

@@ -3,6 +3,7 @@
 // fma(a, b, d)) becomes a TileMma keeping the nest as its fallback. The fallback is the meaning,
 // so the transform is always legal once the pattern matches.
 #include <algorithm>
+#include <cstdlib>
 
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
@@ -22,7 +23,42 @@ bool pattern(const std::vector<ir::AxisIndex>& index, const Tensorize& t, bool w
   return mentions(index, t.i) == wi && mentions(index, t.j) == wj && mentions(index, t.k) == wk;
 }
 
+// Which operands mention `s`, as the fold role it gives the loop (a TileMma list), or null.
+std::vector<ir::TileAxis>* fold_role(ir::TileMma& tile, ir::Symbol s) {
+  const bool d = mentions(tile.d.index, s), a = mentions(tile.a.index, s), b = mentions(tile.b.index, s);
+  if (d && a && !b) return &tile.outer_i;
+  if (d && b && !a) return &tile.outer_j;
+  if (a && b && !d) return &tile.outer_k;
+  return nullptr;
+}
+
 }  // namespace
+
+std::int64_t flat_stride(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
+  std::int64_t stride = 0, axis_stride = 1;
+  for (std::size_t ax = index.size(); ax-- > 0;) {
+    for (const auto& term : index[ax].terms)
+      if (term.symbol == s) stride += term.coeff * axis_stride;
+    axis_stride *= node.dims[ax];
+  }
+  return stride;
+}
+
+bool injective_over(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index,
+                    const std::vector<ir::TileAxis>& loops) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // |stride|, extent
+  for (const ir::TileAxis& x : loops) {
+    if (x.extent() <= 1) continue;
+    steps.emplace_back(std::abs(flat_stride(node, index, x.symbol)), x.extent());
+  }
+  std::sort(steps.begin(), steps.end());
+  std::int64_t span = 0;  // the largest offset the smaller strides reach
+  for (const auto& [stride, extent] : steps) {
+    if (stride <= span) return false;
+    span += stride * (extent - 1);
+  }
+  return true;
+}
 
 std::optional<ir::TileMma> match_update(const ir::Set& x, const Tensorize& t) {
   const auto* top = std::get_if<ir::Apply>(&x.value->node);
@@ -56,10 +92,11 @@ std::optional<ir::TileMma> match_update(const ir::Set& x, const Tensorize& t) {
 
 
 ir::LoweredRoutine apply_tensorize(const ir::LoweredRoutine& r, const Tensorize& t) {
-  const std::string action =
-      "tensorize i=" + name_of(r, t.i) + " j=" + name_of(r, t.j) + " k=" + name_of(r, t.k);
-  const std::vector<LoopSite> sites = {require_loop(r, t.i, action), require_loop(r, t.j, action),
-                                       require_loop(r, t.k, action)};
+  std::string action = "tensorize i=" + name_of(r, t.i) + " j=" + name_of(r, t.j) + " k=" + name_of(r, t.k);
+  for (const ir::Symbol f : t.fold) action += (f == t.fold.front() ? " fold " : ", ") + name_of(r, f);
+  std::vector<LoopSite> sites = {require_loop(r, t.i, action), require_loop(r, t.j, action),
+                                 require_loop(r, t.k, action)};
+  for (const ir::Symbol f : t.fold) sites.push_back(require_loop(r, f, action));
   const LoopSite* top = &sites[0];
   for (const auto& s : sites)
     if (s.enclosing.size() < top->enclosing.size()) top = &s;
@@ -67,14 +104,21 @@ ir::LoweredRoutine apply_tensorize(const ir::LoweredRoutine& r, const Tensorize&
   const auto loops = perfect_nest(*top->loop, leaf);
   const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
   const std::string shape = "d[.., i, j] = add(d[.., i, j], mul(a[.., i, k], b[.., k, j])) or fma(a, b, d)";
-  if (loops.size() != 3 || !store ||
+  auto innermost_three = [&](const LoopSite& s) {
+    const auto at = std::find(loops.begin(), loops.end(), s.loop);
+    return at != loops.end() && at - loops.begin() >= static_cast<std::ptrdiff_t>(loops.size()) - 3;
+  };
+  if (loops.size() != sites.size() || !store ||
+      !std::all_of(sites.begin(), sites.begin() + 3, innermost_three) ||
       std::any_of(sites.begin(), sites.end(), [&](const LoopSite& s) { return std::find(loops.begin(), loops.end(), s.loop) == loops.end(); }))
     throw_schedule_error(r, top->loop->index, action,
-                         "loops i, j, k are not a perfect nest of exactly three loops around one store", "none");
+                         t.fold.empty() ? "loops i, j, k are not a perfect nest of exactly three loops around one store"
+                                        : "the folded loops and i, j, k (innermost) are not the whole perfect nest around one store",
+                         "none");
   for (const ir::For* f : loops)
     if (f->axis != ir::AxisType::Serial)
       throw_schedule_error(r, f->index, action, "the nest's loops must be Serial", "Retype them to serial first");
-  auto tile = match_update(*store, t);
+  auto tile = match_update(*store, Tensorize{t.i, t.j, t.k});
   if (!tile) {
     std::string alternative = "none: this nest is not a matmul (" + shape + ")";
     const ir::Symbol s[3] = {t.i, t.j, t.k};
@@ -87,8 +131,23 @@ ir::LoweredRoutine apply_tensorize(const ir::LoweredRoutine& r, const Tensorize&
   for (const ir::For* f : loops) {
     ir::TileAxis axis{f->index, f->begin, f->end};
     if (f->index == t.i) tile->i = axis;
-    if (f->index == t.j) tile->j = axis;
-    if (f->index == t.k) tile->k = axis;
+    else if (f->index == t.j) tile->j = axis;
+    else if (f->index == t.k) tile->k = axis;
+    else if (auto* role = fold_role(*tile, f->index)) role->push_back(axis);
+    else
+      throw_schedule_error(r, f->index, action,
+                           "the loop is not a row (in d and a only), a column (in d and b only) or a "
+                           "reduction step (in a and b only) of the tile",
+                           "leave it out of fold; keep it outside the tile");
+  }
+  if (tile->folded()) {
+    std::vector<ir::TileAxis> cells = {tile->i, tile->j};
+    cells.insert(cells.end(), tile->outer_i.begin(), tile->outer_i.end());
+    cells.insert(cells.end(), tile->outer_j.begin(), tile->outer_j.end());
+    if (!injective_over(*tile->d.node, tile->d.index, cells))
+      throw_schedule_error(r, top->loop->index, action,
+                           "folded, two cells of the tile could store to one element of " + tile->d.node->debug_name(),
+                           "fold fewer row or column loops");
   }
   tile->accum = ir::Op::Add;
   tile->fallback = top->stmt;

@@ -41,7 +41,12 @@ std::string print_step(const ir::LoweredRoutine& r, const Transform& transform) 
     else if constexpr (std::is_same_v<T, Retype>) return name + " " + loop(r, t.axis) + " " + std::string(ir::axis_type_name(t.type));
     else if constexpr (std::is_same_v<T, Unroll>) return name + " " + loop(r, t.axis) + (t.materialize ? " materialize" : " annotate");
     else if constexpr (std::is_same_v<T, Pad>) return name + " " + loop(r, t.axis) + " " + std::to_string(t.to_multiple_of);
-    else if constexpr (std::is_same_v<T, Tensorize>) return name + " " + loop(r, t.i) + " " + loop(r, t.j) + " " + loop(r, t.k);
+    else if constexpr (std::is_same_v<T, Tensorize>) {
+      std::string out = name + " " + loop(r, t.i) + " " + loop(r, t.j) + " " + loop(r, t.k);
+      if (!t.fold.empty()) out += " fold";
+      for (const ir::Symbol s : t.fold) out += " " + loop(r, s);
+      return out;
+    }
     else if constexpr (std::is_same_v<T, ExpandZero>) return name + " " + node_ref(r, t.node_id);
     else if constexpr (std::is_same_v<T, SplitReduce>)
       return name + " " + loop(r, t.axis) + " " +
@@ -78,7 +83,12 @@ class StepParser {
       return Unroll{loop_at(1), word(2) == "materialize"};
     }
     if (op == "pad") return Pad{loop_at(1), integer(2)};
-    if (op == "tensorize") return Tensorize{loop_at(1), loop_at(2), loop_at(3)};
+    if (op == "tensorize") {
+      Tensorize t{loop_at(1), loop_at(2), loop_at(3)};
+      if (words_.size() > 4 && word(4) != "fold") bad("expected fold");
+      for (std::size_t k = 5; k < words_.size(); ++k) t.fold.push_back(loop_at(k));
+      return t;
+    }
     if (op == "expand_zero") return ExpandZero{node_at(1)};
     if (op == "split_reduce" && word(2) == "lanes") return split_reduce_lanes(loop_at(1), integer(3), axis_type(4));
     if (op == "split_reduce") return SplitReduce{loop_at(1), integer(2)};

@@ -34,6 +34,14 @@ void check_axis_type(const ir::LoweredRoutine& r, ir::Symbol s, ir::AxisType typ
 /// fields d, a, b, dtype, fused; axes and fallback unset), or nullopt.
 std::optional<ir::TileMma> match_update(const ir::Set& x, const Tensorize& t);
 
+/// Element stride of loop `s` in the row-major flattening of `index` over `node`'s dims.
+std::int64_t flat_stride(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index, ir::Symbol s);
+
+/// Whether distinct values of `loops` address distinct cells of `index` over `node`: a
+/// sufficient test (mixed radix: sorted by stride, each stride exceeds the span of the smaller).
+bool injective_over(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index,
+                    const std::vector<ir::TileAxis>& loops);
+
 /// `r` with its body replaced.
 ir::LoweredRoutine with_body(const ir::LoweredRoutine& r, ir::StmtRef body);
 

@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "cannl/schedule/default_cpu.h"
+#include "cannl/schedule/trace.h"
 #include "schedule/matmul_nest.h"
+#include "backends/run_util.h"
+#include "cannl/backends/backend.h"
+#include "cannl/support/error.h"
 #include "schedule/schedule_test_util.h"
 
 namespace cannl::schedule::testing {
@@ -72,8 +76,82 @@ TEST(MatmulNest, ConvolutionBecomesATileBitwiseWithoutTheLicence) {
   EXPECT_TRUE(std::any_of(s.transforms.begin(), s.transforms.end(),
                           [](const Transform& t) { return std::holds_alternative<Swap>(t); }));
   EXPECT_EQ(compare(run_interp(c.forward(true)), run_interp(s.routine), Tolerance::Bitwise), "");
-  // With the window loops innermost, k would be kw (3 steps): not worth a tile.
-  EXPECT_FALSE(has(ir::print_loop_ir(default_cpu_schedule(c.forward(), options(false)).routine), "tile_mma "));
+  // With the window loops innermost k is kw (3 steps); the tile folds kh and ci into its steps,
+  // in nest order, so the result stays bitwise.
+  const ScheduledRoutine folded = default_cpu_schedule(c.forward(), options(false));
+  const std::string folded_text = ir::print_loop_ir(folded.routine);
+  EXPECT_TRUE(has(folded_text, "tile_mma ")) << folded_text;
+  EXPECT_TRUE(has(folded_text, "(folded: ")) << folded_text;
+  EXPECT_EQ(compare(run_interp(c.forward()), run_interp(folded.routine), Tolerance::Bitwise), "");
+  // The schedule, folds included, round-trips through its trace onto an equal program.
+  const std::string trace = print_trace(record(c.forward(), folded.transforms));
+  EXPECT_TRUE(has(trace, " fold ")) << trace;
+  const Conv again(16, 3, 16, 16);
+  EXPECT_EQ(ir::print_loop_ir(replay(again.forward(), parse_trace(trace))), folded_text);
+}
+
+// Folded tiles rendered by the C backend (the `_nd` driver with offset tables: an implicit
+// im2col): bitwise the lowered nest for the forward convolution and the weight gradient, within
+// rounding for the input gradient, whose folded cells are only those d stays injective over.
+TEST(MatmulNest, FoldedTilesOnTheCBackend) {
+  try {
+    (void)test_util::cc();
+  } catch (const BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const Conv c(4, 12, 6, 16);
+  for (const bool reassociate : {false, true}) {
+    for (const ir::LoweredRoutine& r : {c.forward(), c.weight_gradient(), c.input_gradient()}) {
+      const bool licensed_only = r.name == "conv_dx";
+      if (licensed_only && !reassociate) continue;
+      const ScheduledRoutine s = default_cpu_schedule(r, options(reassociate));
+      const std::string text = ir::print_loop_ir(s.routine);
+      ASSERT_TRUE(has(text, "(folded: ")) << r.name << "\n" << text;
+      const auto params = ir::nodes_of(r.body);
+      const std::vector<test_util::Bytes> inputs = test_inputs(params);
+      const backends::CompileRequest scheduled{s.routine, params};
+      ASSERT_NE(test_util::cc()->compile(scheduled)->source().find("_nd("), std::string::npos) << r.name;
+      const auto serial = test_util::run_on(*test_util::cc(), {r, params}, inputs);
+      const auto tiled = test_util::run_on(*test_util::cc(), scheduled, inputs);
+      NodeBytes want, got;
+      for (std::size_t k = 0; k < params.size(); ++k) {
+        want[params[k]->id] = serial[k];
+        got[params[k]->id] = tiled[k];
+      }
+      EXPECT_EQ(compare(want, got, licensed_only ? Tolerance::Reassociated : Tolerance::Bitwise), "")
+          << r.name << (reassociate ? " (licensed)" : "") << "\n" << text;
+    }
+  }
+}
+
+TEST(MatmulNest, FoldingNeedsRolesAndInjectiveCells) {
+  // A batch loop (in d, a and b) is not a row, a column or a step.
+  const auto a = ir::make_node("a", ir::DType::F32, {2, 4, 4});
+  const auto bm = ir::make_node("bm", ir::DType::F32, {2, 4, 4});
+  const auto d = ir::make_node("d", ir::DType::F32, {2, 4, 4});
+  const ir::Symbol bb = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, ir::DType::F32, {ir::get(a, {it(bb), it(i), it(k)}), ir::get(bm, {it(bb), it(k), it(j)})});
+  const std::vector<ir::AxisIndex> at{it(bb), it(i), it(j)};
+  const ir::LoweredRoutine batched{
+      "bmm", ir::for_loop(bb, 0, 2, ir::for_loop(i, 0, 4, ir::for_loop(j, 0, 4, ir::for_loop(k, 0, 4,
+          ir::set(d, at, ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(d, at), product})))))), {}};
+  expect_schedule_error([&] { schedule::apply(batched, Tensorize{i, j, k, {bb}}); },
+                        {"fold i0", "not a row", "keep it outside the tile"});
+  EXPECT_NO_THROW(schedule::apply(batched, Tensorize{i, j, k}));
+
+  // The input gradient with ow, ci, k = co innermost: folding oh and kh as well would store two
+  // tile cells (oh, kh) and (oh + 1, kh - 1) to one element of x.
+  const Conv c(2, 5, 2, 2);
+  ir::StmtRef leaf = c.accumulate(c.x, c.x_at(), c.out, c.out_at(), c.w, c.w_at());
+  const std::vector<std::pair<ir::Symbol, std::int64_t>> inner_first{
+      {c.co, 2}, {c.ci, 2}, {c.ow, 3}, {c.kw, 3}, {c.kh, 3}, {c.oh, 3}, {c.b, 2}};
+  for (const auto& [sym, n] : inner_first) leaf = ir::for_loop(sym, 0, n, leaf);
+  const ir::LoweredRoutine dx{"conv_dx", leaf, {}};
+  expect_schedule_error([&] { schedule::apply(dx, Tensorize{c.ow, c.ci, c.co, {c.b, c.oh, c.kh, c.kw}}); },
+                        {"two cells of the tile could store to one element", "fold fewer"});
+  // The fold must reach from its outermost loop down to the three.
+  expect_schedule_error([&] { schedule::apply(dx, Tensorize{c.ow, c.ci, c.co, {c.b}}); },
+                        {"not the whole perfect nest"});
 }
 
 TEST(MatmulNest, LicensedPlansTileTheWidestReductionAndInputGradients) {
@@ -96,7 +174,9 @@ TEST(MatmulNest, LicensedPlansTileTheWidestReductionAndInputGradients) {
 }
 
 TEST(MatmulNest, SkinnyNestsStayPlain) {
-  const Conv thin(8, 12, 6, 3);  // 3 features of a 32-wide tile, k of 6: packing costs more
+  // One feature, one channel: the forward tile is 1 column of 32 with 9 steps (a padded edge
+  // tile per row panel), the weight gradient 1 x 9 cells over 4096 steps (all packing).
+  const Conv thin(64, 10, 1, 1);
   for (const ir::LoweredRoutine& r : {thin.forward(), thin.weight_gradient()}) {
     const ScheduledRoutine s = default_cpu_schedule(r, options(true));
     EXPECT_FALSE(has(ir::print_loop_ir(s.routine), "tile_mma ")) << ir::print_loop_ir(s.routine);

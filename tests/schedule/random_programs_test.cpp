@@ -40,7 +40,7 @@ ir::LoweredRoutine program(std::uint64_t seed, bool optimized, const std::string
 
 class RandomTransforms {
  public:
-  explicit RandomTransforms(std::uint64_t seed) : rng_(seed) {}
+  explicit RandomTransforms(std::uint64_t seed) : rng_(seed), fold_rng_(seed + 1) {}
 
   /// A random transform for `r`, or nullopt when the routine has nothing to address.
   std::optional<Transform> pick(const ir::LoweredRoutine& r) {
@@ -62,7 +62,13 @@ class RandomTransforms {
       case 5: {
         const ir::Symbol a = loops[static_cast<std::size_t>(number(0, static_cast<int>(loops.size()) - 1))];
         const ir::Symbol b = loops[static_cast<std::size_t>(number(0, static_cast<int>(loops.size()) - 1))];
-        return Tensorize{s, a, b};
+        Tensorize t{s, a, b};
+        // Sometimes fold enclosing loops of s too (the transform checks their roles).
+        const std::size_t outer = site->enclosing.size();
+        const int folds = std::uniform_int_distribution<int>(0, static_cast<int>(std::min<std::size_t>(outer, 3)))(fold_rng_);
+        for (std::size_t n = static_cast<std::size_t>(folds); n > 0; --n)
+          t.fold.push_back(site->enclosing[outer - n]->index);
+        return t;
       }
       case 6: {
         const auto nodes = ir::nodes_of(r.body);
@@ -95,6 +101,7 @@ class RandomTransforms {
 
  private:
   std::mt19937_64 rng_;
+  std::mt19937_64 fold_rng_;  // its own stream: folds do not shift the other transforms' draws
   int number(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   ir::AxisType any_type() {
     static const ir::AxisType types[] = {ir::AxisType::Serial, ir::AxisType::Grid, ir::AxisType::Vectorized,

@@ -140,6 +140,13 @@ struct TileOperand { NodeRef node; std::vector<AxisIndex> index; };
 /// does not know TileMma and any renderer that declines run the fallback. A renderer emitting its
 /// own micro-kernel stays bitwise equal only by visiting k in increasing order per output cell and
 /// by fusing the multiply-add exactly when `fused` is set.
+///
+/// A tile may fold further loops of the fallback's perfect nest, enclosing i, j and k: more rows
+/// (`outer_i`: in d and a only), more columns (`outer_j`: in d and b only) and more reduction
+/// steps (`outer_k`: in a and b only), each list outermost first. The tile is then the
+/// (rows x columns x steps) product, the steps of each cell taken in nest order (`outer_k`, then
+/// k): an implicit im2col for convolutions. Tensorize folds loops only when d's index is
+/// injective over all rows and columns, so every update of a cell is one of its own steps.
 struct TileMma {
   TileOperand d, a, b;
   TileAxis i, j, k;
@@ -147,6 +154,15 @@ struct TileMma {
   bool fused = false;
   DType dtype = DType::F32;
   StmtRef fallback;
+  std::vector<TileAxis> outer_i = {}, outer_j = {}, outer_k = {};
+
+  /// Every axis, in the order printers name them: i, j, k, then outer_i, outer_j, outer_k.
+  std::vector<const TileAxis*> axes() const;
+  /// The tile's rows, columns and steps: i, j, k times their folded loops' extents.
+  std::int64_t rows() const;
+  std::int64_t cols() const;
+  std::int64_t steps() const;
+  bool folded() const { return !outer_i.empty() || !outer_j.empty() || !outer_k.empty(); }
 };
 
 struct Stmt {

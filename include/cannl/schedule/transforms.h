@@ -41,7 +41,14 @@ struct Pad { ir::Symbol axis; std::int64_t to_multiple_of = 1; };
 /// Replaces the perfect serial nest of loops i, j, k (any nesting order) around one store
 /// d[.., i, j] = add(d[.., i, j], mul(a[.., i, k], b[.., k, j])) (or the fma form) by a TileMma
 /// whose fallback is the nest.
-struct Tensorize { ir::Symbol i, j, k; };
+/// `fold` names loops of the perfect nest enclosing i, j, k (all of them, from the nest's top down
+/// to the three) that the tile absorbs by role: rows (in d and a only), columns (in d and b only)
+/// or reduction steps (in a and b only); see TileMma. Folding needs d's index injective over all
+/// rows and columns, and keeps each cell's steps in nest order: bitwise the nest.
+struct Tensorize {
+  ir::Symbol i, j, k;
+  std::vector<ir::Symbol> fold = {};
+};
 /// Turns every whole-node ZeroOut of `node_id` into a loop nest of stores of 0 over every cell
 /// (fresh loops, one per axis; padding included), so the zeroing can be annotated.
 struct ExpandZero { int node_id = -1; };

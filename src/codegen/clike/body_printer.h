@@ -20,6 +20,8 @@
 
 namespace cannl::codegen {
 
+struct SimdWidth;
+
 /// An expression's text and the dtype of the value it holds.
 struct Expr {
   std::string text;
@@ -68,6 +70,7 @@ class BodyPrinter {
   bool print_grid(const ir::For& f, const std::string& name);
   /// A TileMma as a call of the packed register-tiled matmul; false when it declines.
   bool print_tile_mma(const ir::TileMma& t);
+  void print_folded_tile(const ir::TileMma& t, const SimdWidth& w, int threads);
   /// A Vectorized loop as explicit SIMD with a serial remainder; false when it declines.
   bool print_vectorized(const ir::For& f, const std::string& name);
   /// Emits `const int64_t r<k> = cannl_dyn_row(...)` and returns the access index with the dynamic

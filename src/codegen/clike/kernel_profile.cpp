@@ -67,7 +67,7 @@ std::string what(const ir::StmtRef& stmt, const KernelFacts& f) {
   if (f.tile != nullptr) {
     // A Grid split of a matmul's rows is a loop over tiles (printed as one call when it merges).
     return (f.nest.empty() ? "" : "loop " + times(f.nest) + " of ") + "matmul tile " +
-           times({f.tile->i.extent(), f.tile->j.extent(), f.tile->k.extent()});
+           times({f.tile->rows(), f.tile->cols(), f.tile->steps()});
   }
   if (!f.nest.empty()) return "loop " + times(f.nest);
   return "statement";

@@ -126,21 +126,42 @@ std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused) {
 // panels: no barrier at all, so a descheduled thread on a busy machine delays only itself. Each C
 // cell is updated by one thread, in increasing k, so results do not depend on the team.
 std::string driver_text(const SimdWidth& w, const GemmBlocking& g) {
-  std::string s = R"(/* One zero-padded panel: dst[q * width + l] = src[l * lane + q * step] for the `valid` first
+  std::string s = R"(/* One zero-padded panel: dst[q * width + l] = src[lane[l] + step[q]] for the `valid` first
    lanes l < width, 0 beyond, over q < kc (A panels: lanes are rows; B panels: columns). */
 $P void NAME_pack(float *dst, const float *src, int64_t width, int64_t valid, int64_t kc,
-    int64_t lane, int64_t step) {
-  if (valid >= width && lane == 1) {
-    for (int64_t q = 0; q < kc; ++q) memcpy(dst + q * width, src + q * step, (size_t)width * sizeof(float));
+    const int64_t *lane, const int64_t *step) {
+  const int64_t live = valid < width ? valid : width;
+  int contiguous = 1;
+  for (int64_t l = 1; contiguous && l < live; ++l) contiguous = lane[l] == lane[0] + l;
+  if (contiguous) {
+    for (int64_t q = 0; q < kc; ++q) {
+      memcpy(dst + q * width, src + lane[0] + step[q], (size_t)live * sizeof(float));
+      if (live < width) memset(dst + q * width + live, 0, (size_t)(width - live) * sizeof(float));
+    }
     return;
   }
   for (int64_t q = 0; q < kc; ++q)
-    for (int64_t l = 0; l < width; ++l) dst[q * width + l] = l < valid ? src[l * lane + q * step] : 0.0f;
+    for (int64_t l = 0; l < width; ++l) dst[q * width + l] = l < valid ? src[lane[l] + step[q]] : 0.0f;
 }
 
-/* d[m x n] += a[m x k] * b[k x n] (k increasing per cell) over packed panels, one thread. */
-$P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
-    const float *a, int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused) {
+/* The row stride of a full register tile of C at rows r[0..MR) and columns c[0..NR) when its
+   columns are contiguous and its rows evenly spaced (the micro-kernel stores it in place), else 0. */
+$P int64_t NAME_tile_ldc(const int64_t *r, const int64_t *c, int64_t rows, int64_t cols) {
+  enum { MR = @MR, NR = @NR };
+  if (rows != MR || cols != NR) return 0;
+  for (int64_t x = 1; x < NR; ++x)
+    if (c[x] != c[0] + x) return 0;
+  const int64_t ldc = r[1] - r[0];
+  for (int64_t x = 2; x < MR; ++x)
+    if (r[x] - r[x - 1] != ldc) return 0;
+  return ldc;
+}
+
+/* d[dr[i] + dc[j]] += a[ar[i] + ak[p]] * b[bk[p] + bc[j]] over i < m, j < n, p < k (p increasing
+   per cell) over packed panels, one thread. The offsets are the tile's folded loops flattened. */
+$P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, const int64_t *dr, const int64_t *dc,
+    const float *a, const int64_t *ar, const int64_t *ak, const float *b, const int64_t *bk,
+    const int64_t *bc, int fused) {
   enum { MR = @MR, NR = @NR, KC = @KC, NC = @NC, MC = @MC };
   if (m <= 0 || n <= 0 || k <= 0) return;
   const int64_t mcap = ((m < MC ? m : MC) + MR - 1) / MR * MR;
@@ -154,30 +175,32 @@ $P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_
     for (int64_t p0 = 0; p0 < k; p0 += KC) {
       const int64_t kc = k - p0 < KC ? k - p0 : KC;
       for (int64_t ip = 0; ip < mpanels; ++ip)
-        NAME_pack(ap + ip * MR * kc, a + (i3 + ip * MR) * ars + p0 * acs, MR, mb - ip * MR, kc, ars, acs);
+        NAME_pack(ap + ip * MR * kc, a, MR, mb - ip * MR, kc, ar + i3 + ip * MR, ak + p0);
       for (int64_t j2 = 0; j2 < n; j2 += NC) {
         const int64_t nb = n - j2 < NC ? n - j2 : NC;
         const int64_t npanels = (nb + NR - 1) / NR;
         for (int64_t jp = 0; jp < npanels; ++jp)
-          NAME_pack(bp + jp * NR * kc, b + p0 * brs + (j2 + jp * NR) * bcs, NR, nb - jp * NR, kc, bcs, brs);
+          NAME_pack(bp + jp * NR * kc, b, NR, nb - jp * NR, kc, bc + j2 + jp * NR, bk + p0);
         for (int64_t ip = 0; ip < mpanels; ++ip) {
           const int64_t rows = mb - ip * MR < MR ? mb - ip * MR : MR;
+          const int64_t *r = dr + i3 + ip * MR;
           for (int64_t jp = 0; jp < npanels; ++jp) {
             const int64_t cols = nb - jp * NR < NR ? nb - jp * NR : NR;
-            float *c = d + (i3 + ip * MR) * drs + (j2 + jp * NR) * dcs;
-            if (rows == MR && cols == NR && dcs == 1) {
-              if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, c, drs);
-              else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, c, drs);
+            const int64_t *c = dc + j2 + jp * NR;
+            const int64_t ldc = NAME_tile_ldc(r, c, rows, cols);
+            if (ldc != 0) {
+              if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
+              else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
             } else {
-              /* Peeled edge (or strided C): through a zero-padded tile. */
+              /* Peeled edge (or scattered C): through a zero-padded tile. */
               float tile[MR * NR] __attribute__((aligned(64)));
               memset(tile, 0, sizeof tile);
-              for (int64_t r = 0; r < rows; ++r)
-                for (int64_t cc = 0; cc < cols; ++cc) tile[r * NR + cc] = c[r * drs + cc * dcs];
+              for (int64_t x = 0; x < rows; ++x)
+                for (int64_t y = 0; y < cols; ++y) tile[x * NR + y] = d[r[x] + c[y]];
               if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, tile, NR);
               else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, tile, NR);
-              for (int64_t r = 0; r < rows; ++r)
-                for (int64_t cc = 0; cc < cols; ++cc) c[r * drs + cc * dcs] = tile[r * NR + cc];
+              for (int64_t x = 0; x < rows; ++x)
+                for (int64_t y = 0; y < cols; ++y) d[r[x] + c[y]] = tile[x * NR + y];
             }
           }
         }
@@ -188,11 +211,45 @@ $P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_
   free(bp);
 }
 
-/* The same on the OpenMP team (threads 0: the default team, 1: serial), by row panels. */
-$P void NAME(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
-    const float *a, int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused,
-    int threads) {
+/* The offsets of one folded loop group (extents outermost first) in two operands: u[r], v[r]
+   for the row-major count r over the group. Returns the count. */
+$P int64_t NAME_offsets(int axes, const int64_t *extent, const int64_t *su, const int64_t *sv,
+    int64_t *u, int64_t *v) {
+  int64_t count = 1;
+  for (int x = 0; x < axes; ++x) count *= extent[x];
+  if (u == NULL) return count;
+  for (int64_t r = 0; r < count; ++r) {
+    int64_t rest = r, ou = 0, ov = 0;
+    for (int x = axes - 1; x >= 0; --x) {
+      const int64_t at = rest % extent[x];
+      rest /= extent[x];
+      ou += at * su[x];
+      ov += at * sv[x];
+    }
+    u[r] = ou;
+    v[r] = ov;
+  }
+  return count;
+}
+
+/* A tile with folded loops on the OpenMP team (threads 0: the default team, 1: serial), by
+   row panels: rows (extents, strides in d and a), columns (in d and b), steps (in a and b,
+   outermost first: each cell takes its steps in that order). */
+$P void NAME_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *ra,
+    int nc, const int64_t *cext, const int64_t *cd, const int64_t *cb,
+    int nk, const int64_t *kext, const int64_t *ka, const int64_t *kb,
+    float *d, const float *a, const float *b, int fused, int threads) {
   enum { MR = @MR };
+  const int64_t m = NAME_offsets(nr, rext, rd, ra, NULL, NULL);
+  const int64_t n = NAME_offsets(nc, cext, cd, cb, NULL, NULL);
+  const int64_t k = NAME_offsets(nk, kext, ka, kb, NULL, NULL);
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  int64_t *off = (int64_t *)malloc((size_t)(2 * (m + n + k)) * sizeof(int64_t));
+  if (off == NULL) abort();
+  int64_t *dr = off, *ar = off + m, *dc = off + 2 * m, *bc = dc + n, *ak = bc + n, *bk = ak + k;
+  NAME_offsets(nr, rext, rd, ra, dr, ar);
+  NAME_offsets(nc, cext, cd, cb, dc, bc);
+  NAME_offsets(nk, kext, ka, kb, ak, bk);
   int team = threads;
 #ifdef _OPENMP
   if (team <= 0) team = omp_get_max_threads();
@@ -201,15 +258,23 @@ $P void NAME(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs
   if (team > panels) team = (int)panels;
   if (m * n * k < 65536) team = 1; /* not worth waking the pool */
   if (team <= 1) {
-    NAME_rows(m, n, k, d, drs, dcs, a, ars, acs, b, brs, bcs, fused);
-    return;
+    NAME_rows(m, n, k, d, dr, dc, a, ar, ak, b, bk, bc, fused);
+  } else {
+    #pragma omp parallel for schedule(static) num_threads(team)
+    for (int t = 0; t < team; ++t) {
+      const int64_t lo = panels * t / team * MR;
+      const int64_t hi = panels * (t + 1) / team * MR < m ? panels * (t + 1) / team * MR : m;
+      NAME_rows(hi - lo, n, k, d, dr + lo, dc, a, ar + lo, ak, b, bk, bc, fused);
+    }
   }
-  #pragma omp parallel for schedule(static) num_threads(team)
-  for (int t = 0; t < team; ++t) {
-    const int64_t lo = panels * t / team * MR;
-    const int64_t hi = panels * (t + 1) / team * MR < m ? panels * (t + 1) / team * MR : m;
-    NAME_rows(hi - lo, n, k, d + lo * drs, drs, dcs, a + lo * ars, ars, acs, b, brs, bcs, fused);
-  }
+  free(off);
+}
+
+/* d[i*drs + j*dcs] += a[i*ars + p*acs] * b[p*brs + j*bcs]: the tile without folded loops. */
+$P void NAME(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
+    const float *a, int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused,
+    int threads) {
+  NAME_nd(1, &m, &drs, &ars, 1, &n, &dcs, &bcs, 1, &k, &acs, &brs, d, a, b, fused, threads);
 }
 )";
   auto put = [&](const std::string& key, const std::string& value) {
@@ -242,6 +307,7 @@ void append_simd_helpers(std::vector<PreludeHelper>& out, const SimdWidth& w) {
   for (const bool fused : {false, true}) {
     out.push_back({ukr_function(w, fused), ukr_text(w, g, fused), {t + "_splat", t + "_fma", t + "u"}});
   }
+  out.push_back({gemm_function(w) + "_nd", "", {gemm_function(w)}});  // defined with the driver
   out.push_back({gemm_function(w), driver_text(w, g),
                  {ukr_function(w, false), ukr_function(w, true), "cannl_omp"}});
 }

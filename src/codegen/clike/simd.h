@@ -45,6 +45,14 @@ GemmBlocking gemm_blocking(const SimdWidth& w);
 /// order per cell, each update one fma (fused != 0) or a rounded multiply then a rounded add,
 /// exactly like the scalar nest, so the result does not depend on blocking or thread count;
 /// threads: 1 = serial, 0 = the OpenMP default team.
+/// Its folded form (TileMma with outer loops), same rounding and order guarantees:
+///   void cannl_sgemm_x16_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *ra,
+///                           int nc, const int64_t *cext, const int64_t *cd, const int64_t *cb,
+///                           int nk, const int64_t *kext, const int64_t *ka, const int64_t *kb,
+///                           float *d, const float *a, const float *b, int fused, int threads);
+/// rows are the row-major product of nr loops (extents rext, element strides rd in d and ra in
+/// a), columns of nc loops (strides in d and b), steps of nk loops (strides in a and b, outermost
+/// first, the order each cell takes its steps in). Rows and columns must address distinct cells.
 std::string gemm_function(const SimdWidth& w);
 
 /// Appends the vector type, its helpers and the matmul of width `w` to `out`.

@@ -6,6 +6,8 @@
 // bit for bit (and so does not depend on the thread count). It declines (the fallback nest is printed)
 // for anything but f32 `+=` tiles over three distinct f32 nodes, for operands whose index mixes
 // the tile's loops the wrong way, and for tiles too small to repay the packing.
+#include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 #include "cannl/support/error.h"
@@ -35,13 +37,13 @@ std::int64_t stride_of(const ir::TensorNode& node, const std::vector<ir::AxisInd
 
 // `index` with the tile's symbols set to their first values: the operand's base cell.
 std::vector<ir::AxisIndex> at_tile_origin(std::vector<ir::AxisIndex> index, const ir::TileMma& t) {
+  const std::vector<const ir::TileAxis*> axes = t.axes();
   for (auto& at : index) {
     std::vector<ir::AffineTerm> kept;
     for (const auto& term : at.terms) {
-      const ir::TileAxis* axis = term.symbol == t.i.symbol   ? &t.i
-                                 : term.symbol == t.j.symbol ? &t.j
-                                 : term.symbol == t.k.symbol ? &t.k
-                                                             : nullptr;
+      const auto found = std::find_if(axes.begin(), axes.end(),
+                                      [&](const ir::TileAxis* x) { return x->symbol == term.symbol; });
+      const ir::TileAxis* axis = found == axes.end() ? nullptr : *found;
       if (axis == nullptr) {
         kept.push_back(term);
       } else {
@@ -53,17 +55,32 @@ std::vector<ir::AxisIndex> at_tile_origin(std::vector<ir::AxisIndex> index, cons
   return index;
 }
 
+// The tile's rows, columns and steps, each group's loops outermost first.
+struct TileGroups {
+  std::vector<ir::TileAxis> rows, cols, steps;
+};
+TileGroups groups_of(const ir::TileMma& t) {
+  TileGroups g{t.outer_i, t.outer_j, t.outer_k};
+  g.rows.push_back(t.i);
+  g.cols.push_back(t.j);
+  g.steps.push_back(t.k);
+  return g;
+}
+
 bool renderable(const ir::TileMma& t) {
   const auto f32 = [](const ir::TileOperand& o) { return o.node->dtype == ir::DType::F32; };
   if (t.dtype != ir::DType::F32 || t.accum != ir::Op::Add || !f32(t.d) || !f32(t.a) || !f32(t.b)) {
     return false;
   }
   if (t.d.node->id == t.a.node->id || t.d.node->id == t.b.node->id) return false;
-  if (t.i.extent() * t.j.extent() * t.k.extent() < kMinTileWork) return false;
-  // d[i, j], a[i, k], b[k, j]: an operand must not move along the loop it is broadcast over.
-  return stride_of(*t.d.node, t.d.index, t.k.symbol) == 0 &&
-         stride_of(*t.a.node, t.a.index, t.j.symbol) == 0 &&
-         stride_of(*t.b.node, t.b.index, t.i.symbol) == 0;
+  if (t.rows() * t.cols() * t.steps() < kMinTileWork) return false;
+  // d[i, j], a[i, k], b[k, j]: an operand must not move along the loops it is broadcast over.
+  const TileGroups g = groups_of(t);
+  const auto still = [](const ir::TileOperand& o, const std::vector<ir::TileAxis>& axes) {
+    return std::all_of(axes.begin(), axes.end(),
+                       [&](const ir::TileAxis& x) { return stride_of(*o.node, o.index, x.symbol) == 0; });
+  };
+  return still(t.d, g.steps) && still(t.a, g.cols) && still(t.b, g.rows);
 }
 
 // `index` with the axis `c*g + i` (c = the tile's row count) rewritten to `i + c*begin`, when
@@ -87,7 +104,7 @@ bool merge_rows(std::vector<ir::AxisIndex>& index, ir::Symbol g, const ir::TileM
 }  // namespace
 
 std::optional<ir::TileMma> merge_grid_rows(const ir::For& grid, const ir::TileMma& t) {
-  if (t.i.begin != 0 || t.b.index.empty()) return std::nullopt;
+  if (t.i.begin != 0 || t.b.index.empty() || t.folded()) return std::nullopt;
   for (const auto& at : t.b.index) {
     if (at.mentions(grid.index)) return std::nullopt;
   }
@@ -112,6 +129,10 @@ bool BodyPrinter::print_tile_mma(const ir::TileMma& t) {
   };
   // Inside a parallel Grid chunk the call runs serially: no nested teams.
   const int threads = in_parallel_ || !options_.openmp_grid ? 1 : options_.threads;
+  if (t.folded()) {
+    print_folded_tile(t, w, threads);
+    return true;
+  }
   line("/* matmul tile " + std::to_string(t.i.extent()) + " x " + std::to_string(t.j.extent()) +
        " x " + std::to_string(t.k.extent()) + " (register-tiled, packed panels) */");
   line(gemm_function(w) + "(" + std::to_string(t.i.extent()) + ", " + std::to_string(t.j.extent()) +
@@ -120,6 +141,44 @@ bool BodyPrinter::print_tile_mma(const ir::TileMma& t) {
        ", " + base(t.b) + ", " + stride(t.b, t.k) + ", " + stride(t.b, t.j) + ", " +
        (t.fused ? "1" : "0") + ", " + std::to_string(threads) + ");");
   return true;
+}
+
+// A folded tile: one call of the `_nd` driver. Rows and columns are listed by d's stride,
+// largest first, so the register tiles of a convolution's output stay contiguous and store in
+// place; steps keep their order (each cell's order of updates).
+void BodyPrinter::print_folded_tile(const ir::TileMma& t, const SimdWidth& w, int threads) {
+  TileGroups g = groups_of(t);
+  const auto by_d_stride = [&](const ir::TileAxis& x, const ir::TileAxis& y) {
+    return std::abs(stride_of(*t.d.node, t.d.index, x.symbol)) > std::abs(stride_of(*t.d.node, t.d.index, y.symbol));
+  };
+  std::stable_sort(g.rows.begin(), g.rows.end(), by_d_stride);
+  std::stable_sort(g.cols.begin(), g.cols.end(), by_d_stride);
+  auto list = [](const std::vector<ir::TileAxis>& axes, auto value) {
+    std::string out = "(const int64_t[]){";
+    for (std::size_t x = 0; x < axes.size(); ++x) out += (x ? ", " : "") + std::to_string(value(axes[x]));
+    return out + "}";
+  };
+  auto extents = [&](const std::vector<ir::TileAxis>& axes) {
+    return list(axes, [](const ir::TileAxis& x) { return x.extent(); });
+  };
+  auto strides = [&](const std::vector<ir::TileAxis>& axes, const ir::TileOperand& o) {
+    return list(axes, [&](const ir::TileAxis& x) { return stride_of(*o.node, o.index, x.symbol); });
+  };
+  auto group = [&](const std::vector<ir::TileAxis>& axes, const ir::TileOperand& u, const ir::TileOperand& v) {
+    return std::to_string(axes.size()) + ", " + extents(axes) + ", " + strides(axes, u) + ", " + strides(axes, v);
+  };
+  auto base = [&](const ir::TileOperand& o) {
+    return names_.node(*o.node) + " + " + atom(offset(*o.node, at_tile_origin(o.index, t)));
+  };
+  line("/* matmul tile " + std::to_string(t.rows()) + " x " + std::to_string(t.cols()) + " x " +
+       std::to_string(t.steps()) + " over " + std::to_string(g.rows.size()) + " row, " +
+       std::to_string(g.cols.size()) + " column and " + std::to_string(g.steps.size()) +
+       " step loops (implicit im2col; register-tiled, packed panels) */");
+  line(gemm_function(w) + "_nd(" + group(g.rows, t.d, t.a) + ",");
+  line("    " + group(g.cols, t.d, t.b) + ",");
+  line("    " + group(g.steps, t.a, t.b) + ",");
+  line("    " + base(t.d) + ", " + base(t.a) + ", " + base(t.b) + ", " + (t.fused ? "1" : "0") + ", " +
+       std::to_string(threads) + ");");
 }
 
 }  // namespace cannl::codegen

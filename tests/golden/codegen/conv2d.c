@@ -1,27 +1,11 @@
 static void conv2d(float *restrict conv2d, float *restrict img, float *restrict kernel_) {
   /* forward */
   memset(conv2d, 0, 401408);
-  {
-    const int64_t i2 = cannl_grid_chunks(8, 0);
-    #pragma omp parallel for schedule(static)
-    for (int64_t i1 = 0; i1 < i2; ++i1) {
-      for (int64_t i0 = 8 * i1 / i2; i0 < 8 * (i1 + 1) / i2; ++i0) {
-        for (int64_t i3 = 0; i3 < 28; ++i3) {
-          for (int64_t i4 = 0; i4 < 28; ++i4) {
-            for (int64_t i5 = 0; i5 < 16; ++i5) {
-              for (int64_t i6 = 0; i6 < 3; ++i6) {
-                for (int64_t i7 = 0; i7 < 5; ++i7) {
-                  for (int64_t i8 = 0; i8 < 5; ++i8) {
-                    conv2d[((((i0)*28 + i3)*28 + i4)*16 + i5)] = fmaf(img[((((i0)*32 + i3 + i7)*32 + i4 + i8)*3 + i6)], kernel_[((((i5)*5 + i7)*5 + i8)*3 + i6)], conv2d[((((i0)*28 + i3)*28 + i4)*16 + i5)]);
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  /* matmul tile 6272 x 16 x 75 over 3 row, 1 column and 3 step loops (implicit im2col; register-tiled, packed panels) */
+  cannl_sgemm_x16_nd(3, (const int64_t[]){8, 28, 28}, (const int64_t[]){12544, 448, 16}, (const int64_t[]){3072, 96, 3},
+      1, (const int64_t[]){16}, (const int64_t[]){1}, (const int64_t[]){75},
+      3, (const int64_t[]){3, 5, 5}, (const int64_t[]){1, 3, 96}, (const int64_t[]){1, 3, 15},
+      conv2d + ((((0)*28 + 0)*28 + 0)*16 + 0), img + ((((0)*32 + 0)*32 + 0)*3 + 0), kernel_ + ((((0)*5 + 0)*5 + 0)*3 + 0), 1, 0);
 }
 
 /* Entry point for loaders: buffers[k] is the k-th pointer parameter. */
