@@ -140,8 +140,12 @@ $P void NAME_pack(float *dst, const float *src, int64_t width, int64_t valid, in
     }
     return;
   }
-  for (int64_t q = 0; q < kc; ++q)
-    for (int64_t l = 0; l < width; ++l) dst[q * width + l] = l < valid ? src[lane[l] + step[q]] : 0.0f;
+  for (int64_t q = 0; q < kc; ++q) {
+    const float *s = src + step[q];
+    float *t = dst + q * width;
+    for (int64_t l = 0; l < live; ++l) t[l] = s[lane[l]];
+    for (int64_t l = live; l < width; ++l) t[l] = 0.0f;
+  }
 }
 
 /* The row stride of a full register tile of C at rows r[0..MR) and columns c[0..NR) when its
@@ -195,12 +199,18 @@ $P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, const int64_t *dr, 
               /* Peeled edge (or scattered C): through a zero-padded tile. */
               float tile[MR * NR] __attribute__((aligned(64)));
               memset(tile, 0, sizeof tile);
-              for (int64_t x = 0; x < rows; ++x)
-                for (int64_t y = 0; y < cols; ++y) tile[x * NR + y] = d[r[x] + c[y]];
+              int runs = 1; /* the columns contiguous: each row one run */
+              for (int64_t y = 1; runs && y < cols; ++y) runs = c[y] == c[0] + y;
+              for (int64_t x = 0; x < rows; ++x) {
+                if (runs) memcpy(tile + x * NR, d + r[x] + c[0], (size_t)cols * sizeof(float));
+                else for (int64_t y = 0; y < cols; ++y) tile[x * NR + y] = d[r[x] + c[y]];
+              }
               if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, tile, NR);
               else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, tile, NR);
-              for (int64_t x = 0; x < rows; ++x)
-                for (int64_t y = 0; y < cols; ++y) d[r[x] + c[y]] = tile[x * NR + y];
+              for (int64_t x = 0; x < rows; ++x) {
+                if (runs) memcpy(d + r[x] + c[0], tile + x * NR, (size_t)cols * sizeof(float));
+                else for (int64_t y = 0; y < cols; ++y) d[r[x] + c[y]] = tile[x * NR + y];
+              }
             }
           }
         }
@@ -239,7 +249,7 @@ $P void NAME_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *r
     int nc, const int64_t *cext, const int64_t *cd, const int64_t *cb,
     int nk, const int64_t *kext, const int64_t *ka, const int64_t *kb,
     float *d, const float *a, const float *b, int fused, int threads) {
-  enum { MR = @MR };
+  enum { MR = @MR, NR = @NR };
   const int64_t m = NAME_offsets(nr, rext, rd, ra, NULL, NULL);
   const int64_t n = NAME_offsets(nc, cext, cd, cb, NULL, NULL);
   const int64_t k = NAME_offsets(nk, kext, ka, kb, NULL, NULL);
@@ -254,7 +264,11 @@ $P void NAME_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *r
 #ifdef _OPENMP
   if (team <= 0) team = omp_get_max_threads();
 #endif
-  const int64_t panels = (m + MR - 1) / MR;
+  /* Each thread takes a contiguous block of row panels, or of column panels when there are more
+     of those (a weight gradient's few rows): it packs only its own panels. */
+  const int64_t row_panels = (m + MR - 1) / MR, col_panels = (n + NR - 1) / NR;
+  const int by_cols = col_panels > row_panels;
+  const int64_t panels = by_cols ? col_panels : row_panels, width = by_cols ? NR : MR, extent = by_cols ? n : m;
   if (team > panels) team = (int)panels;
   if (m * n * k < 65536) team = 1; /* not worth waking the pool */
   if (team <= 1) {
@@ -262,9 +276,10 @@ $P void NAME_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *r
   } else {
     #pragma omp parallel for schedule(static) num_threads(team)
     for (int t = 0; t < team; ++t) {
-      const int64_t lo = panels * t / team * MR;
-      const int64_t hi = panels * (t + 1) / team * MR < m ? panels * (t + 1) / team * MR : m;
-      NAME_rows(hi - lo, n, k, d, dr + lo, dc, a, ar + lo, ak, b, bk, bc, fused);
+      const int64_t lo = panels * t / team * width;
+      const int64_t hi = panels * (t + 1) / team * width < extent ? panels * (t + 1) / team * width : extent;
+      if (by_cols) NAME_rows(m, hi - lo, k, d, dr, dc + lo, a, ar, ak, b, bk, bc + lo, fused);
+      else NAME_rows(hi - lo, n, k, d, dr + lo, dc, a, ar + lo, ak, b, bk, bc, fused);
     }
   }
   free(off);
