@@ -85,7 +85,8 @@ ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const Transform& tra
     else if constexpr (std::is_same_v<T, Stage>) return detail::apply_stage(routine, t);
     else if constexpr (std::is_same_v<T, Partition>) return detail::apply_partition(routine, t);
     else if constexpr (std::is_same_v<T, Privatize>) return detail::apply_privatize(routine, t);
-    else return detail::apply_fuse_epilogue(routine, t);
+    else if constexpr (std::is_same_v<T, FuseEpilogue>) return detail::apply_fuse_epilogue(routine, t);
+    else return detail::apply_stage_partials(routine, t);
   }, transform);
 }
 
@@ -98,8 +99,8 @@ ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const std::vector<Tr
 std::string transform_name(const Transform& transform) {
   static const char* const names[] = {"split", "swap", "retype", "unroll", "pad", "tensorize",
                                       "expand_zero", "split_reduce", "stage", "partition", "privatize",
-                                      "fuse_epilogue"};
-  static_assert(std::variant_size_v<Transform> == 12, "name every transform");
+                                      "fuse_epilogue", "stage_partials"};
+  static_assert(std::variant_size_v<Transform> == 13, "name every transform");
   return names[transform.index()];
 }
 

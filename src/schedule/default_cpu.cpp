@@ -36,6 +36,17 @@ std::int64_t work_of(const ir::StmtRef& s) {
   return 1;
 }
 
+// Staged partials (stage_shared_stores): each partial must sum at least this many updates to
+// repay zeroing p and the extra pass adding it in; p at most this many cells (64 MiB of f32).
+constexpr std::int64_t kMinStagedSteps = 8;
+constexpr std::int64_t kMaxStagedCells = std::int64_t{16} << 20;
+// Split partials (split_long_reductions): nests of at most this many cells (a few register
+// tiles, which one thread would run alone) with at least this many steps per cell get this many
+// partials, a fixed count so results do not depend on the machine's threads.
+constexpr std::int64_t kMaxSplitCells = 1024;
+constexpr std::int64_t kMinSplitSteps = 8192;
+constexpr std::int64_t kReductionPartials = 4;
+
 class Scheduler {
  public:
   Scheduler(const ir::LoweredRoutine& r, const CpuScheduleOptions& o) : out_{r, {}}, options_(o) {}
@@ -86,6 +97,10 @@ class Scheduler {
   }
 
   void tensorize_round() {
+    if (options_.reassociate) {
+      stage_shared_stores();
+      split_long_reductions();
+    }
     reordered_tensorize();
     std::vector<Tensorize> found;
     for (const ir::For* f : loops_preorder(out_.routine.body)) {
@@ -100,6 +115,49 @@ class Scheduler {
       }
     }
     for (const Tensorize& t : found) tensorize_with_rows(t);
+  }
+
+  // Matmul-like nests whose store several cell iterations share (convolution input gradients):
+  // their updates staged in a partials node the tile can fill whole, then added in (licensed
+  // re-association; schedule/matmul_nest.h).
+  void stage_shared_stores() {
+    std::vector<StagePartials> plans;
+    for (const ir::For* f : loops_preorder(out_.routine.body)) {
+      const auto site = detail::find_loop(out_.routine.body, f->index);
+      if (!site || site->in_tile || site->in_local_scope) continue;
+      if (!site->enclosing.empty() && detail::flatten_seq(site->enclosing.back()->body).size() == 1) continue;  // not a nest's top
+      if (auto plan = detail::plan_shared_store(*f, kMinStagedSteps, kMaxStagedCells)) plans.push_back(std::move(*plan));
+    }
+    for (const StagePartials& plan : plans) {
+      try {
+        push(plan);
+      } catch (const ScheduleError&) {
+        // The nest stays as lowered.
+      }
+    }
+  }
+
+  // Matmul-like nests with few cells and long reductions (a first convolution's weight
+  // gradient): a fixed number of partials over the outer reduction, run in parallel, then added
+  // in order (licensed re-association; schedule/matmul_nest.h).
+  void split_long_reductions() {
+    std::vector<detail::SplitPartialsPlan> plans;
+    for (const ir::For* f : loops_preorder(out_.routine.body)) {
+      const auto site = detail::find_loop(out_.routine.body, f->index);
+      if (!site || site->in_tile || site->in_local_scope) continue;
+      if (!site->enclosing.empty() && detail::flatten_seq(site->enclosing.back()->body).size() == 1) continue;
+      if (auto plan = detail::plan_split_partials(*f, kMaxSplitCells, kMinSplitSteps, kReductionPartials))
+        plans.push_back(std::move(*plan));
+    }
+    for (const auto& plan : plans) {
+      const std::vector<Transform> steps = {plan.split, plan.partials};
+      try {
+        out_.routine = schedule::apply(out_.routine, steps);
+        out_.transforms.insert(out_.transforms.end(), steps.begin(), steps.end());
+      } catch (const ScheduleError&) {
+        // The nest stays as lowered.
+      }
+    }
   }
 
   // Matmul-like nests whose three innermost loops are not the whole matmul (convolutions,

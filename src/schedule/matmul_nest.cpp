@@ -229,4 +229,55 @@ std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t 
   return plan;
 }
 
+std::optional<StagePartials> plan_shared_store(const ir::For& top, std::int64_t min_steps, std::int64_t max_cells) {
+  ir::StmtRef leaf;
+  const std::vector<const ir::For*> loops = perfect_nest(top, leaf);
+  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+  if (loops.size() < 3 || !store || injective(store->index) || !parse_update(*store)) return std::nullopt;
+  if (std::any_of(loops.begin(), loops.end(), [](const ir::For* f) { return f->axis != ir::AxisType::Serial; }))
+    return std::nullopt;
+  StagePartials plan{top.index, {}};
+  std::int64_t cells = 1, work = 1;
+  for (const ir::For* f : loops) {
+    work *= extent(*f);
+    if (!mentions(store->index, f->index)) continue;
+    plan.keep.push_back(f->index);
+    cells *= extent(*f);
+  }
+  if (cells > max_cells || work < min_steps * cells) return std::nullopt;
+  return plan;
+}
+
+std::optional<SplitPartialsPlan> plan_split_partials(const ir::For& top, std::int64_t max_cells, std::int64_t min_steps,
+                                                     std::int64_t partials) {
+  ir::StmtRef leaf;
+  const std::vector<const ir::For*> loops = perfect_nest(top, leaf);
+  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+  if (loops.size() < 3 || !store || !injective(store->index)) return std::nullopt;
+  const auto update = parse_update(*store);
+  if (!update) return std::nullopt;
+  if (std::any_of(loops.begin(), loops.end(), [](const ir::For* f) { return f->axis != ir::AxisType::Serial; }))
+    return std::nullopt;
+  std::int64_t cells = 1, steps = 1;
+  const ir::For* outer_reduction = nullptr;
+  for (const ir::For* f : loops) {
+    if (mentions(store->index, f->index)) {
+      cells *= extent(*f);
+    } else {
+      steps *= extent(*f);
+      const bool in_both = mentions(update->a->index, f->index) && mentions(update->b->index, f->index);
+      if (!outer_reduction && in_both) outer_reduction = f;
+    }
+  }
+  if (!outer_reduction || outer_reduction != loops.front() || cells > max_cells || steps < min_steps ||
+      extent(*outer_reduction) % partials != 0)
+    return std::nullopt;
+  SplitPartialsPlan plan{split(outer_reduction->index, extent(*outer_reduction) / partials), {}};
+  plan.partials.top = plan.split.outer;
+  plan.partials.keep.push_back(plan.split.outer);
+  for (const ir::For* f : loops)
+    if (mentions(store->index, f->index)) plan.partials.keep.push_back(f->index);
+  return plan;
+}
+
 }  // namespace cannl::schedule::detail

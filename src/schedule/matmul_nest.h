@@ -36,4 +36,23 @@ struct MatmulNestPlan {
 std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t min_tile_work,
                                                bool reassociate);
 
+/// For a matmul-like nest under `top` whose store several cell iterations share (a
+/// convolution's input gradient, d[oh + kh, ..]): the StagePartials keeping every loop d's index
+/// mentions, after which the first nest tiles with all its cells folded. nullopt when d is
+/// injective, the nest is not matmul-like, the partials would exceed `max_cells`, or each
+/// partial would sum fewer than `min_steps` updates (the extra pass over p would not pay).
+std::optional<StagePartials> plan_shared_store(const ir::For& top, std::int64_t min_steps, std::int64_t max_cells);
+
+/// For a matmul-like nest under `top` with few cells (at most `max_cells`) and a long reduction
+/// (at least `min_steps` steps per cell), such as a first convolution's weight gradient: split its
+/// outermost reduction loop into `partials` blocks and stage the partials keeping the block loop,
+/// so the blocks can run in parallel and are added in order after. The count is fixed, not the
+/// thread count, so the result does not depend on the machine. nullopt when it does not apply.
+struct SplitPartialsPlan {
+  Split split;
+  StagePartials partials;
+};
+std::optional<SplitPartialsPlan> plan_split_partials(const ir::For& top, std::int64_t max_cells, std::int64_t min_steps,
+                                                     std::int64_t partials);
+
 }  // namespace cannl::schedule::detail

@@ -55,6 +55,11 @@ std::string print_step(const ir::LoweredRoutine& r, const Transform& transform) 
     else if constexpr (std::is_same_v<T, Stage>) return name + " " + node_ref(r, t.source_id) + " " + loop(r, t.anchor);
     else if constexpr (std::is_same_v<T, Privatize>) return name + " " + node_ref(r, t.node_id) + " " + loop(r, t.over);
     else if constexpr (std::is_same_v<T, FuseEpilogue>) return name + " " + node_ref(r, t.target_id) + " " + loop(r, t.anchor);
+    else if constexpr (std::is_same_v<T, StagePartials>) {
+      std::string out = name + " " + loop(r, t.top);
+      for (const ir::Symbol s : t.keep) out += " " + loop(r, s);
+      return out;
+    }
     else {
       std::string out = name + " " + loop(r, t.axis);
       for (const auto p : t.breakpoints) out += " " + std::to_string(p);
@@ -95,6 +100,11 @@ class StepParser {
     if (op == "stage") return Stage{node_at(1), loop_at(2)};
     if (op == "privatize") return Privatize{node_at(1), loop_at(2)};
     if (op == "fuse_epilogue") return FuseEpilogue{node_at(1), loop_at(2)};
+    if (op == "stage_partials") {
+      StagePartials t{loop_at(1), {}};
+      for (std::size_t k = 2; k < words_.size(); ++k) t.keep.push_back(loop_at(k));
+      return t;
+    }
     if (op == "partition") {
       Partition p{loop_at(1), {}};
       for (std::size_t k = 2; k < words_.size(); ++k) p.breakpoints.push_back(integer(k));

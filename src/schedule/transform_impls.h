@@ -22,6 +22,7 @@ ir::LoweredRoutine apply_stage(const ir::LoweredRoutine& r, const Stage& t);
 ir::LoweredRoutine apply_partition(const ir::LoweredRoutine& r, const Partition& t);
 ir::LoweredRoutine apply_privatize(const ir::LoweredRoutine& r, const Privatize& t);
 ir::LoweredRoutine apply_fuse_epilogue(const ir::LoweredRoutine& r, const FuseEpilogue& t);
+ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const StagePartials& t);
 
 /// The loop bound by `s`, or a ScheduleError listing the routine's loops. Loops inside a
 /// TileMma fallback are refused (the tile describes them).

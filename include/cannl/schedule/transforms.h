@@ -92,9 +92,16 @@ struct Privatize { int node_id = -1; ir::Symbol over; };
 /// reference's `shared` flag has no meaning here: under a Grid anchor the tail runs in the same
 /// chunk anyway. Split the consumer like the anchor first to fuse into a chunk loop.
 struct FuseEpilogue { int target_id = -1; ir::Symbol anchor; };
+/// The perfect nest under `top` around one accumulation d[idx] = d[idx] + v (or fma(x, y, d))
+/// accumulates into a fresh node p (one axis per `keep` loop, in nest order; keep must hold every
+/// nest loop d's index mentions), zeroed first, then a second nest adds p into d in keep order.
+/// Re-associates each cell's sum (licensed like Swap's reductions): p is injective over its
+/// loops, so a shared store (a convolution's input gradient) becomes a tile folding all its
+/// cells, and a kept reduction loop gives independent partials.
+struct StagePartials { ir::Symbol top; std::vector<ir::Symbol> keep; };
 
 using Transform = std::variant<Split, Swap, Retype, Unroll, Pad, Tensorize, ExpandZero, SplitReduce,
-                               Stage, Partition, Privatize, FuseEpilogue>;
+                               Stage, Partition, Privatize, FuseEpilogue, StagePartials>;
 
 /// Smart constructors minting the fresh symbols the transform introduces.
 ///   Split s = split(i, 4, ir::AxisType::Grid);  // then address s.outer / s.inner

@@ -1,0 +1,122 @@
+// Stage_partials: the updates of one accumulation nest go to a fresh partials node with one axis
+// per kept loop, which a second nest then adds into the target in kept-loop order:
+//   for ..: d[idx] = d[idx] + v          =>   zero p
+//                                             for ..: p[keep] = p[keep] + v
+//                                             for keep: d[idx] = d[idx] + p[keep]
+// Each cell of d sums its updates per p cell first, then the p cells in order: a re-association
+// (licensed like Swap's reductions, semantics-backend.md 8.3), deterministic for the schedule.
+// The point is the shape of the first nest: p is injective over the kept loops, so a store that
+// several iterations share (a convolution's input gradient, d[oh + kh, ..]) becomes a tile that
+// folds all its cells; and a kept reduction loop gives independent partials to run in parallel.
+#include <algorithm>
+
+#include "opt/ir_rewrite.h"
+#include "opt/tree_mapper.h"
+#include "schedule/schedule_error.h"
+#include "schedule/transform_impls.h"
+
+namespace cannl::schedule::detail {
+
+namespace {
+
+bool mentions(const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
+  return std::any_of(index.begin(), index.end(), [&](const ir::AxisIndex& i) { return i.mentions(s); });
+}
+
+// Reads of `d` at `index` become reads of `p` at `p_index`; counts them and any other read of d.
+class AccumulatorRedirect : public opt::TreeMapper {
+ public:
+  AccumulatorRedirect(const ir::Set& store, ir::NodeRef p, std::vector<ir::AxisIndex> p_index)
+      : store_(store), p_(std::move(p)), p_index_(std::move(p_index)) {}
+  int redirected = 0, stray = 0;
+  ir::ScalarRef map_scalar(const ir::ScalarRef& s) override {
+    if (const auto* g = std::get_if<ir::Get>(&s->node); g && g->node == store_.node) {
+      if (g->index != store_.index) {
+        ++stray;
+        return s;
+      }
+      ++redirected;
+      return ir::get(p_, p_index_);
+    }
+    if (const auto* g = std::get_if<ir::GetDynamic>(&s->node); g && g->node == store_.node) ++stray;
+    return map_children(s);
+  }
+
+ private:
+  const ir::Set& store_;
+  ir::NodeRef p_;
+  std::vector<ir::AxisIndex> p_index_;
+};
+
+// The accumulation's op: add(d, v) / add(v, d) / fma(x, y, d) reading d once at the store's cell.
+bool accumulates(const ir::Set& x) {
+  const auto* top = std::get_if<ir::Apply>(&x.value->node);
+  if (!top || top->dtype != x.node->dtype) return false;
+  auto is_d = [&](const ir::ScalarRef& s) {
+    const auto* g = std::get_if<ir::Get>(&s->node);
+    return g && g->node == x.node && g->index == x.index;
+  };
+  if (top->op == ir::Op::Add && top->args.size() == 2) return is_d(top->args[0]) != is_d(top->args[1]);
+  return top->op == ir::Op::Fma && top->args.size() == 3 && is_d(top->args[2]);
+}
+
+}  // namespace
+
+ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const StagePartials& t) {
+  std::string action = "stage_partials at " + name_of(r, t.top) + " keep";
+  for (const ir::Symbol k : t.keep) action += " " + name_of(r, k);
+  const LoopSite site = require_loop(r, t.top, action);
+  ir::StmtRef leaf;
+  const std::vector<const ir::For*> loops = perfect_nest(*site.loop, leaf);
+  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+  if (!store || !accumulates(*store))
+    throw_schedule_error(r, t.top, action, "the loop is not a perfect nest around one accumulation d = d + v (or fma(x, y, d))",
+                         "the top loop of an accumulation nest");
+  for (const ir::For* f : loops)
+    if (f->axis != ir::AxisType::Serial)
+      throw_schedule_error(r, f->index, action, "the nest's loops must be Serial", "stage the partials before annotating");
+  std::vector<const ir::For*> kept;
+  for (const ir::For* f : loops)
+    if (std::find(t.keep.begin(), t.keep.end(), f->index) != t.keep.end()) kept.push_back(f);
+  if (kept.size() != t.keep.size())
+    throw_schedule_error(r, t.top, action, "every kept loop must be a loop of the nest", "loops of the perfect nest under the top");
+  for (const ir::For* f : loops)
+    if (mentions(store->index, f->index) && std::find(kept.begin(), kept.end(), f) == kept.end())
+      throw_schedule_error(r, f->index, action, "the target's index mentions a loop that is not kept",
+                           "keep every loop the store's index mentions");
+
+  // p: one axis per kept loop (in nest order), indexed from the loop's begin.
+  std::vector<std::int64_t> dims;
+  std::vector<ir::AxisIndex> p_at;
+  for (const ir::For* f : kept) {
+    dims.push_back(f->end - f->begin);
+    p_at.push_back(ir::AxisIndex{{{1, f->index}}, -f->begin});
+  }
+  const ir::NodeRef p = ir::make_node(store->node->debug_name() + "_partials", store->node->dtype, dims);
+  AccumulatorRedirect redirect(*store, p, p_at);
+  const ir::ScalarRef value = redirect.map_scalar(store->value);
+  if (redirect.redirected != 1 || redirect.stray != 0)
+    throw_schedule_error(r, t.top, action, "the update reads the target other than at its own cell", "none");
+  ir::StmtRef first = ir::set(p, p_at, value, store->comment);
+  for (std::size_t n = loops.size(); n-- > 0;) first = ir::for_loop(loops[n]->index, loops[n]->begin, loops[n]->end, first);
+
+  // The scatter: fresh loops over the kept ones, d[idx] += p[keep] in kept order.
+  std::map<ir::Symbol, ir::AxisIndex> fresh;
+  std::vector<ir::Symbol> scatter_loops;
+  for (const ir::For* f : kept) {
+    scatter_loops.push_back(ir::fresh_symbol());
+    fresh[f->index] = ir::AxisIndex::iterator(scatter_loops.back());
+  }
+  std::vector<ir::AxisIndex> d_at, p_cell;
+  for (const auto& i : store->index) d_at.push_back(opt::substitute(i, fresh));
+  for (const auto& i : p_at) p_cell.push_back(opt::substitute(i, fresh));
+  const ir::DType dt = store->node->dtype;
+  ir::StmtRef second = ir::set(store->node, d_at, ir::apply(ir::Op::Add, dt, {ir::get(store->node, d_at), ir::get(p, p_cell)}),
+                               "add the partials of " + store->node->debug_name());
+  for (std::size_t n = kept.size(); n-- > 0;) second = ir::for_loop(scatter_loops[n], kept[n]->begin, kept[n]->end, second);
+
+  const ir::StmtRef replacement = ir::seq({ir::zero_out(p), first, second});
+  return with_body(r, replace_loop(r.body, t.top, [&](const ir::For&) { return replacement; }));
+}
+
+}  // namespace cannl::schedule::detail
