@@ -15,6 +15,7 @@
 #include "schedule/access_relations.h"
 #include "schedule/loop_tree.h"
 #include "schedule/matmul_nest.h"
+#include "schedule/window_nest.h"
 #include "schedule/transform_impls.h"
 
 namespace cannl::schedule {
@@ -46,6 +47,9 @@ constexpr std::int64_t kMaxStagedCells = std::int64_t{16} << 20;
 constexpr std::int64_t kMaxSplitCells = 1024;
 constexpr std::int64_t kMinSplitSteps = 8192;
 constexpr std::int64_t kReductionPartials = 4;
+// Windowed reductions (window_round): trailing reduction loops of at most this many iterations
+// accumulate in a register (longer ones are the interleaved Split_reduce's).
+constexpr std::int64_t kMaxPrivatizedWindow = 64;
 
 class Scheduler {
  public:
@@ -53,6 +57,7 @@ class Scheduler {
 
   ScheduledRoutine run() {
     if (options_.tensorize) tensorize_round();
+    window_round();
     grid_round();
     if (options_.reassociate && options_.vectorize) reassociate_round();
     if (options_.vectorize) vectorize_round();
@@ -266,6 +271,24 @@ class Scheduler {
   }
 
   // ---- grid ----
+  // ---- windowed reductions: the accumulator cell privatized over the window loops ----
+  void window_round() {
+    std::vector<Privatize> plans;
+    for (const ir::For* f : loops_preorder(out_.routine.body)) {
+      const auto site = detail::find_loop(out_.routine.body, f->index);
+      if (!site || site->in_tile || site->in_local_scope) continue;
+      if (!site->enclosing.empty() && detail::flatten_seq(site->enclosing.back()->body).size() == 1) continue;
+      if (auto plan = detail::plan_window_privatize(*f, kMaxPrivatizedWindow)) plans.push_back(*plan);
+    }
+    for (const Privatize& plan : plans) {
+      try {
+        push(plan);
+      } catch (const ScheduleError&) {
+        // The nest stays as lowered.
+      }
+    }
+  }
+
   void grid_round() {
     for (const auto& top : flatten_seq(out_.routine.body)) grid_in(top);
   }

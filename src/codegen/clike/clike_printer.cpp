@@ -126,7 +126,9 @@ std::pair<std::string, std::string> local_arrays(const CLikePrinter& d,
                ", 0, sizeof " + id + ");\n";
     } else {
       const std::size_t bytes = (n->size_in_bytes() + 63) / 64 * 64;
-      decls += "  " + type + " *" + id + " = (" + type + " *)aligned_alloc(64, " +
+      // Declared like a parameter (restrict in C): a local allocation is reached through this
+      // pointer only, and without the promise the compiler keeps loops over locals scalar.
+      decls += "  " + d.pointer_param(type, id) + " = (" + type + " *)aligned_alloc(64, " +
                std::to_string(bytes) + ");\n  memset(" + id + ", 0, " + std::to_string(bytes) + ");\n";
       frees += "  free(" + id + ");\n";
     }

@@ -24,9 +24,20 @@ std::string gemm_function(const SimdWidth& w) { return "cannl_sgemm_x" + std::to
 
 namespace {
 
+// The micro-kernel shape for tiles at most one vector wide (a convolution with few output
+// channels): one accumulator column, twice the rows, so a 6-column tile wastes 10 of 16 lanes
+// rather than 26 of 32.
+GemmBlocking narrow_blocking(const SimdWidth& w) {
+  GemmBlocking g = gemm_blocking(w);
+  g.mr *= g.nv;
+  g.nv = 1;
+  return g;
+}
+
 // The micro-kernel of width `w`; `fused` picks fma updates, else a multiply then an add.
-std::string ukr_function(const SimdWidth& w, bool fused) {
-  return std::string(fused ? "cannl_sgemm_fma_tile_x" : "cannl_sgemm_tile_x") + std::to_string(w.lanes);
+std::string ukr_function(const SimdWidth& w, bool fused, bool narrow = false) {
+  return std::string(fused ? "cannl_sgemm_fma_tile_x" : "cannl_sgemm_tile_x") + std::to_string(w.lanes) +
+         (narrow ? "_narrow" : "");
 }
 
 // The fused multiply-add intrinsic guarded by the macro that says the target has it.
@@ -85,7 +96,7 @@ std::string hsum_text(const SimdWidth& w) {
 // The mr x (nv * lanes) micro-kernel: C tile loaded into registers, k rank-1 updates from packed
 // panels (A broadcast, B row vectors), stored back. Fully unrolled over the tile so every
 // accumulator is a named register.
-std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused) {
+std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused, bool narrow) {
   const std::string& t = w.type;
   const std::string nr = std::to_string(g.nv * w.lanes);
   auto acc = [](int r, int v) { return "c" + std::to_string(r) + "_" + std::to_string(v); };
@@ -94,7 +105,7 @@ std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused) {
   };
   std::string s = "/* C[" + std::to_string(g.mr) + " x " + nr + "] += A panel * B panel over kc, C held in registers" +
                   (fused ? " (fused multiply-add)" : " (multiply, then add: two roundings)") + ". */\n$P void " +
-                  ukr_function(w, fused) + "(int64_t kc, const float *restrict ap, const float *restrict bp, "
+                  ukr_function(w, fused, narrow) + "(int64_t kc, const float *restrict ap, const float *restrict bp, "
                   "float *restrict c, int64_t ldc) {\n";
   for (int r = 0; r < g.mr; ++r) {
     for (int v = 0; v < g.nv; ++v) s += "  " + t + " " + acc(r, v) + " = *(const " + t + "u *)(" + at(r, v) + ");\n";
@@ -150,20 +161,102 @@ $P void NAME_pack(float *dst, const float *src, int64_t width, int64_t valid, in
 
 /* The row stride of a full register tile of C at rows r[0..MR) and columns c[0..NR) when its
    columns are contiguous and its rows evenly spaced (the micro-kernel stores it in place), else 0. */
-$P int64_t NAME_tile_ldc(const int64_t *r, const int64_t *c, int64_t rows, int64_t cols) {
-  enum { MR = @MR, NR = @NR };
-  if (rows != MR || cols != NR) return 0;
-  for (int64_t x = 1; x < NR; ++x)
+$P int64_t NAME_tile_ldc(const int64_t *r, const int64_t *c, int64_t rows, int64_t cols, int64_t mr, int64_t nr) {
+  if (rows != mr || cols != nr) return 0;
+  for (int64_t x = 1; x < nr; ++x)
     if (c[x] != c[0] + x) return 0;
   const int64_t ldc = r[1] - r[0];
-  for (int64_t x = 2; x < MR; ++x)
+  for (int64_t x = 2; x < mr; ++x)
     if (r[x] - r[x - 1] != ldc) return 0;
   return ldc;
 }
 
-/* d[dr[i] + dc[j]] += a[ar[i] + ak[p]] * b[bk[p] + bc[j]] over i < m, j < n, p < k (p increasing
+@ROWS
+/* The offsets of one folded loop group (extents outermost first) in two operands: u[r], v[r]
+   for the row-major count r over the group. Returns the count. */
+$P int64_t NAME_offsets(int axes, const int64_t *extent, const int64_t *su, const int64_t *sv,
+    int64_t *u, int64_t *v) {
+  int64_t count = 1;
+  for (int x = 0; x < axes; ++x) count *= extent[x];
+  if (u == NULL) return count;
+  for (int64_t r = 0; r < count; ++r) {
+    int64_t rest = r, ou = 0, ov = 0;
+    for (int x = axes - 1; x >= 0; --x) {
+      const int64_t at = rest % extent[x];
+      rest /= extent[x];
+      ou += at * su[x];
+      ov += at * sv[x];
+    }
+    u[r] = ou;
+    v[r] = ov;
+  }
+  return count;
+}
+
+/* A tile with folded loops on the OpenMP team (threads 0: the default team, 1: serial), by
+   row panels: rows (extents, strides in d and a), columns (in d and b), steps (in a and b,
+   outermost first: each cell takes its steps in that order). */
+$P void NAME_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *ra,
+    int nc, const int64_t *cext, const int64_t *cd, const int64_t *cb,
+    int nk, const int64_t *kext, const int64_t *ka, const int64_t *kb,
+    float *d, const float *a, const float *b, int fused, int threads) {
+  const int64_t m = NAME_offsets(nr, rext, rd, ra, NULL, NULL);
+  const int64_t n = NAME_offsets(nc, cext, cd, cb, NULL, NULL);
+  const int64_t k = NAME_offsets(nk, kext, ka, kb, NULL, NULL);
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  int64_t *off = (int64_t *)malloc((size_t)(2 * (m + n + k)) * sizeof(int64_t));
+  if (off == NULL) abort();
+  int64_t *dr = off, *ar = off + m, *dc = off + 2 * m, *bc = dc + n, *ak = bc + n, *bk = ak + k;
+  NAME_offsets(nr, rext, rd, ra, dr, ar);
+  NAME_offsets(nc, cext, cd, cb, dc, bc);
+  NAME_offsets(nk, kext, ka, kb, ak, bk);
+  int team = threads;
+#ifdef _OPENMP
+  if (team <= 0) team = omp_get_max_threads();
+#endif
+  /* Each thread takes a contiguous block of row panels, or of column panels when there are more
+     of those (a weight gradient's few rows): it packs only its own panels. */
+  const int narrow = n <= @NARROW_NR;
+  const int64_t MR = narrow ? @NARROW_MR : @MR, NR = narrow ? @NARROW_NR : @NR;
+  const int64_t row_panels = (m + MR - 1) / MR, col_panels = (n + NR - 1) / NR;
+  const int by_cols = col_panels > row_panels;
+  const int64_t panels = by_cols ? col_panels : row_panels, width = by_cols ? NR : MR, extent = by_cols ? n : m;
+  if (team > panels) team = (int)panels;
+  if (m * n * k < 65536) team = 1; /* not worth waking the pool */
+  void (*rows)(int64_t, int64_t, int64_t, float *, const int64_t *, const int64_t *, const float *,
+               const int64_t *, const int64_t *, const float *, const int64_t *, const int64_t *, int) =
+      narrow ? NAME_rows_narrow : NAME_rows;
+  if (team <= 1) {
+    rows(m, n, k, d, dr, dc, a, ar, ak, b, bk, bc, fused);
+  } else {
+    #pragma omp parallel for schedule(static) num_threads(team)
+    for (int t = 0; t < team; ++t) {
+      const int64_t lo = panels * t / team * width;
+      const int64_t hi = panels * (t + 1) / team * width < extent ? panels * (t + 1) / team * width : extent;
+      if (by_cols) rows(m, hi - lo, k, d, dr, dc + lo, a, ar, ak, b, bk, bc + lo, fused);
+      else rows(hi - lo, n, k, d, dr + lo, dc, a, ar + lo, ak, b, bk, bc, fused);
+    }
+  }
+  free(off);
+}
+
+/* d[i*drs + j*dcs] += a[i*ars + p*acs] * b[p*brs + j*bcs]: the tile without folded loops. */
+$P void NAME(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
+    const float *a, int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused,
+    int threads) {
+  NAME_nd(1, &m, &drs, &ars, 1, &n, &dcs, &bcs, 1, &k, &acs, &brs, d, a, b, fused, threads);
+}
+)";
+  auto put = [&](const std::string& key, const std::string& value) {
+    for (auto at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size())) {
+      s.replace(at, key.size(), value);
+    }
+  };
+  // The rows function once per micro-kernel shape.
+  auto rows_of = [&](const GemmBlocking& shape, bool narrow) {
+    std::string text = R"(/* d[dr[i] + dc[j]] += a[ar[i] + ak[p]] * b[bk[p] + bc[j]] over i < m, j < n, p < k (p increasing
    per cell) over packed panels, one thread. The offsets are the tile's folded loops flattened. */
-$P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, const int64_t *dr, const int64_t *dc,
+$P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t *dr, const int64_t *dc,
     const float *a, const int64_t *ar, const int64_t *ak, const float *b, const int64_t *bk,
     const int64_t *bc, int fused) {
   enum { MR = @MR, NR = @NR, KC = @KC, NC = @NC, MC = @MC };
@@ -191,7 +284,7 @@ $P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, const int64_t *dr, 
           for (int64_t jp = 0; jp < npanels; ++jp) {
             const int64_t cols = nb - jp * NR < NR ? nb - jp * NR : NR;
             const int64_t *c = dc + j2 + jp * NR;
-            const int64_t ldc = NAME_tile_ldc(r, c, rows, cols);
+            const int64_t ldc = NAME_tile_ldc(r, c, rows, cols, MR, NR);
             if (ldc != 0) {
               if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
               else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
@@ -221,85 +314,21 @@ $P void NAME_rows(int64_t m, int64_t n, int64_t k, float *d, const int64_t *dr, 
   free(bp);
 }
 
-/* The offsets of one folded loop group (extents outermost first) in two operands: u[r], v[r]
-   for the row-major count r over the group. Returns the count. */
-$P int64_t NAME_offsets(int axes, const int64_t *extent, const int64_t *su, const int64_t *sv,
-    int64_t *u, int64_t *v) {
-  int64_t count = 1;
-  for (int x = 0; x < axes; ++x) count *= extent[x];
-  if (u == NULL) return count;
-  for (int64_t r = 0; r < count; ++r) {
-    int64_t rest = r, ou = 0, ov = 0;
-    for (int x = axes - 1; x >= 0; --x) {
-      const int64_t at = rest % extent[x];
-      rest /= extent[x];
-      ou += at * su[x];
-      ov += at * sv[x];
-    }
-    u[r] = ou;
-    v[r] = ov;
-  }
-  return count;
-}
-
-/* A tile with folded loops on the OpenMP team (threads 0: the default team, 1: serial), by
-   row panels: rows (extents, strides in d and a), columns (in d and b), steps (in a and b,
-   outermost first: each cell takes its steps in that order). */
-$P void NAME_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *ra,
-    int nc, const int64_t *cext, const int64_t *cd, const int64_t *cb,
-    int nk, const int64_t *kext, const int64_t *ka, const int64_t *kb,
-    float *d, const float *a, const float *b, int fused, int threads) {
-  enum { MR = @MR, NR = @NR };
-  const int64_t m = NAME_offsets(nr, rext, rd, ra, NULL, NULL);
-  const int64_t n = NAME_offsets(nc, cext, cd, cb, NULL, NULL);
-  const int64_t k = NAME_offsets(nk, kext, ka, kb, NULL, NULL);
-  if (m <= 0 || n <= 0 || k <= 0) return;
-  int64_t *off = (int64_t *)malloc((size_t)(2 * (m + n + k)) * sizeof(int64_t));
-  if (off == NULL) abort();
-  int64_t *dr = off, *ar = off + m, *dc = off + 2 * m, *bc = dc + n, *ak = bc + n, *bk = ak + k;
-  NAME_offsets(nr, rext, rd, ra, dr, ar);
-  NAME_offsets(nc, cext, cd, cb, dc, bc);
-  NAME_offsets(nk, kext, ka, kb, ak, bk);
-  int team = threads;
-#ifdef _OPENMP
-  if (team <= 0) team = omp_get_max_threads();
-#endif
-  /* Each thread takes a contiguous block of row panels, or of column panels when there are more
-     of those (a weight gradient's few rows): it packs only its own panels. */
-  const int64_t row_panels = (m + MR - 1) / MR, col_panels = (n + NR - 1) / NR;
-  const int by_cols = col_panels > row_panels;
-  const int64_t panels = by_cols ? col_panels : row_panels, width = by_cols ? NR : MR, extent = by_cols ? n : m;
-  if (team > panels) team = (int)panels;
-  if (m * n * k < 65536) team = 1; /* not worth waking the pool */
-  if (team <= 1) {
-    NAME_rows(m, n, k, d, dr, dc, a, ar, ak, b, bk, bc, fused);
-  } else {
-    #pragma omp parallel for schedule(static) num_threads(team)
-    for (int t = 0; t < team; ++t) {
-      const int64_t lo = panels * t / team * width;
-      const int64_t hi = panels * (t + 1) / team * width < extent ? panels * (t + 1) / team * width : extent;
-      if (by_cols) NAME_rows(m, hi - lo, k, d, dr, dc + lo, a, ar, ak, b, bk, bc + lo, fused);
-      else NAME_rows(hi - lo, n, k, d, dr + lo, dc, a, ar + lo, ak, b, bk, bc, fused);
-    }
-  }
-  free(off);
-}
-
-/* d[i*drs + j*dcs] += a[i*ars + p*acs] * b[p*brs + j*bcs]: the tile without folded loops. */
-$P void NAME(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
-    const float *a, int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused,
-    int threads) {
-  NAME_nd(1, &m, &drs, &ars, 1, &n, &dcs, &bcs, 1, &k, &acs, &brs, d, a, b, fused, threads);
-}
 )";
-  auto put = [&](const std::string& key, const std::string& value) {
-    for (auto at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size())) {
-      s.replace(at, key.size(), value);
-    }
+    auto set = [&](const std::string& key, const std::string& value) {
+      for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) text.replace(at, key.size(), value);
+    };
+    set("SUFFIX", narrow ? "_narrow" : "");
+    set("FMATILE", ukr_function(w, true, narrow));
+    set("TILE", ukr_function(w, false, narrow));
+    set("@MR", std::to_string(shape.mr));
+    set("@NR", std::to_string(shape.nv * w.lanes));
+    return text;
   };
+  put("@ROWS", rows_of(g, false) + "\n" + rows_of(narrow_blocking(w), true));
   put("NAME", gemm_function(w));
-  put("FMATILE", ukr_function(w, true));
-  put("TILE", ukr_function(w, false));
+  put("@NARROW_MR", std::to_string(narrow_blocking(w).mr));
+  put("@NARROW_NR", std::to_string(w.lanes));
   put("@MR", std::to_string(g.mr));
   put("@NR", std::to_string(g.nv * w.lanes));
   put("@KC", std::to_string(g.kc));
@@ -319,12 +348,17 @@ void append_simd_helpers(std::vector<PreludeHelper>& out, const SimdWidth& w) {
   out.push_back({t + "_splat", splat_text(w), {t}});
   out.push_back({t + "_fma", fma_text(w), {t}});
   out.push_back({t + "_sum", hsum_text(w), {t}});
-  for (const bool fused : {false, true}) {
-    out.push_back({ukr_function(w, fused), ukr_text(w, g, fused), {t + "_splat", t + "_fma", t + "u"}});
+  std::vector<std::string> kernels;
+  for (const bool narrow : {false, true}) {
+    for (const bool fused : {false, true}) {
+      out.push_back({ukr_function(w, fused, narrow), ukr_text(w, narrow ? narrow_blocking(w) : g, fused, narrow),
+                     {t + "_splat", t + "_fma", t + "u"}});
+      kernels.push_back(ukr_function(w, fused, narrow));
+    }
   }
+  kernels.push_back("cannl_omp");
   out.push_back({gemm_function(w) + "_nd", "", {gemm_function(w)}});  // defined with the driver
-  out.push_back({gemm_function(w), driver_text(w, g),
-                 {ukr_function(w, false), ukr_function(w, true), "cannl_omp"}});
+  out.push_back({gemm_function(w), driver_text(w, g), kernels});
 }
 
 void append_parallel_helpers(std::vector<PreludeHelper>& out) {

@@ -1,11 +1,11 @@
 static void softmax(float *restrict logits, float *restrict exp_, float *restrict div) {
   _Alignas(64) float einmax[512];
   memset(einmax, 0, sizeof einmax);
-  float *einmax_partials = (float *)aligned_alloc(64, 131072);
+  float *restrict einmax_partials = (float *)aligned_alloc(64, 131072);
   memset(einmax_partials, 0, 131072);
   _Alignas(64) float einsum[512];
   memset(einsum, 0, sizeof einsum);
-  float *einsum_partials = (float *)aligned_alloc(64, 131072);
+  float *restrict einsum_partials = (float *)aligned_alloc(64, 131072);
   memset(einsum_partials, 0, 131072);
   /* forward */
   { /* vectorized, 16 lanes */
