@@ -42,6 +42,11 @@ class BodyPrinter {
   /// The statements of `body`, each line indented by `indent` levels (two spaces each).
   std::string print(const ir::StmtRef& body, int indent);
 
+  /// Finds each ZeroOut of a node that the next statement's matmul call overwrites whole (every
+  /// cell once): the memset is dropped and the call told its output starts at zero. Call once
+  /// with the routine's body before printing it.
+  void plan_zero_tiles(const ir::StmtRef& body);
+
   /// Text of `e`'s value converted to dtype `to` (loop_ir.h conversion rules).
   std::string convert(const Expr& e, ir::DType to) const;
   /// Text of `e`'s value encoded in the storage format of dtype `to`.
@@ -69,8 +74,8 @@ class BodyPrinter {
   /// must stay serial (see grid_printer.cpp).
   bool print_grid(const ir::For& f, const std::string& name);
   /// A TileMma as a call of the packed register-tiled matmul; false when it declines.
-  bool print_tile_mma(const ir::TileMma& t);
-  void print_folded_tile(const ir::TileMma& t, const SimdWidth& w, int threads);
+  bool print_tile_mma(const ir::TileMma& t, bool zero = false);
+  void print_folded_tile(const ir::TileMma& t, const SimdWidth& w, bool zero, int threads);
   /// A Vectorized loop as explicit SIMD with a serial remainder; false when it declines.
   bool print_vectorized(const ir::For& f, const std::string& name);
   /// Emits `const int64_t r<k> = cannl_dyn_row(...)` and returns the access index with the dynamic
@@ -105,6 +110,8 @@ class BodyPrinter {
   const IdentifierTable& names_;
   CpuCodegenOptions options_;
   bool in_parallel_ = false;  // printing inside a parallel Grid chunk: no nested parallelism
+  std::set<const ir::Stmt*> zeroed_by_tile_;   // ZeroOuts the next tile call replaces
+  std::set<const ir::TileMma*> zero_tiles_;    // tiles whose output starts at zero
   std::string* out_ = nullptr;
   int indent_ = 0;
   std::map<int, std::string> symbols_;  // symbol id -> C name (loops i<k>, statics)

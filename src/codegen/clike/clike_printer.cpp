@@ -169,6 +169,7 @@ GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
   const std::string head = prefix + "void " + sig.name + "(";
   const auto [decls, frees] = local_arrays(*this, locals, names);
   BodyPrinter body(*this, names, routine.statics, options);
+  body.plan_zero_tiles(routine.body);
   std::vector<TimedKernel> kernels;
   const std::string body_text = options.profile_kernels
                                     ? print_timed_body(body, routine.body, names, kernels)

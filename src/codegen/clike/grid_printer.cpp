@@ -106,7 +106,7 @@ bool BodyPrinter::print_grid(const ir::For& f, const std::string& name) {
   // A Grid split of a matmul's rows: one call over every row shares the packed B panels and
   // spreads the row panels over the whole team (same cells, same per-cell order).
   if (const auto* t = std::get_if<ir::TileMma>(&f.body->node)) {
-    if (auto whole = merge_grid_rows(f, *t); whole && print_tile_mma(*whole)) return true;
+    if (auto whole = merge_grid_rows(f, *t); whole && print_tile_mma(*whole, zero_tiles_.contains(t))) return true;
   }
   if (!options_.openmp_grid || f.end - f.begin < 2) return false;
   GridCheck check{f.index, {}, {}, {}};

@@ -199,7 +199,7 @@ $P int64_t NAME_offsets(int axes, const int64_t *extent, const int64_t *su, cons
 $P void NAME_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *ra,
     int nc, const int64_t *cext, const int64_t *cd, const int64_t *cb,
     int nk, const int64_t *kext, const int64_t *ka, const int64_t *kb,
-    float *d, const float *a, const float *b, int fused, int threads) {
+    float *d, const float *a, const float *b, int fused, int zero, int threads) {
   const int64_t m = NAME_offsets(nr, rext, rd, ra, NULL, NULL);
   const int64_t n = NAME_offsets(nc, cext, cd, cb, NULL, NULL);
   const int64_t k = NAME_offsets(nk, kext, ka, kb, NULL, NULL);
@@ -224,17 +224,17 @@ $P void NAME_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *r
   if (team > panels) team = (int)panels;
   if (m * n * k < 65536) team = 1; /* not worth waking the pool */
   void (*rows)(int64_t, int64_t, int64_t, float *, const int64_t *, const int64_t *, const float *,
-               const int64_t *, const int64_t *, const float *, const int64_t *, const int64_t *, int) =
+               const int64_t *, const int64_t *, const float *, const int64_t *, const int64_t *, int, int) =
       narrow ? NAME_rows_narrow : NAME_rows;
   if (team <= 1) {
-    rows(m, n, k, d, dr, dc, a, ar, ak, b, bk, bc, fused);
+    rows(m, n, k, d, dr, dc, a, ar, ak, b, bk, bc, fused, zero);
   } else {
     #pragma omp parallel for schedule(static) num_threads(team)
     for (int t = 0; t < team; ++t) {
       const int64_t lo = panels * t / team * width;
       const int64_t hi = panels * (t + 1) / team * width < extent ? panels * (t + 1) / team * width : extent;
-      if (by_cols) rows(m, hi - lo, k, d, dr, dc + lo, a, ar, ak, b, bk, bc + lo, fused);
-      else rows(hi - lo, n, k, d, dr + lo, dc, a, ar + lo, ak, b, bk, bc, fused);
+      if (by_cols) rows(m, hi - lo, k, d, dr, dc + lo, a, ar, ak, b, bk, bc + lo, fused, zero);
+      else rows(hi - lo, n, k, d, dr + lo, dc, a, ar + lo, ak, b, bk, bc, fused, zero);
     }
   }
   free(off);
@@ -243,8 +243,8 @@ $P void NAME_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *r
 /* d[i*drs + j*dcs] += a[i*ars + p*acs] * b[p*brs + j*bcs]: the tile without folded loops. */
 $P void NAME(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
     const float *a, int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused,
-    int threads) {
-  NAME_nd(1, &m, &drs, &ars, 1, &n, &dcs, &bcs, 1, &k, &acs, &brs, d, a, b, fused, threads);
+    int zero, int threads) {
+  NAME_nd(1, &m, &drs, &ars, 1, &n, &dcs, &bcs, 1, &k, &acs, &brs, d, a, b, fused, zero, threads);
 }
 )";
   auto put = [&](const std::string& key, const std::string& value) {
@@ -258,7 +258,7 @@ $P void NAME(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs
    per cell) over packed panels, one thread. The offsets are the tile's folded loops flattened. */
 $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t *dr, const int64_t *dc,
     const float *a, const int64_t *ar, const int64_t *ak, const float *b, const int64_t *bk,
-    const int64_t *bc, int fused) {
+    const int64_t *bc, int fused, int zero) {
   enum { MR = @MR, NR = @NR, KC = @KC, NC = @NC, MC = @MC };
   if (m <= 0 || n <= 0 || k <= 0) return;
   const int64_t mcap = ((m < MC ? m : MC) + MR - 1) / MR * MR;
@@ -271,6 +271,7 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
     const int64_t mpanels = (mb + MR - 1) / MR;
     for (int64_t p0 = 0; p0 < k; p0 += KC) {
       const int64_t kc = k - p0 < KC ? k - p0 : KC;
+      const int fresh = zero && p0 == 0; /* C starts at zero: set, not loaded */
       for (int64_t ip = 0; ip < mpanels; ++ip)
         NAME_pack(ap + ip * MR * kc, a, MR, mb - ip * MR, kc, ar + i3 + ip * MR, ak + p0);
       for (int64_t j2 = 0; j2 < n; j2 += NC) {
@@ -286,6 +287,8 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
             const int64_t *c = dc + j2 + jp * NR;
             const int64_t ldc = NAME_tile_ldc(r, c, rows, cols, MR, NR);
             if (ldc != 0) {
+              if (fresh)
+                for (int64_t x = 0; x < MR; ++x) memset(d + r[x] + c[0], 0, (size_t)NR * sizeof(float));
               if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
               else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
             } else {
@@ -294,7 +297,7 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
               memset(tile, 0, sizeof tile);
               int runs = 1; /* the columns contiguous: each row one run */
               for (int64_t y = 1; runs && y < cols; ++y) runs = c[y] == c[0] + y;
-              for (int64_t x = 0; x < rows; ++x) {
+              for (int64_t x = 0; x < rows && !fresh; ++x) {
                 if (runs) memcpy(tile + x * NR, d + r[x] + c[0], (size_t)cols * sizeof(float));
                 else for (int64_t y = 0; y < cols; ++y) tile[x * NR + y] = d[r[x] + c[y]];
               }

@@ -40,16 +40,18 @@ GemmBlocking gemm_blocking(const SimdWidth& w);
 /// Name of the matmul driver for width `w`: "cannl_sgemm_x16". Its C signature:
 ///   void cannl_sgemm_x16(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs,
 ///                        const float *a, int64_t ars, int64_t acs,
-///                        const float *b, int64_t brs, int64_t bcs, int fused, int threads);
+///                        const float *b, int64_t brs, int64_t bcs, int fused, int zero, int threads);
 /// computes d[i*drs + j*dcs] += a[i*ars + p*acs] * b[p*brs + j*bcs] for p = 0..k-1 in increasing
 /// order per cell, each update one fma (fused != 0) or a rounded multiply then a rounded add,
 /// exactly like the scalar nest, so the result does not depend on blocking or thread count;
-/// threads: 1 = serial, 0 = the OpenMP default team.
+/// threads: 1 = serial, 0 = the OpenMP default team. zero != 0: d's cells are zero before the
+/// call (a memset the printer dropped), so each register tile starts from zero instead of a load;
+/// +0 plus the first product is that product, so the result is the same bits.
 /// Its folded form (TileMma with outer loops), same rounding and order guarantees:
 ///   void cannl_sgemm_x16_nd(int nr, const int64_t *rext, const int64_t *rd, const int64_t *ra,
 ///                           int nc, const int64_t *cext, const int64_t *cd, const int64_t *cb,
 ///                           int nk, const int64_t *kext, const int64_t *ka, const int64_t *kb,
-///                           float *d, const float *a, const float *b, int fused, int threads);
+///                           float *d, const float *a, const float *b, int fused, int zero, int threads);
 /// rows are the row-major product of nr loops (extents rext, element strides rd in d and ra in
 /// a), columns of nc loops (strides in d and b), steps of nk loops (strides in a and b, outermost
 /// first, the order each cell takes its steps in). Rows and columns must address distinct cells.

@@ -69,6 +69,10 @@ void BodyPrinter::with_hoisted_locals(const std::function<std::vector<std::strin
 
 void BodyPrinter::stmt(const ir::StmtRef& s) {
   internal_check(s != nullptr, "codegen: null statement");
+  if (zeroed_by_tile_.contains(s.get())) {
+    line("/* " + names_.node(*std::get<ir::ZeroOut>(s->node).node) + " zeroed by the matmul call below */");
+    return;
+  }
   struct Visitor {
     BodyPrinter& p;
     void operator()(const ir::Seq& q) const {
@@ -89,7 +93,7 @@ void BodyPrinter::stmt(const ir::StmtRef& s) {
     void operator()(const ir::Barrier&) const {}
     // The fallback nest until a dialect renders the micro-kernel.
     void operator()(const ir::TileMma& t) const {
-      if (!p.print_tile_mma(t)) p.stmt(t.fallback);
+      if (!p.print_tile_mma(t, p.zero_tiles_.contains(&t))) p.stmt(t.fallback);
     }
   };
   std::visit(Visitor{*this}, s->node);

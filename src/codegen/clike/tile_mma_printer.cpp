@@ -8,6 +8,7 @@
 // the tile's loops the wrong way, and for tiles too small to repay the packing.
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 
 #include "cannl/support/error.h"
@@ -118,7 +119,7 @@ std::optional<ir::TileMma> merge_grid_rows(const ir::For& grid, const ir::TileMm
   return whole;
 }
 
-bool BodyPrinter::print_tile_mma(const ir::TileMma& t) {
+bool BodyPrinter::print_tile_mma(const ir::TileMma& t, bool zero) {
   if (options_.vector_bytes <= 0 || !renderable(t)) return false;
   const SimdWidth w = simd_width(options_.vector_bytes);
   auto base = [&](const ir::TileOperand& o) {
@@ -130,7 +131,7 @@ bool BodyPrinter::print_tile_mma(const ir::TileMma& t) {
   // Inside a parallel Grid chunk the call runs serially: no nested teams.
   const int threads = in_parallel_ || !options_.openmp_grid ? 1 : options_.threads;
   if (t.folded()) {
-    print_folded_tile(t, w, threads);
+    print_folded_tile(t, w, zero, threads);
     return true;
   }
   line("/* matmul tile " + std::to_string(t.i.extent()) + " x " + std::to_string(t.j.extent()) +
@@ -139,14 +140,14 @@ bool BodyPrinter::print_tile_mma(const ir::TileMma& t) {
        ", " + std::to_string(t.k.extent()) + ", " + base(t.d) + ", " + stride(t.d, t.i) + ", " +
        stride(t.d, t.j) + ", " + base(t.a) + ", " + stride(t.a, t.i) + ", " + stride(t.a, t.k) +
        ", " + base(t.b) + ", " + stride(t.b, t.k) + ", " + stride(t.b, t.j) + ", " +
-       (t.fused ? "1" : "0") + ", " + std::to_string(threads) + ");");
+       (t.fused ? "1" : "0") + ", " + (zero ? "1" : "0") + ", " + std::to_string(threads) + ");");
   return true;
 }
 
 // A folded tile: one call of the `_nd` driver. Rows and columns are listed by d's stride,
 // largest first, so the register tiles of a convolution's output stay contiguous and store in
 // place; steps keep their order (each cell's order of updates).
-void BodyPrinter::print_folded_tile(const ir::TileMma& t, const SimdWidth& w, int threads) {
+void BodyPrinter::print_folded_tile(const ir::TileMma& t, const SimdWidth& w, bool zero, int threads) {
   TileGroups g = groups_of(t);
   const auto by_d_stride = [&](const ir::TileAxis& x, const ir::TileAxis& y) {
     return std::abs(stride_of(*t.d.node, t.d.index, x.symbol)) > std::abs(stride_of(*t.d.node, t.d.index, y.symbol));
@@ -178,7 +179,67 @@ void BodyPrinter::print_folded_tile(const ir::TileMma& t, const SimdWidth& w, in
   line("    " + group(g.cols, t.d, t.b) + ",");
   line("    " + group(g.steps, t.a, t.b) + ",");
   line("    " + base(t.d) + ", " + base(t.a) + ", " + base(t.b) + ", " + (t.fused ? "1" : "0") + ", " +
-       std::to_string(threads) + ");");
+       (zero ? "1" : "0") + ", " + std::to_string(threads) + ");");
+}
+
+namespace {
+
+// Whether the rendered call writes every cell of d exactly once: the tile's d offsets are
+// injective over its rows and columns (mixed radix), start at 0 and count d's elements.
+bool covers_output(const ir::TileMma& t) {
+  for (const auto& at : at_tile_origin(t.d.index, t))
+    if (!at.terms.empty() || at.offset != 0) return false;
+  const TileGroups g = groups_of(t);
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;
+  for (const auto* axes : {&g.rows, &g.cols})
+    for (const ir::TileAxis& x : *axes) steps.emplace_back(std::abs(stride_of(*t.d.node, t.d.index, x.symbol)), x.extent());
+  std::sort(steps.begin(), steps.end());
+  std::int64_t span = 0;
+  for (const auto& [stride, extent] : steps) {
+    if (extent > 1 && stride <= span) return false;
+    span += stride * (extent - 1);
+  }
+  return t.rows() * t.cols() == t.d.node->num_elements() && span + 1 == t.d.node->num_elements();
+}
+
+// The one call `s` renders as, when it is a tile or a Grid loop merging into one.
+std::optional<ir::TileMma> whole_tile(const ir::StmtRef& s) {
+  if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return *t;
+  if (const auto* f = std::get_if<ir::For>(&s->node); f && f->axis == ir::AxisType::Grid)
+    if (const auto* t = std::get_if<ir::TileMma>(&f->body->node)) return merge_grid_rows(*f, *t);
+  return std::nullopt;
+}
+
+const ir::TileMma* tile_in(const ir::StmtRef& s) {
+  if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return t;
+  if (const auto* f = std::get_if<ir::For>(&s->node)) return std::get_if<ir::TileMma>(&f->body->node);
+  return nullptr;
+}
+
+}  // namespace
+
+void BodyPrinter::plan_zero_tiles(const ir::StmtRef& body) {
+  if (options_.vector_bytes <= 0) return;
+  std::vector<const ir::Seq*> seqs;
+  const std::function<void(const ir::StmtRef&)> walk = [&](const ir::StmtRef& s) {
+    if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
+      seqs.push_back(q);
+      for (const auto& x : q->stmts) walk(x);
+    } else if (const auto* f = std::get_if<ir::For>(&s->node)) {
+      walk(f->body);
+    }
+  };
+  walk(body);
+  for (const ir::Seq* q : seqs) {
+    for (std::size_t k = 0; k + 1 < q->stmts.size(); ++k) {
+      const auto* zero = std::get_if<ir::ZeroOut>(&q->stmts[k]->node);
+      if (!zero) continue;
+      const auto whole = whole_tile(q->stmts[k + 1]);
+      if (!whole || whole->d.node != zero->node || !renderable(*whole) || !covers_output(*whole)) continue;
+      zeroed_by_tile_.insert(q->stmts[k].get());
+      zero_tiles_.insert(tile_in(q->stmts[k + 1]));
+    }
+  }
 }
 
 }  // namespace cannl::codegen
