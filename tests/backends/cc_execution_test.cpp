@@ -1,6 +1,8 @@
 // The cc backend compiles and runs routines; results agree with the interpreter bit for bit.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 
 #include "backends/routines.h"
@@ -102,6 +104,38 @@ TEST(CcExecution, EveryOpAgreesWithInterpreter) {
     for (std::size_t k = 3; k < r.params.size(); ++k) {
       EXPECT_EQ(mine[k], reference[k]) << r.params[k]->label << " on " << dtype_name(t);
     }
+  }
+}
+
+// The selects and max / min are rendered on bit masks (prelude_minmax.cpp): NaN operands, NaN
+// payloads and signed zeros must come out as the interpreter's maximumNumber / minimumNumber and
+// C-conditional selects do.
+TEST(CcExecution, SelectsAndMinMaxKeepNanAndSignedZeroBits) {
+  auto interp = backends::make_interpreter_backend();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> xs{nan, 1, nan, -0.0, 0.0, -0.0, inf, -inf, nan, 3, 0.0, -2};
+  const std::vector<double> ys{1, nan, nan, 0.0, -0.0, -0.0, nan, 5, -nan, -inf, 0.0, -2};
+  const std::vector<double> zs{-0.0, nan, 2, nan, -1, 0.0, 7, -0.0, 4, nan, -3, 0.0};
+  const auto n = static_cast<std::int64_t>(xs.size());
+  for (DType t : {DType::F32, DType::F64}) {
+    auto to_t = [&](const std::vector<double>& v) {
+      return run_on(*interp, test_routines::convert_copy(DType::F64, t, n), {bytes_of(v)})[1];
+    };
+    auto r = test_routines::all_ops(t, n);
+    const std::vector<test_util::Bytes> in{to_t(xs), to_t(ys), to_t(zs)};
+    const auto mine = run_on(*cc(), r, in);
+    const auto reference = run_on(*interp, r, in);
+    int checked = 0;
+    for (std::size_t k = 3; k < r.params.size(); ++k) {
+      const std::string label = r.params[k]->label;
+      if (label != "out_max" && label != "out_min" && label != "out_where" && label != "out_relu_gate" &&
+          label != "out_sat01_gate")
+        continue;
+      ++checked;
+      EXPECT_EQ(mine[k], reference[k]) << label << " on " << dtype_name(t);
+    }
+    EXPECT_EQ(checked, 5);
   }
 }
 

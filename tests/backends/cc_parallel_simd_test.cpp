@@ -109,6 +109,21 @@ TEST(CcTileMma, UnfusedTileIsBitwiseTheFallback) {
   EXPECT_EQ(run_on(*cc(), matmul(s), matmul_inputs(s)), run_on(*cc(), matmul(s, false), matmul_inputs(s)));
 }
 
+TEST(CcTileMma, NarrowTilesUseTheOneVectorKernelAtEveryWidth) {
+  // At most one vector of columns: the driver takes the narrow (twice the rows, one vector)
+  // micro-kernel; 7 columns leave most lanes padded, 50 rows an edge panel.
+  ConfigGuard guard;
+  for (const bool fused : {true, false}) {
+    const MatmulShape s{2, 50, 7, 33, 0, false, fused};
+    const auto want = run_on(*interpreter(), matmul(s), matmul_inputs(s));
+    for (const char* bytes : {"16", "32", "64"}) {
+      config::set_override("cc_vector_bytes", bytes);
+      ASSERT_NE(source_of(matmul(s)).find("_narrow("), std::string::npos);
+      EXPECT_EQ(run_on(*cc(), matmul(s), matmul_inputs(s)), want) << bytes << "-byte vectors, fused " << fused;
+    }
+  }
+}
+
 TEST(CcTileMma, ThreadCountDoesNotChangeTheResult) {
   ConfigGuard guard;
   const MatmulShape s{1, 200, 300, 500, 0, false, false};
