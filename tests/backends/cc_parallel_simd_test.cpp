@@ -124,6 +124,20 @@ TEST(CcTileMma, NarrowTilesUseTheOneVectorKernelAtEveryWidth) {
   }
 }
 
+TEST(CcTileMma, LastRowPanelsOfFourAndEightRowsUseTheirKernels) {
+  // 28 = 2 * 12 + 4 and 32 = 2 * 12 + 8 rows: the last panel runs the 4- or 8-row kernel in place
+  // (AVX-512's 12-row panels), computing the same bits as the scalar nest.
+  ConfigGuard guard;
+  config::set_override("cc_vector_bytes", "64");
+  for (const std::int64_t m : {28, 32}) {
+    for (const bool fused : {true, false}) {
+      const MatmulShape s{1, m, 64, 45, 0, false, fused};
+      EXPECT_EQ(run_on(*cc(), matmul(s), matmul_inputs(s)), run_on(*interpreter(), matmul(s), matmul_inputs(s)))
+          << m << " rows, fused " << fused;
+    }
+  }
+}
+
 TEST(CcTileMma, ThreadCountDoesNotChangeTheResult) {
   ConfigGuard guard;
   const MatmulShape s{1, 200, 300, 500, 0, false, false};

@@ -35,9 +35,18 @@ GemmBlocking narrow_blocking(const SimdWidth& w) {
 }
 
 // The micro-kernel of width `w`; `fused` picks fma updates, else a multiply then an add.
-std::string ukr_function(const SimdWidth& w, bool fused, bool narrow = false) {
+// `rows` below the shape's mr: the kernel for a last row panel of that many rows (same packed
+// panel layout), so the common remainders of 12-row panels (4 and 8) skip the padded copy.
+std::string ukr_function(const SimdWidth& w, bool fused, bool narrow = false, int rows = 0) {
   return std::string(fused ? "cannl_sgemm_fma_tile_x" : "cannl_sgemm_tile_x") + std::to_string(w.lanes) +
-         (narrow ? "_narrow" : "");
+         (narrow ? "_narrow" : "") + (rows > 0 ? "_r" + std::to_string(rows) : "");
+}
+
+// Row counts of the edge kernels for the wide shape: the multiples of 4 below mr.
+std::vector<int> edge_rows(const GemmBlocking& g) {
+  std::vector<int> out;
+  for (int r = 4; r < g.mr; r += 4) out.push_back(r);
+  return out;
 }
 
 // The fused multiply-add intrinsic guarded by the macro that says the target has it.
@@ -96,18 +105,19 @@ std::string hsum_text(const SimdWidth& w) {
 // The mr x (nv * lanes) micro-kernel: C tile loaded into registers, k rank-1 updates from packed
 // panels (A broadcast, B row vectors), stored back. Fully unrolled over the tile so every
 // accumulator is a named register.
-std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused, bool narrow) {
+std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused, bool narrow, int edge = 0) {
+  const int rows = edge > 0 ? edge : g.mr;
   const std::string& t = w.type;
   const std::string nr = std::to_string(g.nv * w.lanes);
   auto acc = [](int r, int v) { return "c" + std::to_string(r) + "_" + std::to_string(v); };
   auto at = [&](int r, int v) {
     return "c + " + std::to_string(r) + " * ldc + " + std::to_string(v * w.lanes);
   };
-  std::string s = "/* C[" + std::to_string(g.mr) + " x " + nr + "] += A panel * B panel over kc, C held in registers" +
+  std::string s = "/* C[" + std::to_string(rows) + " x " + nr + "] += A panel * B panel over kc, C held in registers" +
                   (fused ? " (fused multiply-add)" : " (multiply, then add: two roundings)") + ". */\n$P void " +
-                  ukr_function(w, fused, narrow) + "(int64_t kc, const float *restrict ap, const float *restrict bp, "
+                  ukr_function(w, fused, narrow, edge) + "(int64_t kc, const float *restrict ap, const float *restrict bp, "
                   "float *restrict c, int64_t ldc) {\n";
-  for (int r = 0; r < g.mr; ++r) {
+  for (int r = 0; r < rows; ++r) {
     for (int v = 0; v < g.nv; ++v) s += "  " + t + " " + acc(r, v) + " = *(const " + t + "u *)(" + at(r, v) + ");\n";
   }
   s += "  for (int64_t q = 0; q < kc; ++q) {\n";
@@ -115,7 +125,7 @@ std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused, bool
     s += "    const " + t + " b" + std::to_string(v) + " = *(const " + t + " *)(bp + q * " + nr + " + " +
          std::to_string(v * w.lanes) + ");\n";
   }
-  for (int r = 0; r < g.mr; ++r) {
+  for (int r = 0; r < rows; ++r) {
     s += "    { const " + t + " a = " + t + "_splat(ap[q * " + std::to_string(g.mr) + " + " + std::to_string(r) + "]);";
     for (int v = 0; v < g.nv; ++v) {
       const std::string b = "b" + std::to_string(v);
@@ -125,7 +135,7 @@ std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused, bool
     s += " }\n";
   }
   s += "  }\n";
-  for (int r = 0; r < g.mr; ++r) {
+  for (int r = 0; r < rows; ++r) {
     for (int v = 0; v < g.nv; ++v) s += "  *(" + t + "u *)(" + at(r, v) + ") = " + acc(r, v) + ";\n";
   }
   return s + "}\n";
@@ -285,12 +295,24 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
           for (int64_t jp = 0; jp < npanels; ++jp) {
             const int64_t cols = nb - jp * NR < NR ? nb - jp * NR : NR;
             const int64_t *c = dc + j2 + jp * NR;
-            const int64_t ldc = NAME_tile_ldc(r, c, rows, cols, MR, NR);
+            int64_t ldc = NAME_tile_ldc(r, c, rows, cols, MR, NR);
             if (ldc != 0) {
               if (fresh)
                 for (int64_t x = 0; x < MR; ++x) memset(d + r[x] + c[0], 0, (size_t)NR * sizeof(float));
               if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
               else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
+            } else if (EDGE_TILES_OK && cols == NR && (rows == 4 || rows == 8) &&
+                       (ldc = NAME_tile_ldc(r, c, rows, cols, rows, NR)) != 0) {
+              /* The last row panel, 4 or 8 rows: its own kernel, in place. */
+              if (fresh)
+                for (int64_t x = 0; x < rows; ++x) memset(d + r[x] + c[0], 0, (size_t)NR * sizeof(float));
+              if (rows == 4) {
+                if (fused) FMATILE_r4(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
+                else TILE_r4(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
+              } else {
+                if (fused) FMATILE_r8(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
+                else TILE_r8(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc);
+              }
             } else {
               /* Peeled edge (or scattered C): through a zero-padded tile. */
               float tile[MR * NR] __attribute__((aligned(64)));
@@ -322,6 +344,14 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
       for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) text.replace(at, key.size(), value);
     };
     set("SUFFIX", narrow ? "_narrow" : "");
+    // Edge kernels exist for the wide shape with 12-row panels (rows 4 and 8); elsewhere the
+    // branch is compiled out and its calls name the main kernel.
+    const bool edges = !narrow && edge_rows(shape) == std::vector<int>{4, 8};
+    set("EDGE_TILES_OK", edges ? "1" : "0");
+    set("FMATILE_r4", ukr_function(w, true, narrow, edges ? 4 : 0));
+    set("FMATILE_r8", ukr_function(w, true, narrow, edges ? 8 : 0));
+    set("TILE_r4", ukr_function(w, false, narrow, edges ? 4 : 0));
+    set("TILE_r8", ukr_function(w, false, narrow, edges ? 8 : 0));
     set("FMATILE", ukr_function(w, true, narrow));
     set("TILE", ukr_function(w, false, narrow));
     set("@MR", std::to_string(shape.mr));
@@ -357,6 +387,15 @@ void append_simd_helpers(std::vector<PreludeHelper>& out, const SimdWidth& w) {
       out.push_back({ukr_function(w, fused, narrow), ukr_text(w, narrow ? narrow_blocking(w) : g, fused, narrow),
                      {t + "_splat", t + "_fma", t + "u"}});
       kernels.push_back(ukr_function(w, fused, narrow));
+    }
+  }
+  if (edge_rows(g) == std::vector<int>{4, 8}) {
+    for (const int rows : edge_rows(g)) {
+      for (const bool fused : {false, true}) {
+        out.push_back({ukr_function(w, fused, false, rows), ukr_text(w, g, fused, false, rows),
+                       {t + "_splat", t + "_fma", t + "u"}});
+        kernels.push_back(ukr_function(w, fused, false, rows));
+      }
     }
   }
   kernels.push_back("cannl_omp");
