@@ -5,11 +5,14 @@
 // loops are sorted by role:
 //   cell loops    appear in d's index (I: also in a only, J: also in b only, or elsewhere);
 //   reduction (K) loops do not appear in d's index.
-// The plan reorders the nest (adjacent Swaps) into [cell loops not tiled] [K loops not tiled]
-// [i j k] and tensorizes i, j, k: k is the innermost K loop, so each cell still receives its
-// updates in the original order and the result is bitwise the original nest's. The plan is made
-// only when d's index is injective over the cell loops (each cell belongs to one cell-loop
-// iteration) and K loops never pass each other.
+// The plan reorders the nest (adjacent Swaps) into [cell loops kept outside] [K loops kept
+// outside] [folded cell loops] [folded K loops] [i j k] and tensorizes i, j, k folding the
+// loops between (Tensorize::fold: the tile absorbs them as more rows, columns and steps, an
+// implicit im2col): k is the innermost K loop and folded steps keep nest order, so each cell
+// still receives its updates in the original order and the result is bitwise the original
+// nest's. The plan is made only when d's index is injective over the cell loops (each cell
+// belongs to one cell-loop iteration) and K loops never pass each other; the folded cells keep
+// d injective over the tile, and the cost model judges the folded extents.
 // With `reassociate` (config cpu_schedule_reassociate) the reduction order may change: k is the
 // widest reduction loop, and d's index need only be injective over the tile's i and j (the
 // gradient of a convolution's input, d[oh + kh, ..], qualifies).
