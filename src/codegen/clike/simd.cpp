@@ -15,7 +15,7 @@ SimdWidth simd_width(int bytes) {
 GemmBlocking gemm_blocking(const SimdWidth& w) {
   // Accumulators + B vectors + one broadcast must fit the register file: 32 vector registers
   // with AVX-512 (12 x 2 accumulators), 16 with AVX2 and SSE (6 x 2).
-  if (w.bytes == 64) return {12, 2, 384, 480, 3072};
+  if (w.bytes == 64) return {12, 2, 384, 512, 3072};
   if (w.bytes == 32) return {6, 2, 256, 512, 3072};
   return {6, 2, 256, 512, 3072};
 }
