@@ -3,6 +3,7 @@
 #include "cannl/codegen/clike_printer.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "cannl/support/error.h"
@@ -110,16 +111,51 @@ std::vector<ir::NodeRef> local_nodes(const ir::StmtRef& body, const std::vector<
   return locals;
 }
 
-// Declarations of the local arrays (zeroed), and the matching frees for heap-allocated ones.
+// The top-level statements of `body` in order, nested Seqs flattened.
+void flatten_top(const ir::StmtRef& s, std::vector<ir::StmtRef>& out) {
+  if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
+    for (const auto& x : q->stmts) flatten_top(x, out);
+  } else {
+    out.push_back(s);
+  }
+}
+
+// Locals whose first touch in the routine is a ZeroOut of the whole node: their declaration
+// needs no memset (a staged partials node of megabytes is zeroed once, not twice per call).
+std::set<int> zeroed_before_use(const ir::StmtRef& body) {
+  std::vector<ir::StmtRef> top;
+  flatten_top(body, top);
+  std::set<int> zeroed, touched;
+  for (const auto& s : top) {
+    if (const auto* z = std::get_if<ir::ZeroOut>(&s->node)) {
+      if (!touched.contains(z->node->id)) zeroed.insert(z->node->id);
+      touched.insert(z->node->id);
+      continue;
+    }
+    for (const auto& n : ir::nodes_of(s)) touched.insert(n->id);
+  }
+  return zeroed;
+}
+
+// Declarations of the local arrays (zeroed unless a ZeroOut comes first), and the matching
+// frees for heap-allocated ones.
 std::pair<std::string, std::string> local_arrays(const CLikePrinter& d,
                                                  const std::vector<ir::NodeRef>& locals,
-                                                 const IdentifierTable& names) {
+                                                 const IdentifierTable& names, const ir::StmtRef& body) {
   std::string decls;
   std::string frees;
+  const std::set<int> zeroed_first = zeroed_before_use(body);
   for (const auto& n : locals) {
     const std::string type = d.storage_type(n->dtype);
     const std::string& id = names.node(*n);
     const auto count = std::to_string(n->num_elements());
+    if (zeroed_first.contains(n->id) && n->size_in_bytes() > kMaxStackArrayBytes) {
+      const std::size_t bytes = (n->size_in_bytes() + 63) / 64 * 64;
+      decls += "  " + d.pointer_param(type, id) + " = (" + type + " *)aligned_alloc(64, " + std::to_string(bytes) +
+               ");  /* zeroed by its first statement */\n";
+      frees += "  free(" + id + ");\n";
+      continue;
+    }
     if (n->size_in_bytes() <= kMaxStackArrayBytes) {
       // 64-byte aligned like the context's buffers, so vector code may assume either.
       decls += "  _Alignas(64) " + type + " " + id + "[" + count + "];\n  memset(" + id +
@@ -167,7 +203,7 @@ GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
   const RoutineSignature sig = signature(*this, routine, params, names);
   const std::string prefix = function_prefix().empty() ? "" : function_prefix() + " ";
   const std::string head = prefix + "void " + sig.name + "(";
-  const auto [decls, frees] = local_arrays(*this, locals, names);
+  const auto [decls, frees] = local_arrays(*this, locals, names, routine.body);
   BodyPrinter body(*this, names, routine.statics, options);
   body.plan_zero_tiles(routine.body);
   std::vector<TimedKernel> kernels;
