@@ -1,6 +1,8 @@
 // Constructors of loop-IR values and the dtype of a scalar.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 
 #include "cannl/ir/loop_ir.h"
 #include "cannl/support/error.h"
@@ -117,6 +119,33 @@ std::int64_t extent_product(const TileAxis& inner, const std::vector<TileAxis>& 
 std::int64_t TileMma::rows() const { return extent_product(i, outer_i); }
 std::int64_t TileMma::cols() const { return extent_product(j, outer_j); }
 std::int64_t TileMma::steps() const { return extent_product(k, outer_k); }
+
+bool mentions(const std::vector<AxisIndex>& index, Symbol s) {
+  return std::any_of(index.begin(), index.end(), [&](const AxisIndex& i) { return i.mentions(s); });
+}
+
+std::int64_t flat_stride(const TensorNode& node, const std::vector<AxisIndex>& index, Symbol s) {
+  std::int64_t stride = 0, axis_stride = 1;
+  for (std::size_t ax = index.size(); ax-- > 0;) {
+    for (const auto& term : index[ax].terms)
+      if (term.symbol == s) stride += term.coeff * axis_stride;
+    axis_stride *= node.dims[ax];
+  }
+  return stride;
+}
+
+bool distinct_cells(const TensorNode& node, const std::vector<AxisIndex>& index, const std::vector<TileAxis>& loops) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // |stride|, extent
+  for (const TileAxis& x : loops)
+    if (x.extent() > 1) steps.emplace_back(std::abs(flat_stride(node, index, x.symbol)), x.extent());
+  std::sort(steps.begin(), steps.end());
+  std::int64_t reach = 0;  // the largest offset the smaller strides reach
+  for (const auto& [stride, extent] : steps) {
+    if (stride <= reach) return false;
+    reach += stride * (extent - 1);
+  }
+  return true;
+}
 
 StmtRef tile_mma(TileMma tile) {
   internal_check(tile.fallback != nullptr && tile.d.node && tile.a.node && tile.b.node,

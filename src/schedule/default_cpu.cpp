@@ -72,6 +72,28 @@ class Scheduler {
     out_.routine = schedule::apply(out_.routine, t);
     out_.transforms.push_back(t);
   }
+  // The top loop of every perfect nest outside tiles and local scopes, in preorder.
+  std::vector<const ir::For*> nest_tops() const {
+    std::vector<const ir::For*> out;
+    for (const ir::For* f : loops_preorder(out_.routine.body)) {
+      const auto site = detail::find_loop(out_.routine.body, f->index);
+      if (!site || site->in_tile || site->in_local_scope) continue;
+      const bool nested = !site->enclosing.empty() && flatten_seq(site->enclosing.back()->body).size() == 1;
+      if (!nested) out.push_back(f);
+    }
+    return out;
+  }
+  // Applies each plan's steps together; a plan a step of which is refused (ScheduleError)
+  // leaves its nest as it was.
+  void push_each(const std::vector<std::vector<Transform>>& plans) {
+    for (const auto& steps : plans) {
+      try {
+        out_.routine = schedule::apply(out_.routine, steps);
+        out_.transforms.insert(out_.transforms.end(), steps.begin(), steps.end());
+      } catch (const ScheduleError&) {
+      }
+    }
+  }
   std::vector<const ir::For*> loops_preorder(const ir::StmtRef& root) const {
     std::vector<const ir::For*> out;
     opt::for_each_stmt(root, [&](const ir::Stmt& s) {
@@ -126,43 +148,21 @@ class Scheduler {
   // their updates staged in a partials node the tile can fill whole, then added in (licensed
   // re-association; schedule/matmul_nest.h).
   void stage_shared_stores() {
-    std::vector<StagePartials> plans;
-    for (const ir::For* f : loops_preorder(out_.routine.body)) {
-      const auto site = detail::find_loop(out_.routine.body, f->index);
-      if (!site || site->in_tile || site->in_local_scope) continue;
-      if (!site->enclosing.empty() && detail::flatten_seq(site->enclosing.back()->body).size() == 1) continue;  // not a nest's top
-      if (auto plan = detail::plan_shared_store(*f, kMinStagedSteps, kMaxStagedCells)) plans.push_back(std::move(*plan));
-    }
-    for (const StagePartials& plan : plans) {
-      try {
-        push(plan);
-      } catch (const ScheduleError&) {
-        // The nest stays as lowered.
-      }
-    }
+    std::vector<std::vector<Transform>> plans;
+    for (const ir::For* f : nest_tops())
+      if (auto plan = detail::plan_shared_store(*f, kMinStagedSteps, kMaxStagedCells)) plans.push_back({*plan});
+    push_each(plans);
   }
 
   // Matmul-like nests with few cells and long reductions (a first convolution's weight
   // gradient): a fixed number of partials over the outer reduction, run in parallel, then added
   // in order (licensed re-association; schedule/matmul_nest.h).
   void split_long_reductions() {
-    std::vector<detail::SplitPartialsPlan> plans;
-    for (const ir::For* f : loops_preorder(out_.routine.body)) {
-      const auto site = detail::find_loop(out_.routine.body, f->index);
-      if (!site || site->in_tile || site->in_local_scope) continue;
-      if (!site->enclosing.empty() && detail::flatten_seq(site->enclosing.back()->body).size() == 1) continue;
+    std::vector<std::vector<Transform>> plans;
+    for (const ir::For* f : nest_tops())
       if (auto plan = detail::plan_split_partials(*f, kMaxSplitCells, kMinSplitSteps, kReductionPartials))
-        plans.push_back(std::move(*plan));
-    }
-    for (const auto& plan : plans) {
-      const std::vector<Transform> steps = {plan.split, plan.partials};
-      try {
-        out_.routine = schedule::apply(out_.routine, steps);
-        out_.transforms.insert(out_.transforms.end(), steps.begin(), steps.end());
-      } catch (const ScheduleError&) {
-        // The nest stays as lowered.
-      }
-    }
+        plans.push_back({plan->split, plan->partials});
+    push_each(plans);
   }
 
   // Matmul-like nests whose three innermost loops are not the whole matmul (convolutions,
@@ -182,16 +182,12 @@ class Scheduler {
       for (const ir::For* g : nest) claimed.insert(g->index);
       plans.push_back(std::move(*plan));
     }
+    std::vector<std::vector<Transform>> steps;
     for (const auto& plan : plans) {
-      std::vector<Transform> steps(plan.swaps.begin(), plan.swaps.end());
-      steps.push_back(plan.tile);
-      try {
-        out_.routine = schedule::apply(out_.routine, steps);
-        out_.transforms.insert(out_.transforms.end(), steps.begin(), steps.end());
-      } catch (const ScheduleError&) {
-        // A swap the legality check refuses: the nest stays as lowered.
-      }
+      steps.emplace_back(plan.swaps.begin(), plan.swaps.end());
+      steps.back().push_back(plan.tile);
     }
+    push_each(steps);  // a swap the legality check refuses leaves its nest as lowered
   }
 
   // Splits the outermost row loop (i or j) so the tiles can be shared out, then tensorizes.
@@ -273,20 +269,10 @@ class Scheduler {
   // ---- grid ----
   // ---- windowed reductions: the accumulator cell privatized over the window loops ----
   void window_round() {
-    std::vector<Privatize> plans;
-    for (const ir::For* f : loops_preorder(out_.routine.body)) {
-      const auto site = detail::find_loop(out_.routine.body, f->index);
-      if (!site || site->in_tile || site->in_local_scope) continue;
-      if (!site->enclosing.empty() && detail::flatten_seq(site->enclosing.back()->body).size() == 1) continue;
-      if (auto plan = detail::plan_window_privatize(*f, kMaxPrivatizedWindow)) plans.push_back(*plan);
-    }
-    for (const Privatize& plan : plans) {
-      try {
-        push(plan);
-      } catch (const ScheduleError&) {
-        // The nest stays as lowered.
-      }
-    }
+    std::vector<std::vector<Transform>> plans;
+    for (const ir::For* f : nest_tops())
+      if (auto plan = detail::plan_window_privatize(*f, kMaxPrivatizedWindow)) plans.push_back({*plan});
+    push_each(plans);
   }
 
   void grid_round() {
@@ -335,7 +321,7 @@ class Scheduler {
       return false;
     const auto body = flatten_seq(f.body);
     const auto* x = body.size() == 1 ? std::get_if<ir::Set>(&body[0]->node) : nullptr;
-    if (!x || std::any_of(x->index.begin(), x->index.end(), [&](const ir::AxisIndex& i) { return i.mentions(f.index); }))
+    if (!x || ir::mentions(x->index, f.index))
       return false;
     const auto op = detail::accumulation_op(x->node, x->index, x->value);
     const auto* a = std::get_if<ir::Apply>(&x->value->node);
@@ -350,19 +336,14 @@ class Scheduler {
     return moves;
   }
   void reassociate_round() {
-    std::vector<ir::Symbol> found;
+    std::vector<std::vector<Transform>> plans;
     for (const ir::For* f : loops_preorder(out_.routine.body)) {
       if (!streaming_reduction(*f)) continue;
       const auto site = detail::find_loop(out_.routine.body, f->index);
-      if (site && !site->in_tile && !site->in_local_scope) found.push_back(f->index);
+      if (site && !site->in_tile && !site->in_local_scope)
+        plans.push_back({split_reduce_lanes(f->index, options_.reassociate_lanes, ir::AxisType::Vectorized)});
     }
-    for (const ir::Symbol s : found) {
-      try {
-        push(split_reduce_lanes(s, options_.reassociate_lanes, ir::AxisType::Vectorized));
-      } catch (const ScheduleError&) {
-        // e.g. the partials of a huge Grid nest: the loop stays a serial reduction.
-      }
-    }
+    push_each(plans);  // refused (e.g. the partials of a huge Grid nest): the loop stays serial
   }
 
   // ---- vectorize ----

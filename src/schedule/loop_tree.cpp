@@ -217,4 +217,14 @@ std::vector<const ir::For*> perfect_nest(const ir::For& top, ir::StmtRef& leaf) 
   }
 }
 
+std::optional<StoreNest> serial_store_nest(const ir::For& top, std::size_t min_loops) {
+  ir::StmtRef leaf;
+  StoreNest nest{perfect_nest(top, leaf), nullptr};
+  nest.store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+  if (nest.loops.size() < min_loops || !nest.store) return std::nullopt;
+  for (const ir::For* f : nest.loops)
+    if (f->axis != ir::AxisType::Serial) return std::nullopt;
+  return nest;
+}
+
 }  // namespace cannl::schedule::detail

@@ -47,5 +47,12 @@ std::vector<ir::StmtRef> flatten_seq(const ir::StmtRef& s);
 /// The loops of the perfect nest under `top` (top included, outermost first); `leaf` is set to
 /// the innermost loop's only statement (left unset when the top loop's body is not one statement).
 std::vector<const ir::For*> perfect_nest(const ir::For& top, ir::StmtRef& leaf);
+/// A perfect nest of Serial loops around one store: the shape every nest planner starts from.
+struct StoreNest {
+  std::vector<const ir::For*> loops;  // outermost first
+  const ir::Set* store = nullptr;
+};
+/// The nest under `top` when it has at least `min_loops` loops, all Serial, around one Set.
+std::optional<StoreNest> serial_store_nest(const ir::For& top, std::size_t min_loops);
 
 }  // namespace cannl::schedule::detail

@@ -13,40 +13,6 @@ namespace cannl::schedule::detail {
 
 namespace {
 
-struct Update {
-  const ir::Set* store = nullptr;
-  const ir::Get* a = nullptr;
-  const ir::Get* b = nullptr;
-};
-
-const ir::Get* as_get(const ir::ScalarRef& s) { return s ? std::get_if<ir::Get>(&s->node) : nullptr; }
-
-// d = add(d, mul(a, b)) in either argument order, or d = fma(a, b, d).
-std::optional<Update> parse_update(const ir::Set& x) {
-  const auto* top = std::get_if<ir::Apply>(&x.value->node);
-  if (!top) return std::nullopt;
-  auto is_d = [&](const ir::ScalarRef& s) {
-    const auto* g = as_get(s);
-    return g && g->node == x.node && g->index == x.index;
-  };
-  Update u{&x, nullptr, nullptr};
-  if (top->op == ir::Op::Fma && top->args.size() == 3 && is_d(top->args[2])) {
-    u.a = as_get(top->args[0]);
-    u.b = as_get(top->args[1]);
-  } else if (top->op == ir::Op::Add && top->args.size() == 2 && is_d(top->args[0]) != is_d(top->args[1])) {
-    const auto* mul = std::get_if<ir::Apply>(&(is_d(top->args[0]) ? top->args[1] : top->args[0])->node);
-    if (!mul || mul->op != ir::Op::Mul || mul->args.size() != 2) return std::nullopt;
-    u.a = as_get(mul->args[0]);
-    u.b = as_get(mul->args[1]);
-  }
-  if (!u.a || !u.b || u.a->node == x.node || u.b->node == x.node) return std::nullopt;
-  return u;
-}
-
-bool mentions(const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
-  return std::any_of(index.begin(), index.end(), [&](const ir::AxisIndex& i) { return i.mentions(s); });
-}
-
 // Each axis of the store's index holds at most one loop symbol and no symbol repeats: distinct
 // values of the loops it mentions address distinct cells.
 bool injective(const std::vector<ir::AxisIndex>& index) {
@@ -60,19 +26,7 @@ bool injective(const std::vector<ir::AxisIndex>& index) {
 }
 
 std::int64_t extent(const ir::For& f) { return f.end - f.begin; }
-
-// Within one tile (the other loops fixed) the store's cells d[i, j] are all distinct: the inner
-// of the two strides steps inside one step of the outer.
-bool disjoint_cells(const ir::Set& store, const ir::For& i, const ir::For& j) {
-  std::int64_t si = std::abs(flat_stride(*store.node, store.index, i.index));
-  std::int64_t sj = std::abs(flat_stride(*store.node, store.index, j.index));
-  std::int64_t ei = extent(i), ej = extent(j);
-  if (si < sj) {
-    std::swap(si, sj);
-    std::swap(ei, ej);
-  }
-  return sj > 0 && sj * ej <= si;
-}
+ir::TileAxis axis_of(const ir::For& f) { return {f.index, f.begin, f.end}; }
 
 // The loop among `candidates` with the largest extent (nullptr when there is none).
 const ir::For* widest(const std::vector<const ir::For*>& candidates) {
@@ -139,10 +93,10 @@ std::vector<const ir::For*> foldable(const std::vector<const ir::For*>& loops, c
                         std::find(cols.begin(), cols.end(), f) != cols.end()))
       cells.push_back(f);
   std::stable_sort(cells.begin(), cells.end(), [](const ir::For* x, const ir::For* y) { return extent(*x) > extent(*y); });
-  std::vector<ir::TileAxis> taken = {{ijk[0]->index, ijk[0]->begin, ijk[0]->end}, {ijk[1]->index, ijk[1]->begin, ijk[1]->end}};
+  std::vector<ir::TileAxis> taken = {axis_of(*ijk[0]), axis_of(*ijk[1])};
   for (const ir::For* f : cells) {
-    taken.push_back({f->index, f->begin, f->end});
-    if (injective_over(*store.node, store.index, taken)) fold.push_back(f);
+    taken.push_back(axis_of(*f));
+    if (ir::distinct_cells(*store.node, store.index, taken)) fold.push_back(f);
     else taken.pop_back();
   }
   return fold;
@@ -152,27 +106,25 @@ std::vector<const ir::For*> foldable(const std::vector<const ir::For*>& loops, c
 
 std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t min_tile_work,
                                                bool reassociate) {
-  ir::StmtRef leaf;
-  const std::vector<const ir::For*> loops = perfect_nest(top, leaf);
-  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
-  if (loops.size() < 3 || !store || !(reassociate || injective(store->index))) return std::nullopt;
-  if (std::any_of(loops.begin(), loops.end(), [](const ir::For* f) { return f->axis != ir::AxisType::Serial; }))
-    return std::nullopt;
-  const auto update = parse_update(*store);
+  const auto nest = serial_store_nest(top, 3);
+  if (!nest || !(reassociate || injective(nest->store->index))) return std::nullopt;
+  const auto& loops = nest->loops;
+  const ir::Set* store = nest->store;
+  const auto update = parse_matmul_update(*store);
   if (!update) return std::nullopt;
 
   // Roles. K: not in d. I: in d and a only. J: in d and b only. Other cell loops stay outside.
   std::vector<const ir::For*> rows, cols, reductions;
   for (const ir::For* f : loops) {
-    const bool in_d = mentions(store->index, f->index), in_a = mentions(update->a->index, f->index),
-               in_b = mentions(update->b->index, f->index);
+    const bool in_d = ir::mentions(store->index, f->index), in_a = ir::mentions(update->a->index, f->index),
+               in_b = ir::mentions(update->b->index, f->index);
     if (!in_d) reductions.push_back(f);
     else if (in_a && !in_b) rows.push_back(f);
     else if (in_b && !in_a) cols.push_back(f);
   }
   if (reductions.empty() || rows.empty() || cols.empty()) return std::nullopt;
   auto in_both = [&](const ir::For* f) {
-    return mentions(update->a->index, f->index) && mentions(update->b->index, f->index);
+    return ir::mentions(update->a->index, f->index) && ir::mentions(update->b->index, f->index);
   };
   const ir::For* k = reductions.back();
   if (reassociate) {
@@ -186,7 +138,7 @@ std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t 
   auto unit = [&](const std::vector<const ir::For*>& fs) {
     std::vector<const ir::For*> out;
     for (const ir::For* f : fs)
-      if (flat_stride(*store->node, store->index, f->index) == 1) out.push_back(f);
+      if (ir::flat_stride(*store->node, store->index, f->index) == 1) out.push_back(f);
     return out;
   };
   const ir::For* j = widest(unit(cols));
@@ -196,7 +148,7 @@ std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t 
     i = widest(cols);
   }
   if (!j) j = widest(cols);
-  if (!disjoint_cells(*store, *i, *j)) return std::nullopt;
+  if (!ir::distinct_cells(*store->node, store->index, {axis_of(*i), axis_of(*j)})) return std::nullopt;
 
   const std::vector<const ir::For*> fold = foldable(loops, *store, {i, j, k}, rows, cols, reductions, in_both);
   std::int64_t work = extent(*i) * extent(*j) * extent(*k);
@@ -230,17 +182,15 @@ std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t 
 }
 
 std::optional<StagePartials> plan_shared_store(const ir::For& top, std::int64_t min_steps, std::int64_t max_cells) {
-  ir::StmtRef leaf;
-  const std::vector<const ir::For*> loops = perfect_nest(top, leaf);
-  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
-  if (loops.size() < 3 || !store || injective(store->index) || !parse_update(*store)) return std::nullopt;
-  if (std::any_of(loops.begin(), loops.end(), [](const ir::For* f) { return f->axis != ir::AxisType::Serial; }))
-    return std::nullopt;
+  const auto nest = serial_store_nest(top, 3);
+  if (!nest || injective(nest->store->index) || !parse_matmul_update(*nest->store)) return std::nullopt;
+  const auto& loops = nest->loops;
+  const ir::Set* store = nest->store;
   StagePartials plan{top.index, {}};
   std::int64_t cells = 1, work = 1;
   for (const ir::For* f : loops) {
     work *= extent(*f);
-    if (!mentions(store->index, f->index)) continue;
+    if (!ir::mentions(store->index, f->index)) continue;
     plan.keep.push_back(f->index);
     cells *= extent(*f);
   }
@@ -250,22 +200,20 @@ std::optional<StagePartials> plan_shared_store(const ir::For& top, std::int64_t 
 
 std::optional<SplitPartialsPlan> plan_split_partials(const ir::For& top, std::int64_t max_cells, std::int64_t min_steps,
                                                      std::int64_t partials) {
-  ir::StmtRef leaf;
-  const std::vector<const ir::For*> loops = perfect_nest(top, leaf);
-  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
-  if (loops.size() < 3 || !store || !injective(store->index)) return std::nullopt;
-  const auto update = parse_update(*store);
+  const auto nest = serial_store_nest(top, 3);
+  if (!nest || !injective(nest->store->index)) return std::nullopt;
+  const auto& loops = nest->loops;
+  const ir::Set* store = nest->store;
+  const auto update = parse_matmul_update(*store);
   if (!update) return std::nullopt;
-  if (std::any_of(loops.begin(), loops.end(), [](const ir::For* f) { return f->axis != ir::AxisType::Serial; }))
-    return std::nullopt;
   std::int64_t cells = 1, steps = 1;
   const ir::For* outer_reduction = nullptr;
   for (const ir::For* f : loops) {
-    if (mentions(store->index, f->index)) {
+    if (ir::mentions(store->index, f->index)) {
       cells *= extent(*f);
     } else {
       steps *= extent(*f);
-      const bool in_both = mentions(update->a->index, f->index) && mentions(update->b->index, f->index);
+      const bool in_both = ir::mentions(update->a->index, f->index) && ir::mentions(update->b->index, f->index);
       if (!outer_reduction && in_both) outer_reduction = f;
     }
   }
@@ -276,7 +224,7 @@ std::optional<SplitPartialsPlan> plan_split_partials(const ir::For& top, std::in
   plan.partials.top = plan.split.outer;
   plan.partials.keep.push_back(plan.split.outer);
   for (const ir::For* f : loops)
-    if (mentions(store->index, f->index)) plan.partials.keep.push_back(f->index);
+    if (ir::mentions(store->index, f->index)) plan.partials.keep.push_back(f->index);
   return plan;
 }
 

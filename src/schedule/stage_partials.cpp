@@ -12,16 +12,13 @@
 
 #include "opt/ir_rewrite.h"
 #include "opt/tree_mapper.h"
+#include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
 
 namespace cannl::schedule::detail {
 
 namespace {
-
-bool mentions(const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
-  return std::any_of(index.begin(), index.end(), [&](const ir::AxisIndex& i) { return i.mentions(s); });
-}
 
 // Reads of `d` at `index` become reads of `p` at `p_index`; counts them and any other read of d.
 class AccumulatorRedirect : public opt::TreeMapper {
@@ -48,18 +45,6 @@ class AccumulatorRedirect : public opt::TreeMapper {
   std::vector<ir::AxisIndex> p_index_;
 };
 
-// The accumulation's op: add(d, v) / add(v, d) / fma(x, y, d) reading d once at the store's cell.
-bool accumulates(const ir::Set& x) {
-  const auto* top = std::get_if<ir::Apply>(&x.value->node);
-  if (!top || top->dtype != x.node->dtype) return false;
-  auto is_d = [&](const ir::ScalarRef& s) {
-    const auto* g = std::get_if<ir::Get>(&s->node);
-    return g && g->node == x.node && g->index == x.index;
-  };
-  if (top->op == ir::Op::Add && top->args.size() == 2) return is_d(top->args[0]) != is_d(top->args[1]);
-  return top->op == ir::Op::Fma && top->args.size() == 3 && is_d(top->args[2]);
-}
-
 }  // namespace
 
 ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const StagePartials& t) {
@@ -69,7 +54,8 @@ ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const Stage
   ir::StmtRef leaf;
   const std::vector<const ir::For*> loops = perfect_nest(*site.loop, leaf);
   const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
-  if (!store || !accumulates(*store))
+  if (!store || ir::scalar_dtype(*store->value) != store->node->dtype ||
+      accumulation_op(store->node, store->index, store->value) != ir::Op::Add)
     throw_schedule_error(r, t.top, action, "the loop is not a perfect nest around one accumulation d = d + v (or fma(x, y, d))",
                          "the top loop of an accumulation nest");
   for (const ir::For* f : loops)
@@ -81,7 +67,7 @@ ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const Stage
   if (kept.size() != t.keep.size())
     throw_schedule_error(r, t.top, action, "every kept loop must be a loop of the nest", "loops of the perfect nest under the top");
   for (const ir::For* f : loops)
-    if (mentions(store->index, f->index) && std::find(kept.begin(), kept.end(), f) == kept.end())
+    if (ir::mentions(store->index, f->index) && std::find(kept.begin(), kept.end(), f) == kept.end())
       throw_schedule_error(r, f->index, action, "the target's index mentions a loop that is not kept",
                            "keep every loop the store's index mentions");
 

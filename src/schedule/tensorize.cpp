@@ -14,18 +14,14 @@ namespace {
 
 const ir::Get* as_get(const ir::ScalarRef& s) { return s ? std::get_if<ir::Get>(&s->node) : nullptr; }
 
-bool mentions(const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
-  return std::any_of(index.begin(), index.end(), [&](const ir::AxisIndex& i) { return i.mentions(s); });
-}
-
 // Which of i, j, k an operand's index mentions must be exactly `want` (i, j, k flags).
 bool pattern(const std::vector<ir::AxisIndex>& index, const Tensorize& t, bool wi, bool wj, bool wk) {
-  return mentions(index, t.i) == wi && mentions(index, t.j) == wj && mentions(index, t.k) == wk;
+  return ir::mentions(index, t.i) == wi && ir::mentions(index, t.j) == wj && ir::mentions(index, t.k) == wk;
 }
 
 // Which operands mention `s`, as the fold role it gives the loop (a TileMma list), or null.
 std::vector<ir::TileAxis>* fold_role(ir::TileMma& tile, ir::Symbol s) {
-  const bool d = mentions(tile.d.index, s), a = mentions(tile.a.index, s), b = mentions(tile.b.index, s);
+  const bool d = ir::mentions(tile.d.index, s), a = ir::mentions(tile.a.index, s), b = ir::mentions(tile.b.index, s);
   if (d && a && !b) return &tile.outer_i;
   if (d && b && !a) return &tile.outer_j;
   if (a && b && !d) return &tile.outer_k;
@@ -34,59 +30,39 @@ std::vector<ir::TileAxis>* fold_role(ir::TileMma& tile, ir::Symbol s) {
 
 }  // namespace
 
-std::int64_t flat_stride(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
-  std::int64_t stride = 0, axis_stride = 1;
-  for (std::size_t ax = index.size(); ax-- > 0;) {
-    for (const auto& term : index[ax].terms)
-      if (term.symbol == s) stride += term.coeff * axis_stride;
-    axis_stride *= node.dims[ax];
-  }
-  return stride;
-}
-
-bool injective_over(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index,
-                    const std::vector<ir::TileAxis>& loops) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> steps;  // |stride|, extent
-  for (const ir::TileAxis& x : loops) {
-    if (x.extent() <= 1) continue;
-    steps.emplace_back(std::abs(flat_stride(node, index, x.symbol)), x.extent());
-  }
-  std::sort(steps.begin(), steps.end());
-  std::int64_t span = 0;  // the largest offset the smaller strides reach
-  for (const auto& [stride, extent] : steps) {
-    if (stride <= span) return false;
-    span += stride * (extent - 1);
-  }
-  return true;
-}
-
-std::optional<ir::TileMma> match_update(const ir::Set& x, const Tensorize& t) {
+std::optional<MatmulUpdate> parse_matmul_update(const ir::Set& x) {
   const auto* top = std::get_if<ir::Apply>(&x.value->node);
   if (!top) return std::nullopt;
-  ir::TileMma tile;
-  tile.d = {x.node, x.index};
-  tile.dtype = top->dtype;
-  const ir::Get* a = nullptr;
-  const ir::Get* b = nullptr;
-  const bool d_ok = pattern(x.index, t, true, true, false);
   auto is_d = [&](const ir::ScalarRef& s) { const auto* g = as_get(s); return g && g->node == x.node && g->index == x.index; };
+  MatmulUpdate u{nullptr, nullptr, false, top->dtype};
   if (top->op == ir::Op::Fma && top->args.size() == 3 && is_d(top->args[2])) {
-    tile.fused = true;
-    a = as_get(top->args[0]);
-    b = as_get(top->args[1]);
+    u.fused = true;
+    u.a = as_get(top->args[0]);
+    u.b = as_get(top->args[1]);
   } else if (top->op == ir::Op::Add && top->args.size() == 2 && is_d(top->args[0]) != is_d(top->args[1])) {
     const auto& product = is_d(top->args[0]) ? top->args[1] : top->args[0];
     const auto* mul = std::get_if<ir::Apply>(&product->node);
     if (!mul || mul->op != ir::Op::Mul || mul->dtype != top->dtype || mul->args.size() != 2) return std::nullopt;
-    a = as_get(mul->args[0]);
-    b = as_get(mul->args[1]);
+    u.a = as_get(mul->args[0]);
+    u.b = as_get(mul->args[1]);
   }
-  if (!d_ok || !a || !b) return std::nullopt;
+  if (!u.a || !u.b || u.a->node == x.node || u.b->node == x.node) return std::nullopt;
+  return u;
+}
+
+std::optional<ir::TileMma> match_update(const ir::Set& x, const Tensorize& t) {
+  const auto u = parse_matmul_update(x);
+  if (!u || !pattern(x.index, t, true, true, false)) return std::nullopt;
+  const ir::Get* a = u->a;
+  const ir::Get* b = u->b;
   if (!pattern(a->index, t, true, false, true)) std::swap(a, b);
   if (!pattern(a->index, t, true, false, true) || !pattern(b->index, t, false, true, true)) return std::nullopt;
-  if (a->node == x.node || b->node == x.node) return std::nullopt;
+  ir::TileMma tile;
+  tile.d = {x.node, x.index};
   tile.a = {a->node, a->index};
   tile.b = {b->node, b->index};
+  tile.fused = u->fused;
+  tile.dtype = u->dtype;
   return tile;
 }
 
@@ -144,7 +120,7 @@ ir::LoweredRoutine apply_tensorize(const ir::LoweredRoutine& r, const Tensorize&
     std::vector<ir::TileAxis> cells = {tile->i, tile->j};
     cells.insert(cells.end(), tile->outer_i.begin(), tile->outer_i.end());
     cells.insert(cells.end(), tile->outer_j.begin(), tile->outer_j.end());
-    if (!injective_over(*tile->d.node, tile->d.index, cells))
+    if (!ir::distinct_cells(*tile->d.node, tile->d.index, cells))
       throw_schedule_error(r, top->loop->index, action,
                            "folded, two cells of the tile could store to one element of " + tile->d.node->debug_name(),
                            "fold fewer row or column loops");

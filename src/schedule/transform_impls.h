@@ -31,17 +31,19 @@ LoopSite require_loop(const ir::LoweredRoutine& r, ir::Symbol s, const std::stri
 /// Throws ScheduleError when making loop `s` of `r` of type `type` is proven illegal.
 void check_axis_type(const ir::LoweredRoutine& r, ir::Symbol s, ir::AxisType type, const std::string& action);
 
+/// The operands of a matmul update d = add(d, mul(a, b)) (either argument order, the product
+/// in the add's dtype) or d = fma(a, b, d), a and b plain reads of nodes other than d.
+struct MatmulUpdate {
+  const ir::Get* a = nullptr;
+  const ir::Get* b = nullptr;
+  bool fused = false;
+  ir::DType dtype = ir::DType::F32;
+};
+std::optional<MatmulUpdate> parse_matmul_update(const ir::Set& x);
+
 /// The tile of the store `x` when it is a matmul update for loops t.i, t.j, t.k (descriptor
 /// fields d, a, b, dtype, fused; axes and fallback unset), or nullopt.
 std::optional<ir::TileMma> match_update(const ir::Set& x, const Tensorize& t);
-
-/// Element stride of loop `s` in the row-major flattening of `index` over `node`'s dims.
-std::int64_t flat_stride(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index, ir::Symbol s);
-
-/// Whether distinct values of `loops` address distinct cells of `index` over `node`: a
-/// sufficient test (mixed radix: sorted by stride, each stride exceeds the span of the smaller).
-bool injective_over(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index,
-                    const std::vector<ir::TileAxis>& loops);
 
 /// `r` with its body replaced.
 ir::LoweredRoutine with_body(const ir::LoweredRoutine& r, ir::StmtRef body);

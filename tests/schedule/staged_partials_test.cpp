@@ -123,7 +123,7 @@ TEST(StagePartials, ScheduleErrors) {
   expect_schedule_error([&] { schedule::apply(r, StagePartials{c.b, {c.b, c.oh, c.ow, c.ci}}); },
                         {"stage_partials at i", "mentions a loop that is not kept", "keep every loop"});
   expect_schedule_error([&] { schedule::apply(r, StagePartials{c.b, {c.b, c.oh, c.ow, c.ci, c.kh, c.kw, ir::fresh_symbol()}}); },
-                        {"stage_partials"});
+                        {"stage_partials", "every kept loop must be a loop of the nest"});
   const Elementwise e(8, 8);
   expect_schedule_error([&] { schedule::apply(e.routine(), StagePartials{e.i, {e.i, e.j}}); },
                         {"not a perfect nest around one accumulation"});

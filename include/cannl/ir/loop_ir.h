@@ -208,6 +208,16 @@ std::string print_scalar(const ScalarRef& scalar);
 
 /// Nodes with storage the routine touches (reads or writes), in first-occurrence order.
 std::vector<NodeRef> nodes_of(const StmtRef& stmt);
+
+/// Whether some axis of `index` mentions loop `s`.
+bool mentions(const std::vector<AxisIndex>& index, Symbol s);
+/// Element stride of loop `s` in the row-major flattening of `index` over `node`'s dims:
+///   flat_stride(c [4 x 8], [i, 2*j + k], j) == 2
+std::int64_t flat_stride(const TensorNode& node, const std::vector<AxisIndex>& index, Symbol s);
+/// Whether distinct values of `loops` address distinct elements of `node` at `index`: a
+/// sufficient test (mixed radix: sorted by |stride|, each stride exceeds the reach of the
+/// smaller ones). Used to prove a tile's cells distinct, by the schedule and the renderer.
+bool distinct_cells(const TensorNode& node, const std::vector<AxisIndex>& index, const std::vector<TileAxis>& loops);
 /// Nodes a scalar reads (including inside local scopes), in first-occurrence order:
 ///   nodes_of(apply(Op::Add, F32, {get(a, i), get(b, i)})) == {a, b}
 std::vector<NodeRef> nodes_of(const ScalarRef& scalar);

@@ -148,26 +148,19 @@ std::pair<std::string, std::string> local_arrays(const CLikePrinter& d,
   for (const auto& n : locals) {
     const std::string type = d.storage_type(n->dtype);
     const std::string& id = names.node(*n);
-    const auto count = std::to_string(n->num_elements());
-    if (zeroed_first.contains(n->id) && n->size_in_bytes() > kMaxStackArrayBytes) {
-      const std::size_t bytes = (n->size_in_bytes() + 63) / 64 * 64;
-      decls += "  " + d.pointer_param(type, id) + " = (" + type + " *)aligned_alloc(64, " + std::to_string(bytes) +
-               ");  /* zeroed by its first statement */\n";
-      frees += "  free(" + id + ");\n";
-      continue;
-    }
     if (n->size_in_bytes() <= kMaxStackArrayBytes) {
       // 64-byte aligned like the context's buffers, so vector code may assume either.
-      decls += "  _Alignas(64) " + type + " " + id + "[" + count + "];\n  memset(" + id +
-               ", 0, sizeof " + id + ");\n";
-    } else {
-      const std::size_t bytes = (n->size_in_bytes() + 63) / 64 * 64;
-      // Declared like a parameter (restrict in C): a local allocation is reached through this
-      // pointer only, and without the promise the compiler keeps loops over locals scalar.
-      decls += "  " + d.pointer_param(type, id) + " = (" + type + " *)aligned_alloc(64, " +
-               std::to_string(bytes) + ");\n  memset(" + id + ", 0, " + std::to_string(bytes) + ");\n";
-      frees += "  free(" + id + ");\n";
+      decls += "  _Alignas(64) " + type + " " + id + "[" + std::to_string(n->num_elements()) + "];\n  memset(" +
+               id + ", 0, sizeof " + id + ");\n";
+      continue;
     }
+    const std::string bytes = std::to_string((n->size_in_bytes() + 63) / 64 * 64);
+    // Declared like a parameter (restrict in C): a local allocation is reached through this
+    // pointer only, and without the promise the compiler keeps loops over locals scalar.
+    decls += "  " + d.pointer_param(type, id) + " = (" + type + " *)aligned_alloc(64, " + bytes + ");" +
+             (zeroed_first.contains(n->id) ? "  /* zeroed by its first statement */\n"
+                                           : "\n  memset(" + id + ", 0, " + bytes + ");\n");
+    frees += "  free(" + id + ");\n";
   }
   return {decls, frees};
 }

@@ -176,11 +176,11 @@ std::string BodyPrinter::spelled_op(const ir::Apply& a, DType compute,
   if (compute == DType::U4x32) {
     internal_check(a.op == Op::Identity || a.op == Op::Arg1 || a.op == Op::Arg2 || a.op == Op::Where,
                    "codegen: op " + std::string(ir::op_name(a.op)) + " is not defined on u4x32");
-    // The float spelling's select helpers take floats; a u4x32 select stays a C conditional.
-    if (a.op == Op::Where) return "(" + args[0] + " != 0 ? " + args[1] + " : " + args[2] + ")";
   }
-  const bool fl = ir::is_float(compute) || compute == DType::U4x32;
-  const std::string_view spelling = fl ? ir::op_c_float_spelling(a.op) : ir::op_c_int_spelling(a.op);
+  // u4x32 takes the integer spellings: for its four ops they are plain selections (the float
+  // select helpers take floats).
+  const std::string_view spelling =
+      ir::is_float(compute) ? ir::op_c_float_spelling(a.op) : ir::op_c_int_spelling(a.op);
   internal_check(!spelling.empty(), "codegen: op " + std::string(ir::op_name(a.op)) +
                                         " has no C spelling for " +
                                         std::string(ir::dtype_name(compute)));

@@ -23,19 +23,6 @@ namespace {
 // Below this many multiply-adds the scalar nest beats packing.
 constexpr std::int64_t kMinTileWork = 4096;
 
-// Element stride of `s` in the row-major flattening of `index` over `node`'s dims.
-std::int64_t stride_of(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
-  std::int64_t stride = 0;
-  std::int64_t axis_stride = 1;
-  for (std::size_t ax = index.size(); ax-- > 0;) {
-    for (const auto& term : index[ax].terms) {
-      if (term.symbol == s) stride += term.coeff * axis_stride;
-    }
-    axis_stride *= node.dims[ax];
-  }
-  return stride;
-}
-
 // `index` with the tile's symbols set to their first values: the operand's base cell.
 std::vector<ir::AxisIndex> at_tile_origin(std::vector<ir::AxisIndex> index, const ir::TileMma& t) {
   const std::vector<const ir::TileAxis*> axes = t.axes();
@@ -79,7 +66,7 @@ bool renderable(const ir::TileMma& t) {
   const TileGroups g = groups_of(t);
   const auto still = [](const ir::TileOperand& o, const std::vector<ir::TileAxis>& axes) {
     return std::all_of(axes.begin(), axes.end(),
-                       [&](const ir::TileAxis& x) { return stride_of(*o.node, o.index, x.symbol) == 0; });
+                       [&](const ir::TileAxis& x) { return ir::flat_stride(*o.node, o.index, x.symbol) == 0; });
   };
   return still(t.d, g.steps) && still(t.a, g.cols) && still(t.b, g.rows);
 }
@@ -126,7 +113,7 @@ bool BodyPrinter::print_tile_mma(const ir::TileMma& t, bool zero) {
     return names_.node(*o.node) + " + " + atom(offset(*o.node, at_tile_origin(o.index, t)));
   };
   auto stride = [&](const ir::TileOperand& o, const ir::TileAxis& axis) {
-    return std::to_string(stride_of(*o.node, o.index, axis.symbol));
+    return std::to_string(ir::flat_stride(*o.node, o.index, axis.symbol));
   };
   // Inside a parallel Grid chunk the call runs serially: no nested teams.
   const int threads = in_parallel_ || !options_.openmp_grid ? 1 : options_.threads;
@@ -150,7 +137,7 @@ bool BodyPrinter::print_tile_mma(const ir::TileMma& t, bool zero) {
 void BodyPrinter::print_folded_tile(const ir::TileMma& t, const SimdWidth& w, bool zero, int threads) {
   TileGroups g = groups_of(t);
   const auto by_d_stride = [&](const ir::TileAxis& x, const ir::TileAxis& y) {
-    return std::abs(stride_of(*t.d.node, t.d.index, x.symbol)) > std::abs(stride_of(*t.d.node, t.d.index, y.symbol));
+    return std::abs(ir::flat_stride(*t.d.node, t.d.index, x.symbol)) > std::abs(ir::flat_stride(*t.d.node, t.d.index, y.symbol));
   };
   std::stable_sort(g.rows.begin(), g.rows.end(), by_d_stride);
   std::stable_sort(g.cols.begin(), g.cols.end(), by_d_stride);
@@ -163,7 +150,7 @@ void BodyPrinter::print_folded_tile(const ir::TileMma& t, const SimdWidth& w, bo
     return list(axes, [](const ir::TileAxis& x) { return x.extent(); });
   };
   auto strides = [&](const std::vector<ir::TileAxis>& axes, const ir::TileOperand& o) {
-    return list(axes, [&](const ir::TileAxis& x) { return stride_of(*o.node, o.index, x.symbol); });
+    return list(axes, [&](const ir::TileAxis& x) { return ir::flat_stride(*o.node, o.index, x.symbol); });
   };
   auto group = [&](const std::vector<ir::TileAxis>& axes, const ir::TileOperand& u, const ir::TileOperand& v) {
     return std::to_string(axes.size()) + ", " + extents(axes) + ", " + strides(axes, u) + ", " + strides(axes, v);
@@ -184,22 +171,13 @@ void BodyPrinter::print_folded_tile(const ir::TileMma& t, const SimdWidth& w, bo
 
 namespace {
 
-// Whether the rendered call writes every cell of d exactly once: the tile's d offsets are
-// injective over its rows and columns (mixed radix), start at 0 and count d's elements.
+// Whether the rendered call writes every cell of d exactly once: as many distinct cells as d
+// has (every access of the fallback is in bounds, so they are all of d's).
 bool covers_output(const ir::TileMma& t) {
-  for (const auto& at : at_tile_origin(t.d.index, t))
-    if (!at.terms.empty() || at.offset != 0) return false;
   const TileGroups g = groups_of(t);
-  std::vector<std::pair<std::int64_t, std::int64_t>> steps;
-  for (const auto* axes : {&g.rows, &g.cols})
-    for (const ir::TileAxis& x : *axes) steps.emplace_back(std::abs(stride_of(*t.d.node, t.d.index, x.symbol)), x.extent());
-  std::sort(steps.begin(), steps.end());
-  std::int64_t span = 0;
-  for (const auto& [stride, extent] : steps) {
-    if (extent > 1 && stride <= span) return false;
-    span += stride * (extent - 1);
-  }
-  return t.rows() * t.cols() == t.d.node->num_elements() && span + 1 == t.d.node->num_elements();
+  std::vector<ir::TileAxis> cells = g.rows;
+  cells.insert(cells.end(), g.cols.begin(), g.cols.end());
+  return t.rows() * t.cols() == t.d.node->num_elements() && ir::distinct_cells(*t.d.node, t.d.index, cells);
 }
 
 // The one call `s` renders as, when it is a tile or a Grid loop merging into one.

@@ -37,13 +37,6 @@ bool contiguous(const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
   return count == 1;
 }
 
-bool mentions(const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
-  for (const auto& at : index) {
-    if (at.mentions(s)) return true;
-  }
-  return false;
-}
-
 // Statements of a loop body that is a flat sequence of Sets; empty when it is anything else.
 std::vector<const ir::Set*> flat_sets(const ir::StmtRef& body) {
   std::vector<const ir::Set*> out;
@@ -102,7 +95,7 @@ struct VectorExpr {
 
   std::optional<std::string> get(const ir::Get& g, const ir::ScalarRef& s) const {
     if (g.node->dtype != ir::DType::F32) return std::nullopt;
-    if (!mentions(g.index, loop)) return w.type + "_splat(" + p.scalar(s).text + ")";
+    if (!ir::mentions(g.index, loop)) return w.type + "_splat(" + p.scalar(s).text + ")";
     if (!contiguous(g.index, loop)) return std::nullopt;
     return "*(const " + w.type + "u *)&" + p.names_.node(*g.node) + "[" + p.offset(*g.node, g.index) + "]";
   }
@@ -159,7 +152,7 @@ bool BodyPrinter::print_vectorized(const ir::For& f, const std::string& name) {
   const VectorExpr vexpr{*this, w, f.index};
 
   // Accumulation: d[..] = d[..] + rest, d not moving with the loop.
-  if (sets.size() == 1 && !mentions(sets[0]->index, f.index)) {
+  if (sets.size() == 1 && !ir::mentions(sets[0]->index, f.index)) {
     const ir::Set& s = *sets[0];
     const auto* add = std::get_if<ir::Apply>(&s.value->node);
     if (s.node->dtype != ir::DType::F32 || add == nullptr || add->op != ir::Op::Add || add->dtype != ir::DType::F32) {
