@@ -47,17 +47,22 @@ struct MatmulShape {
   std::int64_t tile_begin = 0;  // the tile covers i in [tile_begin, m)
   bool b_transposed = false;    // b stored as [batch, n, k]
   bool fused = true;            // d = fma(a, b, d) rather than d = d + a * b
+  bool a_transposed = false;    // a stored as [batch, k, m]
+  bool zeroed = false;          // d zeroed before the tile (the driver's zero-start kernels)
 };
 
 // for bb: TileMma over (i, j, k) of d[bb, i, j] += a[bb, i, k] * b[bb, k, j]; params a, b, d.
 backends::CompileRequest matmul(const MatmulShape& s, bool tensorized = true) {
-  auto a = make_node("a", DType::F32, {s.batch, s.m, s.k});
+  auto a = make_node("a", DType::F32, s.a_transposed ? std::vector<std::int64_t>{s.batch, s.k, s.m}
+                                                     : std::vector<std::int64_t>{s.batch, s.m, s.k});
   auto b = make_node("b", DType::F32, s.b_transposed ? std::vector<std::int64_t>{s.batch, s.n, s.k}
                                                      : std::vector<std::int64_t>{s.batch, s.k, s.n});
   auto d = make_node("d", DType::F32, {s.batch, s.m, s.n});
   const Symbol bb = fresh_symbol(), i = fresh_symbol(), j = fresh_symbol(), k = fresh_symbol();
   auto it = [](Symbol x) { return AxisIndex::iterator(x); };
-  const std::vector<AxisIndex> di{it(bb), it(i), it(j)}, ai{it(bb), it(i), it(k)};
+  const std::vector<AxisIndex> di{it(bb), it(i), it(j)};
+  const std::vector<AxisIndex> ai = s.a_transposed ? std::vector<AxisIndex>{it(bb), it(k), it(i)}
+                                                   : std::vector<AxisIndex>{it(bb), it(i), it(k)};
   const std::vector<AxisIndex> bi = s.b_transposed ? std::vector<AxisIndex>{it(bb), it(j), it(k)}
                                                    : std::vector<AxisIndex>{it(bb), it(k), it(j)};
   auto value = s.fused ? apply(Op::Fma, DType::F32, {get(a, ai), get(b, bi), get(d, di)})
@@ -71,6 +76,7 @@ backends::CompileRequest matmul(const MatmulShape& s, bool tensorized = true) {
               Op::Add, s.fused, DType::F32, nest};
     body = tile_mma(t);
   }
+  if (s.zeroed) body = seq({zero_out(d), body});
   return {LoweredRoutine{"mm", for_loop(bb, 0, s.batch, body), {}}, {a, b, d}};
 }
 
@@ -107,6 +113,28 @@ TEST(CcTileMma, UnfusedTileIsBitwiseTheFallback) {
             run_on(*interpreter(), matmul(small), matmul_inputs(small)));
   const MatmulShape s{1, 64, 96, 500, 0, false, false};
   EXPECT_EQ(run_on(*cc(), matmul(s), matmul_inputs(s)), run_on(*cc(), matmul(s, false), matmul_inputs(s)));
+}
+
+TEST(CcTileMma, EveryOperandLayoutPacksToTheSameBits) {
+  // Row-major a and transposed b have runs along the steps (panels transposed 16 x 16 in
+  // registers where AVX-512 is there), the other layouts along the lanes (whole panels copied a
+  // source row at a time). 53 rows and 77 columns leave partial panels, 45 and 400 steps a
+  // remainder after the 16-step blocks and a second k block; a zeroed d takes the zero-start
+  // kernels. The oracle is the interpreter, or the untensorized nest compiled by cc when large.
+  for (const bool a_t : {false, true}) {
+    for (const bool b_t : {false, true}) {
+      for (const std::int64_t k : {45, 400}) {
+        const MatmulShape s{1, 53, 77, k, 0, b_t, k == 45, a_t, k == 400};
+        if (s.zeroed) {
+          ASSERT_NE(source_of(matmul(s)).find("zeroed by the matmul call"), std::string::npos);
+        }
+        const auto want = k == 45 ? run_on(*interpreter(), matmul(s), matmul_inputs(s))
+                                  : run_on(*cc(), matmul(s, false), matmul_inputs(s));
+        EXPECT_EQ(run_on(*cc(), matmul(s), matmul_inputs(s)), want)
+            << "a transposed " << a_t << ", b transposed " << b_t << ", k " << k;
+      }
+    }
+  }
 }
 
 TEST(CcTileMma, NarrowTilesUseTheOneVectorKernelAtEveryWidth) {
