@@ -115,10 +115,11 @@ std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused, bool
   };
   std::string s = "/* C[" + std::to_string(rows) + " x " + nr + "] += A panel * B panel over kc, C held in registers" +
                   (fused ? " (fused multiply-add)" : " (multiply, then add: two roundings)") +
-                  "; zero: C is zero, so the registers start at +0 without reading it (the same bits, and no\n"
-                  "   wait on lines that are not cached yet). */\n$P void " +
+                  "; B rows ldb apart (a packed panel's width, or a row-major B read in place); zero: C is\n"
+                  "   zero, so the registers start at +0 without reading it (the same bits, and no wait on\n"
+                  "   lines that are not cached yet). */\n$P void " +
                   ukr_function(w, fused, narrow, edge) + "(int64_t kc, const float *restrict ap, const float *restrict bp, "
-                  "float *restrict c, int64_t ldc, int zero) {\n";
+                  "int64_t ldb, float *restrict c, int64_t ldc, int zero) {\n";
   std::string zeros, loads;
   for (int r = 0; r < rows; ++r) {
     for (int v = 0; v < g.nv; ++v) {
@@ -130,7 +131,7 @@ std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused, bool
   s += "  if (zero) {" + zeros + "\n  } else {" + loads + "\n  }\n";
   s += "  for (int64_t q = 0; q < kc; ++q) {\n";
   for (int v = 0; v < g.nv; ++v) {
-    s += "    const " + t + " b" + std::to_string(v) + " = *(const " + t + " *)(bp + q * " + nr + " + " +
+    s += "    const " + t + " b" + std::to_string(v) + " = *(const " + t + "u *)(bp + q * ldb + " +
          std::to_string(v * w.lanes) + ");\n";
   }
   for (int r = 0; r < rows; ++r) {
@@ -270,6 +271,18 @@ $P void NAME_pack_block(float *dst, const float *src, int64_t width, int64_t val
     NAME_pack(dst + p * width * kc, src, width, valid - p * width, kc, lane + p * width, step);
 }
 
+/* The stride between B's rows when the block's columns run on (lanes contiguous) and its steps
+   are evenly spaced, so its whole panels can be read in place; else 0 (pack them). */
+$P int64_t NAME_rows_stride(const int64_t *lane, int64_t valid, const int64_t *step, int64_t kc) {
+  for (int64_t l = 1; l < valid; ++l)
+    if (lane[l] != lane[0] + l) return 0;
+  if (kc < 2) return 1;
+  const int64_t stride = step[1] - step[0];
+  for (int64_t q = 2; q < kc; ++q)
+    if (step[q] - step[q - 1] != stride) return 0;
+  return stride;
+}
+
 /* The row stride of a full register tile of C at rows r[0..MR) and columns c[0..NR) when its
    columns are contiguous and its rows evenly spaced (the micro-kernel stores it in place), else 0. */
 $P int64_t NAME_tile_ldc(const int64_t *r, const int64_t *c, int64_t rows, int64_t cols, int64_t mr, int64_t nr) {
@@ -377,6 +390,7 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
   float *ap = (float *)aligned_alloc(64, (size_t)(mcap * KC) * sizeof(float));
   float *bp = (float *)aligned_alloc(64, (size_t)(ncap * KC) * sizeof(float));
   if (ap == NULL || bp == NULL) abort();
+  const int64_t ldc_all = m > 1 ? NAME_tile_ldc(dr, dc, m, n, m, n) : 0; /* every full tile's, when C is a plain matrix */
   for (int64_t i3 = 0; i3 < m; i3 += MC) {
     const int64_t mb = m - i3 < MC ? m - i3 : MC;
     const int64_t mpanels = (mb + MR - 1) / MR;
@@ -387,26 +401,34 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
       for (int64_t j2 = 0; j2 < n; j2 += NC) {
         const int64_t nb = n - j2 < NC ? n - j2 : NC;
         const int64_t npanels = (nb + NR - 1) / NR;
-        NAME_pack_block(bp, b, NR, nb, kc, bc + j2, bk + p0);
+        /* One row panel reads each B element once: whole panels B holds as rows are read in
+           place rather than copied first (mlp_wide's last weight gradient, 10 x 1024 x 256). */
+        const int64_t ldb = mpanels == 1 ? NAME_rows_stride(bc + j2, nb, bk + p0, kc) : 0;
+        if (ldb == 0) NAME_pack_block(bp, b, NR, nb, kc, bc + j2, bk + p0);
+        else if (nb % NR != 0)
+          NAME_pack(bp + (npanels - 1) * NR * kc, b, NR, nb % NR, kc, bc + j2 + (npanels - 1) * NR, bk + p0);
         for (int64_t ip = 0; ip < mpanels; ++ip) {
           const int64_t rows = mb - ip * MR < MR ? mb - ip * MR : MR;
           const int64_t *r = dr + i3 + ip * MR;
           for (int64_t jp = 0; jp < npanels; ++jp) {
             const int64_t cols = nb - jp * NR < NR ? nb - jp * NR : NR;
             const int64_t *c = dc + j2 + jp * NR;
-            int64_t ldc = NAME_tile_ldc(r, c, rows, cols, MR, NR);
+            const int in_place = ldb != 0 && cols == NR;
+            const float *bj = in_place ? b + bk[p0] + bc[j2 + jp * NR] : bp + jp * NR * kc;
+            const int64_t lb = in_place ? ldb : NR;
+            int64_t ldc = rows == MR && cols == NR && ldc_all != 0 ? ldc_all : NAME_tile_ldc(r, c, rows, cols, MR, NR);
             if (ldc != 0) {
-              if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc, fresh);
-              else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc, fresh);
+              if (fused) FMATILE(kc, ap + ip * MR * kc, bj, lb, d + r[0] + c[0], ldc, fresh);
+              else TILE(kc, ap + ip * MR * kc, bj, lb, d + r[0] + c[0], ldc, fresh);
             } else if (EDGE_TILES_OK && cols == NR && (rows == 4 || rows == 8) &&
                        (ldc = NAME_tile_ldc(r, c, rows, cols, rows, NR)) != 0) {
               /* The last row panel, 4 or 8 rows: its own kernel, in place. */
               if (rows == 4) {
-                if (fused) FMATILE_r4(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc, fresh);
-                else TILE_r4(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc, fresh);
+                if (fused) FMATILE_r4(kc, ap + ip * MR * kc, bj, lb, d + r[0] + c[0], ldc, fresh);
+                else TILE_r4(kc, ap + ip * MR * kc, bj, lb, d + r[0] + c[0], ldc, fresh);
               } else {
-                if (fused) FMATILE_r8(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc, fresh);
-                else TILE_r8(kc, ap + ip * MR * kc, bp + jp * NR * kc, d + r[0] + c[0], ldc, fresh);
+                if (fused) FMATILE_r8(kc, ap + ip * MR * kc, bj, lb, d + r[0] + c[0], ldc, fresh);
+                else TILE_r8(kc, ap + ip * MR * kc, bj, lb, d + r[0] + c[0], ldc, fresh);
               }
             } else {
               /* Peeled edge (or scattered C): through a zero-padded tile. */
@@ -418,8 +440,8 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
                 if (runs) memcpy(tile + x * NR, d + r[x] + c[0], (size_t)cols * sizeof(float));
                 else for (int64_t y = 0; y < cols; ++y) tile[x * NR + y] = d[r[x] + c[y]];
               }
-              if (fused) FMATILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, tile, NR, 0);
-              else TILE(kc, ap + ip * MR * kc, bp + jp * NR * kc, tile, NR, 0);
+              if (fused) FMATILE(kc, ap + ip * MR * kc, bj, lb, tile, NR, 0);
+              else TILE(kc, ap + ip * MR * kc, bj, lb, tile, NR, 0);
               for (int64_t x = 0; x < rows; ++x) {
                 if (runs) memcpy(d + r[x] + c[0], tile + x * NR, (size_t)cols * sizeof(float));
                 else for (int64_t y = 0; y < cols; ++y) d[r[x] + c[y]] = tile[x * NR + y];
