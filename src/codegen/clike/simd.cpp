@@ -163,6 +163,13 @@ $P void NAME_copy_rows(float *dst, const float *s, const int64_t *step, int64_t 
   for (int64_t q = 0; q < kc; ++q) memcpy(dst + q * width, s + step[q], (size_t)width * sizeof(float));
 }
 
+/* Whether x[0..n) counts up by one from x[0]: lanes or steps that run on in memory. */
+$P int NAME_consecutive(const int64_t *x, int64_t n) {
+  for (int64_t l = 1; l < n; ++l)
+    if (x[l] != x[0] + l) return 0;
+  return 1;
+}
+
 #if defined(__AVX512F__)
 /* dst[x * width + l] = src[lane[l] + x] for x < 16, l < store, where rows l >= live read as zero:
    a 16 x 16 register transpose in four shuffle rounds. A row-major A's panels and a transposed
@@ -203,8 +210,7 @@ $P void NAME_transpose16(float *dst, int64_t width, const float *src, const int6
 $P void NAME_pack(float *dst, const float *src, int64_t width, int64_t valid, int64_t kc,
     const int64_t *lane, const int64_t *step) {
   const int64_t live = valid < width ? valid : width;
-  int contiguous = 1;
-  for (int64_t l = 1; contiguous && l < live; ++l) contiguous = lane[l] == lane[0] + l;
+  const int contiguous = NAME_consecutive(lane, live);
   if (contiguous && live == width) {
     switch (width) { /* the panel widths the driver uses */
       case @MR: NAME_copy_rows(dst, src + lane[0], step, kc, @MR); return;
@@ -223,9 +229,7 @@ $P void NAME_pack(float *dst, const float *src, int64_t width, int64_t valid, in
   }
   int64_t q = 0;
 #if defined(__AVX512F__)
-  int steps = 1; /* steps contiguous: 16 x 16 blocks transposed in registers */
-  for (int64_t x = 1; steps && x < kc; ++x) steps = step[x] == step[0] + x;
-  if (steps)
+  if (NAME_consecutive(step, kc)) /* steps contiguous: 16 x 16 blocks transposed in registers */
     for (; q + 16 <= kc; q += 16)
       for (int64_t l = 0; l < width; l += 16)
         NAME_transpose16(dst + q * width + l, width, src + step[0] + q, lane + l, live - l < 0 ? 0 : live - l,
@@ -254,10 +258,8 @@ $P void NAME_copy_block(float *dst, const float *src, const int64_t *step, int64
 $P void NAME_pack_block(float *dst, const float *src, int64_t width, int64_t valid, int64_t kc,
     const int64_t *lane, const int64_t *step) {
   const int64_t panels = (valid + width - 1) / width, whole = valid / width;
-  int contiguous = 1;
-  for (int64_t l = 1; contiguous && l < valid; ++l) contiguous = lane[l] == lane[0] + l;
   int64_t p = 0;
-  if (contiguous && whole > 1) {
+  if (whole > 1 && NAME_consecutive(lane, valid)) {
     p = whole;
     switch (width) { /* the panel widths the driver uses */
       case @MR: NAME_copy_block(dst, src + lane[0], step, kc, whole, @MR); break;
@@ -274,8 +276,7 @@ $P void NAME_pack_block(float *dst, const float *src, int64_t width, int64_t val
 /* The stride between B's rows when the block's columns run on (lanes contiguous) and its steps
    are evenly spaced, so its whole panels can be read in place; else 0 (pack them). */
 $P int64_t NAME_rows_stride(const int64_t *lane, int64_t valid, const int64_t *step, int64_t kc) {
-  for (int64_t l = 1; l < valid; ++l)
-    if (lane[l] != lane[0] + l) return 0;
+  if (!NAME_consecutive(lane, valid)) return 0;
   if (kc < 2) return 1;
   const int64_t stride = step[1] - step[0];
   for (int64_t q = 2; q < kc; ++q)
@@ -286,9 +287,7 @@ $P int64_t NAME_rows_stride(const int64_t *lane, int64_t valid, const int64_t *s
 /* The row stride of a full register tile of C at rows r[0..MR) and columns c[0..NR) when its
    columns are contiguous and its rows evenly spaced (the micro-kernel stores it in place), else 0. */
 $P int64_t NAME_tile_ldc(const int64_t *r, const int64_t *c, int64_t rows, int64_t cols, int64_t mr, int64_t nr) {
-  if (rows != mr || cols != nr) return 0;
-  for (int64_t x = 1; x < nr; ++x)
-    if (c[x] != c[0] + x) return 0;
+  if (rows != mr || cols != nr || !NAME_consecutive(c, nr)) return 0;
   const int64_t ldc = r[1] - r[0];
   for (int64_t x = 2; x < mr; ++x)
     if (r[x] - r[x - 1] != ldc) return 0;
@@ -434,8 +433,7 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
               /* Peeled edge (or scattered C): through a zero-padded tile. */
               float tile[MR * NR] __attribute__((aligned(64)));
               memset(tile, 0, sizeof tile);
-              int runs = 1; /* the columns contiguous: each row one run */
-              for (int64_t y = 1; runs && y < cols; ++y) runs = c[y] == c[0] + y;
+              const int runs = NAME_consecutive(c, cols); /* the columns contiguous: each row one run */
               for (int64_t x = 0; x < rows && !fresh; ++x) {
                 if (runs) memcpy(tile + x * NR, d + r[x] + c[0], (size_t)cols * sizeof(float));
                 else for (int64_t y = 0; y < cols; ++y) tile[x * NR + y] = d[r[x] + c[y]];
