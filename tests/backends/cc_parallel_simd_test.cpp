@@ -140,12 +140,15 @@ TEST(CcTileMma, EveryOperandLayoutPacksToTheSameBits) {
 TEST(CcTileMma, OneRowPanelReadsWholeBPanelsInPlace) {
   // At most one row panel (10 rows; 20 for the narrow kernel) uses each B element once, so the
   // driver reads B's whole panels where B stands (its rows evenly spaced) and packs only the
-  // partial last one (77 = 2 * 32 + 13 columns); 400 steps cross a k block. A transposed B
-  // (columns not contiguous) is packed as before.
+  // partial last one (77 = 2 * 32 + 13 columns); 400 steps cross a k block, into a zeroed d. A
+  // transposed B (columns not contiguous) is packed as before.
   const MatmulShape shapes[] = {
       {1, 10, 77, 45}, {1, 10, 77, 45, 0, false, false, true}, {1, 20, 16, 45}, {1, 10, 77, 45, 0, true},
-      {2, 10, 77, 400, 0, false, true, false, true}};
+      {1, 10, 77, 400, 0, false, true, false, true}};
   for (const MatmulShape& s : shapes) {
+    if (s.zeroed) {
+      ASSERT_NE(source_of(matmul(s)).find("zeroed by the matmul call"), std::string::npos);
+    }
     const auto want = s.k < 100 ? run_on(*interpreter(), matmul(s), matmul_inputs(s))
                                 : run_on(*cc(), matmul(s, false), matmul_inputs(s));
     EXPECT_EQ(run_on(*cc(), matmul(s), matmul_inputs(s)), want)
