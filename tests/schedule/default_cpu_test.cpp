@@ -53,9 +53,11 @@ TEST(DefaultCpuSchedule, SmallNestsStaySerialAndReductionsNeedTheLicence) {
   serial_sums.reassociate = false;
   const std::string sum = ir::print_loop_ir(default_cpu_schedule(rs.routine(), serial_sums).routine);
   EXPECT_TRUE(has(sum, "for i0 in [0, 256) grid:\n  for i1 in [0, 256):\n")) << sum;
-  RowSum short_rows(256, 255);  // below min_reassociate_extent
+  const std::int64_t short_extent = CpuScheduleOptions{}.min_reassociate_extent - 1;
+  RowSum short_rows(256, short_extent);  // below min_reassociate_extent
   const std::string short_sum = ir::print_loop_ir(default_cpu_schedule(short_rows.routine(), CpuScheduleOptions{}).routine);
-  EXPECT_TRUE(has(short_sum, "for i0 in [0, 256) grid:\n  for i1 in [0, 255):\n")) << short_sum;
+  EXPECT_TRUE(has(short_sum, "for i0 in [0, 256) grid:\n  for i1 in [0, " + std::to_string(short_extent) + "):\n"))
+      << short_sum;
 }
 
 // A licensed long reduction: interleaved vector partials, one row per Grid iteration. The
