@@ -120,6 +120,17 @@ std::int64_t TileMma::rows() const { return extent_product(i, outer_i); }
 std::int64_t TileMma::cols() const { return extent_product(j, outer_j); }
 std::int64_t TileMma::steps() const { return extent_product(k, outer_k); }
 
+std::vector<StmtRef> flatten_seq(const StmtRef& s) {
+  const auto* q = std::get_if<Seq>(&s->node);
+  if (!q) return {s};
+  std::vector<StmtRef> out;
+  for (const auto& x : q->stmts) {
+    const auto inner = flatten_seq(x);
+    out.insert(out.end(), inner.begin(), inner.end());
+  }
+  return out;
+}
+
 bool mentions(const std::vector<AxisIndex>& index, Symbol s) {
   return std::any_of(index.begin(), index.end(), [&](const AxisIndex& i) { return i.mentions(s); });
 }

@@ -192,19 +192,6 @@ std::optional<ir::Symbol> loop_named(const ir::StmtRef& root, const std::string&
   return order[k];
 }
 
-std::vector<ir::StmtRef> flatten_seq(const ir::StmtRef& s) {
-  std::vector<ir::StmtRef> out;
-  if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
-    for (const auto& x : q->stmts) {
-      auto inner = flatten_seq(x);
-      out.insert(out.end(), inner.begin(), inner.end());
-    }
-  } else {
-    out.push_back(s);
-  }
-  return out;
-}
-
 std::vector<const ir::For*> perfect_nest(const ir::For& top, ir::StmtRef& leaf) {
   std::vector<const ir::For*> loops{&top};
   while (true) {

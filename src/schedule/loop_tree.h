@@ -43,7 +43,7 @@ std::string loop_name(const ir::StmtRef& root, ir::Symbol s);
 std::optional<ir::Symbol> loop_named(const ir::StmtRef& root, const std::string& name);
 
 /// Every statement directly under a loop body, flattening nested Seqs.
-std::vector<ir::StmtRef> flatten_seq(const ir::StmtRef& s);
+using ir::flatten_seq;
 /// The loops of the perfect nest under `top` (top included, outermost first); `leaf` is set to
 /// the innermost loop's only statement (left unset when the top loop's body is not one statement).
 std::vector<const ir::For*> perfect_nest(const ir::For& top, ir::StmtRef& leaf);

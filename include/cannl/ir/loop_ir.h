@@ -208,6 +208,8 @@ std::string print_scalar(const ScalarRef& scalar);
 
 /// Nodes with storage the routine touches (reads or writes), in first-occurrence order.
 std::vector<NodeRef> nodes_of(const StmtRef& stmt);
+/// The statements of `s` in order with nested Seqs flattened (`s` itself when it is no Seq).
+std::vector<StmtRef> flatten_seq(const StmtRef& s);
 
 /// Whether some axis of `index` mentions loop `s`.
 bool mentions(const std::vector<AxisIndex>& index, Symbol s);

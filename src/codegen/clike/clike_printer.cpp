@@ -111,22 +111,11 @@ std::vector<ir::NodeRef> local_nodes(const ir::StmtRef& body, const std::vector<
   return locals;
 }
 
-// The top-level statements of `body` in order, nested Seqs flattened.
-void flatten_top(const ir::StmtRef& s, std::vector<ir::StmtRef>& out) {
-  if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
-    for (const auto& x : q->stmts) flatten_top(x, out);
-  } else {
-    out.push_back(s);
-  }
-}
-
 // Locals whose first touch in the routine is a ZeroOut of the whole node: their declaration
 // needs no memset (a staged partials node of megabytes is zeroed once, not twice per call).
 std::set<int> zeroed_before_use(const ir::StmtRef& body) {
-  std::vector<ir::StmtRef> top;
-  flatten_top(body, top);
   std::set<int> zeroed, touched;
-  for (const auto& s : top) {
+  for (const auto& s : ir::flatten_seq(body)) {
     if (const auto* z = std::get_if<ir::ZeroOut>(&s->node)) {
       if (!touched.contains(z->node->id)) zeroed.insert(z->node->id);
       touched.insert(z->node->id);

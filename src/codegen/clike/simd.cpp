@@ -156,25 +156,46 @@ std::string ukr_text(const SimdWidth& w, const GemmBlocking& g, bool fused, bool
 // panels: no barrier at all, so a descheduled thread on a busy machine delays only itself. Each C
 // cell is updated by one thread, in increasing k, so results do not depend on the team.
 std::string driver_text(const SimdWidth& w, const GemmBlocking& g) {
-  std::string s = R"(/* Whole panel rows, dst[q * width ..] = s[step[q] ..]. Called with a literal width, so the
-   copies inline rather than call the library per row: an mlp_wide step on one core, A/B
-   interleaved, took 11.7-11.9 ms with, 12.1-12.6 ms without (sgemm 1024 alone: within noise). */
-$P void NAME_copy_rows(float *dst, const float *s, const int64_t *step, int64_t kc, int64_t width) {
-  for (int64_t q = 0; q < kc; ++q) memcpy(dst + q * width, s + step[q], (size_t)width * sizeof(float));
+  std::string s = R"(/* The common difference of x[0..n), n >= 2, when its entries are evenly spaced; else 0. */
+$P int64_t NAME_spacing(const int64_t *x, int64_t n) {
+  const int64_t d = x[1] - x[0];
+  for (int64_t l = 2; l < n; ++l)
+    if (x[l] - x[l - 1] != d) return 0;
+  return d;
 }
 
 /* Whether x[0..n) counts up by one from x[0]: lanes or steps that run on in memory. */
-$P int NAME_consecutive(const int64_t *x, int64_t n) {
-  for (int64_t l = 1; l < n; ++l)
-    if (x[l] != x[0] + l) return 0;
-  return 1;
+$P int NAME_consecutive(const int64_t *x, int64_t n) { return n < 2 || NAME_spacing(x, n) == 1; }
+
+/* `panels` whole panels of `width` lanes whose lanes run on from src: dst[p * width * kc + q *
+   width ..] = src[step[q] + p * width ..], one source row at a time (each read once, in order,
+   rather than once per panel at a stride the prefetchers miss). */
+$P void NAME_copy_block(float *dst, const float *src, const int64_t *step, int64_t kc, int64_t panels,
+    int64_t width) {
+  for (int64_t q = 0; q < kc; ++q)
+    for (int64_t p = 0; p < panels; ++p)
+      memcpy(dst + p * width * kc + q * width, src + step[q] + p * width, (size_t)width * sizeof(float));
+}
+
+/* NAME_copy_block with the widths the driver uses as literals, so the row copies inline rather
+   than call the library: an mlp_wide step on one core, A/B interleaved, took 11.7-11.9 ms with,
+   12.1-12.6 ms without. Returns 0 (nothing copied) for another width. */
+$P int NAME_copy_panels(float *dst, const float *src, const int64_t *step, int64_t kc, int64_t panels,
+    int64_t width) {
+  switch (width) {
+    case @MR: NAME_copy_block(dst, src, step, kc, panels, @MR); return 1;
+    case @NR: NAME_copy_block(dst, src, step, kc, panels, @NR); return 1;
+    case @NARROW_MR: NAME_copy_block(dst, src, step, kc, panels, @NARROW_MR); return 1;
+    case @NARROW_NR: NAME_copy_block(dst, src, step, kc, panels, @NARROW_NR); return 1;
+    default: return 0;
+  }
 }
 
 #if defined(__AVX512F__)
 /* dst[x * width + l] = src[lane[l] + x] for x < 16, l < store, where rows l >= live read as zero:
    a 16 x 16 register transpose in four shuffle rounds. A row-major A's panels and a transposed
    B's (the forward of x W^T) take it instead of a scalar gather: an mlp_wide step's forward
-   GEMM, 256 x 1024 x 1024 on one core, 3.38 -> 3.11 ms. */
+   GEMM, 256 x 1024 x 1024 on one core, 3.38 -> 3.11-3.16 ms. */
 $P void NAME_transpose16(float *dst, int64_t width, const float *src, const int64_t *lane, int64_t live,
     int64_t store) {
   __m512 r[16], t[16];
@@ -206,20 +227,13 @@ $P void NAME_transpose16(float *dst, int64_t width, const float *src, const int6
 #endif
 
 /* One zero-padded panel: dst[q * width + l] = src[lane[l] + step[q]] for the `valid` first
-   lanes l < width, 0 beyond, over q < kc (A panels: lanes are rows; B panels: columns). */
+   lanes l < width, 0 beyond, over q < kc (A panels: lanes are rows; B panels: columns);
+   `steps_run`: NAME_consecutive(step, kc), checked once per block by the caller. */
 $P void NAME_pack(float *dst, const float *src, int64_t width, int64_t valid, int64_t kc,
-    const int64_t *lane, const int64_t *step) {
+    const int64_t *lane, const int64_t *step, int steps_run) {
   const int64_t live = valid < width ? valid : width;
   const int contiguous = NAME_consecutive(lane, live);
-  if (contiguous && live == width) {
-    switch (width) { /* the panel widths the driver uses */
-      case @MR: NAME_copy_rows(dst, src + lane[0], step, kc, @MR); return;
-      case @NR: NAME_copy_rows(dst, src + lane[0], step, kc, @NR); return;
-      case @NARROW_MR: NAME_copy_rows(dst, src + lane[0], step, kc, @NARROW_MR); return;
-      case @NARROW_NR: NAME_copy_rows(dst, src + lane[0], step, kc, @NARROW_NR); return;
-      default: break;
-    }
-  }
+  if (contiguous && live == width && NAME_copy_panels(dst, src + lane[0], step, kc, 1, width)) return;
   if (contiguous) {
     for (int64_t q = 0; q < kc; ++q) {
       memcpy(dst + q * width, src + lane[0] + step[q], (size_t)live * sizeof(float));
@@ -229,7 +243,7 @@ $P void NAME_pack(float *dst, const float *src, int64_t width, int64_t valid, in
   }
   int64_t q = 0;
 #if defined(__AVX512F__)
-  if (NAME_consecutive(step, kc)) /* steps contiguous: 16 x 16 blocks transposed in registers */
+  if (steps_run) /* 16 x 16 blocks transposed in registers */
     for (; q + 16 <= kc; q += 16)
       for (int64_t l = 0; l < width; l += 16)
         NAME_transpose16(dst + q * width + l, width, src + step[0] + q, lane + l, live - l < 0 ? 0 : live - l,
@@ -243,55 +257,31 @@ $P void NAME_pack(float *dst, const float *src, int64_t width, int64_t valid, in
   }
 }
 
-/* The whole panels of a block whose lanes are contiguous, one source row at a time: each row is
-   read once, in order, rather than once per panel at a stride the prefetchers miss (an mlp_wide
-   first-layer weight gradient, 1024 x 256 x 256 on one core: 1.05 -> 0.96 ms). */
-$P void NAME_copy_block(float *dst, const float *src, const int64_t *step, int64_t kc, int64_t panels,
-    int64_t width) {
-  for (int64_t q = 0; q < kc; ++q)
-    for (int64_t p = 0; p < panels; ++p)
-      memcpy(dst + p * width * kc + q * width, src + step[q] + p * width, (size_t)width * sizeof(float));
-}
-
 /* The panels of a block of `valid` lanes, `width` lanes each (the last zero-padded), one after
-   another: NAME_pack per panel, or NAME_copy_block for the whole ones when the lanes run on. */
+   another: the whole ones copied together when the lanes run on (the first layer's weight
+   gradient of mlp_wide, 1024 x 256 x 256 on one core: 0.92 -> 0.90 ms, best of interleaved runs),
+   else NAME_pack per panel. */
 $P void NAME_pack_block(float *dst, const float *src, int64_t width, int64_t valid, int64_t kc,
     const int64_t *lane, const int64_t *step) {
   const int64_t panels = (valid + width - 1) / width, whole = valid / width;
-  int64_t p = 0;
-  if (whole > 1 && NAME_consecutive(lane, valid)) {
-    p = whole;
-    switch (width) { /* the panel widths the driver uses */
-      case @MR: NAME_copy_block(dst, src + lane[0], step, kc, whole, @MR); break;
-      case @NR: NAME_copy_block(dst, src + lane[0], step, kc, whole, @NR); break;
-      case @NARROW_MR: NAME_copy_block(dst, src + lane[0], step, kc, whole, @NARROW_MR); break;
-      case @NARROW_NR: NAME_copy_block(dst, src + lane[0], step, kc, whole, @NARROW_NR); break;
-      default: p = 0; break;
-    }
-  }
+  int64_t p = whole > 1 && NAME_consecutive(lane, valid) &&
+                      NAME_copy_panels(dst, src + lane[0], step, kc, whole, width) ? whole : 0;
+  const int steps_run = NAME_consecutive(step, kc);
   for (; p < panels; ++p)
-    NAME_pack(dst + p * width * kc, src, width, valid - p * width, kc, lane + p * width, step);
+    NAME_pack(dst + p * width * kc, src, width, valid - p * width, kc, lane + p * width, step, steps_run);
 }
 
 /* The stride between B's rows when the block's columns run on (lanes contiguous) and its steps
    are evenly spaced, so its whole panels can be read in place; else 0 (pack them). */
 $P int64_t NAME_rows_stride(const int64_t *lane, int64_t valid, const int64_t *step, int64_t kc) {
   if (!NAME_consecutive(lane, valid)) return 0;
-  if (kc < 2) return 1;
-  const int64_t stride = step[1] - step[0];
-  for (int64_t q = 2; q < kc; ++q)
-    if (step[q] - step[q - 1] != stride) return 0;
-  return stride;
+  return kc < 2 ? 1 : NAME_spacing(step, kc);
 }
 
 /* The row stride of a full register tile of C at rows r[0..MR) and columns c[0..NR) when its
    columns are contiguous and its rows evenly spaced (the micro-kernel stores it in place), else 0. */
 $P int64_t NAME_tile_ldc(const int64_t *r, const int64_t *c, int64_t rows, int64_t cols, int64_t mr, int64_t nr) {
-  if (rows != mr || cols != nr || !NAME_consecutive(c, nr)) return 0;
-  const int64_t ldc = r[1] - r[0];
-  for (int64_t x = 2; x < mr; ++x)
-    if (r[x] - r[x - 1] != ldc) return 0;
-  return ldc;
+  return rows == mr && cols == nr && NAME_consecutive(c, nr) ? NAME_spacing(r, mr) : 0;
 }
 
 @ROWS
@@ -405,7 +395,8 @@ $P void NAME_rowsSUFFIX(int64_t m, int64_t n, int64_t k, float *d, const int64_t
         const int64_t ldb = mpanels == 1 ? NAME_rows_stride(bc + j2, nb, bk + p0, kc) : 0;
         if (ldb == 0) NAME_pack_block(bp, b, NR, nb, kc, bc + j2, bk + p0);
         else if (nb % NR != 0)
-          NAME_pack(bp + (npanels - 1) * NR * kc, b, NR, nb % NR, kc, bc + j2 + (npanels - 1) * NR, bk + p0);
+          NAME_pack(bp + (npanels - 1) * NR * kc, b, NR, nb % NR, kc, bc + j2 + (npanels - 1) * NR, bk + p0,
+                    NAME_consecutive(bk + p0, kc));
         for (int64_t ip = 0; ip < mpanels; ++ip) {
           const int64_t rows = mb - ip * MR < MR ? mb - ip * MR : MR;
           const int64_t *r = dr + i3 + ip * MR;
