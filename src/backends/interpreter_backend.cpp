@@ -49,6 +49,12 @@ class InterpreterExecutable final : public Executable {
 class InterpreterBackend final : public Backend {
  public:
   std::string_view name() const override { return "interpreter"; }
+  // The reference semantics run every annotation as written: nothing to lower, nothing to tile.
+  ir::Target target() const override {
+    ir::Target t;
+    t.backend = "interpreter";
+    return t;
+  }
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
     return std::make_unique<CpuBuffer>(bytes);
   }

@@ -69,8 +69,11 @@ class Machine {
   void exec_form(const ir::SetDynamic& s);
   // One thread of control: a barrier has nothing to wait for.
   void exec_form(const ir::Barrier&) {}
-  // A TileMma means its fallback (loop_ir.h).
-  void exec_form(const ir::TileMma& t) { exec(t.fallback); }
+  // A TileMma means its fallback (loop_ir.h), after zeroing d when it starts at zero.
+  void exec_form(const ir::TileMma& t) {
+    if (t.zero_start) exec_form(ir::ZeroOut{t.d.node});
+    exec(t.fallback);
+  }
 
   Value eval_form(const ir::Constant& c) { return constant_value(c.value, c.dtype); }
   Value eval_form(const ir::ConstantBits& c) { return constant_bits_value(c.bits, c.dtype); }

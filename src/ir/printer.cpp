@@ -102,7 +102,9 @@ class LoopIrPrinter {
   void visit(const For& f, const std::string& indent, std::string& out) {
     out += indent + "for " + bind_loop(f.index) + " in [" + std::to_string(f.begin) + ", " +
            std::to_string(f.end) + ")" +
-           (f.axis == AxisType::Serial ? "" : " " + std::string(axis_type_name(f.axis))) + ":\n";
+           (f.axis == AxisType::Serial ? "" : " " + std::string(axis_type_name(f.axis))) +
+           (f.chunks != 0 ? " chunks " + std::to_string(f.chunks) : "") +
+           (f.team != 0 ? " team " + std::to_string(f.team) : "") + ":\n";
     stmt(f.body, indent + "  ", out);
   }
   void visit(const ZeroOut& z, const std::string& indent, std::string& out) {
@@ -151,7 +153,8 @@ class LoopIrPrinter {
     out += ": " + access(t.d.node, t.d.index) + " " +
            (t.fused ? std::string("fma") : std::string(op_name(t.accum))) + "= " +
            access(t.a.node, t.a.index) + " * " + access(t.b.node, t.b.index) +
-           dtype_suffix(t.dtype, DType::F32) + "\n";
+           dtype_suffix(t.dtype, DType::F32) + (t.zero_start ? " (zero start)" : "") +
+           (t.team != 1 ? " (team " + std::to_string(t.team) + ")" : "") + "\n";
     stmt(t.fallback, indent + "  ", out);
   }
   std::string dynamic_access(const NodeRef& n, const std::vector<AxisIndex>& idx, int axis,

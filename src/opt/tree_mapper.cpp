@@ -50,7 +50,11 @@ struct StmtChildren {
   }
   ir::StmtRef operator()(const ir::For& f) const {
     const ir::StmtRef body = m.map_stmt(f.body);
-    return keep_or(s, body != f.body, [&] { return ir::for_loop(f.index, f.begin, f.end, body, f.axis); });
+    return keep_or(s, body != f.body, [&] {
+      ir::For g = f;  // keeps the axis type and the target's facts (chunks, team)
+      g.body = body;
+      return std::make_shared<const ir::Stmt>(ir::Stmt{std::move(g)});
+    });
   }
   ir::StmtRef operator()(const ir::Set& x) const {
     const ir::ScalarRef v = m.map_scalar(x.value);
@@ -76,7 +80,8 @@ struct StmtChildren {
   // (which is the meaning) replaces the TileMma.
   ir::StmtRef operator()(const ir::TileMma& x) const {
     const ir::StmtRef fallback = m.map_stmt(x.fallback);
-    return fallback == x.fallback ? s : fallback;
+    if (fallback == x.fallback) return s;
+    return x.zero_start ? ir::seq({ir::zero_out(x.d.node), fallback}) : fallback;
   }
   ir::StmtRef operator()(const auto&) const { return s; }  // Comment, ZeroOut, DeclareLocal, Barrier
 };

@@ -5,7 +5,6 @@
 #include "cannl/ir/lower.h"
 #include "cannl/ir/verify.h"
 #include "cannl/opt/optimize.h"
-#include "cannl/schedule/default_cpu.h"
 #include "cannl/runtime/context.h"
 #include "cannl/support/files.h"
 #include "cannl/support/log.h"
@@ -72,7 +71,7 @@ opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& stat
   // The schedule runs after the optimizer (semantics-backend.md 8: virtualize -> schedule). Nodes
   // it adds are scratch (the partials of an interleaved reduction, staged tiles): arrays inside
   // the routine, never parameters, so the placements above stay valid.
-  if (state.backend->name() == "cc") data.lowered = schedule::maybe_default_cpu_schedule(data.lowered);
+  data.lowered = state.backend->default_schedule(data.lowered);
   data.statics = data.lowered.statics;
   data.params = only_on_device(optimized, nodes_not_added(optimized.routine, ir::nodes_of(data.lowered.body)));
   data.inputs = only_on_device(optimized, ir::read_before_initialized(comp));

@@ -113,7 +113,7 @@ class Scheduler {
       if (loops[k]->axis != ir::AxisType::Serial) return std::nullopt;
       work *= loops[k]->end - loops[k]->begin;
     }
-    if (work < options_.min_tile_work) return std::nullopt;
+    if (work < options_.tile_threshold()) return std::nullopt;
     for (int p : {0, 1, 2})
       for (int q : {0, 1, 2}) {
         if (p == q) continue;
@@ -177,7 +177,7 @@ class Scheduler {
       if (!site || site->in_tile || site->in_local_scope) continue;
       const auto nest = loops_preorder(site->stmt);
       if (std::any_of(nest.begin(), nest.end(), [&](const ir::For* g) { return claimed.contains(g->index); })) continue;
-      auto plan = detail::plan_matmul_nest(*f, options_.min_reordered_tile_work, options_.reassociate);
+      auto plan = detail::plan_matmul_nest(*f, options_.tile_threshold(), options_.reassociate, options_.target);
       if (!plan) continue;
       for (const ir::For* g : nest) claimed.insert(g->index);
       plans.push_back(std::move(*plan));
@@ -190,7 +190,9 @@ class Scheduler {
     push_each(steps);  // a swap the legality check refuses leaves its nest as lowered
   }
 
-  // Splits the outermost row loop (i or j) so the tiles can be shared out, then tensorizes.
+  // Tensorizes; an outermost column loop (or, to fuse epilogues, row loop) is split first so the
+  // Grid round can share the tiles out. Rows otherwise stay whole: one tile over every row, which
+  // the final lowering round gives the target's team (B is packed once for all of them).
   void tensorize_with_rows(Tensorize t) {
     const auto site = detail::find_loop(out_.routine.body, t.i);
     const auto site_j = detail::find_loop(out_.routine.body, t.j);
@@ -202,14 +204,14 @@ class Scheduler {
     const std::int64_t extent = top.end - top.begin;
     const std::int64_t work = work_of(i_outer ? site->stmt : site_j->stmt);
     // A batched matmul (an enclosing loop the grid round can share out, like the batch of
-    // d[b, s, o]) keeps whole tiles: splitting its rows would repack b's panel once per chunk
-    // (measured: GPT-2's 16-row tiles ran at 30 GFLOP/s).
+    // d[b, s, o]) keeps whole tiles: splitting its rows would repack b's panel once per chunk.
     const auto& around = (i_outer ? site : site_j)->enclosing;
     const bool batched = std::any_of(around.begin(), around.end(), [&](const ir::For* f) {
       return f->axis == ir::AxisType::Serial && f->begin == 0 && f->end >= 2 &&
              parallel_legality(out_.routine, f->index).legality == Legality::Legal;
     });
-    if ((i_outer || j_outer) && !batched && top.begin == 0 && work >= options_.min_parallel) {
+    const bool split_rows = i_outer && options_.fuse_epilogues;
+    if ((split_rows || j_outer) && !batched && top.begin == 0 && work >= options_.min_parallel) {
       const std::int64_t want = std::max<std::int64_t>(1, (extent + options_.grid_chunks - 1) / options_.grid_chunks);
       std::int64_t factor = extent;
       for (std::int64_t f = want; f < extent; ++f)
@@ -385,12 +387,14 @@ ScheduledRoutine default_cpu_schedule(const ir::LoweredRoutine& routine, const C
   return Scheduler(routine, options).run();
 }
 
-ir::LoweredRoutine maybe_default_cpu_schedule(const ir::LoweredRoutine& routine) {
+ir::LoweredRoutine maybe_default_cpu_schedule(const ir::LoweredRoutine& routine, const ir::Target& target) {
   if (!config::get_bool("automatic_cpu_schedule")) return routine;
   ScheduledRoutine s;
   {
     logging::ScopedTimer timer("schedule default_cpu " + routine.name);
-    s = default_cpu_schedule(routine, CpuScheduleOptions::from_config());
+    CpuScheduleOptions options = CpuScheduleOptions::from_config();
+    options.target = target;
+    s = default_cpu_schedule(routine, options);
   }
   if (logging::debug_level() >= 2)
     files::write_atomically(files::build_dir() / (routine.name + ".sched.ll"), ir::print_loop_ir(s.routine));

@@ -54,15 +54,16 @@ std::vector<Swap> swaps_sorting(std::vector<const ir::For*> order, const std::ve
   return swaps;
 }
 
-// Whether one tile of i x j x k beats the plain nest, in estimated cycles, for the register-tiled
-// C rendering (12 x 32 f32 tiles with AVX-512; the proportions hold for narrower vectors). The
+// Whether one tile of i x j x k beats the plain nest, in estimated cycles, for the target's
+// register-tiled micro-kernel (its mr x nr tile; 12 x 32 with AVX-512). The
 // tile pays per call for packing both operands into zero-padded panels (scalar strided copies),
 // for the peeled edge tiles (a padded copy in and out), and a fixed setup; it computes at about
 // two vector FMAs per cycle. The plain nest takes about 1.5 cycles per multiply-add (measured
 // 1.4-4.4 GFLOP/s on conv loops). Skinny tiles (3 or 6 columns of 32, k of a few steps) lose:
 // measured 2-3x slower than the plain nest for LeNet's convolution gradients.
-bool tile_pays(std::int64_t m, std::int64_t n, std::int64_t k) {
-  constexpr std::int64_t kMr = 12, kNr = 32;
+bool tile_pays(std::int64_t m, std::int64_t n, std::int64_t k, const ir::Target& target) {
+  const std::int64_t kMr = target.gemm.mr, kNr = target.gemm.nr(target.vector_lanes());
+  if (kMr <= 0 || kNr <= 0) return false;
   const std::int64_t row_panels = (m + kMr - 1) / kMr, col_panels = (n + kNr - 1) / kNr;
   const std::int64_t edge_panels = row_panels * col_panels - (m / kMr) * (n / kNr);
   const double packing = 1.5 * static_cast<double>((row_panels * kMr + col_panels * kNr) * k);
@@ -105,7 +106,7 @@ std::vector<const ir::For*> foldable(const std::vector<const ir::For*>& loops, c
 }  // namespace
 
 std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t min_tile_work,
-                                               bool reassociate) {
+                                               bool reassociate, const ir::Target& target) {
   const auto nest = serial_store_nest(top, 3);
   if (!nest || !(reassociate || injective(nest->store->index))) return std::nullopt;
   const auto& loops = nest->loops;
@@ -159,7 +160,7 @@ std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t 
     const bool is_col = std::find(cols.begin(), cols.end(), f) != cols.end();
     (is_row ? m : is_col ? n : depth) *= extent(*f);
   }
-  if (work < min_tile_work || !tile_pays(m, n, depth)) return std::nullopt;
+  if (work < min_tile_work || !tile_pays(m, n, depth, target)) return std::nullopt;
 
   // Target order: cell loops kept outside, reductions kept outside, folded cells, folded
   // reductions (each group in nest order), then i, j, k.

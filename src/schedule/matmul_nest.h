@@ -17,13 +17,14 @@
 // widest reduction loop, and d's index need only be injective over the tile's i and j (the
 // gradient of a convolution's input, d[oh + kh, ..], qualifies).
 //
-//   if (auto plan = plan_matmul_nest(top, 4096)) { for (auto& s : plan->swaps) r = apply(r, s); r = apply(r, plan->tile); }
+//   if (auto plan = plan_matmul_nest(top, 4096, true, ir::cpu_target(64))) { for (auto& s : plan->swaps) r = apply(r, s); r = apply(r, plan->tile); }
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
 #include "cannl/schedule/transforms.h"
 
 namespace cannl::schedule::detail {
@@ -34,10 +35,11 @@ struct MatmulNestPlan {
 };
 
 /// The plan for the perfect nest rooted at `top`, or nullopt when it is not a matmul-like nest,
-/// when i * j * k would be below `min_tile_work`, or when its three innermost loops already form
-/// the tile (nothing to reorder).
+/// when i * j * k would be below `min_tile_work`, when the target's micro-kernel would not repay
+/// its packing (a cost model over the kernel's register tile), or when its three innermost loops
+/// already form the tile (nothing to reorder).
 std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t min_tile_work,
-                                               bool reassociate);
+                                               bool reassociate, const ir::Target& target);
 
 /// For a matmul-like nest under `top` whose store several cell iterations share (a
 /// convolution's input gradient, d[oh + kh, ..]): the StagePartials keeping every loop d's index

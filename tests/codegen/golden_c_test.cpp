@@ -1,7 +1,7 @@
 // Golden generated-C snapshots (tests/golden/codegen/<case>.c) of a matmul, a convolution and a
 // softmax under the default CPU schedule, rendered for 64-byte vectors and OpenMP Grid loops
 // (fixed settings, so the text does not depend on the machine). Only the routine itself is
-// compared (from its `static void` line on, assignment comments dropped), not the prelude helpers
+// compared (from its `static int` line on, assignment comments dropped), not the prelude helpers
 // it uses. A change of the
 // front end, the optimizer, the schedule or the printer fails here; when intended, regenerate and
 // review the diff:
@@ -30,10 +30,10 @@ std::vector<double> ramp(std::int64_t n) {
   return out;
 }
 
-// The routine from its `static void` line on, without the assignment comments (`/* d[i3] =:+ ...
+// The routine from its `static int` line on, without the assignment comments (`/* d[i3] =:+ ...
 // */`), which name process-global symbol ids.
 std::string routine_text(const std::string& source) {
-  const auto at = source.find("\nstatic void ");
+  const auto at = source.find("\nstatic int ");
   static const std::regex assignment_comment("\n *\\/\\*[^\n]*=:[^\n]*\\*\\/");
   return std::regex_replace(at == std::string::npos ? source : source.substr(at + 1), assignment_comment, "");
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
 
 namespace cannl::backends {
 
@@ -64,7 +65,17 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  /// What this backend's hardware and runtime can run (vector width, micro-kernel shape, threads),
+  /// from the configuration and the toolchain's probes: read by its default schedule, the final
+  /// lowering round and its printer, and searched by the tuner.
+  virtual ir::Target target() const = 0;
+  /// The schedule a routine gets when the caller brings none: the default CPU schedule on CPU
+  /// backends (config `automatic_cpu_schedule`), the routine unchanged where nothing pays.
+  virtual ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const { return routine; }
   virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  /// Compiles a scheduled routine: the schedule's final lowering round for target(), then the
+  /// printer and the toolchain. Throws CompileError, or InternalError when the schedule asks for
+  /// what the target cannot run and validate_parallel proves it unsound.
   virtual std::unique_ptr<Executable> compile(const CompileRequest& request) = 0;
 };
 

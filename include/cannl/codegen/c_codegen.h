@@ -1,5 +1,7 @@
 #pragma once
-// C code generation for the cc backend: one readable C file per lowered routine.
+// C code generation for the cc backend: one readable C file per lowered routine (the C dialect
+// of the C-family printer: OpenMP Grid chunks, GCC/Clang vector types, calls of the sgemm kernel
+// library, kernel timing with the monotonic clock).
 //
 // The generated function takes one typed pointer per parameter node (in the given order) and one
 // `const int64_t` per static symbol; an entry trampoline `<name>_entry(void **buffers,
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
 
 namespace cannl::codegen {
 
@@ -20,7 +23,7 @@ namespace cannl::codegen {
 struct GeneratedSource {
   std::string text;
   std::string entry_symbol;
-  /// With CpuCodegenOptions::profile_kernels: the exported `const cannl_kernel_profile
+  /// With CodegenOptions::profile_kernels: the exported `const cannl_kernel_profile
   /// *cannl_profile_<name>(void)` returning the routine's kernel timing table; "" otherwise.
   std::string profile_symbol;
 };
@@ -37,18 +40,13 @@ struct KernelProfileTable {
   std::int64_t* total_ns;
 };
 
-/// How the C backend renders loop axis types (the cc backend fills it from the configuration and
-/// the toolchain probe; the defaults give plain serial C).
-struct CpuCodegenOptions {
-  /// Grid loops become `#pragma omp parallel for` over contiguous chunks; otherwise serial loops.
-  bool openmp_grid = false;
-  /// Chunks per Grid loop; 0 = 4 x the OpenMP team size, decided at run time.
-  int grid_chunks = 0;
-  /// OpenMP team size; 0 = the OpenMP default (OMP_NUM_THREADS or one per core).
-  int threads = 0;
-  /// Bytes per explicit SIMD vector (64 AVX-512, 32 AVX2, 16 NEON/SSE); 0 = no explicit SIMD:
-  /// Vectorized loops and TileMma render as their scalar forms.
-  int vector_bytes = 0;
+/// What the printer needs besides the routine. The routine must already be lowered for
+/// `target` (schedule::lower_for_target): the printer spells its annotations (Grid chunks, vector
+/// loops, tiles with their team and zero start) and decides nothing; an annotation the dialect
+/// cannot spell is an InternalError.
+struct CodegenOptions {
+  /// The backend's target record (vector width, micro-kernel shape, threads).
+  ir::Target target = ir::cpu_target(0);
   /// Times every top-level statement of the routine (one "kernel": a loop nest, a matmul tile, a
   /// memset) with the monotonic clock into a static table exported as `profile_symbol`
   /// (kernel_profile.h). Off: the text is exactly what it was before profiling existed.
@@ -60,6 +58,6 @@ struct CpuCodegenOptions {
 /// Throws InternalError on malformed IR (an unbound loop symbol, an op with no C spelling for its
 /// type).
 GeneratedSource emit_c(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
-                       const CpuCodegenOptions& options = {});
+                       const CodegenOptions& options = {});
 
 }  // namespace cannl::codegen

@@ -14,8 +14,12 @@
 #include "cannl/codegen/c_codegen.h"
 #include "cannl/ir/dtype.h"
 #include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
 
 namespace cannl::codegen {
+
+class IdentifierTable;
+struct PreludeHelper;
 
 /// The parameter list of a generated routine, for trampolines and launchers.
 struct RoutineSignature {
@@ -25,13 +29,27 @@ struct RoutineSignature {
   std::size_t num_statics = 0;
 };
 
+class BodyPrinter;
+
+/// One timed statement of a profiled routine (CodegenOptions::profile_kernels): its label and
+/// the 0-based line of its first text line in the body text.
+struct TimedKernel {
+  std::string label;
+  std::int64_t body_line = 0;
+};
+
+/// The pieces of a generated file, for dialects that add text around the routine (kernel timing).
+struct FileParts {
+  std::string header, includes, prelude, opening, rest;
+};
+
 class CLikePrinter {
  public:
   virtual ~CLikePrinter() = default;
 
   /// Renders `routine` with `params[k]` bound to the k-th pointer parameter.
   GeneratedSource print(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
-                        const CpuCodegenOptions& options = {}) const;
+                        const CodegenOptions& options = {}) const;
 
   // ---- dialect hooks (public so the shared printing code can call them) ----
 
@@ -53,8 +71,39 @@ class CLikePrinter {
   virtual std::string prelude_header() const;
   /// Text after the routine (the C entry trampoline); "" for none. Sets `entry_symbol`.
   virtual std::string entry_trampoline(const RoutineSignature& sig, std::string& entry_symbol) const;
+  /// Whether routines return an int status (C: CANNL_STATUS_OK, or CANNL_STATUS_OUT_OF_MEMORY
+  /// when a heap local or a kernel's scratch could not be allocated); else they return void.
+  virtual bool returns_status() const { return false; }
   /// Identifiers the dialect reserves beyond the shared C set.
   virtual std::set<std::string> reserved_words() const;
+
+  // ---- rendering hooks of annotated statements; the defaults throw InternalError (the dialect
+  // cannot spell it, so the target record should not have allowed the schedule to ask) ----
+
+  /// Extra prelude helpers the dialect's renderings use (vector types, parallel helpers), for
+  /// `target`; appended after the shared ones.
+  virtual void append_prelude_helpers(std::vector<PreludeHelper>& out, const ir::Target& target) const;
+  /// A Grid loop (its index already bound to `name`): OpenMP chunks in C; on GPUs the block
+  /// index binding.
+  virtual void print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const;
+  /// A Workgroup / WorkgroupReduce loop: the thread index binding of GPU dialects.
+  virtual void print_workgroup(BodyPrinter& p, const ir::For& f, const std::string& name) const;
+  /// A Vectorized loop that has an exact vector form on the target (ir::vector_form).
+  virtual void print_vectorized(BodyPrinter& p, const ir::For& f, const std::string& name) const;
+  /// A TileMma the target runs as its micro-kernel (ir::runs_as_kernel).
+  virtual void print_tile(BodyPrinter& p, const ir::TileMma& t) const;
+  /// The statement a Barrier becomes; "" where one thread of control runs a chunk (C).
+  virtual std::string barrier() const { return ""; }
+  /// A workgroup-shared array declaration (GPU dialects).
+  virtual std::string shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const;
+  /// Text before a kernel function giving its launch geometry (threads per block), GPU dialects.
+  virtual std::string launch_bounds(std::int64_t threads_per_block) const;
+  /// Kernel timing (CodegenOptions::profile_kernels): the body with a timer around each kernel,
+  /// appending the kernels to `kernels`, then the whole file around it.
+  virtual std::string timed_body(BodyPrinter& p, const ir::StmtRef& body, const IdentifierTable& names,
+                                 std::vector<TimedKernel>& kernels) const;
+  virtual std::string timed_file(const FileParts& parts, const std::vector<TimedKernel>& kernels,
+                                 const std::string& symbol) const;
 };
 
 }  // namespace cannl::codegen

@@ -92,6 +92,12 @@ struct For {
   std::int64_t end = 0;
   StmtRef body;
   AxisType axis = AxisType::Serial;
+  /// A Grid loop on a CPU target (written by the schedule's final lowering round, read by the
+  /// printer): the range runs as `chunks` contiguous chunks, each on one thread in increasing
+  /// order (0: four per thread of the team, counted at run time), on a team of `team` threads
+  /// (0: the parallel runtime's default team).
+  std::int64_t chunks = 0;
+  int team = 0;
 };
 /// Every cell of the node's buffer (padding included) := 0.
 struct ZeroOut { NodeRef node; };
@@ -155,6 +161,13 @@ struct TileMma {
   DType dtype = DType::F32;
   StmtRef fallback;
   std::vector<TileAxis> outer_i = {}, outer_j = {}, outer_k = {};
+  /// The whole of d is zero before the tile runs (the final lowering round folds a ZeroOut of d
+  /// that the tile then overwrites cell by cell into this flag): the tile means "zero d, then the
+  /// fallback", and a renderer may start its accumulators at +0 instead of loading d.
+  bool zero_start = false;
+  /// Threads the tile's renderer may share its cells out to (each cell still on one thread, in
+  /// increasing k, so the bits do not depend on it): 1 serial, 0 the target's default team.
+  int team = 1;
 
   /// Every axis, in the order printers name them: i, j, k, then outer_i, outer_j, outer_k.
   std::vector<const TileAxis*> axes() const;

@@ -1,12 +1,12 @@
 #pragma once
-// The default CPU schedule (semantics-backend.md 8.3 `default_cpu`, issue 6 "Automatic fast
-// paths"): without a tuner, every routine compiled for the cc backend gets
+// The default CPU schedule (semantics-backend.md 8.3 `default_cpu`): without a tuner, every routine compiled for the cc backend gets
 //  * perfect nests around d += a * b whose loops play matmul roles (convolutions, weight
 //    gradients, contractions over several loops: schedule/matmul_nest.h) reordered, without
 //    changing any cell's order of updates, so that three of them form a tile, then tensorized;
-//  * matmul-like nests (a perfect i x j x k nest around d += a * b) tensorized into TileMma, the
-//    outer row loop split off first so the tiles can run in parallel (with `fuse_epilogues`, the
-//    elementwise tails right after it, bias and activation, fused into its row chunks);
+//  * matmul-like nests (a perfect i x j x k nest around d += a * b) tensorized into TileMma over
+//    all their rows (the final lowering round gives the tile the target's team); an outer column
+//    loop, or the rows when `fuse_epilogues` fuses the elementwise tails right after the nest
+//    (bias, activation) into its row chunks, is split off first for the Grid;
 //  * the outermost loop of each nest that the legality oracle proves parallel retyped to Grid,
 //    when the loop has at least `min_parallel` elements of work;
 //  * when `reassociate` licenses it, innermost f32 add / max / min reductions over a contiguous
@@ -24,33 +24,36 @@
 #include <vector>
 
 #include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
 #include "cannl/schedule/transforms.h"
 
 namespace cannl::schedule {
 
 struct CpuScheduleOptions {
+  /// The backend's target record: its micro-kernel shape prices tiles, its min_tile_work is the
+  /// default threshold below.
+  ir::Target target = ir::cpu_target(64);
   std::int64_t min_parallel = 16384;  // config cpu_schedule_min_parallel
-  std::int64_t min_tile_work = 512;   // i*j*k below this stays a plain nest
-  /// A nest reordered to become a tile (convolutions, weight gradients) needs this much i*j*k
-  /// per tile: the C printer renders smaller tiles as the plain nest, and the reordered nest
-  /// runs no faster than the lowered one.
-  std::int64_t min_reordered_tile_work = 4096;
-  std::int64_t grid_chunks = 8;       // rows of a tensorized nest are split into about this many chunks
+  /// i*j*k (times folded loops) below this stays a plain nest; 0: the target's min_tile_work.
+  std::int64_t min_tile_work = 0;
+  std::int64_t grid_chunks = 8;       // split rows / columns of a tensorized nest into about this many chunks
   bool tensorize = true;
   bool vectorize = true;
-  /// Elementwise tails of a split matmul join its row chunks (FuseEpilogue). Off: the C printer
-  /// renders a Grid chunk loop holding only a tile as one GEMM call over every row (B packed
-  /// once); a fused tail splits it into a call per chunk, and `cannl bench mlp --threads 1` went
-  /// from 13.7 to 25 ms per step. Worth enabling once a GEMM applies the tail at store-back.
+  /// Elementwise tails of a matmul join its row chunks (FuseEpilogue): the rows are split for
+  /// the Grid, one GEMM call per chunk, which repacks B each time (off: one call over every row
+  /// with the team, B packed once; see docs/ARCHITECTURE.md). Worth enabling once a GEMM applies
+  /// the tail at store-back.
   bool fuse_epilogues = false;
   bool reassociate = true;                   // config cpu_schedule_reassociate
   std::int64_t reassociate_lanes = 64;       // partials per reduction: 4 vector chains x 16 lanes
   /// Shorter reductions stay serial. 128 takes a GPT-2 head's attention rows (a masked max over
-  /// 128 keys: gpt2_mini's step 89.6-99.2 -> 83.3-91.3 ms on 2 threads, five A/B pairs).
+  /// 128 keys).
   std::int64_t min_reassociate_extent = 128;
   /// min_parallel and reassociate from config keys `cpu_schedule_min_parallel`,
   /// `cpu_schedule_reassociate`.
   static CpuScheduleOptions from_config();
+  /// min_tile_work, or the target's when it is 0.
+  std::int64_t tile_threshold() const { return min_tile_work > 0 ? min_tile_work : target.min_tile_work; }
 };
 
 struct ScheduledRoutine {
@@ -61,9 +64,10 @@ struct ScheduledRoutine {
 /// The default CPU schedule of `routine` (see the file comment).
 ScheduledRoutine default_cpu_schedule(const ir::LoweredRoutine& routine, const CpuScheduleOptions& options);
 
-/// The routine a cc-backend compile should use: the default CPU schedule when config
+/// The routine a CPU backend (cc) compiles for `target`: the default CPU schedule when config
 /// `automatic_cpu_schedule` is true (the default), else `routine` unchanged. At debug >= 2 the
 /// result is written to build_files/<exe>/<routine>.sched.ll.
-ir::LoweredRoutine maybe_default_cpu_schedule(const ir::LoweredRoutine& routine);
+ir::LoweredRoutine maybe_default_cpu_schedule(const ir::LoweredRoutine& routine,
+                                              const ir::Target& target = ir::cpu_target(64));
 
 }  // namespace cannl::schedule

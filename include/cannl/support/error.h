@@ -36,6 +36,7 @@ CANNL_DEFINE_USER_ERROR(ConfigError)         // bad configuration value
 CANNL_DEFINE_USER_ERROR(UninitializedError)  // a routine reads a node no one wrote or uploaded
 CANNL_DEFINE_USER_ERROR(RuntimeUsageError)   // API misuse: wrong order, wrong sizes, bad arguments
 CANNL_DEFINE_USER_ERROR(IoError)             // a file could not be read or written
+CANNL_DEFINE_USER_ERROR(ResourceError)       // the machine ran out of memory for a routine's scratch
 
 #undef CANNL_DEFINE_USER_ERROR
 

@@ -5,13 +5,17 @@
 #include "cannl/backends/backend.h"
 #include "cannl/codegen/c_codegen.h"
 #include "cannl/support/config.h"
+#include "cannl/schedule/default_cpu.h"
+#include "cannl/schedule/lower_for_target.h"
+#include "cannl/support/error.h"
 #include "cannl/support/log.h"
 
 namespace cannl::backends {
 
 namespace {
 
-using EntryFn = void (*)(void**, const std::int64_t*);
+constexpr std::string_view kEntryPrefix = "cannl_entry_";
+using EntryFn = int (*)(void**, const std::int64_t*);
 using ProfileFn = const codegen::KernelProfileTable* (*)();
 
 // Kernel timing costs a clock read per kernel per call: on when asked for, or at debug >= 2
@@ -37,8 +41,12 @@ class CcExecutable final : public Executable {
   void run(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) override {
     const std::vector<std::byte*> pointers = host_pointers(request_, buffers, static_values);
     std::vector<void*> args(pointers.begin(), pointers.end());
-    entry_(args.data(), static_values.data());
+    const int status = entry_(args.data(), static_values.data());
     if (table_ != nullptr) collect_timings();
+    if (status != 0)
+      throw ResourceError("routine " + std::string(source_.entry_symbol.substr(kEntryPrefix.size())) +
+                          " could not allocate its scratch memory (status " + std::to_string(status) +
+                          "); free memory or use smaller batches");
   }
 
   const std::string& source() const override { return source_.text; }
@@ -64,24 +72,35 @@ class CcExecutable final : public Executable {
   }
 };
 
+// The target record of the current configuration: the toolchain's vector width and OpenMP,
+// `cc_threads` and `cc_parallel_chunks`.
+ir::Target cc_target() {
+  const cc::ParallelSettings parallel = cc::parallel_settings(cc::find_toolchain());
+  ir::Target t = ir::cpu_target(parallel.vector_bytes);
+  t.backend = "cc";
+  t.parallel_runtime = parallel.openmp_grid;
+  t.threads = parallel.threads;
+  t.grid_chunks = parallel.chunks;
+  return t;
+}
+
 class CcBackend final : public Backend {
  public:
   std::string_view name() const override { return "cc"; }
+  ir::Target target() const override { return cc_target(); }
+  ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const override {
+    return schedule::maybe_default_cpu_schedule(routine, target());
+  }
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
     return std::make_unique<CpuBuffer>(bytes);
   }
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
-    const cc::ParallelSettings parallel = cc::parallel_settings(cc::find_toolchain());
-    codegen::CpuCodegenOptions options;
-    options.openmp_grid = parallel.openmp_grid;
-    options.grid_chunks = parallel.chunks;
-    options.threads = parallel.threads;
-    options.vector_bytes = parallel.vector_bytes;
-    options.profile_kernels = profile_kernels();
-    codegen::GeneratedSource source = codegen::emit_c(request.routine, request.params, options);
+    const codegen::CodegenOptions options{.target = target(), .profile_kernels = profile_kernels()};
+    const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, options.target);
+    codegen::GeneratedSource source = codegen::emit_c(lowered, request.params, options);
     // The entry symbol is "cannl_entry_<sanitized routine name>"; files use the routine name.
     const std::string& entry = source.entry_symbol;
-    const std::string file_stem = entry.substr(std::string("cannl_entry_").size());
+    const std::string file_stem = entry.substr(kEntryPrefix.size());
     auto library = cc::load_or_compile(file_stem, source.text);
     return std::make_unique<CcExecutable>(request, std::move(source), std::move(library), file_stem + ".c");
   }

@@ -1,6 +1,9 @@
 // The C dialect (see c_dialect.h) and emit_c.
 #include "codegen/c/c_dialect.h"
 
+#include "codegen/clike/prelude.h"
+#include "codegen/clike/simd.h"
+
 namespace cannl::codegen {
 
 std::string CDialect::pointer_param(const std::string& type, const std::string& ident) const {
@@ -21,15 +24,30 @@ std::string CDialect::entry_trampoline(const RoutineSignature& sig, std::string&
   for (std::size_t s = 0; s < sig.num_statics; ++s) {
     args += (k + s ? ", " : "") + std::string("statics[") + std::to_string(s) + "]";
   }
-  return "/* Entry point for loaders: buffers[k] is the k-th pointer parameter. */\n"
-         "void " + entry_symbol + "(void **buffers, const int64_t *statics) {\n" +
+  return "/* Entry point for loaders: buffers[k] is the k-th pointer parameter. Returns\n"
+         "   CANNL_STATUS_OK, or CANNL_STATUS_OUT_OF_MEMORY when scratch memory could not be allocated. */\n"
+         "int " + entry_symbol + "(void **buffers, const int64_t *statics) {\n" +
          (sig.pointer_types.empty() ? "  (void)buffers;\n" : "") +
          (sig.num_statics == 0 ? "  (void)statics;\n" : "") +
-         "  " + sig.name + "(" + args + ");\n}\n";
+         "  return " + sig.name + "(" + args + ");\n}\n";
+}
+
+void CDialect::append_prelude_helpers(std::vector<PreludeHelper>& out, const ir::Target& target) const {
+  out.push_back({"CANNL_STATUS_OK",
+                 "/* Status codes of routines and kernels. */\n"
+                 "#define CANNL_STATUS_OK 0\n#define CANNL_STATUS_OUT_OF_MEMORY 1\n",
+                 {}});
+  out.push_back({"cannl_check",
+                 "/* Keeps a kernel's failure code in the routine's status; safe from parallel chunks. */\n"
+                 "$P void cannl_check(int *status, int code) {\n"
+                 "  if (code != CANNL_STATUS_OK) __atomic_store_n(status, code, __ATOMIC_RELAXED);\n}\n",
+                 {"CANNL_STATUS_OK"}});
+  append_parallel_helpers(out);
+  if (target.vector_bytes > 0) append_simd_helpers(out, simd_width(target.vector_bytes));
 }
 
 GeneratedSource emit_c(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
-                       const CpuCodegenOptions& options) {
+                       const CodegenOptions& options) {
   return CDialect().print(routine, params, options);
 }
 

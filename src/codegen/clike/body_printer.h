@@ -20,32 +20,19 @@
 
 namespace cannl::codegen {
 
-struct SimdWidth;
-
 /// An expression's text and the dtype of the value it holds.
 struct Expr {
   std::string text;
   ir::DType dtype;
 };
 
-/// A Grid loop over `g` whose body is one TileMma with rows `c*g + i` (c its row count) as one
-/// TileMma over all the rows, or nullopt (tile_mma_printer.cpp). Its fallback is null.
-std::optional<ir::TileMma> merge_grid_rows(const ir::For& grid, const ir::TileMma& t);
-
 class BodyPrinter {
-  friend struct VectorExpr;
-
  public:
   BodyPrinter(const CLikePrinter& dialect, const IdentifierTable& names,
-              const std::vector<ir::StaticSymbol>& statics, const CpuCodegenOptions& options = {});
+              const std::vector<ir::StaticSymbol>& statics, const CodegenOptions& options = {});
 
   /// The statements of `body`, each line indented by `indent` levels (two spaces each).
   std::string print(const ir::StmtRef& body, int indent);
-
-  /// Finds each ZeroOut of a node that the next statement's matmul call overwrites whole (every
-  /// cell once): the memset is dropped and the call told its output starts at zero. Call once
-  /// with the routine's body before printing it.
-  void plan_zero_tiles(const ir::StmtRef& body);
 
   /// Text of `e`'s value converted to dtype `to` (loop_ir.h conversion rules).
   std::string convert(const Expr& e, ir::DType to) const;
@@ -56,28 +43,35 @@ class BodyPrinter {
   /// The zero value of dtype `t` (an initializer for u4x32).
   std::string zero(ir::DType t) const;
 
+  // ---- for the dialects' hooks (grid, vector and tile rendering) ----
+  const CodegenOptions& options() const { return options_; }
+  const IdentifierTable& names() const { return names_; }
+  /// One line at the current indentation; `indent` / `dedent` move it by one level.
+  void line(const std::string& text);
+  void indent() { ++indent_; }
+  void dedent() { --indent_; }
+  /// A fresh C loop variable name (i0, i1, ...).
+  std::string fresh_loop_name() { return "i" + std::to_string(next_loop_++); }
+  /// The statement `s` (and everything under it) at the current indentation.
+  void stmt(const ir::StmtRef& s);
+  /// The loop with its index named `name` (already bound) over [begin, end).
+  void print_serial_loop(const ir::For& f, const std::string& name, const std::string& begin,
+                         const std::string& end);
+  /// Binds loop symbol `s` to the C expression `text` (rebinding a loop's lane offset).
+  void bind(ir::Symbol s, const std::string& text) { symbols_[s.id] = text; }
+  Expr scalar(const ir::ScalarRef& s);
+  /// The flat element offset of `index` into `node`'s buffer.
+  std::string offset(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index) const;
+
  private:
   // ---- statements (stmt_printer.cpp) ----
-  void stmt(const ir::StmtRef& s);
   void print_for(const ir::For& f);
   void print_set(const ir::Set& s);
   void print_set_local(const ir::SetLocal& s);
   void print_declare_local(const ir::DeclareLocal& d);
   void print_if(const ir::If& s);
   void print_set_dynamic(const ir::SetDynamic& s);
-  /// The loop with its index named `name` (already bound in symbols_) over [begin, end).
-  void print_serial_loop(const ir::For& f, const std::string& name, const std::string& begin,
-                         const std::string& end);
 
-  // ---- parallel and SIMD rendering (grid_printer.cpp, tile_mma_printer.cpp, vector_printer.cpp) ----
-  /// A Grid loop as contiguous chunks on the OpenMP pool; false (nothing printed) when the loop
-  /// must stay serial (see grid_printer.cpp).
-  bool print_grid(const ir::For& f, const std::string& name);
-  /// A TileMma as a call of the packed register-tiled matmul; false when it declines.
-  bool print_tile_mma(const ir::TileMma& t, bool zero = false);
-  void print_folded_tile(const ir::TileMma& t, const SimdWidth& w, bool zero, int threads);
-  /// A Vectorized loop as explicit SIMD with a serial remainder; false when it declines.
-  bool print_vectorized(const ir::For& f, const std::string& name);
   /// Emits `const int64_t r<k> = cannl_dyn_row(...)` and returns the access index with the dynamic
   /// axis bound to a fresh symbol named r<k> (registered in symbols_; `forget_row` unbinds it).
   std::vector<ir::AxisIndex> dynamic_index(const ir::TensorNode& node,
@@ -88,10 +82,8 @@ class BodyPrinter {
   /// then runs `after` (which prints more lines at the same level).
   void with_hoisted_locals(const std::function<std::vector<std::string>()>& make,
                            const std::function<void()>& after = {});
-  void line(const std::string& text);
 
   // ---- scalars (scalar_printer.cpp) ----
-  Expr scalar(const ir::ScalarRef& s);
   Expr constant(const ir::Constant& c) const;
   Expr constant_bits(const ir::ConstantBits& c) const;
   Expr get(const ir::Get& g);
@@ -103,15 +95,11 @@ class BodyPrinter {
 
   // ---- indexing (conversions.cpp) ----
   std::string index(const ir::AxisIndex& at) const;
-  std::string offset(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index) const;
   const std::string& local_name(int scope_id, ir::DType dtype);
 
   const CLikePrinter& d_;
   const IdentifierTable& names_;
-  CpuCodegenOptions options_;
-  bool in_parallel_ = false;  // printing inside a parallel Grid chunk: no nested parallelism
-  std::set<const ir::Stmt*> zeroed_by_tile_;   // ZeroOuts the next tile call replaces
-  std::set<const ir::TileMma*> zero_tiles_;    // tiles whose output starts at zero
+  CodegenOptions options_;
   std::string* out_ = nullptr;
   int indent_ = 0;
   std::map<int, std::string> symbols_;  // symbol id -> C name (loops i<k>, statics)

@@ -10,9 +10,7 @@
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
 #include "codegen/clike/identifiers.h"
-#include "codegen/clike/kernel_profile.h"
 #include "codegen/clike/prelude.h"
-#include "codegen/clike/simd.h"
 
 namespace cannl::codegen {
 
@@ -63,6 +61,36 @@ std::string CLikePrinter::entry_trampoline(const RoutineSignature&, std::string&
 }
 
 std::set<std::string> CLikePrinter::reserved_words() const { return c_reserved_words(); }
+
+namespace {
+
+[[noreturn]] void cannot_spell(const std::string& what) {
+  throw InternalError("codegen: this dialect cannot render " + what +
+                      "; the target record should have kept the schedule from asking for it");
+}
+
+}  // namespace
+
+void CLikePrinter::append_prelude_helpers(std::vector<PreludeHelper>&, const ir::Target&) const {}
+void CLikePrinter::print_grid(BodyPrinter&, const ir::For&, const std::string&) const { cannot_spell("a Grid loop"); }
+void CLikePrinter::print_workgroup(BodyPrinter&, const ir::For&, const std::string&) const {
+  cannot_spell("a Workgroup loop");
+}
+void CLikePrinter::print_vectorized(BodyPrinter&, const ir::For&, const std::string&) const {
+  cannot_spell("a Vectorized loop");
+}
+void CLikePrinter::print_tile(BodyPrinter&, const ir::TileMma&) const { cannot_spell("a matmul tile"); }
+std::string CLikePrinter::shared_array(const std::string&, const std::string&, std::int64_t) const {
+  cannot_spell("workgroup-shared memory");
+}
+std::string CLikePrinter::launch_bounds(std::int64_t) const { cannot_spell("launch geometry"); }
+std::string CLikePrinter::timed_body(BodyPrinter&, const ir::StmtRef&, const IdentifierTable&,
+                                     std::vector<TimedKernel>&) const {
+  cannot_spell("kernel timing");
+}
+std::string CLikePrinter::timed_file(const FileParts&, const std::vector<TimedKernel>&, const std::string&) const {
+  cannot_spell("kernel timing");
+}
 
 namespace {
 
@@ -127,31 +155,37 @@ std::set<int> zeroed_before_use(const ir::StmtRef& body) {
 }
 
 // Declarations of the local arrays (zeroed unless a ZeroOut comes first), and the matching
-// frees for heap-allocated ones.
-std::pair<std::string, std::string> local_arrays(const CLikePrinter& d,
-                                                 const std::vector<ir::NodeRef>& locals,
-                                                 const IdentifierTable& names, const ir::StmtRef& body) {
-  std::string decls;
-  std::string frees;
+// frees for heap-allocated ones. A failed allocation makes the routine return
+// CANNL_STATUS_OUT_OF_MEMORY before its body runs (every heap pointer is allocated before any is
+// checked, so the frees after `cannl_done` see each one allocated or NULL).
+struct LocalArrays {
+  std::string decls, frees;
+};
+LocalArrays local_arrays(const CLikePrinter& d, const std::vector<ir::NodeRef>& locals, const IdentifierTable& names,
+                         const ir::StmtRef& body) {
+  std::string stack, heap, checks, zeroing, frees;
   const std::set<int> zeroed_first = zeroed_before_use(body);
   for (const auto& n : locals) {
     const std::string type = d.storage_type(n->dtype);
     const std::string& id = names.node(*n);
     if (n->size_in_bytes() <= kMaxStackArrayBytes) {
       // 64-byte aligned like the context's buffers, so vector code may assume either.
-      decls += "  _Alignas(64) " + type + " " + id + "[" + std::to_string(n->num_elements()) + "];\n  memset(" +
+      stack += "  _Alignas(64) " + type + " " + id + "[" + std::to_string(n->num_elements()) + "];\n  memset(" +
                id + ", 0, sizeof " + id + ");\n";
       continue;
     }
     const std::string bytes = std::to_string((n->size_in_bytes() + 63) / 64 * 64);
     // Declared like a parameter (restrict in C): a local allocation is reached through this
     // pointer only, and without the promise the compiler keeps loops over locals scalar.
-    decls += "  " + d.pointer_param(type, id) + " = (" + type + " *)aligned_alloc(64, " + bytes + ");" +
-             (zeroed_first.contains(n->id) ? "  /* zeroed by its first statement */\n"
-                                           : "\n  memset(" + id + ", 0, " + bytes + ");\n");
+    heap += "  " + d.pointer_param(type, id) + " = (" + type + " *)aligned_alloc(64, " + bytes + ");\n";
+    checks += std::string(checks.empty() ? "" : " || ") + id + " == NULL";
+    zeroing += zeroed_first.contains(n->id) ? "  /* " + id + " zeroed by its first statement */\n"
+                                            : "  memset(" + id + ", 0, " + bytes + ");\n";
     frees += "  free(" + id + ");\n";
   }
-  return {decls, frees};
+  if (heap.empty()) return {stack, ""};
+  const std::string check = "  if (" + checks + ") {\n    cannl_status = CANNL_STATUS_OUT_OF_MEMORY;\n    goto cannl_done;\n  }\n";
+  return {stack + heap + check + zeroing, "cannl_done:\n" + frees};
 }
 
 RoutineSignature signature(const CLikePrinter& d, const ir::LoweredRoutine& routine,
@@ -174,7 +208,7 @@ RoutineSignature signature(const CLikePrinter& d, const ir::LoweredRoutine& rout
 
 GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
                                     const std::vector<ir::NodeRef>& params,
-                                    const CpuCodegenOptions& options) const {
+                                    const CodegenOptions& options) const {
   internal_check(routine.body != nullptr, "codegen: routine " + routine.name + " has no body");
   const std::vector<ir::NodeRef> locals = local_nodes(routine.body, params);
   std::vector<ir::NodeRef> all = params;
@@ -183,24 +217,26 @@ GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
   names.assign(all, routine.statics);
 
   const RoutineSignature sig = signature(*this, routine, params, names);
+  // Routines of dialects with a status (C) return CANNL_STATUS_OK or the first failure's code.
+  const bool status_kept = returns_status();
   const std::string prefix = function_prefix().empty() ? "" : function_prefix() + " ";
-  const std::string head = prefix + "void " + sig.name + "(";
+  const std::string head = prefix + (status_kept ? "int " : "void ") + sig.name + "(";
   const auto [decls, frees] = local_arrays(*this, locals, names, routine.body);
+  const std::string status = status_kept ? "  int cannl_status = CANNL_STATUS_OK;\n" : "";
   BodyPrinter body(*this, names, routine.statics, options);
-  body.plan_zero_tiles(routine.body);
   std::vector<TimedKernel> kernels;
-  const std::string body_text = options.profile_kernels
-                                    ? print_timed_body(body, routine.body, names, kernels)
-                                    : body.print(routine.body, 1);
-  const std::string opening = head + join_params(sig.params, head) + ") {\n" + decls;
-  const std::string fn = opening + body_text + frees + "}\n";
+  const std::string body_text = options.profile_kernels ? timed_body(body, routine.body, names, kernels)
+                                                        : body.print(routine.body, 1);
+  const std::string opening = head + join_params(sig.params, head) + ") {\n" + status + decls;
+  internal_check(status_kept || frees.empty(), "codegen: heap locals in a dialect without a status");
+  const std::string ending = frees + (status_kept ? "  return cannl_status;\n}\n" : "}\n");
+  const std::string fn = opening + body_text + ending;
 
   GeneratedSource out;
   const std::string trampoline = entry_trampoline(sig, out.entry_symbol);
   const std::string code = fn + (trampoline.empty() ? "" : "\n" + trampoline);
   std::vector<PreludeHelper> helpers = c_prelude_helpers();
-  append_parallel_helpers(helpers);
-  if (options.vector_bytes > 0) append_simd_helpers(helpers, simd_width(options.vector_bytes));
+  append_prelude_helpers(helpers, options.target);
   const std::string prelude = select_prelude(helpers, code, helper_prefix());
   const std::string header = header_comment(routine, params, locals, names) + "\n";
   if (!options.profile_kernels) {
@@ -208,8 +244,8 @@ GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
     return out;
   }
   out.profile_symbol = "cannl_profile_" + sig.name;
-  const std::string rest = body_text + frees + "}\n" + (trampoline.empty() ? "" : "\n" + trampoline);
-  out.text = profiled_file({header, prelude_header(), prelude, opening, rest}, kernels, out.profile_symbol);
+  const std::string rest = body_text + ending + (trampoline.empty() ? "" : "\n" + trampoline);
+  out.text = timed_file({header, prelude_header(), prelude, opening, rest}, kernels, out.profile_symbol);
   return out;
 }
 

@@ -7,7 +7,7 @@ namespace cannl::codegen {
 
 BodyPrinter::BodyPrinter(const CLikePrinter& dialect, const IdentifierTable& names,
                          const std::vector<ir::StaticSymbol>& statics,
-                         const CpuCodegenOptions& options)
+                         const CodegenOptions& options)
     : d_(dialect), names_(names), options_(options) {
   for (const auto& s : statics) {
     const std::string* name = names.static_symbol(s.symbol);
@@ -69,10 +69,6 @@ void BodyPrinter::with_hoisted_locals(const std::function<std::vector<std::strin
 
 void BodyPrinter::stmt(const ir::StmtRef& s) {
   internal_check(s != nullptr, "codegen: null statement");
-  if (zeroed_by_tile_.contains(s.get())) {
-    line("/* " + names_.node(*std::get<ir::ZeroOut>(s->node).node) + " zeroed by the matmul call below */");
-    return;
-  }
   struct Visitor {
     BodyPrinter& p;
     void operator()(const ir::Seq& q) const {
@@ -89,25 +85,29 @@ void BodyPrinter::stmt(const ir::StmtRef& s) {
     void operator()(const ir::DeclareLocal& d) const { p.print_declare_local(d); }
     void operator()(const ir::If& i) const { p.print_if(i); }
     void operator()(const ir::SetDynamic& s) const { p.print_set_dynamic(s); }
-    // Host C runs one thread of control per Grid chunk: nothing to wait for.
-    void operator()(const ir::Barrier&) const {}
-    // The fallback nest until a dialect renders the micro-kernel.
-    void operator()(const ir::TileMma& t) const {
-      if (!p.print_tile_mma(t, p.zero_tiles_.contains(&t))) p.stmt(t.fallback);
+    void operator()(const ir::Barrier&) const {
+      if (const std::string b = p.d_.barrier(); !b.empty()) p.line(b);
     }
+    void operator()(const ir::TileMma& t) const { p.d_.print_tile(p, t); }
   };
   std::visit(Visitor{*this}, s->node);
 }
 
 void BodyPrinter::print_for(const ir::For& f) {
-  const std::string name = "i" + std::to_string(next_loop_++);
+  const std::string name = fresh_loop_name();
   auto previous = symbols_.find(f.index.id);
   const bool shadowing = previous != symbols_.end();
   const std::string saved = shadowing ? previous->second : std::string();
   symbols_[f.index.id] = name;
-  const bool done = (f.axis == ir::AxisType::Grid && print_grid(f, name)) ||
-                    (f.axis == ir::AxisType::Vectorized && print_vectorized(f, name));
-  if (!done) print_serial_loop(f, name, std::to_string(f.begin), std::to_string(f.end));
+  switch (f.axis) {
+    case ir::AxisType::Grid: d_.print_grid(*this, f, name); break;
+    case ir::AxisType::Workgroup: case ir::AxisType::WorkgroupReduce: d_.print_workgroup(*this, f, name); break;
+    case ir::AxisType::Vectorized: d_.print_vectorized(*this, f, name); break;
+    // Unrolling is the C compiler's: the loop is printed plainly.
+    case ir::AxisType::Serial: case ir::AxisType::Unrolled:
+      print_serial_loop(f, name, std::to_string(f.begin), std::to_string(f.end));
+      break;
+  }
   if (shadowing) {
     symbols_[f.index.id] = saved;
   } else {

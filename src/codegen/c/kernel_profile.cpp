@@ -1,5 +1,8 @@
 // Kernel timing in generated C (see kernel_profile.h).
-#include "codegen/clike/kernel_profile.h"
+#include "codegen/c/kernel_profile.h"
+
+#include "codegen/c/c_dialect.h"
+#include "codegen/clike/body_printer.h"
 
 #include <algorithm>
 
@@ -196,8 +199,8 @@ std::string kernel_label(const ir::StmtRef& stmt, const std::string& section, co
   return label;
 }
 
-std::string print_timed_body(BodyPrinter& printer, const ir::StmtRef& body,
-                             const IdentifierTable& names, std::vector<TimedKernel>& kernels) {
+std::string CDialect::timed_body(BodyPrinter& printer, const ir::StmtRef& body, const IdentifierTable& names,
+                                 std::vector<TimedKernel>& kernels) const {
   // Printing statement by statement gives the same text as printing the Seq at once: a Seq
   // prints nothing of its own and the printer's naming state carries over between calls.
   std::string text = "  int64_t cannl_profile_t = cannl_profile_now();\n";
@@ -206,8 +209,8 @@ std::string print_timed_body(BodyPrinter& printer, const ir::StmtRef& body,
   return text;
 }
 
-std::string profiled_file(const FileParts& parts, const std::vector<TimedKernel>& kernels,
-                          const std::string& symbol) {
+std::string CDialect::timed_file(const FileParts& parts, const std::vector<TimedKernel>& kernels,
+                                 const std::string& symbol) const {
   const std::string before = parts.header + profile_feature_macros() + parts.includes + "\n" +
                              parts.prelude + profile_prologue(kernels.size()) + parts.opening;
   const std::int64_t first_body_line = count_lines(before) + 1;

@@ -1,0 +1,102 @@
+#pragma once
+// The target record: what one backend's hardware and runtime can run, filled once by the backend
+// and read by everything that decides or prints code for it: the default schedule (which loops
+// pay to parallelize, vectorize or tile), the schedule's final lowering round (which writes
+// every decision into the loop IR) and the printer (which only spells what the IR says). The
+// autotuner searches over its fields.
+//
+//   ir::Target t = backend->target();
+//   if (t.vector_bytes > 0) ...            // explicit SIMD of that width
+//   t.gemm.mr, t.gemm.nr(t.vector_lanes())  // the matmul micro-kernel's register tile
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cannl/ir/loop_ir.h"
+#include "cannl/ir/ops.h"
+
+namespace cannl::ir {
+
+/// The register-tiled f32 matmul kernel of a CPU target and its cache blocks: an mr x
+/// (nv * lanes) tile of C lives in mr * nv vector registers across the k loop; A panels
+/// (kc x mr) stay in L1, B blocks (kc x nc) in L2, A blocks (mc x kc) in L3.
+struct GemmShape {
+  int mr = 0;
+  int nv = 0;
+  int kc = 0;
+  int nc = 0;
+  int mc = 0;
+  /// Columns of one register tile: nv vectors of `lanes` f32 lanes.
+  int nr(int lanes) const { return nv * lanes; }
+  bool operator==(const GemmShape&) const = default;
+};
+
+struct Target {
+  /// The backend's name ("cc", "interpreter"): for messages and cache keys only, never for
+  /// decisions (those read the fields below).
+  std::string backend;
+
+  // ---- explicit SIMD ----
+  /// Bytes of one f32 vector (16, 32, 64); 0 = no explicit SIMD: Vectorized loops and matmul
+  /// tiles are lowered to their serial forms.
+  int vector_bytes = 0;
+  /// Ops whose vector form rounds exactly like the scalar one (a Vectorized loop using another
+  /// op is lowered to a serial loop).
+  std::vector<Op> vector_ops;
+
+  // ---- matmul tiles ----
+  GemmShape gemm;
+  /// Below this many multiply-adds (rows x columns x steps) a tile does not repay its packing:
+  /// the schedule does not make one, and the final round lowers one it meets to its nest.
+  std::int64_t min_tile_work = 4096;
+
+  // ---- threads ----
+  /// A runtime runs Grid loops in parallel (OpenMP on the CPU); false: Grid loops run serially
+  /// and tiles on one thread.
+  bool parallel_runtime = false;
+  /// Team size; 0 = the runtime's default (OMP_NUM_THREADS or one per core).
+  int threads = 0;
+  /// Chunks per Grid loop; 0 = four per team thread, counted at run time.
+  std::int64_t grid_chunks = 0;
+
+  // ---- GPUs ----
+  /// Threads of a workgroup run Workgroup loops in parallel (GPU blocks); false: Workgroup and
+  /// WorkgroupReduce loops run serially inside their Grid chunk.
+  bool workgroups = false;
+
+  int vector_lanes() const { return vector_bytes / 4; }
+  bool renders_vector_op(Op op) const;
+  bool operator==(const Target&) const = default;
+};
+
+// ---- what a target runs as written (the final lowering round lowers the rest; printers
+// assert these) ----
+
+/// The two shapes of Vectorized loop with an exact vector form:
+///  * elementwise: every statement is `d[.., s] = f(...)` with `s` the loop index, contiguous
+///    (coefficient 1 in the last axis only); operands are contiguous vectors or loop-invariant
+///    splats; f uses only ops in the target's `vector_ops`, so the result is bitwise the serial
+///    loop's;
+///  * accumulation: one statement `d[..] = d[..] + f(...)` with `d` not indexed by `s` and f not
+///    reading d: independent vector accumulator chains and a fixed-order horizontal sum (the
+///    Vectorized annotation licenses that re-association).
+enum class VectorForm { None, Elementwise, Accumulation };
+
+/// The shape `f`'s body has, or None when it has neither exact vector form on `target` (no
+/// SIMD, fewer iterations than lanes, a non-f32 value, an op without a vector form, a
+/// non-contiguous access, a loop-carried read).
+VectorForm vector_form(const For& f, const Target& target);
+
+/// Whether `t` runs as the target's f32 micro-kernel: SIMD and a kernel shape, an f32 `+=` over
+/// three distinct f32 nodes, no operand moving along the loops it is broadcast over, and at least
+/// `min_tile_work` multiply-adds.
+bool runs_as_kernel(const TileMma& t, const Target& target);
+
+/// A CPU with f32 vectors of `vector_bytes` (0, 16, 32 or 64; InternalError otherwise) and
+/// no parallel runtime: the micro-kernel shape that fits its register file (32 vector registers
+/// with AVX-512: 12 x 2 accumulators; 16 with AVX2, SSE and NEON: 6 x 2), its cache blocks and
+/// the ops with exact vector forms. Backends start from it and fill in threads.
+Target cpu_target(int vector_bytes);
+
+}  // namespace cannl::ir

@@ -1,0 +1,29 @@
+#pragma once
+// The schedule's final lowering round: every decision that depends on the target is written
+// into the loop IR, so a printer only spells what the routine says (and meets nothing it has to
+// decline, merge, re-check or drop).
+//
+//  * TileMma: a tile the target cannot run as its micro-kernel (no SIMD, not an f32 `+=` over
+//    three distinct f32 nodes, operands moving along loops they are broadcast over, less work
+//    than `min_tile_work`) becomes its fallback nest; the others get their team (1 inside a
+//    Grid loop, else the target's team when it has a parallel runtime).
+//  * A ZeroOut followed by a tile that overwrites every cell of that node: the ZeroOut goes and
+//    the tile starts at zero (`TileMma::zero_start`).
+//  * Grid loops: Serial without a parallel runtime, inside another Grid loop, or over fewer than
+//    two iterations; else their chunk count and team. Every Grid loop left must pass
+//    validate_parallel: a schedule that got this far and fails it is a bug (InternalError),
+//    never a loop quietly printed serial.
+//  * Vectorized loops without an exact vector form on the target become Serial, and so do
+//    Workgroup loops on a target without workgroups (a CPU runs them inside their Grid chunk).
+//
+//   ir::LoweredRoutine final = lower_for_target(scheduled, backend->target());
+//   codegen::emit_c(final, params, {.target = backend->target()});
+
+#include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
+
+namespace cannl::schedule {
+
+ir::LoweredRoutine lower_for_target(const ir::LoweredRoutine& routine, const ir::Target& target);
+
+}  // namespace cannl::schedule

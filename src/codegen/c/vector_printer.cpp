@@ -1,0 +1,190 @@
+// Vectorized loops of the C dialect: explicit SIMD (GCC/Clang vector extensions) with a serial
+// remainder, in the two shapes of ir::vector_form (the schedule's final lowering round left no
+// other Vectorized loop):
+//  * elementwise: vector loads, per-lane arithmetic that rounds exactly like the scalar C (+ - * /
+//    neg, fma, relu and relu_gate as bit masks, max and min as maximumNumber / minimumNumber lane
+//    masks) and vector stores: bitwise equal to the serial loop. The lane loops of an
+//    interleaved Split_reduce have this shape (p[.., l] = p[.., l] + x[.., q*lanes + l]).
+//  * accumulation: four independent vector accumulator chains, a fixed-order horizontal sum and
+//    a serial remainder (the Vectorized annotation licenses the re-association).
+#include <optional>
+
+#include "cannl/support/error.h"
+#include "codegen/c/c_dialect.h"
+#include "codegen/clike/body_printer.h"
+#include "codegen/clike/expr_text.h"
+#include "codegen/clike/simd.h"
+
+namespace cannl::codegen {
+
+namespace {
+
+constexpr int kChains = 4;
+
+// Contiguous in `s`: the last axis is `s + (terms without s)`, and no other axis mentions `s`.
+bool contiguous(const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
+  if (index.empty()) return false;
+  for (std::size_t ax = 0; ax + 1 < index.size(); ++ax) {
+    if (index[ax].mentions(s)) return false;
+  }
+  int count = 0;
+  for (const auto& term : index.back().terms) {
+    if (term.symbol == s) count += term.coeff == 1 ? 1 : 2;
+  }
+  return count == 1;
+}
+
+// The Sets of a loop body (a Set or a Seq of them: ir::vector_form checked it).
+std::vector<const ir::Set*> flat_sets(const ir::StmtRef& body) {
+  if (const auto* s = std::get_if<ir::Set>(&body->node)) return {s};
+  std::vector<const ir::Set*> out;
+  for (const auto& x : std::get<ir::Seq>(body->node).stmts) out.push_back(&std::get<ir::Set>(x->node));
+  return out;
+}
+
+// Vector text of `s` with the loop symbol at the lane-0 position, or nullopt when `s` has no
+// exact vector form.
+struct VectorExpr {
+  BodyPrinter& p;
+  const SimdWidth& w;
+  ir::Symbol loop;
+
+  std::optional<std::string> operator()(const ir::ScalarRef& s) const {
+    if (ir::scalar_dtype(*s) != ir::DType::F32) return std::nullopt;
+    if (const auto* c = std::get_if<ir::Constant>(&s->node)) {
+      return w.type + "_splat(" + float_literal(static_cast<float>(c->value)) + ")";
+    }
+    if (const auto* g = std::get_if<ir::Get>(&s->node)) return get(*g, s);
+    if (const auto* a = std::get_if<ir::Apply>(&s->node)) return apply(*a);
+    return std::nullopt;
+  }
+
+  std::optional<std::string> get(const ir::Get& g, const ir::ScalarRef& s) const {
+    if (g.node->dtype != ir::DType::F32) return std::nullopt;
+    if (!ir::mentions(g.index, loop)) return w.type + "_splat(" + p.scalar(s).text + ")";
+    if (!contiguous(g.index, loop)) return std::nullopt;
+    return "*(const " + w.type + "u *)&" + p.names().node(*g.node) + "[" + p.offset(*g.node, g.index) + "]";
+  }
+
+  // maximumNumber / minimumNumber lane by lane, as the prelude's cannl_fmaxf: a wins when it is
+  // above b or b is NaN, else b when it is above a or a is NaN; equal lanes (±0) take the AND
+  // (max: +0) or the OR (min: -0) of the bits. A GCC/Clang statement expression.
+  std::string min_max(const std::string& a, const std::string& b, const std::string& mask, bool max) const {
+    const std::string above = max ? " > " : " < ";
+    return "({ const " + w.type + " cannl_a = " + a + ", cannl_b = " + b + "; const " + mask + " cannl_ia = (" + mask +
+           ")cannl_a, cannl_ib = (" + mask + ")cannl_b; const " + mask + " cannl_ga = (cannl_a" + above +
+           "cannl_b) | (cannl_b != cannl_b), cannl_gb = (cannl_b" + above + "cannl_a) | (cannl_a != cannl_a); (" + w.type +
+           ")((cannl_ga & cannl_ia) | (~cannl_ga & ((cannl_gb & cannl_ib) | (~cannl_gb & (cannl_ia " + (max ? "&" : "|") +
+           " cannl_ib))))); })";
+  }
+
+  std::optional<std::string> apply(const ir::Apply& a) const {
+    std::vector<std::string> v;
+    for (const auto& x : a.args) {
+      auto t = (*this)(x);
+      if (!t) return std::nullopt;
+      v.push_back(*t);
+    }
+    const std::string mask = "cannl_i32x" + std::to_string(w.lanes);
+    const std::string zero = w.type + "_splat(0.0f)";
+    auto bits = [&](const std::string& x) { return "((" + mask + ")" + atom(x) + ")"; };
+    switch (a.op) {
+      case ir::Op::Identity: case ir::Op::Arg1: return v[0];
+      case ir::Op::Arg2: return v[1];
+      case ir::Op::Neg: return "(-" + atom(v[0]) + ")";
+      case ir::Op::Add: return "(" + v[0] + " + " + v[1] + ")";
+      case ir::Op::Sub: return "(" + v[0] + " - " + v[1] + ")";
+      case ir::Op::Mul: return "(" + v[0] + " * " + v[1] + ")";
+      case ir::Op::Div: return "(" + v[0] + " / " + v[1] + ")";
+      case ir::Op::Mul3: return "(" + v[0] + " * " + v[1] + " * " + v[2] + ")";
+      case ir::Op::Fma: return w.type + "_fma(" + v[0] + ", " + v[1] + ", " + v[2] + ")";
+      // x > 0 ? y : 0 as a lane mask: NaN and -0 compare false and give +0, like the scalar form.
+      case ir::Op::Relu:
+        return "((" + w.type + ")(" + bits(v[0]) + " & (" + atom(v[0]) + " > " + zero + ")))";
+      case ir::Op::ReluGate:
+        return "((" + w.type + ")(" + bits(v[1]) + " & (" + atom(v[0]) + " > " + zero + ")))";
+      case ir::Op::Max: return min_max(v[0], v[1], mask, true);
+      case ir::Op::Min: return min_max(v[0], v[1], mask, false);
+      default: return std::nullopt;
+    }
+  }
+};
+
+// The vector text of `s`; InternalError when it has none (ir::vector_form promised one).
+std::string vector_text(const VectorExpr& vexpr, const ir::ScalarRef& s) {
+  auto t = vexpr(s);
+  internal_check(t.has_value(), "codegen: a Vectorized loop without an exact vector form reached the C printer");
+  return *t;
+}
+
+void print_accumulation(BodyPrinter& p, const ir::For& f, const std::string& name, const SimdWidth& w) {
+  const ir::Set& s = *flat_sets(f.body)[0];
+  const auto& add = std::get<ir::Apply>(s.value->node);
+  const auto* first = std::get_if<ir::Get>(&add.args[0]->node);
+  const bool self_first = first != nullptr && first->node->id == s.node->id && first->index == s.index;
+  const ir::ScalarRef rest = add.args[self_first ? 1 : 0];
+  // Vector text of rest at lane offset `k` vectors.
+  const VectorExpr vexpr{p, w, f.index};
+  std::vector<std::string> chain;
+  for (int k = 0; k < kChains; ++k) {
+    p.bind(f.index, "(" + name + " + " + std::to_string(k * w.lanes) + ")");
+    chain.push_back(vector_text(vexpr, rest));
+  }
+  p.bind(f.index, name);
+  const std::string lanes = std::to_string(w.lanes);
+  const std::string target = p.names().node(*s.node) + "[" + p.offset(*s.node, s.index) + "]";
+  p.line("{ /* vectorized accumulation, " + std::to_string(kChains) + " chains */");
+  p.indent();
+  std::string accs;
+  for (int k = 0; k < kChains; ++k) accs += (k ? ", cannl_acc" : "cannl_acc") + std::to_string(k) + " = {0}";
+  p.line(w.type + " " + accs + ";");
+  p.line("int64_t " + name + " = " + std::to_string(f.begin) + ";");
+  p.line("for (; " + name + " <= " + std::to_string(f.end - kChains * w.lanes) + "; " + name + " += " +
+         std::to_string(kChains * w.lanes) + ") {");
+  for (int k = 0; k < kChains; ++k) p.line("  cannl_acc" + std::to_string(k) + " += " + chain[static_cast<std::size_t>(k)] + ";");
+  p.line("}");
+  p.line("for (; " + name + " <= " + std::to_string(f.end - w.lanes) + "; " + name + " += " + lanes + ") cannl_acc0 += " + chain[0] + ";");
+  p.line("float cannl_total = " + w.type + "_sum((cannl_acc0 + cannl_acc1) + (cannl_acc2 + cannl_acc3));");
+  p.line("for (; " + name + " < " + std::to_string(f.end) + "; ++" + name + ") cannl_total += " +
+         p.convert(p.scalar(rest), ir::DType::F32) + ";");
+  p.line(target + " = " + target + " + cannl_total;");
+  p.dedent();
+  p.line("}");
+}
+
+void print_elementwise(BodyPrinter& p, const ir::For& f, const std::string& name, const SimdWidth& w) {
+  const VectorExpr vexpr{p, w, f.index};
+  std::vector<std::string> stores;
+  for (const ir::Set* s : flat_sets(f.body))
+    stores.push_back("*(" + w.type + "u *)&" + p.names().node(*s->node) + "[" + p.offset(*s->node, s->index) +
+                     "] = " + vector_text(vexpr, s->value) + ";");
+  p.line("{ /* vectorized, " + std::to_string(w.lanes) + " lanes */");
+  p.indent();
+  p.line("int64_t " + name + " = " + std::to_string(f.begin) + ";");
+  p.line("for (; " + name + " <= " + std::to_string(f.end - w.lanes) + "; " + name + " += " + std::to_string(w.lanes) + ") {");
+  for (const auto& st : stores) p.line("  " + st);
+  p.line("}");
+  p.line("for (; " + name + " < " + std::to_string(f.end) + "; ++" + name + ") {");
+  p.indent();
+  p.stmt(f.body);
+  p.dedent();
+  p.line("}");
+  p.dedent();
+  p.line("}");
+}
+
+}  // namespace
+
+void CDialect::print_vectorized(BodyPrinter& p, const ir::For& f, const std::string& name) const {
+  const ir::Target& target = p.options().target;
+  const ir::VectorForm form = ir::vector_form(f, target);
+  internal_check(form != ir::VectorForm::None, "codegen: a Vectorized loop without an exact vector form reached the C printer");
+  const SimdWidth w = simd_width(target.vector_bytes);
+  if (form == ir::VectorForm::Accumulation) {
+    print_accumulation(p, f, name, w);
+  } else {
+    print_elementwise(p, f, name, w);
+  }
+}
+
+}  // namespace cannl::codegen

@@ -1,0 +1,30 @@
+// The target record (target.h): the CPU defaults every CPU backend starts from.
+#include "cannl/ir/target.h"
+
+#include <algorithm>
+
+#include "cannl/support/error.h"
+
+namespace cannl::ir {
+
+bool Target::renders_vector_op(Op op) const {
+  return std::find(vector_ops.begin(), vector_ops.end(), op) != vector_ops.end();
+}
+
+Target cpu_target(int vector_bytes) {
+  internal_check(vector_bytes == 0 || vector_bytes == 16 || vector_bytes == 32 || vector_bytes == 64,
+                 "target: vector width must be 0, 16, 32 or 64 bytes, got " + std::to_string(vector_bytes));
+  Target t;
+  t.backend = "cpu";
+  t.vector_bytes = vector_bytes;
+  if (vector_bytes == 0) return t;
+  // Accumulators + B vectors + one broadcast must fit the register file.
+  t.gemm = vector_bytes == 64 ? GemmShape{12, 2, 384, 512, 3072} : GemmShape{6, 2, 256, 512, 3072};
+  // Each of these rounds lane by lane exactly like its scalar C form (max / min and the relus as
+  // bit masks, fma as one rounding).
+  t.vector_ops = {Op::Identity, Op::Arg1, Op::Arg2, Op::Neg, Op::Add,  Op::Sub,      Op::Mul,
+                  Op::Div,      Op::Mul3, Op::Fma,  Op::Relu, Op::ReluGate, Op::Max, Op::Min};
+  return t;
+}
+
+}  // namespace cannl::ir

@@ -1,0 +1,115 @@
+// The final lowering round (see lower_for_target.h).
+#include "cannl/schedule/lower_for_target.h"
+
+#include <algorithm>
+
+#include "cannl/schedule/legality.h"
+#include "cannl/support/error.h"
+#include "schedule/schedule_error.h"
+
+namespace cannl::schedule {
+
+namespace {
+
+ir::StmtRef make(ir::For f) { return std::make_shared<const ir::Stmt>(ir::Stmt{std::move(f)}); }
+
+// The tile's row and column loops.
+std::vector<ir::TileAxis> cells_of(const ir::TileMma& t) {
+  std::vector<ir::TileAxis> cells = t.outer_i;
+  cells.push_back(t.i);
+  cells.insert(cells.end(), t.outer_j.begin(), t.outer_j.end());
+  cells.push_back(t.j);
+  return cells;
+}
+
+// Whether the tile writes every cell of d exactly once: as many distinct cells as d has (every
+// access of the fallback is in bounds, so they are all of d's).
+bool covers_output(const ir::TileMma& t) {
+  return t.rows() * t.cols() == t.d.node->num_elements() && ir::distinct_cells(*t.d.node, t.d.index, cells_of(t));
+}
+
+class Lowering {
+ public:
+  explicit Lowering(const ir::Target& target) : target_(target) {}
+
+  ir::StmtRef stmt(const ir::StmtRef& s) {
+    if (const auto* q = std::get_if<ir::Seq>(&s->node)) return seq(*q);
+    if (const auto* f = std::get_if<ir::For>(&s->node)) return loop(*f);
+    if (const auto* i = std::get_if<ir::If>(&s->node)) {
+      const ir::StmtRef body = stmt(i->body);
+      return body == i->body ? s : ir::if_then(i->condition, body);
+    }
+    if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return tile(*t);
+    return s;  // scalars' local scopes hold no annotated loops (validate_parallel)
+  }
+
+ private:
+  const ir::Target& target_;
+  int grid_depth_ = 0;
+
+  ir::StmtRef seq(const ir::Seq& q) {
+    std::vector<ir::StmtRef> out;
+    for (const auto& x : q.stmts) out.push_back(stmt(x));
+    fold_zero_starts(out);
+    return ir::seq(std::move(out));
+  }
+
+  // A ZeroOut right before a tile that overwrites its node whole: the tile starts at zero.
+  void fold_zero_starts(std::vector<ir::StmtRef>& stmts) const {
+    if (grid_depth_ > 0) return;
+    for (std::size_t k = 0; k + 1 < stmts.size(); ++k) {
+      const auto* zero = std::get_if<ir::ZeroOut>(&stmts[k]->node);
+      const auto* t = std::get_if<ir::TileMma>(&stmts[k + 1]->node);
+      if (!zero || !t || t->zero_start || t->d.node != zero->node || !covers_output(*t)) continue;
+      ir::TileMma started = *t;
+      started.zero_start = true;
+      stmts[k + 1] = ir::tile_mma(std::move(started));
+      stmts.erase(stmts.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+
+  ir::StmtRef loop(ir::For f) {
+    if (f.axis == ir::AxisType::Grid) {
+      const bool parallel = target_.parallel_runtime && grid_depth_ == 0 && f.end - f.begin >= 2;
+      if (!parallel) {
+        f.axis = ir::AxisType::Serial;
+      } else {
+        f.chunks = target_.grid_chunks > 0 ? std::min(target_.grid_chunks, f.end - f.begin) : 0;
+        f.team = target_.threads;
+      }
+    }
+    if (f.axis == ir::AxisType::Vectorized && ir::vector_form(f, target_) == ir::VectorForm::None)
+      f.axis = ir::AxisType::Serial;
+    if ((f.axis == ir::AxisType::Workgroup || f.axis == ir::AxisType::WorkgroupReduce) && !target_.workgroups)
+      f.axis = ir::AxisType::Serial;
+    const bool grid = f.axis == ir::AxisType::Grid;
+    grid_depth_ += grid ? 1 : 0;
+    f.body = stmt(f.body);
+    grid_depth_ -= grid ? 1 : 0;
+    return make(std::move(f));
+  }
+
+  ir::StmtRef tile(ir::TileMma t) {
+    if (!ir::runs_as_kernel(t, target_)) return t.zero_start ? ir::seq({ir::zero_out(t.d.node), t.fallback}) : t.fallback;
+    t.team = grid_depth_ > 0 || !target_.parallel_runtime ? 1 : target_.threads;
+    return ir::tile_mma(std::move(t));
+  }
+};
+
+}  // namespace
+
+ir::LoweredRoutine lower_for_target(const ir::LoweredRoutine& routine, const ir::Target& target) {
+  ir::LoweredRoutine out = routine;
+  out.body = Lowering(target).stmt(routine.body);
+  try {
+    validate_parallel(out);
+  } catch (const ScheduleError& e) {
+    // Schedules are validated when they are applied; one that reaches this round unsound is a
+    // compiler bug, and printing it serially would hide it.
+    throw InternalError("final lowering of routine '" + routine.name + "' for target " + target.backend +
+                        ": a parallel annotation fails validate_parallel: " + e.what());
+  }
+  return out;
+}
+
+}  // namespace cannl::schedule

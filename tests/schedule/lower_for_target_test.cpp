@@ -1,0 +1,126 @@
+// The final lowering round: every target decision is in the loop IR afterwards (tiles kept or
+// lowered to their nests with their team and zero start, Grid chunks and teams, Vectorized loops
+// without a vector form made Serial), an unsound parallel annotation is an InternalError, and
+// the interpreter computes the same bits before and after.
+#include <gtest/gtest.h>
+
+#include "cannl/ir/lower.h"
+#include "cannl/schedule/default_cpu.h"
+#include "cannl/schedule/lower_for_target.h"
+#include "runtime/test_util.h"
+#include "schedule/schedule_test_util.h"
+
+namespace cannl::schedule::testing {
+namespace {
+
+using ir::AxisIndex;
+using ir::AxisType;
+using ir::DType;
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+ir::LoweredRoutine scheduled_matmul(std::int64_t n) {
+  using cannl::testing::accum_op;
+  using cannl::testing::of;
+  const auto a = ir::make_node("a", DType::F32, {n, n});
+  const auto b = ir::make_node("b", DType::F32, {n, n});
+  const auto c = ir::make_node("c", DType::F32, {n, n});
+  const auto comp = cannl::testing::single_accum(
+      accum_op(c, ir::Op::Add, ir::Op::Mul, {of(a), of(b)}, cannl::testing::matmul_projections(n, n, n), true));
+  CpuScheduleOptions options;
+  options.min_tile_work = 1;  // every matmul a tile: the target decides which it runs
+  return default_cpu_schedule(ir::lower(comp, "matmul"), options).routine;
+}
+
+ir::Target threaded(int vector_bytes, int threads) {
+  ir::Target t = ir::cpu_target(vector_bytes);
+  t.parallel_runtime = true;
+  t.threads = threads;
+  return t;
+}
+
+TEST(LowerForTarget, TileStartsAtZeroWithTheTeamAndComputesTheSameBits) {
+  const ir::LoweredRoutine r = scheduled_matmul(32);
+  const ir::LoweredRoutine low = lower_for_target(r, threaded(64, 3));
+  const std::string text = ir::print_loop_ir(low);
+  EXPECT_TRUE(has(text, "(zero start) (team 3)")) << text;
+  EXPECT_FALSE(has(text, "zero_out")) << text;
+  EXPECT_EQ(compare(run_interp(r), run_interp(low), Tolerance::Bitwise), "");
+}
+
+TEST(LowerForTarget, TileIsSerialWithoutAParallelRuntime) {
+  const std::string text = ir::print_loop_ir(lower_for_target(scheduled_matmul(32), ir::cpu_target(64)));
+  EXPECT_TRUE(has(text, "(zero start)\n")) << text;
+  EXPECT_FALSE(has(text, "(team")) << text;
+}
+
+TEST(LowerForTarget, TilesTheTargetCannotRunBecomeTheirNests) {
+  const ir::LoweredRoutine small = scheduled_matmul(8);  // 512 multiply-adds < min_tile_work
+  ASSERT_TRUE(has(ir::print_loop_ir(small), "tile_mma"));
+  for (const ir::LoweredRoutine& r : {small, scheduled_matmul(32)}) {
+    const ir::Target no_simd = threaded(0, 2);
+    const ir::LoweredRoutine low = lower_for_target(r, r.body == small.body ? threaded(64, 2) : no_simd);
+    const std::string text = ir::print_loop_ir(low);
+    EXPECT_FALSE(has(text, "tile_mma")) << text;
+    EXPECT_TRUE(has(text, "zero_out")) << text;
+    EXPECT_EQ(compare(run_interp(r), run_interp(low), Tolerance::Bitwise), "");
+  }
+}
+
+// s[i] = sum_j m[i, j] with the row loop typed `row_axis`, the column loop `col_axis`.
+ir::LoweredRoutine row_sum(std::int64_t rows, std::int64_t cols, AxisType row_axis, AxisType col_axis) {
+  auto m = ir::make_node("m", DType::F32, {rows, cols});
+  auto s = ir::make_node("s", DType::F32, {rows});
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const std::vector<AxisIndex> si{AxisIndex::iterator(i)};
+  const std::vector<AxisIndex> mij{AxisIndex::iterator(i), AxisIndex::iterator(j)};
+  auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(s, si), ir::get(m, mij)});
+  return {"row_sum", ir::for_loop(i, 0, rows, ir::for_loop(j, 0, cols, ir::set(s, si, acc), col_axis), row_axis), {}};
+}
+
+TEST(LowerForTarget, GridLoopsGetChunksAndTeamOrBecomeSerial) {
+  const ir::LoweredRoutine r = row_sum(64, 8, AxisType::Grid, AxisType::Serial);
+  ir::Target t = threaded(64, 2);
+  t.grid_chunks = 100;
+  EXPECT_TRUE(has(ir::print_loop_ir(lower_for_target(r, t)), "grid chunks 64 team 2:")) << ir::print_loop_ir(lower_for_target(r, t));
+  EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(r, ir::cpu_target(64))), "grid"));
+  // A Grid loop inside another runs inside its chunk: serial.
+  const std::string nested = ir::print_loop_ir(lower_for_target(row_sum(64, 8, AxisType::Grid, AxisType::Grid), t));
+  EXPECT_TRUE(has(nested, "grid chunks 64 team 2:
+  for i1 in [0, 8):")) << nested;
+}
+
+TEST(LowerForTarget, RacyGridLoopIsAnInternalErrorNotASerialLoop) {
+  const ir::LoweredRoutine racy = row_sum(5, 400, AxisType::Serial, AxisType::Grid);
+  try {
+    lower_for_target(racy, threaded(64, 2));
+    FAIL() << "expected InternalError";
+  } catch (const InternalError& e) {
+    EXPECT_TRUE(has(e.what(), "validate_parallel")) << e.what();
+  }
+}
+
+TEST(LowerForTarget, VectorizedLoopsWithoutAVectorFormBecomeSerial) {
+  const ir::LoweredRoutine sum = row_sum(3, 1001, AxisType::Serial, AxisType::Vectorized);
+  EXPECT_TRUE(has(ir::print_loop_ir(lower_for_target(sum, ir::cpu_target(64))), "vectorized"));
+  EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(sum, ir::cpu_target(0))), "vectorized"));
+  // A transposing copy reads m along its rows: no contiguous vector.
+  auto m = ir::make_node("m", DType::F32, {40, 40});
+  auto t = ir::make_node("t", DType::F32, {40, 40});
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const std::vector<AxisIndex> ij{AxisIndex::iterator(i), AxisIndex::iterator(j)};
+  const std::vector<AxisIndex> ji{AxisIndex::iterator(j), AxisIndex::iterator(i)};
+  const ir::LoweredRoutine transpose{
+      "transpose", ir::for_loop(i, 0, 40, ir::for_loop(j, 0, 40, ir::set(t, ij, ir::get(m, ji)), AxisType::Vectorized)), {}};
+  EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(transpose, ir::cpu_target(64))), "vectorized"));
+}
+
+TEST(LowerForTarget, WorkgroupLoopsRunSeriallyOnACpu) {
+  const ir::LoweredRoutine r = row_sum(64, 8, AxisType::Workgroup, AxisType::Serial);
+  const ir::LoweredRoutine low = lower_for_target(r, threaded(64, 2));
+  EXPECT_FALSE(has(ir::print_loop_ir(low), "workgroup")) << ir::print_loop_ir(low);
+  EXPECT_EQ(compare(run_interp(r), run_interp(low), Tolerance::Bitwise), "");
+}
+
+}  // namespace
+}  // namespace cannl::schedule::testing
