@@ -12,7 +12,7 @@
 #include "codegen/clike/identifiers.h"
 #include "codegen/clike/kernel_profile.h"
 #include "codegen/clike/prelude.h"
-#include "codegen/clike/simd.h"
+#include "codegen/c/simd.h"
 
 namespace cannl::codegen {
 

@@ -16,7 +16,7 @@
 #include "cannl/support/error.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
-#include "codegen/clike/simd.h"
+#include "codegen/c/simd.h"
 
 namespace cannl::codegen {
 

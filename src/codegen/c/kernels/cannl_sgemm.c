@@ -10,7 +10,7 @@
      CANNL_MR, CANNL_NV  the register tile: MR rows x NV vectors of C, across the whole k loop
      CANNL_KC, CANNL_NC, CANNL_MC  cache blocks: k steps per packed panel, B columns, A rows
      CANNL_NARROW_MR     the tile's rows when C is at most one vector wide (NV 1, MR * NV rows)
-     CANNL_EDGE_KERNELS  1: kernels for a last row panel of 4 or 8 rows (needs MR 12)
+     CANNL_EDGE_KERNELS  1: kernels for a last row panel of 4 or 8 rows (needs MR 9 to 12)
 
    Exported, with L the lane count:
      int cannl_sgemm_xL(m, n, k, d, drs, dcs, a, ars, acs, b, brs, bcs, fused, zero, threads)
@@ -53,8 +53,8 @@
 #if CANNL_NARROW_MR != CANNL_MR * CANNL_NV
 #error "cannl_sgemm.c: the narrow tile has one vector column and MR * NV rows"
 #endif
-#if CANNL_EDGE_KERNELS && CANNL_MR != 12
-#error "cannl_sgemm.c: the 4- and 8-row edge kernels are remainders of 12-row panels"
+#if CANNL_EDGE_KERNELS && (CANNL_MR <= 8 || CANNL_MR > 12)
+#error "cannl_sgemm.c: the 4- and 8-row edge kernels are remainders of 9- to 12-row panels"
 #endif
 
 #define CANNL_CAT_(a, b) a##b

@@ -1,0 +1,36 @@
+// The cc backend's kernel libraries (see kernel_library.h).
+#include "backends/cc/kernel_library.h"
+
+#include <map>
+#include <mutex>
+
+#include "backends/cc/toolchain.h"
+#include "cannl/codegen/c_kernels.h"
+#include "cannl/support/files.h"
+
+namespace cannl::backends::cc {
+
+std::shared_ptr<SharedLibrary> sgemm_kernel_library(int vector_bytes) {
+  const codegen::KernelLibrarySource source = codegen::sgemm_kernel_library(vector_bytes);
+  // Everything the cached file depends on besides its text: another build directory, compiler
+  // or flag setting (tests switch them) is another library. The file's own digest covers the
+  // rest; this key only saves rehashing and reloading it for every routine.
+  const Toolchain& tc = find_toolchain();
+  std::string key = files::build_dir().string() + "\n" + source.name + "\n" + tc.path;
+  for (const auto& flag : compile_flags(tc)) key += " " + flag;
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<SharedLibrary>> loaded;
+  std::lock_guard lock(mutex);
+  auto& library = loaded[key];
+  if (library == nullptr) library = load_or_compile(source.name, source.text, {.soname = true});
+  return library;
+}
+
+LinkOptions kernel_link_options(const std::string& routine_source, int vector_bytes) {
+  if (vector_bytes <= 0) return {};
+  const std::string name = codegen::sgemm_kernel_library(vector_bytes).name;
+  if (routine_source.find(name) == std::string::npos) return {};
+  return {.libraries = {sgemm_kernel_library(vector_bytes)->path()}};
+}
+
+}  // namespace cannl::backends::cc
