@@ -227,6 +227,56 @@ TEST_P(KernelLibrary, UnallocatableOffsetTablesAreAnErrorCodeNotAnAbort) {
 #endif
 }
 
+// A routine that only declares the kernel and calls it, as generated routines do.
+const char* const kCaller = R"(#include <stdint.h>
+int cannl_sgemm_x16(int64_t m, int64_t n, int64_t k, float *d, int64_t drs, int64_t dcs, const float *a,
+    int64_t ars, int64_t acs, const float *b, int64_t brs, int64_t bcs, int fused, int zero, int threads);
+int caller(float *d, const float *a, const float *b) {
+  return cannl_sgemm_x16(2, 2, 2, d, 2, 1, a, 2, 1, b, 2, 1, 1, 0, 1);
+}
+)";
+
+TEST(KernelLinking, EachFlagSettingLinksItsOwnLibraryAndChangesTheRoutineDigest) {
+  try {
+    backends::cc::find_toolchain();
+  } catch (const BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  test_util::ConfigGuard guard;
+  std::vector<std::string> kernel_paths, routine_paths;
+  std::vector<void*> kernel_symbols;
+  for (const char* level : {"3", "2"}) {
+    config::set_override("cc_optimization_level", level);
+    const auto link = backends::cc::kernel_link_options(kCaller, 64);
+    ASSERT_EQ(link.libraries.size(), 1u);
+    const auto kernels = backends::cc::sgemm_kernel_library(64);
+    const auto routine = backends::cc::load_or_compile("kernel_caller", kCaller, link);
+    // The routine's reference resolves inside its own kernel library (dlsym searches a handle's
+    // dependencies), not in one loaded for other flags.
+    EXPECT_EQ(routine->symbol("cannl_sgemm_x16"), kernels->symbol("cannl_sgemm_x16")) << "-O" << level;
+    using Caller = int (*)(float*, const float*, const float*);
+    float d[4] = {1, 2, 3, 4};
+    const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+    ASSERT_EQ(reinterpret_cast<Caller>(routine->symbol("caller"))(d, a, b), 0);
+    EXPECT_EQ(d[0], 1 + 1 * 5 + 2 * 7);
+    EXPECT_EQ(d[3], 4 + 3 * 6 + 4 * 8);
+    kernel_paths.push_back(kernels->path());
+    routine_paths.push_back(routine->path());
+    kernel_symbols.push_back(kernels->symbol("cannl_sgemm_x16"));
+  }
+  EXPECT_NE(kernel_paths[0], kernel_paths[1]);
+  EXPECT_NE(kernel_symbols[0], kernel_symbols[1]);
+  // With the same flags, the same routine text linked against another kernel library is another
+  // cache entry.
+  config::set_override("cc_optimization_level", "3");
+  const auto relinked = backends::cc::load_or_compile("kernel_caller", kCaller, {.libraries = {kernel_paths[1]}});
+  EXPECT_NE(relinked->path(), routine_paths[0]);
+  // Unlinked, the kernel's symbols are not found: no library exports them to the process.
+  EXPECT_THROW(backends::cc::load_or_compile("kernel_caller", kCaller), CompileError);
+  EXPECT_TRUE(backends::cc::kernel_link_options("int main(void) { return 0; }", 64).libraries.empty());
+  EXPECT_TRUE(backends::cc::kernel_link_options(kCaller, 0).libraries.empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Widths, KernelLibrary,
                          ::testing::Combine(::testing::Values(16, 32, 64), ::testing::Values("auto", "none")),
                          [](const auto& info) {
