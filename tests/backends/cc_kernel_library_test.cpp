@@ -181,7 +181,8 @@ TEST_P(KernelLibrary, MatmulsOfEveryLayoutAndEdgeMatchTheReferenceBitwise) {
       {9, 520, 5},     // n above NC
       {3100, 6, 3},    // m above MC, narrow
       {3080, 40, 2},   // m above MC, wide
-      {200, 96, 70},   // big enough for the team of two
+      {200, 96, 70},   // big enough for the team of two, split by rows
+      {10, 1000, 40},  // few rows: the team splits the columns
   };
   for (const auto& [m, n, k] : shapes)
     for (int layout = 0; layout < 4; ++layout) check_matmul(m, n, k, layout);
