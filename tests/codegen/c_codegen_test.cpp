@@ -37,19 +37,26 @@ TEST(CCodegen, SnapshotOfSmallRoutine) {
       "\n"
       "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n"
       "\n"
-      "static void scale_rows(float *restrict m, float *restrict r, float *restrict out) {\n"
+      "/* Status codes of routines and kernels. */\n"
+      "#define CANNL_STATUS_OK 0\n"
+      "#define CANNL_STATUS_OUT_OF_MEMORY 1\n"
+      "\n"
+      "static int scale_rows(float *restrict m, float *restrict r, float *restrict out) {\n"
+      "  int cannl_status = CANNL_STATUS_OK;\n"
       "  for (int64_t i0 = 0; i0 < 2; ++i0) {\n"
       "    for (int64_t i1 = 0; i1 < 3; ++i1) {\n"
       "      /* out =: m * r */\n"
       "      out[((i0)*3 + i1)] = (m[((i0)*3 + i1)] * r[i0]);\n"
       "    }\n"
       "  }\n"
+      "  return cannl_status;\n"
       "}\n"
       "\n"
-      "/* Entry point for loaders: buffers[k] is the k-th pointer parameter. */\n"
-      "void cannl_entry_scale_rows(void **buffers, const int64_t *statics) {\n"
+      "/* Entry point for loaders: buffers[k] is the k-th pointer parameter. Returns\n"
+      "   CANNL_STATUS_OK, or CANNL_STATUS_OUT_OF_MEMORY when scratch memory could not be allocated. */\n"
+      "int cannl_entry_scale_rows(void **buffers, const int64_t *statics) {\n"
       "  (void)statics;\n"
-      "  scale_rows((float *)buffers[0], (float *)buffers[1], (float *)buffers[2]);\n"
+      "  return scale_rows((float *)buffers[0], (float *)buffers[1], (float *)buffers[2]);\n"
       "}\n";
   EXPECT_EQ(src.text, expected);
   EXPECT_EQ(src.entry_symbol, "cannl_entry_scale_rows");
@@ -77,7 +84,7 @@ TEST(CCodegen, IdentifiersAreSanitizedAndClashesResolved) {
   const std::string xy1 = "x_y_n" + std::to_string(nodes[3]->id);
   const std::string xy2 = "x_y_n" + std::to_string(nodes[4]->id);
   const std::string unnamed = "n" + std::to_string(nodes[7]->id);
-  const std::string signature = "void names(\n    float *restrict exp_,\n    float *restrict w_1_x,\n"
+  const std::string signature = "int names(\n    float *restrict exp_,\n    float *restrict w_1_x,\n"
                                 "    float *restrict t_1st,\n    float *restrict " + xy1 + ",\n"
                                 "    float *restrict " + xy2 + ",\n    float *restrict i0_,\n"
                                 "    float *restrict cannl_f_,\n    float *restrict " + unnamed + ",\n"
@@ -95,13 +102,13 @@ TEST(CCodegen, StaticsLocalsAndTrampoline) {
                                                                         embed_index(AxisIndex::iterator(s))})));
   auto body = set(v, {AxisIndex::iterator(s)}, local, "v =: 0.1 * step");
   const auto src = codegen::emit_c({"steps", body, {StaticSymbol{s, 4, "step"}}}, {v});
-  EXPECT_NE(src.text.find("void steps(double *restrict v, const int64_t step) {\n"), std::string::npos)
+  EXPECT_NE(src.text.find("int steps(double *restrict v, const int64_t step) {\n"), std::string::npos)
       << src.text;
   EXPECT_NE(src.text.find("  /* v =: 0.1 * step */\n  {\n    double v0 = 0;\n"
                           "    v0 = (0.1 * ((double)((int64_t)step)));\n    v[step] = v0;\n  }\n"),
             std::string::npos)
       << src.text;
-  EXPECT_NE(src.text.find("  steps((double *)buffers[0], statics[0]);\n"), std::string::npos) << src.text;
+  EXPECT_NE(src.text.find("  return steps((double *)buffers[0], statics[0]);\n"), std::string::npos) << src.text;
   EXPECT_NE(src.text.find(" *   step: range 4\n"), std::string::npos) << src.text;
 }
 

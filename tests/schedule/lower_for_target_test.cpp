@@ -86,8 +86,7 @@ TEST(LowerForTarget, GridLoopsGetChunksAndTeamOrBecomeSerial) {
   EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(r, ir::cpu_target(64))), "grid"));
   // A Grid loop inside another runs inside its chunk: serial.
   const std::string nested = ir::print_loop_ir(lower_for_target(row_sum(64, 8, AxisType::Grid, AxisType::Grid), t));
-  EXPECT_TRUE(has(nested, "grid chunks 64 team 2:
-  for i1 in [0, 8):")) << nested;
+  EXPECT_TRUE(has(nested, "grid chunks 64 team 2:\n  for i1 in [0, 8):")) << nested;
 }
 
 TEST(LowerForTarget, RacyGridLoopIsAnInternalErrorNotASerialLoop) {

@@ -1,5 +1,6 @@
 // The cc backend: generated C, compiled by the system C compiler, cached, dlopen'ed.
 #include "backends/cc/compile_cache.h"
+#include "backends/cc/kernel_library.h"
 #include "backends/cc/toolchain.h"
 #include "backends/host_memory.h"
 #include "cannl/backends/backend.h"
@@ -101,7 +102,8 @@ class CcBackend final : public Backend {
     // The entry symbol is "cannl_entry_<sanitized routine name>"; files use the routine name.
     const std::string& entry = source.entry_symbol;
     const std::string file_stem = entry.substr(kEntryPrefix.size());
-    auto library = cc::load_or_compile(file_stem, source.text);
+    auto library = cc::load_or_compile(file_stem, source.text,
+                                       cc::kernel_link_options(source.text, options.target));
     return std::make_unique<CcExecutable>(request, std::move(source), std::move(library), file_stem + ".c");
   }
 };

@@ -47,9 +47,26 @@ std::string read_or_empty(const fs::path& path) {
                      "itself is invalid, please report it with the .c file.");
 }
 
+// The linker arguments of `link` for `library`: its soname, the libraries, their run path.
+std::vector<std::string> link_arguments(const LinkOptions& link, const fs::path& library) {
+  std::vector<std::string> out;
+  if (link.soname) out.push_back("-Wl,-soname," + library.filename().string());
+  out.insert(out.end(), link.libraries.begin(), link.libraries.end());
+  if (!link.libraries.empty()) out.push_back("-Wl,-rpath,$ORIGIN");
+  return out;
+}
+
+// The part of the digest `link` adds: the linked libraries by file name (which holds their
+// digest), not by directory, so equal caches in different places agree.
+std::string link_digest_text(const LinkOptions& link) {
+  std::string out = link.soname ? "\nsoname" : "";
+  for (const auto& l : link.libraries) out += "\nlink " + fs::path(l).filename().string();
+  return out;
+}
+
 // Compiles `source_path` into `library` (atomically: temp name, then rename).
 void compile(const Toolchain& tc, const std::vector<std::string>& flags, const fs::path& source_path,
-             const fs::path& user_source, const fs::path& library) {
+             const fs::path& user_source, const fs::path& library, const LinkOptions& link) {
   static std::atomic<int> counter{0};
   const std::string suffix = ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
   const fs::path temp = library.string() + suffix;
@@ -57,6 +74,8 @@ void compile(const Toolchain& tc, const std::vector<std::string>& flags, const f
   std::vector<std::string> argv{tc.path};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {source_path.string(), "-o", temp.string(), "-lm"});
+  const std::vector<std::string> linked = link_arguments(link, library);
+  argv.insert(argv.end(), linked.begin(), linked.end());
   const std::string command = shell_quoted(argv);
   if (logging::debug_level() >= 3) logging::info("cc: " + command);
   ++g_invocations;
@@ -80,12 +99,14 @@ void compile(const Toolchain& tc, const std::vector<std::string>& flags, const f
 
 int compiler_invocations() { return g_invocations.load(); }
 
-std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source) {
+std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source,
+                                               const LinkOptions& link) {
   const Toolchain& tc = find_toolchain();
   // OpenMP only for sources that use it: other libraries need not load the OpenMP runtime.
   const bool openmp = source.find("#pragma omp") != std::string::npos;
   const std::vector<std::string> flags = compile_flags(tc, openmp);
-  const std::string digest = sha256_hex(source + "\n" + tc.identity + "\n" + join(flags));
+  const std::string digest =
+      sha256_hex(source + "\n" + tc.identity + "\n" + join(flags) + link_digest_text(link));
   const fs::path dir = fs::absolute(files::build_dir());
   const fs::path cache_dir = dir / "cache";
   fs::create_directories(cache_dir);
@@ -98,7 +119,7 @@ std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const st
   if (!(config::get_bool("cc_cache") && fs::exists(library))) {
     const fs::path cache_source = cache_dir / (stem + ".c");
     files::write_atomically(cache_source, source);
-    compile(tc, flags, cache_source, user_source, library);
+    compile(tc, flags, cache_source, user_source, library, link);
   } else if (logging::debug_level() >= 3) {
     logging::info("cc: reusing " + library.string());
   }

@@ -2,7 +2,7 @@
 #include "codegen/c/c_dialect.h"
 
 #include "codegen/clike/prelude.h"
-#include "codegen/clike/simd.h"
+#include "codegen/c/simd.h"
 
 namespace cannl::codegen {
 

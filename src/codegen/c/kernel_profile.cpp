@@ -68,7 +68,7 @@ std::string times(const std::vector<std::int64_t>& extents) {
 std::string what(const ir::StmtRef& stmt, const KernelFacts& f) {
   if (std::holds_alternative<ir::ZeroOut>(stmt->node)) return "memset";
   if (f.tile != nullptr) {
-    // A Grid split of a matmul's rows is a loop over tiles (printed as one call when it merges).
+    // A loop over tiles (a Grid split of a matmul's columns, a batch) says how many calls it makes.
     return (f.nest.empty() ? "" : "loop " + times(f.nest) + " of ") + "matmul tile " +
            times({f.tile->rows(), f.tile->cols(), f.tile->steps()});
   }

@@ -15,7 +15,7 @@
 #include "codegen/c/c_dialect.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
-#include "codegen/clike/simd.h"
+#include "codegen/c/simd.h"
 
 namespace cannl::codegen {
 

@@ -1,11 +1,16 @@
-static void softmax(float *restrict logits, float *restrict exp_, float *restrict div) {
+static int softmax(float *restrict logits, float *restrict exp_, float *restrict div) {
+  int cannl_status = CANNL_STATUS_OK;
   _Alignas(64) float einmax[512];
   memset(einmax, 0, sizeof einmax);
-  float *restrict einmax_partials = (float *)aligned_alloc(64, 131072);
-  memset(einmax_partials, 0, 131072);
   _Alignas(64) float einsum[512];
   memset(einsum, 0, sizeof einsum);
+  float *restrict einmax_partials = (float *)aligned_alloc(64, 131072);
   float *restrict einsum_partials = (float *)aligned_alloc(64, 131072);
+  if (einmax_partials == NULL || einsum_partials == NULL) {
+    cannl_status = CANNL_STATUS_OUT_OF_MEMORY;
+    goto cannl_done;
+  }
+  memset(einmax_partials, 0, 131072);
   memset(einsum_partials, 0, 131072);
   /* forward */
   { /* vectorized, 16 lanes */
@@ -128,12 +133,15 @@ static void softmax(float *restrict logits, float *restrict exp_, float *restric
       }
     }
   }
+cannl_done:
   free(einmax_partials);
   free(einsum_partials);
+  return cannl_status;
 }
 
-/* Entry point for loaders: buffers[k] is the k-th pointer parameter. */
-void cannl_entry_softmax(void **buffers, const int64_t *statics) {
+/* Entry point for loaders: buffers[k] is the k-th pointer parameter. Returns
+   CANNL_STATUS_OK, or CANNL_STATUS_OUT_OF_MEMORY when scratch memory could not be allocated. */
+int cannl_entry_softmax(void **buffers, const int64_t *statics) {
   (void)statics;
-  softmax((float *)buffers[0], (float *)buffers[1], (float *)buffers[2]);
+  return softmax((float *)buffers[0], (float *)buffers[1], (float *)buffers[2]);
 }

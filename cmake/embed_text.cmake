@@ -1,0 +1,15 @@
+# Writes OUTPUT, a C++ file defining `const char cannl::codegen::kernel_texts::SYMBOL[]` as the
+# text of INPUT (NAME: its path for the comment). Run by cannl_embed_text (cannl_embed.cmake).
+file(READ ${INPUT} text)
+set(delimiter "cannl_text")
+string(FIND "${text}" ")${delimiter}\"" clash)
+if(NOT clash EQUAL -1)
+  message(FATAL_ERROR "${NAME} contains )${delimiter}\" and cannot be embedded as a raw string")
+endif()
+file(WRITE ${OUTPUT}.tmp
+  "// Generated from ${NAME} by cmake/embed_text.cmake: edit that file, not this one.\n"
+  "#include \"codegen/c/kernel_texts.h\"\n\n"
+  "namespace cannl::codegen::kernel_texts {\n\n"
+  "const char ${SYMBOL}[] = R\"${delimiter}(${text})${delimiter}\";\n\n"
+  "}  // namespace cannl::codegen::kernel_texts\n")
+file(RENAME ${OUTPUT}.tmp ${OUTPUT})
