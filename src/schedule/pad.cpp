@@ -1,7 +1,7 @@
 // Pad (semantics-backend.md 8.2): extend a loop to a multiple of a size; every leaf statement of
 // its body is guarded by `If (axis < old end)`, so pad iterations do nothing (always legal).
 // Guarding leaves rather than the whole body keeps inner nests perfect for Swap and Tensorize.
-#include "opt/tree_mapper.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
 
@@ -9,7 +9,7 @@ namespace cannl::schedule::detail {
 
 namespace {
 
-class LeafGuard : public opt::TreeMapper {
+class LeafGuard : public ir::TreeMapper {
  public:
   explicit LeafGuard(ir::ScalarRef condition) : condition_(std::move(condition)) {}
   ir::StmtRef map_stmt(const ir::StmtRef& s) override {

@@ -1,7 +1,7 @@
 // Partition (semantics-backend.md 8.2): index-set splitting of a loop into consecutive segment
 // loops over copies of the body (fresh symbols and local ids). Same iterations in the same
 // order: always legal.
-#include "opt/ir_rewrite.h"
+#include "cannl/ir/rewrite.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
 
@@ -30,7 +30,7 @@ ir::LoweredRoutine apply_partition(const ir::LoweredRoutine& r, const Partition&
   std::int64_t lo = f.begin;
   for (std::size_t k = 0; k <= t.breakpoints.size(); ++k) {
     const std::int64_t hi = k < t.breakpoints.size() ? t.breakpoints[k] : f.end;
-    opt::Replay replay;  // each segment gets its own symbols, so loops stay uniquely named
+    ir::Replay replay;  // each segment gets its own symbols, so loops stay uniquely named
     segments.push_back(replay.stmt(ir::for_loop(f.index, lo, hi, f.body, f.axis)));
     lo = hi;
   }

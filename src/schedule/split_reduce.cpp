@@ -6,8 +6,8 @@
 // loop (except for max / min, which are associative).
 #include <algorithm>
 
+#include "cannl/ir/rewrite.h"
 #include "cannl/support/error.h"
-#include "opt/ir_rewrite.h"
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
@@ -66,7 +66,7 @@ Partials make_partials(const LoopSite& site, const ir::Set& x, ir::DType dt, std
 // for lane in [0, count): p[lane] = accum(p[lane], v(first + lane)), v copied with fresh symbols.
 ir::StmtRef lane_loop(ir::Symbol lane, std::int64_t count, const ir::For& f, const ir::AxisIndex& first,
                       const Partials& p, ir::Op op, ir::DType dt, const ir::ScalarRef& v, ir::AxisType type) {
-  opt::Replay replay;
+  ir::Replay replay;
   ir::AxisIndex r = first;
   r.terms.push_back({1, lane});
   replay.bind(f.index, r);
@@ -163,7 +163,7 @@ ir::LoweredRoutine apply_split_reduce(const ir::LoweredRoutine& r, const SplitRe
     out.push_back(ir::declare_local(id, dt, false));
     out.push_back(ir::set_local(id, ir::constant(ir::op_neutral(*op), dt)));
     const ir::StmtRef update = ir::set_local(id, ir::apply(*op, dt, {ir::get_local(id, dt), contribution(*x)}));
-    opt::Replay replay;  // fresh symbols for the block's loop and anything inside v
+    ir::Replay replay;  // fresh symbols for the block's loop and anything inside v
     out.push_back(replay.stmt(ir::for_loop(f.index, lo, hi, update)));
     partials.push_back(ir::get_local(id, dt));
   }

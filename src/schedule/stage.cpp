@@ -5,8 +5,8 @@
 // reached by some iteration, so the copy stays in bounds). Same dtype, same values: bitwise.
 #include <algorithm>
 
-#include "opt/ir_rewrite.h"
-#include "opt/tree_mapper.h"
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
@@ -76,7 +76,7 @@ TileGeometry tile_geometry(const std::vector<ir::AxisIndex>& index, const std::m
   return g;
 }
 
-class ReadRedirect : public opt::TreeMapper {
+class ReadRedirect : public ir::TreeMapper {
  public:
   ReadRedirect(ir::NodeRef source, ir::NodeRef tile, std::vector<ir::AxisIndex> tile_index)
       : source_(std::move(source)), tile_(std::move(tile)), tile_index_(std::move(tile_index)) {}

@@ -10,8 +10,8 @@
 // folds all its cells; and a kept reduction loop gives independent partials to run in parallel.
 #include <algorithm>
 
-#include "opt/ir_rewrite.h"
-#include "opt/tree_mapper.h"
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
@@ -21,7 +21,7 @@ namespace cannl::schedule::detail {
 namespace {
 
 // Reads of `d` at `index` become reads of `p` at `p_index`; counts them and any other read of d.
-class AccumulatorRedirect : public opt::TreeMapper {
+class AccumulatorRedirect : public ir::TreeMapper {
  public:
   AccumulatorRedirect(const ir::Set& store, ir::NodeRef p, std::vector<ir::AxisIndex> p_index)
       : store_(store), p_(std::move(p)), p_index_(std::move(p_index)) {}
@@ -94,8 +94,8 @@ ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const Stage
     fresh[f->index] = ir::AxisIndex::iterator(scatter_loops.back());
   }
   std::vector<ir::AxisIndex> d_at, p_cell;
-  for (const auto& i : store->index) d_at.push_back(opt::substitute(i, fresh));
-  for (const auto& i : p_at) p_cell.push_back(opt::substitute(i, fresh));
+  for (const auto& i : store->index) d_at.push_back(ir::substitute(i, fresh));
+  for (const auto& i : p_at) p_cell.push_back(ir::substitute(i, fresh));
   const ir::DType dt = store->node->dtype;
   ir::StmtRef second = ir::set(store->node, d_at, ir::apply(ir::Op::Add, dt, {ir::get(store->node, d_at), ir::get(p, p_cell)}),
                                "add the partials of " + store->node->debug_name());
