@@ -38,7 +38,7 @@ class ZeroExpander : public ir::TreeMapper {
 
 }  // namespace
 
-ir::LoweredRoutine apply_expand_zero(const ir::LoweredRoutine& r, const ExpandZero& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const ExpandZero& t) {
   ZeroExpander expander(t.node_id);
   ir::StmtRef body = expander.map_stmt(r.body);
   if (expander.expanded == 0) {
@@ -53,5 +53,12 @@ ir::LoweredRoutine apply_expand_zero(const ir::LoweredRoutine& r, const ExpandZe
   }
   return with_body(r, body);
 }
+
+// In traces: expand_zero <node>
+std::string_view trace_name(Kind<ExpandZero>) { return "expand_zero"; }
+
+void print_args(StepWriter& out, const ExpandZero& t) { out.node(t.node_id); }
+
+ExpandZero parse_args(const StepReader& in, Kind<ExpandZero>) { return ExpandZero{in.node(1)}; }
 
 }  // namespace cannl::schedule::detail

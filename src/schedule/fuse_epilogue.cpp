@@ -189,7 +189,7 @@ std::size_t find_consumer(const ir::LoweredRoutine& r, const LoopSite& site, con
 
 }  // namespace
 
-ir::LoweredRoutine apply_fuse_epilogue(const ir::LoweredRoutine& r, const FuseEpilogue& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const FuseEpilogue& t) {
   const ir::NodeRef target = node_with_id(r, t.target_id);
   const std::string action = action_of(r, t, target);
   const LoopSite site = require_loop(r, t.anchor, action);
@@ -219,6 +219,15 @@ ir::LoweredRoutine apply_fuse_epilogue(const ir::LoweredRoutine& r, const FuseEp
     stmts.push_back(ir::for_loop(f.index, f.begin, f.end, ir::seq({f.body, moved}), f.axis));
   }
   return with_body(r, SeqReplacer(sib->seq, ir::seq(std::move(stmts))).map_stmt(r.body));
+}
+
+// In traces: fuse_epilogue <target node> <anchor loop>
+std::string_view trace_name(Kind<FuseEpilogue>) { return "fuse_epilogue"; }
+
+void print_args(StepWriter& out, const FuseEpilogue& t) { out.node(t.target_id).loop(t.anchor); }
+
+FuseEpilogue parse_args(const StepReader& in, Kind<FuseEpilogue>) {
+  return FuseEpilogue{in.node(1), in.loop(2)};
 }
 
 }  // namespace cannl::schedule::detail

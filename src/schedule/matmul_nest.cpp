@@ -58,9 +58,9 @@ std::vector<Swap> swaps_sorting(std::vector<const ir::For*> order, const std::ve
 // C rendering (12 x 32 f32 tiles with AVX-512; the proportions hold for narrower vectors). The
 // tile pays per call for packing both operands into zero-padded panels (scalar strided copies),
 // for the peeled edge tiles (a padded copy in and out), and a fixed setup; it computes at about
-// two vector FMAs per cycle. The plain nest takes about 1.5 cycles per multiply-add (measured
-// 1.4-4.4 GFLOP/s on conv loops). Skinny tiles (3 or 6 columns of 32, k of a few steps) lose:
-// measured 2-3x slower than the plain nest for LeNet's convolution gradients.
+// two vector FMAs per cycle. The plain nest takes about 1.5 cycles per multiply-add. Skinny tiles
+// (3 or 6 columns of 32, k of a few steps) lose to the plain nest on LeNet's convolution
+// gradients. The measurements: benchmarks/reports/schedule-decisions.md.
 bool tile_pays(std::int64_t m, std::int64_t n, std::int64_t k) {
   constexpr std::int64_t kMr = 12, kNr = 32;
   const std::int64_t row_panels = (m + kMr - 1) / kMr, col_panels = (n + kNr - 1) / kNr;

@@ -7,7 +7,7 @@
 
 namespace cannl::schedule::detail {
 
-ir::LoweredRoutine apply_partition(const ir::LoweredRoutine& r, const Partition& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Partition& t) {
   std::string points;
   for (const auto p : t.breakpoints) points += (points.empty() ? "" : ",") + std::to_string(p);
   const std::string action = "partition " + name_of(r, t.axis) + " at " + points;
@@ -35,6 +35,20 @@ ir::LoweredRoutine apply_partition(const ir::LoweredRoutine& r, const Partition&
     lo = hi;
   }
   return with_body(r, replace_loop(r.body, t.axis, [&](const ir::For&) { return ir::seq(std::move(segments)); }));
+}
+
+// In traces: partition <loop> <breakpoint>...
+std::string_view trace_name(Kind<Partition>) { return "partition"; }
+
+void print_args(StepWriter& out, const Partition& t) {
+  out.loop(t.axis);
+  for (const auto p : t.breakpoints) out.integer(p);
+}
+
+Partition parse_args(const StepReader& in, Kind<Partition>) {
+  Partition p{in.loop(1), {}};
+  for (std::size_t k = 2; k < in.size(); ++k) p.breakpoints.push_back(in.integer(k));
+  return p;
 }
 
 }  // namespace cannl::schedule::detail

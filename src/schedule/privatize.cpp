@@ -50,7 +50,7 @@ bool guard_mentions_outer(const ir::For& f, const LoopAccesses& acc) {
 
 }  // namespace
 
-ir::LoweredRoutine apply_privatize(const ir::LoweredRoutine& r, const Privatize& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Privatize& t) {
   const std::string action = "privatize n" + std::to_string(t.node_id) + " over " + name_of(r, t.over);
   const LoopSite site = require_loop(r, t.over, action);
   const ir::For& f = *site.loop;
@@ -91,5 +91,12 @@ ir::LoweredRoutine apply_privatize(const ir::LoweredRoutine& r, const Privatize&
                                            ir::set(node, cell->index, ir::get_local(id, node->dtype), "privatized")});
   return with_body(r, replace_loop(r.body, t.over, [&](const ir::For&) { return replacement; }));
 }
+
+// In traces: privatize <node> <loop>
+std::string_view trace_name(Kind<Privatize>) { return "privatize"; }
+
+void print_args(StepWriter& out, const Privatize& t) { out.node(t.node_id).loop(t.over); }
+
+Privatize parse_args(const StepReader& in, Kind<Privatize>) { return Privatize{in.node(1), in.loop(2)}; }
 
 }  // namespace cannl::schedule::detail

@@ -93,7 +93,7 @@ class ReadRedirect : public ir::TreeMapper {
 
 }  // namespace
 
-ir::LoweredRoutine apply_stage(const ir::LoweredRoutine& r, const Stage& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Stage& t) {
   const auto nodes = ir::nodes_of(r.body);
   const auto found = std::find_if(nodes.begin(), nodes.end(), [&](const ir::NodeRef& n) { return n->id == t.source_id; });
   const std::string action = "stage n" + std::to_string(t.source_id) + " at " + name_of(r, t.anchor);
@@ -125,5 +125,12 @@ ir::LoweredRoutine apply_stage(const ir::LoweredRoutine& r, const Stage& t) {
     return ir::for_loop(f.index, f.begin, f.end, body, f.axis);
   }));
 }
+
+// In traces: stage <source node> <anchor loop>
+std::string_view trace_name(Kind<Stage>) { return "stage"; }
+
+void print_args(StepWriter& out, const Stage& t) { out.node(t.source_id).loop(t.anchor); }
+
+Stage parse_args(const StepReader& in, Kind<Stage>) { return Stage{in.node(1), in.loop(2)}; }
 
 }  // namespace cannl::schedule::detail

@@ -47,7 +47,7 @@ class AccumulatorRedirect : public ir::TreeMapper {
 
 }  // namespace
 
-ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const StagePartials& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StagePartials& t) {
   std::string action = "stage_partials at " + name_of(r, t.top) + " keep";
   for (const ir::Symbol k : t.keep) action += " " + name_of(r, k);
   const LoopSite site = require_loop(r, t.top, action);
@@ -103,6 +103,20 @@ ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const Stage
 
   const ir::StmtRef replacement = ir::seq({ir::zero_out(p), first, second});
   return with_body(r, replace_loop(r.body, t.top, [&](const ir::For&) { return replacement; }));
+}
+
+// In traces: stage_partials <top loop> <kept loop>...
+std::string_view trace_name(Kind<StagePartials>) { return "stage_partials"; }
+
+void print_args(StepWriter& out, const StagePartials& t) {
+  out.loop(t.top);
+  for (const ir::Symbol s : t.keep) out.loop(s);
+}
+
+StagePartials parse_args(const StepReader& in, Kind<StagePartials>) {
+  StagePartials t{in.loop(1), {}};
+  for (std::size_t k = 2; k < in.size(); ++k) t.keep.push_back(in.loop(k));
+  return t;
 }
 
 }  // namespace cannl::schedule::detail

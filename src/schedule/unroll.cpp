@@ -36,7 +36,7 @@ class GuardFolder : public ir::TreeMapper {
 
 }  // namespace
 
-ir::LoweredRoutine apply_unroll(const ir::LoweredRoutine& r, const Unroll& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Unroll& t) {
   const std::string action = std::string(t.materialize ? "materialized " : "") + "unroll " + name_of(r, t.axis);
   const LoopSite site = require_loop(r, t.axis, action);
   const std::int64_t extent = site.loop->end - site.loop->begin;
@@ -59,6 +59,18 @@ ir::LoweredRoutine apply_unroll(const ir::LoweredRoutine& r, const Unroll& t) {
     }
     return ir::seq(std::move(copies));
   }));
+}
+
+// In traces: unroll <loop> materialize|annotate
+std::string_view trace_name(Kind<Unroll>) { return "unroll"; }
+
+void print_args(StepWriter& out, const Unroll& t) {
+  out.loop(t.axis).word(t.materialize ? "materialize" : "annotate");
+}
+
+Unroll parse_args(const StepReader& in, Kind<Unroll>) {
+  if (in.word(2) != "materialize" && in.word(2) != "annotate") in.bad("expected materialize or annotate");
+  return Unroll{in.loop(1), in.word(2) == "materialize"};
 }
 
 }  // namespace cannl::schedule::detail
