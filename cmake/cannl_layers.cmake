@@ -7,7 +7,7 @@
 # layer_src/<layer>/<layer> linking src/<layer> for its own private headers. A layer's sources
 # therefore see exactly its own headers and the public headers of the layers it depends on,
 # directly or through them (CMake propagates the folders with the link dependencies), and an
-# include of any other layer's header does not compile. scripts/check_layering.sh checks the same
+# include of any other layer's header does not compile. scripts/check_layering.py checks the same
 # order by grep, for a quick answer without a build.
 
 # cannl_layer(<name> [DEPS <layer>...] [LIBS <library>...] [HEADERS <file>...]): the static
