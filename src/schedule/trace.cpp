@@ -4,7 +4,9 @@
 
 #include <optional>
 #include <sstream>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "cannl/support/error.h"
 #include "cannl/support/hash.h"

@@ -59,7 +59,7 @@ TEST(ScheduleTrace, RetypeUnrollPrivatizeAndBlockedSplitReduceRoundTrip) {
                 : std::vector<Transform>{Privatize{first.s->id, first.r}, Retype{first.i, ir::AxisType::Grid},
                                          Unroll{first.r, false}};
     const std::string text = print_trace(record(first.routine(), steps));
-    EXPECT_NE(text.find(blocked ? "\nsplit_reduce i1 4\n" : "\nprivatize n1 i1\nretype i0 grid\nunroll i1 annotate\n"),
+    EXPECT_NE(text.find(blocked ? "\nsplit_reduce i1 4\n" : "\nprivatize n0 i1\nretype i0 grid\nunroll i1 annotate\n"),
               std::string::npos) << text;
     RowSum second(6, 300);
     const auto replayed = replay(second.routine(), parse_trace(text));

@@ -5,10 +5,7 @@
 #include <cmath>
 
 #include "cannl/runtime/context.h"
-#include "cannl/support/config.h"
-#include "cannl/support/error.h"
 #include "cannl/tensor/autodiff.h"
-#include "cannl/tensor/einsum_ops.h"
 #include "cannl/tensor/tensor.h"
 #include "tensor/compile_util.h"
 

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include "cannl/runtime/context.h"
-#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/tensor/autodiff.h"
 #include "cannl/tensor/einsum_ops.h"

@@ -9,7 +9,6 @@
 #include "cannl/support/error.h"
 #include "cannl/support/float_codecs.h"
 #include "cannl/tensor/autodiff.h"
-#include "cannl/tensor/einsum_ops.h"
 #include "cannl/tensor/tensor.h"
 #include "tensor/compile_util.h"
 
