@@ -1,31 +1,81 @@
 # Helpers that keep the per-layer build uniform: a layer is every .cpp under src/<layer>/, its
 # tests every .cpp under tests/<layer>/ (one executable per layer keeps CI link time small).
+#
+# The layering is enforced by the compiler, not by review: no target gets include/ as a whole.
+# Each layer has a folder in the build tree, layer_include/<layer>/cannl/<layer>, a link to its
+# public headers include/cannl/<layer>, which it hands to the targets linking it, and a folder
+# layer_src/<layer>/<layer> linking src/<layer> for its own private headers. A layer's sources
+# therefore see exactly its own headers and the public headers of the layers it depends on,
+# directly or through them (CMake propagates the folders with the link dependencies), and an
+# include of any other layer's header does not compile. scripts/check_layering.py checks the same
+# order by grep, for a quick answer without a build.
 
+# cannl_layer(<name> [DEPS <layer>...] [LIBS <library>...] [HEADERS <file>...]): the static
+# library cannl_<name>. DEPS are layer names (without cannl_), LIBS other libraries the layer
+# links publicly, HEADERS public headers directly under include/cannl/ that belong to the layer
+# (the umbrella cannl.h belongs to the top layer).
 function(cannl_layer name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DEPS;LIBS;HEADERS" ${ARGN})
+  set(public_root ${CMAKE_BINARY_DIR}/layer_include/${name})
+  set(private_root ${CMAKE_BINARY_DIR}/layer_src/${name})
+  file(MAKE_DIRECTORY ${public_root}/cannl ${private_root})
+  cannl_link(${PROJECT_SOURCE_DIR}/include/cannl/${name} ${public_root}/cannl/${name})
+  cannl_link(${PROJECT_SOURCE_DIR}/src/${name} ${private_root}/${name})
+  foreach(header ${ARG_HEADERS})
+    cannl_link(${PROJECT_SOURCE_DIR}/include/cannl/${header} ${public_root}/cannl/${header})
+  endforeach()
+
+  set(deps)
+  foreach(dep ${ARG_DEPS})
+    if(NOT TARGET cannl_${dep})
+      message(FATAL_ERROR "layer ${name} depends on ${dep}, which is not declared before it")
+    endif()
+    list(APPEND deps cannl_${dep})
+  endforeach()
+
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cpp)
   if(sources)
     add_library(cannl_${name} STATIC ${sources})
-    target_include_directories(cannl_${name}
-      PUBLIC ${PROJECT_SOURCE_DIR}/include
-      PRIVATE ${PROJECT_SOURCE_DIR}/src)
-    target_link_libraries(cannl_${name} PUBLIC ${ARG_DEPS})
+    target_include_directories(cannl_${name} PUBLIC ${public_root} PRIVATE ${private_root})
+    target_link_libraries(cannl_${name} PUBLIC ${deps} ${ARG_LIBS})
     set_target_properties(cannl_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   else()
     add_library(cannl_${name} INTERFACE)
-    target_include_directories(cannl_${name} INTERFACE ${PROJECT_SOURCE_DIR}/include)
-    target_link_libraries(cannl_${name} INTERFACE ${ARG_DEPS})
+    target_include_directories(cannl_${name} INTERFACE ${public_root})
+    target_link_libraries(cannl_${name} INTERFACE ${deps} ${ARG_LIBS})
   endif()
 endfunction()
 
+# A symbolic link `link` to the file or folder `target` (replaced when it points elsewhere).
+function(cannl_link target link)
+  if(IS_SYMLINK ${link})
+    file(READ_SYMLINK ${link} current)
+    if(current STREQUAL target)
+      return()
+    endif()
+    file(REMOVE ${link})
+  endif()
+  file(CREATE_LINK ${target} ${link} SYMBOLIC)
+endfunction()
+
+# cannl_layer_tests(<name> [LAYERS <layer>...]): the executable test_<name> from tests/<name>/,
+# linking cannl_<name> (and so the layers below it) plus LAYERS, the layers above it that these
+# tests use as a harness (running a routine on a backend, building a model); a test that needs
+# another layer must name it here. Test helpers under tests/ are visible to every test, private
+# headers only those of the tested layer.
 function(cannl_layer_tests name)
+  cmake_parse_arguments(ARG "" "" "LAYERS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${name}/*.cpp)
   if(NOT sources)
     return()
   endif()
   add_executable(test_${name} ${sources})
-  target_include_directories(test_${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
-  target_link_libraries(test_${name} PRIVATE cannl GTest::gtest GTest::gtest_main)
+  set(layers cannl_${name})
+  foreach(layer ${ARG_LAYERS})
+    list(APPEND layers cannl_${layer})
+  endforeach()
+  target_include_directories(test_${name} PRIVATE ${CMAKE_BINARY_DIR}/layer_src/${name} ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(test_${name} PRIVATE ${layers} GTest::gtest GTest::gtest_main)
   # Tests run in their own scratch directory so build_files/ and config files never leak between runs.
   set(workdir ${CMAKE_BINARY_DIR}/test_work/${name})
   file(MAKE_DIRECTORY ${workdir})

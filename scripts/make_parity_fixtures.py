@@ -88,7 +88,7 @@ def image_case(gen, inputs, forward, layouts):
     return result
 
 
-# ---- blocks of the first issue round -------------------------------------------------------------
+# ---- layer norm, softmax, losses, embeddings, mlp, attention -------------------------------------
 
 def layer_norm(gen):
     x, g, b = rand(gen, 2, 3, 5, low=-2, high=2), rand(gen, 5, low=0.5, high=1.5), rand(gen, 5)

@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "cannl/cannl.h"
+#include "cannl/runtime/context.h"
+#include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/tensor.h"
+#include "tensor/compile_util.h"
 
 namespace cannl::testing_util {
 
@@ -40,7 +43,7 @@ inline void expect_gradients_match(runtime::Context ctx, const Tensor& loss,
                                    const std::vector<Tensor>& params, const std::string& what,
                                    const GradientCheck& check = {}) {
   auto routine = ctx.compile(grad_update_code(loss), "grad_" + what);  // name sanitized by compile
-  train::upload_literals(ctx, {loss});
+  testing_util::upload_literals(ctx, {loss});
   const std::vector<std::int64_t> statics(routine.statics().size(), check.static_value);
   auto loss_value = [&] {
     ctx.run(routine, statics);

@@ -1,4 +1,4 @@
-// cannl's generated CPU code side by side with OpenBLAS sgemm and STREAM-style C loops (issue 6):
+// cannl's generated CPU code side by side with OpenBLAS sgemm and STREAM-style C loops:
 //   sgemm n x n x n, n in {256, 512, 1024, 2048}, on 1 and 2 threads: GFLOP/s (counter "flops")
 //   triad a = b + 3 c over 2^23 floats and row sums of a 4096 x 2048 matrix: bytes/s
 // BM_cc_tile_sgemm times the C backend's TileMma rendering alone (a hand-built TileMma statement

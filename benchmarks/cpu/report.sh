@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs cpu_bench once (median of 3 repetitions per case) and prints cannl's ratios to OpenBLAS
-# sgemm and to the STREAM-style C loops as a Markdown table (issue 6 targets: sgemm 1024 and
-# 2048 >= 0.9 x OpenBLAS; triad and row sums >= 0.8 x the C loop).
+# sgemm and to the STREAM-style C loops as a Markdown table (the targets: sgemm 1024 and 2048 >= 0.9 x
+# OpenBLAS; triad and row sums >= 0.8 x the C loop).
 #
 #   benchmarks/cpu/report.sh build-release/benchmarks/cpu/cpu_bench [--benchmark_filter=sgemm]
 set -euo pipefail

@@ -6,13 +6,13 @@
 #include "cse.h"
 
 #include "alpha_equivalence.h"
-#include "tree_mapper.h"
+#include "cannl/ir/tree_mapper.h"
 
 namespace cannl::opt {
 
 namespace {
 
-class StatementCse : public TreeMapper {
+class StatementCse : public ir::TreeMapper {
  public:
   ir::StmtRef map_stmt(const ir::StmtRef& s) override {
     const bool has_scalars = std::holds_alternative<ir::Set>(s->node) ||

@@ -15,16 +15,16 @@
 #include <algorithm>
 
 #include "alpha_equivalence.h"
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
 #include "hoist_facts.h"
-#include "ir_rewrite.h"
-#include "tree_mapper.h"
 
 namespace cannl::opt {
 
 namespace {
 
 // Replaces every copy of `target` by GetLocal(id), and GetLocals of the copies' ids (left by CSE).
-class ReplaceCopies : public TreeMapper {
+class ReplaceCopies : public ir::TreeMapper {
  public:
   ReplaceCopies(const ir::ScalarRef& target, int id) : target_(target), id_(id) {}
 
@@ -36,7 +36,7 @@ class ReplaceCopies : public TreeMapper {
     return map_children(s);
   }
   ir::StmtRef rename(const ir::StmtRef& s) {
-    struct Rename : TreeMapper {
+    struct Rename : ir::TreeMapper {
       const std::set<int>& ids;
       int to;
       Rename(const std::set<int>& i, int t) : ids(i), to(t) {}
@@ -56,7 +56,7 @@ class ReplaceCopies : public TreeMapper {
   std::set<int> replaced_;
 };
 
-class Hoister : public TreeMapper {
+class Hoister : public ir::TreeMapper {
  public:
   explicit Hoister(const std::vector<ir::StaticSymbol>& statics) {
     for (const auto& s : statics) bound_.insert(s.symbol);

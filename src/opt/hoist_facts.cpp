@@ -1,7 +1,7 @@
 // Facts for cross-statement hoisting (see hoist_facts.h).
 #include "hoist_facts.h"
 
-#include "tree_mapper.h"
+#include "cannl/ir/tree_mapper.h"
 
 namespace cannl::opt {
 

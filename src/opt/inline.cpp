@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "opt/ir_rewrite.h"
+#include "cannl/ir/rewrite.h"
 #include "opt/trace.h"
 
 namespace cannl::opt {
@@ -47,7 +47,7 @@ std::optional<StmtRef> replay_writer(const LoopNest& nest, const NodeRef& node,
   if (store.index.size() != call.size()) return std::nullopt;
   std::map<Symbol, const For*> loop_of;
   for (const For* f : nest.loops) loop_of[f->index] = f;
-  Replay replay;
+  ir::Replay replay;
   replay.redirect_self(node, id, node->dtype);
   std::set<Symbol> bound;
   std::vector<bool> done(call.size(), false);

@@ -20,9 +20,9 @@
 
 #include <algorithm>
 
+#include "cannl/ir/tree_mapper.h"
 #include "one_hot_match.h"
 #include "one_hot_producers.h"
-#include "tree_mapper.h"
 
 namespace cannl::opt {
 
@@ -143,14 +143,14 @@ std::optional<ir::StmtRef> rewrite_set_local(const ir::For& k, const Nest& n, co
   const auto acc = accumulation(s.value, is_self);
   if (!acc) return std::nullopt;
   const auto m = match_one_hot(acc->contribution, k.index, k.begin, k.end, source);
-  if (!m || count_local_reads(m->row, s.scope_id) > 0) return std::nullopt;
+  if (!m || ir::count_local_reads(m->row, s.scope_id) > 0) return std::nullopt;
   const auto value = gathered(k, *m);
   if (!value) return std::nullopt;
   const auto& self = acc->self_first ? acc->add->args[0] : acc->add->args[1];
   return ir::set_local(s.scope_id, accumulate(*acc, self, *value));
 }
 
-class OneHotRewriter : public TreeMapper {
+class OneHotRewriter : public ir::TreeMapper {
  public:
   explicit OneHotRewriter(SelectorSource source) : source_(std::move(source)) {}
 

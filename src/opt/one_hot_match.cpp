@@ -1,7 +1,7 @@
 // One-hot contribution matching (see one_hot_match.h).
 #include "one_hot_match.h"
 
-#include "ir_rewrite.h"
+#include "cannl/ir/rewrite.h"
 
 namespace cannl::opt {
 
@@ -96,7 +96,7 @@ ir::ScalarRef converted(const ir::ScalarRef& s, DType dtype) {
 bool mentions(const ir::ScalarRef& s, ir::Symbol k) {
   // free_symbols covers indices of reads, index embeddings and nested scopes; a bound k would
   // be a second binder of the same symbol, which the IR never has.
-  return free_symbols(s).contains(k);
+  return ir::free_symbols(s).contains(k);
 }
 
 std::optional<int> sole_axis_of(const std::vector<ir::AxisIndex>& index, ir::Symbol k) {

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "ir_rewrite.h"
-#include "tree_mapper.h"
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
 
 namespace cannl::opt {
 
@@ -75,7 +75,7 @@ SelectorSource SelectorProducers::source_at(std::size_t t) const {
   return [this, t](const ir::Get& g) -> std::optional<ir::ScalarRef> {
     const auto it = producers_.find(g.node->id);
     if (it == producers_.end() || it->second.at >= t) return std::nullopt;
-    Replay replay;
+    ir::Replay replay;
     for (std::size_t a = 0; a < it->second.axes.size(); ++a) replay.bind(it->second.axes[a], g.index[a]);
     return converted(replay.scalar(it->second.value), it->second.dtype);  // the store's conversion
   };

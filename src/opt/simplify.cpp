@@ -3,7 +3,7 @@
 #include "simplify.h"
 
 #include "cannl/interp/scalar_semantics.h"
-#include "tree_mapper.h"
+#include "cannl/ir/tree_mapper.h"
 
 namespace cannl::opt {
 
@@ -12,7 +12,7 @@ namespace {
 constexpr int kMaxRewriteDepth = 64;  // a guard against a rule cycle, never reached by the tables
 
 // Replaces reads of one local by a value (already converted to the local's dtype).
-struct SubstituteLocal : TreeMapper {
+struct SubstituteLocal : ir::TreeMapper {
   int scope_id;
   ir::DType dtype;
   ir::ScalarRef value;
@@ -31,7 +31,7 @@ bool cheap(const ir::ScalarRef& x) {
          std::holds_alternative<ir::GetLocal>(x->node) || std::holds_alternative<ir::EmbedIndex>(x->node);
 }
 
-class Simplifier : public TreeMapper {
+class Simplifier : public ir::TreeMapper {
  public:
   Simplifier(SymbolRanges ranges, const SimplifyOptions& options)
       : ranges_(std::move(ranges)), options_(options) {}
@@ -116,7 +116,7 @@ class Simplifier : public TreeMapper {
     for (; k < stmts.size(); ++k) {
       const auto* set = std::get_if<ir::SetLocal>(&stmts[k]->node);
       if (!set || set->scope_id != l.scope_id) break;
-      if (count_local_reads(set->value, l.scope_id) > 1 && !cheap(current)) break;
+      if (ir::count_local_reads(set->value, l.scope_id) > 1 && !cheap(current)) break;
       SubstituteLocal sub;
       sub.scope_id = l.scope_id;
       sub.dtype = l.dtype;
@@ -136,7 +136,7 @@ class Simplifier : public TreeMapper {
     const std::vector<ir::StmtRef> body = merged_body(l);
     if (body.size() == 1) {
       const auto* set = std::get_if<ir::SetLocal>(&body[0]->node);
-      if (set && set->scope_id == l.scope_id && count_local_reads(set->value, l.scope_id) == 0 &&
+      if (set && set->scope_id == l.scope_id && ir::count_local_reads(set->value, l.scope_id) == 0 &&
           ir::scalar_dtype(*set->value) == l.dtype)
         return set->value;  // merged_body stored it in the local's dtype already
     }

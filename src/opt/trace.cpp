@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <type_traits>
 
-#include "opt/ir_rewrite.h"
+#include "cannl/ir/rewrite.h"
 #include "opt/provenance.h"
 
 namespace cannl::opt {
@@ -130,7 +130,7 @@ class Tracer {
     NodeFacts& f = facts(nest.store->node);
     writer_ = nest.store->node->id;
     store_ = nest.store;
-    std::set<Symbol> free = free_symbols(s);
+    std::set<Symbol> free = ir::free_symbols(s);
     for (const auto& st : statics_) free.erase(st);
     if (!free.empty()) refuse(f, provenance::kEscapingSymbol, "its computation uses an unbound symbol");
     const std::set<Symbol> bound = pinned_by_bare(nest.store->index);

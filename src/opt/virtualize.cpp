@@ -4,8 +4,8 @@
 
 #include <map>
 
+#include "cannl/ir/rewrite.h"
 #include "opt/inline.h"
-#include "opt/ir_rewrite.h"
 
 namespace cannl::opt {
 
@@ -29,7 +29,7 @@ LoweredRoutine virtualize(const LoweredRoutine& routine, const Trace& trace,
   for (int id : candidates) computations[id].node = trace.nodes.at(id).node;
   auto rewrite_statement = [&](const StmtRef& s) -> StmtRef {
     const int self = written_candidate(s, candidates);
-    const StmtRef out = map_gets(s, [&](const Get& g) -> std::optional<ScalarRef> {
+    const StmtRef out = ir::map_gets(s, [&](const Get& g) -> std::optional<ScalarRef> {
       if (g.node->id == self) return std::nullopt;  // an accumulation's own cell
       const auto it = computations.find(g.node->id);
       if (it == computations.end()) return std::nullopt;

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "opt/tree_mapper.h"
+#include "cannl/ir/tree_mapper.h"
 
 namespace cannl::schedule::detail {
 

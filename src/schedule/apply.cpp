@@ -1,4 +1,5 @@
-// schedule::apply and the checks shared by the transforms (see transforms.h, transform_impls.h).
+// schedule::apply and transform_name over the Transform variant, and the checks shared by the
+// transforms (see transforms.h, transform_impls.h).
 #include <type_traits>
 
 #include "cannl/schedule/legality.h"
@@ -63,31 +64,8 @@ ir::ScalarRef index_below(const ir::AxisIndex& index, std::int64_t bound) {
 
 }  // namespace detail
 
-Split split(ir::Symbol axis, std::int64_t factor, ir::AxisType outer_type, ir::AxisType inner_type) {
-  return Split{axis, factor, ir::fresh_symbol(), ir::fresh_symbol(), outer_type, inner_type};
-}
-
-SplitReduce split_reduce_lanes(ir::Symbol axis, std::int64_t lanes, ir::AxisType lane_type) {
-  return SplitReduce{axis, 2, lanes, ir::fresh_symbol(), lane_type};
-}
-
 ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const Transform& transform) {
-  return std::visit([&](const auto& t) -> ir::LoweredRoutine {
-    using T = std::decay_t<decltype(t)>;
-    if constexpr (std::is_same_v<T, Split>) return detail::apply_split(routine, t);
-    else if constexpr (std::is_same_v<T, Swap>) return detail::apply_swap(routine, t);
-    else if constexpr (std::is_same_v<T, Retype>) return detail::apply_retype(routine, t);
-    else if constexpr (std::is_same_v<T, Unroll>) return detail::apply_unroll(routine, t);
-    else if constexpr (std::is_same_v<T, Pad>) return detail::apply_pad(routine, t);
-    else if constexpr (std::is_same_v<T, Tensorize>) return detail::apply_tensorize(routine, t);
-    else if constexpr (std::is_same_v<T, ExpandZero>) return detail::apply_expand_zero(routine, t);
-    else if constexpr (std::is_same_v<T, SplitReduce>) return detail::apply_split_reduce(routine, t);
-    else if constexpr (std::is_same_v<T, Stage>) return detail::apply_stage(routine, t);
-    else if constexpr (std::is_same_v<T, Partition>) return detail::apply_partition(routine, t);
-    else if constexpr (std::is_same_v<T, Privatize>) return detail::apply_privatize(routine, t);
-    else if constexpr (std::is_same_v<T, FuseEpilogue>) return detail::apply_fuse_epilogue(routine, t);
-    else return detail::apply_stage_partials(routine, t);
-  }, transform);
+  return std::visit([&](const auto& t) { return detail::apply_transform(routine, t); }, transform);
 }
 
 ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const std::vector<Transform>& transforms) {
@@ -97,11 +75,9 @@ ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const std::vector<Tr
 }
 
 std::string transform_name(const Transform& transform) {
-  static const char* const names[] = {"split", "swap", "retype", "unroll", "pad", "tensorize",
-                                      "expand_zero", "split_reduce", "stage", "partition", "privatize",
-                                      "fuse_epilogue", "stage_partials"};
-  static_assert(std::variant_size_v<Transform> == 13, "name every transform");
-  return names[transform.index()];
+  return std::visit([](const auto& t) {
+    return std::string(detail::trace_name(detail::Kind<std::decay_t<decltype(t)>>{}));
+  }, transform);
 }
 
 }  // namespace cannl::schedule

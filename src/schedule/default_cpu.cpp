@@ -11,7 +11,7 @@
 #include "cannl/support/error.h"
 #include "cannl/support/files.h"
 #include "cannl/support/log.h"
-#include "opt/tree_mapper.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/loop_tree.h"
 #include "schedule/matmul_nest.h"
@@ -96,7 +96,7 @@ class Scheduler {
   }
   std::vector<const ir::For*> loops_preorder(const ir::StmtRef& root) const {
     std::vector<const ir::For*> out;
-    opt::for_each_stmt(root, [&](const ir::Stmt& s) {
+    ir::for_each_stmt(root, [&](const ir::Stmt& s) {
       if (const auto* f = std::get_if<ir::For>(&s.node)) out.push_back(f);
     });
     return out;

@@ -1,8 +1,8 @@
 // Expand_zero (semantics-backend.md 8.2): a whole-node ZeroOut becomes a loop nest storing 0 in
 // every cell (padding included), which the annotators can then parallelize like computation.
 // Same cells, same value: always legal.
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/support/error.h"
-#include "opt/tree_mapper.h"
 #include "schedule/transform_impls.h"
 
 namespace cannl::schedule::detail {
@@ -21,7 +21,7 @@ ir::StmtRef zero_nest(const ir::NodeRef& node) {
   return body;
 }
 
-class ZeroExpander : public opt::TreeMapper {
+class ZeroExpander : public ir::TreeMapper {
  public:
   explicit ZeroExpander(int node_id) : node_id_(node_id) {}
   int expanded = 0;
@@ -38,12 +38,12 @@ class ZeroExpander : public opt::TreeMapper {
 
 }  // namespace
 
-ir::LoweredRoutine apply_expand_zero(const ir::LoweredRoutine& r, const ExpandZero& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const ExpandZero& t) {
   ZeroExpander expander(t.node_id);
   ir::StmtRef body = expander.map_stmt(r.body);
   if (expander.expanded == 0) {
     std::string zeroed;
-    opt::for_each_stmt(r.body, [&](const ir::Stmt& s) {
+    ir::for_each_stmt(r.body, [&](const ir::Stmt& s) {
       if (const auto* z = std::get_if<ir::ZeroOut>(&s.node))
         zeroed += (zeroed.empty() ? "" : ", ") + z->node->debug_name() + " (n" + std::to_string(z->node->id) + ")";
     });
@@ -53,5 +53,12 @@ ir::LoweredRoutine apply_expand_zero(const ir::LoweredRoutine& r, const ExpandZe
   }
   return with_body(r, body);
 }
+
+// In traces: expand_zero <node>
+std::string_view trace_name(Kind<ExpandZero>) { return "expand_zero"; }
+
+void print_args(StepWriter& out, const ExpandZero& t) { out.node(t.node_id); }
+
+ExpandZero parse_args(const StepReader& in, Kind<ExpandZero>) { return ExpandZero{in.node(1)}; }
 
 }  // namespace cannl::schedule::detail

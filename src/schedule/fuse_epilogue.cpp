@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <set>
 
-#include "opt/tree_mapper.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
@@ -37,7 +37,7 @@ struct Siblings {
 
 std::optional<Siblings> siblings_of(const ir::StmtRef& root, ir::Symbol anchor) {
   std::optional<Siblings> out;
-  opt::for_each_stmt(root, [&](const ir::Stmt& s) {
+  ir::for_each_stmt(root, [&](const ir::Stmt& s) {
     if (out || !std::holds_alternative<ir::Seq>(s.node)) return;
     const auto stmts = flatten_seq(std::make_shared<const ir::Stmt>(s));
     for (std::size_t k = 0; k < stmts.size(); ++k) {
@@ -56,17 +56,17 @@ bool touches(const LoopAccesses& acc, const ir::NodeRef& node, bool reads_only) 
 // Locals the consumer reads but does not declare itself: moving it could change their values.
 bool reads_outside_local(const ir::StmtRef& consumer) {
   std::set<int> declared, read;
-  opt::for_each_stmt(consumer, [&](const ir::Stmt& s) {
+  ir::for_each_stmt(consumer, [&](const ir::Stmt& s) {
     if (const auto* d = std::get_if<ir::DeclareLocal>(&s.node)) declared.insert(d->scope_id);
   });
-  opt::for_each_scalar(consumer, [&](const ir::Scalar& s) {
+  ir::for_each_scalar(consumer, [&](const ir::Scalar& s) {
     if (const auto* l = std::get_if<ir::LocalScope>(&s.node)) declared.insert(l->scope_id);
     if (const auto* g = std::get_if<ir::GetLocal>(&s.node)) read.insert(g->scope_id);
   });
   return std::any_of(read.begin(), read.end(), [&](int id) { return !declared.contains(id); });
 }
 
-class SeqReplacer : public opt::TreeMapper {
+class SeqReplacer : public ir::TreeMapper {
  public:
   SeqReplacer(const ir::Stmt* target, ir::StmtRef replacement) : target_(target), replacement_(std::move(replacement)) {}
   ir::StmtRef map_stmt(const ir::StmtRef& s) override { return s.get() == target_ ? replacement_ : map_children(s); }
@@ -189,7 +189,7 @@ std::size_t find_consumer(const ir::LoweredRoutine& r, const LoopSite& site, con
 
 }  // namespace
 
-ir::LoweredRoutine apply_fuse_epilogue(const ir::LoweredRoutine& r, const FuseEpilogue& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const FuseEpilogue& t) {
   const ir::NodeRef target = node_with_id(r, t.target_id);
   const std::string action = action_of(r, t, target);
   const LoopSite site = require_loop(r, t.anchor, action);
@@ -219,6 +219,15 @@ ir::LoweredRoutine apply_fuse_epilogue(const ir::LoweredRoutine& r, const FuseEp
     stmts.push_back(ir::for_loop(f.index, f.begin, f.end, ir::seq({f.body, moved}), f.axis));
   }
   return with_body(r, SeqReplacer(sib->seq, ir::seq(std::move(stmts))).map_stmt(r.body));
+}
+
+// In traces: fuse_epilogue <target node> <anchor loop>
+std::string_view trace_name(Kind<FuseEpilogue>) { return "fuse_epilogue"; }
+
+void print_args(StepWriter& out, const FuseEpilogue& t) { out.node(t.target_id).loop(t.anchor); }
+
+FuseEpilogue parse_args(const StepReader& in, Kind<FuseEpilogue>) {
+  return FuseEpilogue{in.node(1), in.loop(2)};
 }
 
 }  // namespace cannl::schedule::detail

@@ -6,8 +6,8 @@
 
 #include <optional>
 
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/support/error.h"
-#include "opt/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/loop_tree.h"
 #include "schedule/schedule_error.h"
@@ -150,10 +150,10 @@ class StructureChecker {
 void validate_parallel(const ir::LoweredRoutine& routine) {
   StructureChecker(routine).stmt(routine.body);
   // Annotated loops inside inlined computations: their scope is one scalar evaluation.
-  opt::for_each_scalar(routine.body, [&](const ir::Scalar& s) {
+  ir::for_each_scalar(routine.body, [&](const ir::Scalar& s) {
     const auto* l = std::get_if<ir::LocalScope>(&s.node);
     if (!l) return;
-    opt::for_each_stmt(l->body, [&](const ir::Stmt& x) {
+    ir::for_each_stmt(l->body, [&](const ir::Stmt& x) {
       const auto* f = std::get_if<ir::For>(&x.node);
       if (f && f->axis != ir::AxisType::Serial && f->axis != ir::AxisType::Unrolled)
         detail::throw_schedule_error(routine, f->index, "validate_parallel: loop " + detail::name_of(routine, f->index),

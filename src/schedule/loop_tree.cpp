@@ -3,8 +3,8 @@
 
 #include <set>
 
-#include "opt/ir_rewrite.h"
-#include "opt/tree_mapper.h"
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
 
 namespace cannl::schedule::detail {
 
@@ -57,14 +57,14 @@ class LoopFinder {
     flag = saved;
   }
   void scalar(const ir::ScalarRef& s) {
-    opt::for_each_scalar(s, [&](const ir::Scalar& x) {
+    ir::for_each_scalar(s, [&](const ir::Scalar& x) {
       if (const auto* l = std::get_if<ir::LocalScope>(&x.node))
         with_flag(site_.in_local_scope, [&] { stmt(l->body); });
     });
   }
 };
 
-class LoopReplacer : public opt::TreeMapper {
+class LoopReplacer : public ir::TreeMapper {
  public:
   LoopReplacer(ir::Symbol s, const std::function<ir::StmtRef(const ir::For&)>& rewrite)
       : target_(s), rewrite_(rewrite) {}
@@ -78,14 +78,14 @@ class LoopReplacer : public opt::TreeMapper {
   const std::function<ir::StmtRef(const ir::For&)>& rewrite_;
 };
 
-class SymbolSubstituter : public opt::TreeMapper {
+class SymbolSubstituter : public ir::TreeMapper {
  public:
   SymbolSubstituter(ir::Symbol s, const ir::AxisIndex& value) { values_[s] = value; }
 
   ir::ScalarRef map_scalar(const ir::ScalarRef& s) override {
     if (const auto* g = std::get_if<ir::Get>(&s->node)) return ir::get(g->node, index(g->index));
     if (const auto* e = std::get_if<ir::EmbedIndex>(&s->node))
-      return ir::embed_index(opt::substitute(e->index, values_));
+      return ir::embed_index(ir::substitute(e->index, values_));
     if (const auto* d = std::get_if<ir::GetDynamic>(&s->node))
       return ir::get_dynamic(d->node, index(d->index), d->dyn_axis, map_scalar(d->dyn_value));
     return map_children(s);
@@ -109,7 +109,7 @@ class SymbolSubstituter : public opt::TreeMapper {
   std::map<ir::Symbol, ir::AxisIndex> values_;
   std::vector<ir::AxisIndex> index(const std::vector<ir::AxisIndex>& idx) const {
     std::vector<ir::AxisIndex> out;
-    for (const auto& i : idx) out.push_back(opt::substitute(i, values_));
+    for (const auto& i : idx) out.push_back(ir::substitute(i, values_));
     return out;
   }
 };

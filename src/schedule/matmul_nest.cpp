@@ -58,9 +58,9 @@ std::vector<Swap> swaps_sorting(std::vector<const ir::For*> order, const std::ve
 // register-tiled micro-kernel (its mr x nr tile; 12 x 32 with AVX-512). The
 // tile pays per call for packing both operands into zero-padded panels (scalar strided copies),
 // for the peeled edge tiles (a padded copy in and out), and a fixed setup; it computes at about
-// two vector FMAs per cycle. The plain nest takes about 1.5 cycles per multiply-add (measured
-// 1.4-4.4 GFLOP/s on conv loops). Skinny tiles (3 or 6 columns of 32, k of a few steps) lose:
-// measured 2-3x slower than the plain nest for LeNet's convolution gradients.
+// two vector FMAs per cycle. The plain nest takes about 1.5 cycles per multiply-add. Skinny tiles
+// (3 or 6 columns of 32, k of a few steps) lose to the plain nest on LeNet's convolution
+// gradients. The measurements: benchmarks/reports/schedule-decisions.md.
 bool tile_pays(std::int64_t m, std::int64_t n, std::int64_t k, const ir::Target& target) {
   const std::int64_t kMr = target.gemm.mr, kNr = target.gemm.nr(target.vector_lanes());
   if (kMr <= 0 || kNr <= 0) return false;

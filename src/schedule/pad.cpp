@@ -1,7 +1,7 @@
 // Pad (semantics-backend.md 8.2): extend a loop to a multiple of a size; every leaf statement of
 // its body is guarded by `If (axis < old end)`, so pad iterations do nothing (always legal).
 // Guarding leaves rather than the whole body keeps inner nests perfect for Swap and Tensorize.
-#include "opt/tree_mapper.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
 
@@ -9,7 +9,7 @@ namespace cannl::schedule::detail {
 
 namespace {
 
-class LeafGuard : public opt::TreeMapper {
+class LeafGuard : public ir::TreeMapper {
  public:
   explicit LeafGuard(ir::ScalarRef condition) : condition_(std::move(condition)) {}
   ir::StmtRef map_stmt(const ir::StmtRef& s) override {
@@ -29,7 +29,7 @@ class LeafGuard : public opt::TreeMapper {
 
 }  // namespace
 
-ir::LoweredRoutine apply_pad(const ir::LoweredRoutine& r, const Pad& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Pad& t) {
   const std::string action = "pad " + name_of(r, t.axis) + " to a multiple of " + std::to_string(t.to_multiple_of);
   const LoopSite site = require_loop(r, t.axis, action);
   if (t.to_multiple_of < 1)
@@ -42,5 +42,12 @@ ir::LoweredRoutine apply_pad(const ir::LoweredRoutine& r, const Pad& t) {
     return ir::for_loop(f.index, f.begin, f.begin + padded, guard.map_stmt(f.body), f.axis);
   }));
 }
+
+// In traces: pad <loop> <multiple>
+std::string_view trace_name(Kind<Pad>) { return "pad"; }
+
+void print_args(StepWriter& out, const Pad& t) { out.loop(t.axis).integer(t.to_multiple_of); }
+
+Pad parse_args(const StepReader& in, Kind<Pad>) { return Pad{in.loop(1), in.integer(2)}; }
 
 }  // namespace cannl::schedule::detail

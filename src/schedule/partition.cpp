@@ -1,13 +1,13 @@
 // Partition (semantics-backend.md 8.2): index-set splitting of a loop into consecutive segment
 // loops over copies of the body (fresh symbols and local ids). Same iterations in the same
 // order: always legal.
-#include "opt/ir_rewrite.h"
+#include "cannl/ir/rewrite.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
 
 namespace cannl::schedule::detail {
 
-ir::LoweredRoutine apply_partition(const ir::LoweredRoutine& r, const Partition& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Partition& t) {
   std::string points;
   for (const auto p : t.breakpoints) points += (points.empty() ? "" : ",") + std::to_string(p);
   const std::string action = "partition " + name_of(r, t.axis) + " at " + points;
@@ -30,11 +30,25 @@ ir::LoweredRoutine apply_partition(const ir::LoweredRoutine& r, const Partition&
   std::int64_t lo = f.begin;
   for (std::size_t k = 0; k <= t.breakpoints.size(); ++k) {
     const std::int64_t hi = k < t.breakpoints.size() ? t.breakpoints[k] : f.end;
-    opt::Replay replay;  // each segment gets its own symbols, so loops stay uniquely named
+    ir::Replay replay;  // each segment gets its own symbols, so loops stay uniquely named
     segments.push_back(replay.stmt(ir::for_loop(f.index, lo, hi, f.body, f.axis)));
     lo = hi;
   }
   return with_body(r, replace_loop(r.body, t.axis, [&](const ir::For&) { return ir::seq(std::move(segments)); }));
+}
+
+// In traces: partition <loop> <breakpoint>...
+std::string_view trace_name(Kind<Partition>) { return "partition"; }
+
+void print_args(StepWriter& out, const Partition& t) {
+  out.loop(t.axis);
+  for (const auto p : t.breakpoints) out.integer(p);
+}
+
+Partition parse_args(const StepReader& in, Kind<Partition>) {
+  Partition p{in.loop(1), {}};
+  for (std::size_t k = 2; k < in.size(); ++k) p.breakpoints.push_back(in.integer(k));
+  return p;
 }
 
 }  // namespace cannl::schedule::detail

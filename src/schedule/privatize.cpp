@@ -4,8 +4,8 @@
 // so every intermediate store rounds exactly as before: bitwise.
 #include <algorithm>
 
-#include "opt/ir_rewrite.h"
-#include "opt/tree_mapper.h"
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
@@ -14,7 +14,7 @@ namespace cannl::schedule::detail {
 
 namespace {
 
-class CellToLocal : public opt::TreeMapper {
+class CellToLocal : public ir::TreeMapper {
  public:
   // Every access of the node in the loop is to the one cell (checked before).
   CellToLocal(ir::NodeRef node, int scope_id) : node_(std::move(node)), id_(scope_id) {}
@@ -39,10 +39,10 @@ class CellToLocal : public opt::TreeMapper {
 // after the loop would then reach unguarded.
 bool guard_mentions_outer(const ir::For& f, const LoopAccesses& acc) {
   bool outer = false;
-  opt::for_each_stmt(f.body, [&](const ir::Stmt& s) {
+  ir::for_each_stmt(f.body, [&](const ir::Stmt& s) {
     const auto* i = std::get_if<ir::If>(&s.node);
     if (!i) return;
-    for (const ir::Symbol x : opt::free_symbols(i->condition))
+    for (const ir::Symbol x : ir::free_symbols(i->condition))
       outer = outer || (x != f.index && !acc.inner.contains(x));
   });
   return outer;
@@ -50,7 +50,7 @@ bool guard_mentions_outer(const ir::For& f, const LoopAccesses& acc) {
 
 }  // namespace
 
-ir::LoweredRoutine apply_privatize(const ir::LoweredRoutine& r, const Privatize& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Privatize& t) {
   const std::string action = "privatize n" + std::to_string(t.node_id) + " over " + name_of(r, t.over);
   const LoopSite site = require_loop(r, t.over, action);
   const ir::For& f = *site.loop;
@@ -91,5 +91,12 @@ ir::LoweredRoutine apply_privatize(const ir::LoweredRoutine& r, const Privatize&
                                            ir::set(node, cell->index, ir::get_local(id, node->dtype), "privatized")});
   return with_body(r, replace_loop(r.body, t.over, [&](const ir::For&) { return replacement; }));
 }
+
+// In traces: privatize <node> <loop>
+std::string_view trace_name(Kind<Privatize>) { return "privatize"; }
+
+void print_args(StepWriter& out, const Privatize& t) { out.node(t.node_id).loop(t.over); }
+
+Privatize parse_args(const StepReader& in, Kind<Privatize>) { return Privatize{in.node(1), in.loop(2)}; }
 
 }  // namespace cannl::schedule::detail

@@ -5,7 +5,7 @@
 
 namespace cannl::schedule::detail {
 
-ir::LoweredRoutine apply_retype(const ir::LoweredRoutine& r, const Retype& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Retype& t) {
   const std::string action =
       "retype " + name_of(r, t.axis) + " to " + std::string(ir::axis_type_name(t.type));
   require_loop(r, t.axis, action);
@@ -14,5 +14,12 @@ ir::LoweredRoutine apply_retype(const ir::LoweredRoutine& r, const Retype& t) {
     return ir::for_loop(f.index, f.begin, f.end, f.body, t.type);
   }));
 }
+
+// In traces: retype <loop> <axis type>
+std::string_view trace_name(Kind<Retype>) { return "retype"; }
+
+void print_args(StepWriter& out, const Retype& t) { out.loop(t.axis).axis_type(t.type); }
+
+Retype parse_args(const StepReader& in, Kind<Retype>) { return Retype{in.loop(1), in.axis_type(2)}; }
 
 }  // namespace cannl::schedule::detail

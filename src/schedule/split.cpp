@@ -5,7 +5,13 @@
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
 
-namespace cannl::schedule::detail {
+namespace cannl::schedule {
+
+Split split(ir::Symbol axis, std::int64_t factor, ir::AxisType outer_type, ir::AxisType inner_type) {
+  return Split{axis, factor, ir::fresh_symbol(), ir::fresh_symbol(), outer_type, inner_type};
+}
+
+namespace detail {
 
 namespace {
 
@@ -19,7 +25,7 @@ std::string divisors(std::int64_t n) {
 
 }  // namespace
 
-ir::LoweredRoutine apply_split(const ir::LoweredRoutine& r, const Split& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Split& t) {
   const std::string action = "split " + name_of(r, t.axis) + " by " + std::to_string(t.factor);
   const LoopSite site = require_loop(r, t.axis, action);
   const ir::For& f = *site.loop;
@@ -46,4 +52,16 @@ ir::LoweredRoutine apply_split(const ir::LoweredRoutine& r, const Split& t) {
   return out;
 }
 
-}  // namespace cannl::schedule::detail
+// In traces: split <loop> <factor> <outer type> <inner type>
+std::string_view trace_name(Kind<Split>) { return "split"; }
+
+void print_args(StepWriter& out, const Split& t) {
+  out.loop(t.axis).integer(t.factor).axis_type(t.outer_type).axis_type(t.inner_type);
+}
+
+Split parse_args(const StepReader& in, Kind<Split>) {
+  return split(in.loop(1), in.integer(2), in.axis_type(3), in.axis_type(4));
+}
+
+}  // namespace detail
+}  // namespace cannl::schedule

@@ -6,13 +6,19 @@
 // loop (except for max / min, which are associative).
 #include <algorithm>
 
+#include "cannl/ir/rewrite.h"
 #include "cannl/support/error.h"
-#include "opt/ir_rewrite.h"
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
 
-namespace cannl::schedule::detail {
+namespace cannl::schedule {
+
+SplitReduce split_reduce_lanes(ir::Symbol axis, std::int64_t lanes, ir::AxisType lane_type) {
+  return SplitReduce{axis, 2, lanes, ir::fresh_symbol(), lane_type};
+}
+
+namespace detail {
 
 namespace {
 
@@ -66,7 +72,7 @@ Partials make_partials(const LoopSite& site, const ir::Set& x, ir::DType dt, std
 // for lane in [0, count): p[lane] = accum(p[lane], v(first + lane)), v copied with fresh symbols.
 ir::StmtRef lane_loop(ir::Symbol lane, std::int64_t count, const ir::For& f, const ir::AxisIndex& first,
                       const Partials& p, ir::Op op, ir::DType dt, const ir::ScalarRef& v, ir::AxisType type) {
-  opt::Replay replay;
+  ir::Replay replay;
   ir::AxisIndex r = first;
   r.terms.push_back({1, lane});
   replay.bind(f.index, r);
@@ -126,7 +132,7 @@ Interleaved interleaved(const ir::LoweredRoutine& r, const SplitReduce& t, const
 
 }  // namespace
 
-ir::LoweredRoutine apply_split_reduce(const ir::LoweredRoutine& r, const SplitReduce& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const SplitReduce& t) {
   const std::string action = "split_reduce " + name_of(r, t.axis) + " into " +
                              (t.lanes > 0 ? std::to_string(t.lanes) + " lanes" : std::to_string(t.num_blocks) + " blocks");
   const LoopSite site = require_loop(r, t.axis, action);
@@ -163,7 +169,7 @@ ir::LoweredRoutine apply_split_reduce(const ir::LoweredRoutine& r, const SplitRe
     out.push_back(ir::declare_local(id, dt, false));
     out.push_back(ir::set_local(id, ir::constant(ir::op_neutral(*op), dt)));
     const ir::StmtRef update = ir::set_local(id, ir::apply(*op, dt, {ir::get_local(id, dt), contribution(*x)}));
-    opt::Replay replay;  // fresh symbols for the block's loop and anything inside v
+    ir::Replay replay;  // fresh symbols for the block's loop and anything inside v
     out.push_back(replay.stmt(ir::for_loop(f.index, lo, hi, update)));
     partials.push_back(ir::get_local(id, dt));
   }
@@ -173,4 +179,19 @@ ir::LoweredRoutine apply_split_reduce(const ir::LoweredRoutine& r, const SplitRe
   return with_body(r, replace_loop(r.body, t.axis, [&](const ir::For&) { return ir::seq(std::move(out)); }));
 }
 
-}  // namespace cannl::schedule::detail
+// In traces: split_reduce <loop> <blocks> | <loop> lanes <lanes> <lane type>
+std::string_view trace_name(Kind<SplitReduce>) { return "split_reduce"; }
+
+void print_args(StepWriter& out, const SplitReduce& t) {
+  out.loop(t.axis);
+  if (t.lanes > 0) out.word("lanes").integer(t.lanes).axis_type(t.lane_type);
+  else out.integer(t.num_blocks);
+}
+
+SplitReduce parse_args(const StepReader& in, Kind<SplitReduce>) {
+  if (in.word(2) == "lanes") return split_reduce_lanes(in.loop(1), in.integer(3), in.axis_type(4));
+  return SplitReduce{in.loop(1), in.integer(2)};
+}
+
+}  // namespace detail
+}  // namespace cannl::schedule

@@ -5,8 +5,8 @@
 // reached by some iteration, so the copy stays in bounds). Same dtype, same values: bitwise.
 #include <algorithm>
 
-#include "opt/ir_rewrite.h"
-#include "opt/tree_mapper.h"
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
@@ -76,7 +76,7 @@ TileGeometry tile_geometry(const std::vector<ir::AxisIndex>& index, const std::m
   return g;
 }
 
-class ReadRedirect : public opt::TreeMapper {
+class ReadRedirect : public ir::TreeMapper {
  public:
   ReadRedirect(ir::NodeRef source, ir::NodeRef tile, std::vector<ir::AxisIndex> tile_index)
       : source_(std::move(source)), tile_(std::move(tile)), tile_index_(std::move(tile_index)) {}
@@ -93,7 +93,7 @@ class ReadRedirect : public opt::TreeMapper {
 
 }  // namespace
 
-ir::LoweredRoutine apply_stage(const ir::LoweredRoutine& r, const Stage& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Stage& t) {
   const auto nodes = ir::nodes_of(r.body);
   const auto found = std::find_if(nodes.begin(), nodes.end(), [&](const ir::NodeRef& n) { return n->id == t.source_id; });
   const std::string action = "stage n" + std::to_string(t.source_id) + " at " + name_of(r, t.anchor);
@@ -125,5 +125,12 @@ ir::LoweredRoutine apply_stage(const ir::LoweredRoutine& r, const Stage& t) {
     return ir::for_loop(f.index, f.begin, f.end, body, f.axis);
   }));
 }
+
+// In traces: stage <source node> <anchor loop>
+std::string_view trace_name(Kind<Stage>) { return "stage"; }
+
+void print_args(StepWriter& out, const Stage& t) { out.node(t.source_id).loop(t.anchor); }
+
+Stage parse_args(const StepReader& in, Kind<Stage>) { return Stage{in.node(1), in.loop(2)}; }
 
 }  // namespace cannl::schedule::detail

@@ -10,8 +10,8 @@
 // folds all its cells; and a kept reduction loop gives independent partials to run in parallel.
 #include <algorithm>
 
-#include "opt/ir_rewrite.h"
-#include "opt/tree_mapper.h"
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
@@ -21,7 +21,7 @@ namespace cannl::schedule::detail {
 namespace {
 
 // Reads of `d` at `index` become reads of `p` at `p_index`; counts them and any other read of d.
-class AccumulatorRedirect : public opt::TreeMapper {
+class AccumulatorRedirect : public ir::TreeMapper {
  public:
   AccumulatorRedirect(const ir::Set& store, ir::NodeRef p, std::vector<ir::AxisIndex> p_index)
       : store_(store), p_(std::move(p)), p_index_(std::move(p_index)) {}
@@ -47,7 +47,7 @@ class AccumulatorRedirect : public opt::TreeMapper {
 
 }  // namespace
 
-ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const StagePartials& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StagePartials& t) {
   std::string action = "stage_partials at " + name_of(r, t.top) + " keep";
   for (const ir::Symbol k : t.keep) action += " " + name_of(r, k);
   const LoopSite site = require_loop(r, t.top, action);
@@ -94,8 +94,8 @@ ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const Stage
     fresh[f->index] = ir::AxisIndex::iterator(scatter_loops.back());
   }
   std::vector<ir::AxisIndex> d_at, p_cell;
-  for (const auto& i : store->index) d_at.push_back(opt::substitute(i, fresh));
-  for (const auto& i : p_at) p_cell.push_back(opt::substitute(i, fresh));
+  for (const auto& i : store->index) d_at.push_back(ir::substitute(i, fresh));
+  for (const auto& i : p_at) p_cell.push_back(ir::substitute(i, fresh));
   const ir::DType dt = store->node->dtype;
   ir::StmtRef second = ir::set(store->node, d_at, ir::apply(ir::Op::Add, dt, {ir::get(store->node, d_at), ir::get(p, p_cell)}),
                                "add the partials of " + store->node->debug_name());
@@ -103,6 +103,20 @@ ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const Stage
 
   const ir::StmtRef replacement = ir::seq({ir::zero_out(p), first, second});
   return with_body(r, replace_loop(r.body, t.top, [&](const ir::For&) { return replacement; }));
+}
+
+// In traces: stage_partials <top loop> <kept loop>...
+std::string_view trace_name(Kind<StagePartials>) { return "stage_partials"; }
+
+void print_args(StepWriter& out, const StagePartials& t) {
+  out.loop(t.top);
+  for (const ir::Symbol s : t.keep) out.loop(s);
+}
+
+StagePartials parse_args(const StepReader& in, Kind<StagePartials>) {
+  StagePartials t{in.loop(1), {}};
+  for (std::size_t k = 2; k < in.size(); ++k) t.keep.push_back(in.loop(k));
+  return t;
 }
 
 }  // namespace cannl::schedule::detail

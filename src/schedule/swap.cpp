@@ -49,7 +49,7 @@ std::string order_problem(const ir::LoweredRoutine& r, const LoopSite& site, con
 
 }  // namespace
 
-ir::LoweredRoutine apply_swap(const ir::LoweredRoutine& r, const Swap& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Swap& t) {
   const std::string action = "swap " + name_of(r, t.outer) + " and " + name_of(r, t.inner);
   const LoopSite site = require_loop(r, t.outer, action);
   const ir::For& o = *site.loop;
@@ -70,5 +70,12 @@ ir::LoweredRoutine apply_swap(const ir::LoweredRoutine& r, const Swap& t) {
       n->index, n->begin, n->end, ir::for_loop(o.index, o.begin, o.end, n->body, o.axis), n->axis);
   return with_body(r, replace_loop(r.body, t.outer, [&](const ir::For&) { return swapped; }));
 }
+
+// In traces: swap <outer loop> <inner loop>
+std::string_view trace_name(Kind<Swap>) { return "swap"; }
+
+void print_args(StepWriter& out, const Swap& t) { out.loop(t.outer).loop(t.inner); }
+
+Swap parse_args(const StepReader& in, Kind<Swap>) { return Swap{in.loop(1), in.loop(2)}; }
 
 }  // namespace cannl::schedule::detail

@@ -67,7 +67,7 @@ std::optional<ir::TileMma> match_update(const ir::Set& x, const Tensorize& t) {
 }
 
 
-ir::LoweredRoutine apply_tensorize(const ir::LoweredRoutine& r, const Tensorize& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Tensorize& t) {
   std::string action = "tensorize i=" + name_of(r, t.i) + " j=" + name_of(r, t.j) + " k=" + name_of(r, t.k);
   for (const ir::Symbol f : t.fold) action += (f == t.fold.front() ? " fold " : ", ") + name_of(r, f);
   std::vector<LoopSite> sites = {require_loop(r, t.i, action), require_loop(r, t.j, action),
@@ -129,6 +129,22 @@ ir::LoweredRoutine apply_tensorize(const ir::LoweredRoutine& r, const Tensorize&
   tile->fallback = top->stmt;
   const ir::StmtRef replacement = ir::tile_mma(*tile);
   return with_body(r, replace_loop(r.body, top->loop->index, [&](const ir::For&) { return replacement; }));
+}
+
+// In traces: tensorize <i> <j> <k> [fold <loop>...]
+std::string_view trace_name(Kind<Tensorize>) { return "tensorize"; }
+
+void print_args(StepWriter& out, const Tensorize& t) {
+  out.loop(t.i).loop(t.j).loop(t.k);
+  if (!t.fold.empty()) out.word("fold");
+  for (const ir::Symbol s : t.fold) out.loop(s);
+}
+
+Tensorize parse_args(const StepReader& in, Kind<Tensorize>) {
+  Tensorize t{in.loop(1), in.loop(2), in.loop(3)};
+  if (in.size() > 4 && in.word(4) != "fold") in.bad("expected fold");
+  for (std::size_t k = 5; k < in.size(); ++k) t.fold.push_back(in.loop(k));
+  return t;
 }
 
 }  // namespace cannl::schedule::detail

@@ -1,28 +1,49 @@
 #pragma once
-// One function per transform (one .cpp each), dispatched by schedule::apply (apply.cpp), and
-// the checks they share. Private to src/schedule.
+// What every schedule transform defines in its own file, the dispatch over the Transform variant
+// (apply.cpp, trace.cpp) and the checks the transforms share. Private to src/schedule.
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cannl/schedule/transforms.h"
 #include "schedule/loop_tree.h"
+#include "schedule/trace_step.h"
 
 namespace cannl::schedule::detail {
 
-ir::LoweredRoutine apply_split(const ir::LoweredRoutine& r, const Split& t);
-ir::LoweredRoutine apply_swap(const ir::LoweredRoutine& r, const Swap& t);
-ir::LoweredRoutine apply_retype(const ir::LoweredRoutine& r, const Retype& t);
-ir::LoweredRoutine apply_unroll(const ir::LoweredRoutine& r, const Unroll& t);
-ir::LoweredRoutine apply_pad(const ir::LoweredRoutine& r, const Pad& t);
-ir::LoweredRoutine apply_tensorize(const ir::LoweredRoutine& r, const Tensorize& t);
-ir::LoweredRoutine apply_expand_zero(const ir::LoweredRoutine& r, const ExpandZero& t);
-ir::LoweredRoutine apply_split_reduce(const ir::LoweredRoutine& r, const SplitReduce& t);
-ir::LoweredRoutine apply_stage(const ir::LoweredRoutine& r, const Stage& t);
-ir::LoweredRoutine apply_partition(const ir::LoweredRoutine& r, const Partition& t);
-ir::LoweredRoutine apply_privatize(const ir::LoweredRoutine& r, const Privatize& t);
-ir::LoweredRoutine apply_fuse_epilogue(const ir::LoweredRoutine& r, const FuseEpilogue& t);
-ir::LoweredRoutine apply_stage_partials(const ir::LoweredRoutine& r, const StagePartials& t);
+/// Selects a transform type in the overloads that take no value of it.
+template <class T>
+struct Kind {};
+
+// A transform T (its struct and its place in the Transform variant are in transforms.h) is one
+// file, split.cpp for Split, ..., defining four functions:
+//   apply_transform(r, t)   the rewrite of routine r (throws ScheduleError when illegal);
+//   trace_name(Kind<T>)     its name in traces and messages: "split";
+//   print_args(out, t)      its arguments in a trace line (after the name), and
+//   parse_args(in, Kind<T>) the same arguments read back (words 1 on), the text byte-identical.
+// schedule::apply, transform_name, record and replay dispatch to them by overload, so a
+// transform missing here does not compile.
+#define CANNL_SCHEDULE_TRANSFORM(T)                                          \
+  ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const T& t); \
+  std::string_view trace_name(Kind<T>);                                      \
+  void print_args(StepWriter& out, const T& t);                              \
+  T parse_args(const StepReader& in, Kind<T>);
+
+CANNL_SCHEDULE_TRANSFORM(Split)
+CANNL_SCHEDULE_TRANSFORM(Swap)
+CANNL_SCHEDULE_TRANSFORM(Retype)
+CANNL_SCHEDULE_TRANSFORM(Unroll)
+CANNL_SCHEDULE_TRANSFORM(Pad)
+CANNL_SCHEDULE_TRANSFORM(Tensorize)
+CANNL_SCHEDULE_TRANSFORM(ExpandZero)
+CANNL_SCHEDULE_TRANSFORM(SplitReduce)
+CANNL_SCHEDULE_TRANSFORM(Stage)
+CANNL_SCHEDULE_TRANSFORM(Partition)
+CANNL_SCHEDULE_TRANSFORM(Privatize)
+CANNL_SCHEDULE_TRANSFORM(FuseEpilogue)
+CANNL_SCHEDULE_TRANSFORM(StagePartials)
+#undef CANNL_SCHEDULE_TRANSFORM
 
 /// The loop bound by `s`, or a ScheduleError listing the routine's loops. Loops inside a
 /// TileMma fallback are refused (the tile describes them).

@@ -1,8 +1,8 @@
 // Unroll (semantics-backend.md 8.2): the Unrolled annotation (the renderer repeats the body in
 // order), or materialized copies of the body with the index fixed, so simplify and CSE see
 // them. Iterations keep their order, so both forms are always legal.
-#include "opt/ir_rewrite.h"
-#include "opt/tree_mapper.h"
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
 
@@ -24,7 +24,7 @@ std::optional<bool> constant_guard(const ir::ScalarRef& condition) {
 
 // Folds the copies' constant guards: a pad or remainder copy would otherwise keep (guarded)
 // fixed indices outside the node, which the verifier rejects.
-class GuardFolder : public opt::TreeMapper {
+class GuardFolder : public ir::TreeMapper {
  public:
   ir::StmtRef map_stmt(const ir::StmtRef& s) override {
     if (const auto* i = std::get_if<ir::If>(&s->node)) {
@@ -36,7 +36,7 @@ class GuardFolder : public opt::TreeMapper {
 
 }  // namespace
 
-ir::LoweredRoutine apply_unroll(const ir::LoweredRoutine& r, const Unroll& t) {
+ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Unroll& t) {
   const std::string action = std::string(t.materialize ? "materialized " : "") + "unroll " + name_of(r, t.axis);
   const LoopSite site = require_loop(r, t.axis, action);
   const std::int64_t extent = site.loop->end - site.loop->begin;
@@ -53,12 +53,24 @@ ir::LoweredRoutine apply_unroll(const ir::LoweredRoutine& r, const Unroll& t) {
   return with_body(r, replace_loop(r.body, t.axis, [&](const ir::For& f) {
     std::vector<ir::StmtRef> copies;
     for (std::int64_t v = f.begin; v < f.end; ++v) {
-      opt::Replay replay;  // fresh loop symbols and local ids per copy
+      ir::Replay replay;  // fresh loop symbols and local ids per copy
       replay.bind(f.index, ir::AxisIndex::fixed(v));
       copies.push_back(GuardFolder().map_stmt(replay.stmt(f.body)));
     }
     return ir::seq(std::move(copies));
   }));
+}
+
+// In traces: unroll <loop> materialize|annotate
+std::string_view trace_name(Kind<Unroll>) { return "unroll"; }
+
+void print_args(StepWriter& out, const Unroll& t) {
+  out.loop(t.axis).word(t.materialize ? "materialize" : "annotate");
+}
+
+Unroll parse_args(const StepReader& in, Kind<Unroll>) {
+  if (in.word(2) != "materialize" && in.word(2) != "annotate") in.bad("expected materialize or annotate");
+  return Unroll{in.loop(1), in.word(2) == "materialize"};
 }
 
 }  // namespace cannl::schedule::detail

@@ -1,7 +1,7 @@
 // Contractions, permutations, reductions and slices: operations whose projections come from a
 // spec (or the compose / transpose logic) rather than pointwise broadcasting.
 #include "cannl/support/error.h"
-#include "tensor/gradient_rule.h"
+#include "cannl/tensor/gradient_rule.h"
 
 namespace cannl {
 namespace {

@@ -4,7 +4,7 @@
 #include "cannl/tensor/einsum_ops.h"
 
 #include "cannl/support/error.h"
-#include "tensor/gradient_rule.h"
+#include "cannl/tensor/gradient_rule.h"
 
 namespace cannl {
 namespace {

@@ -1,4 +1,4 @@
-#include "tensor/gradient_rule.h"
+#include "cannl/tensor/gradient_rule.h"
 
 #include <map>
 

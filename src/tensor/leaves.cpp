@@ -1,7 +1,7 @@
 // Leaves: parameters, constants, host literals and ranges.
 #include <cstdio>
 #include "cannl/support/error.h"
-#include "tensor/op_builder.h"
+#include "cannl/tensor/op_builder.h"
 
 namespace cannl {
 namespace {

@@ -1,4 +1,4 @@
-#include "tensor/op_builder.h"
+#include "cannl/tensor/op_builder.h"
 
 #include <atomic>
 

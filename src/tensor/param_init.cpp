@@ -7,7 +7,7 @@
 
 #include "cannl/support/config.h"
 #include "cannl/tensor/autodiff.h"
-#include "tensor/op_builder.h"
+#include "cannl/tensor/op_builder.h"
 
 namespace cannl {
 namespace {

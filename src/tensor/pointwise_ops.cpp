@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "tensor/gradient_rule.h"
+#include "cannl/tensor/gradient_rule.h"
 
 namespace cannl {
 namespace {

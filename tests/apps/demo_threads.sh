@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6: parallel execution is bitwise identical to serial. `cannl demo` with every nest that
+# Parallel execution is bitwise identical to serial. `cannl demo` with every nest that
 # has any parallel work scheduled as Grid (cpu_schedule_min_parallel=64) prints the same losses
 # and accuracy on 1 and on 2 OpenMP threads, and its generated C really uses OpenMP.
 set -euo pipefail

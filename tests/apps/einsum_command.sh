@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drives `cannl einsum` (issue 4's contract): result shape on line 1, values with --eval on line 2,
+# Drives `cannl einsum` (its output contract): result shape on line 1, values with --eval on line 2,
 # user errors as "error: ..." on stderr with exit status 1.
 # Usage: einsum_command.sh PATH_TO_CANNL
 set -uo pipefail

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include "cannl/cannl.h"
+#include "cannl/runtime/context.h"
+#include "cannl/support/error.h"
+#include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/tensor.h"
 #include "io/io_test_util.h"
 
 namespace cannl::io {

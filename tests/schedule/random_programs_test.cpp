@@ -14,11 +14,11 @@
 
 #include "backends/run_util.h"
 #include "cannl/ir/lower.h"
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/opt/optimize.h"
 #include "cannl/schedule/default_cpu.h"
 #include "cannl/schedule/transforms.h"
 #include "opt/program_generator.h"
-#include "opt/tree_mapper.h"
 #include "schedule/access_relations.h"
 #include "schedule/loop_tree.h"
 #include "schedule/schedule_test_util.h"

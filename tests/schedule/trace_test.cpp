@@ -49,6 +49,24 @@ TEST(ScheduleTrace, InterleavedSplitReduceRoundTrips) {
   EXPECT_EQ(ir::print_loop_ir(replayed), ir::print_loop_ir(schedule::apply(first.routine(), steps)));
 }
 
+// Each transform writes and reads its own arguments (src/schedule/<transform>.cpp); the text of
+// the forms the other tests do not pin stays as it was.
+TEST(ScheduleTrace, RetypeUnrollPrivatizeAndBlockedSplitReduceRoundTrip) {
+  for (const bool blocked : {false, true}) {
+    RowSum first(6, 300);
+    const std::vector<Transform> steps =
+        blocked ? std::vector<Transform>{SplitReduce{first.r, 4}}
+                : std::vector<Transform>{Privatize{first.s->id, first.r}, Retype{first.i, ir::AxisType::Grid},
+                                         Unroll{first.r, false}};
+    const std::string text = print_trace(record(first.routine(), steps));
+    EXPECT_NE(text.find(blocked ? "\nsplit_reduce i1 4\n" : "\nprivatize n0 i1\nretype i0 grid\nunroll i1 annotate\n"),
+              std::string::npos) << text;
+    RowSum second(6, 300);
+    const auto replayed = replay(second.routine(), parse_trace(text));
+    EXPECT_EQ(ir::print_loop_ir(replayed), ir::print_loop_ir(schedule::apply(first.routine(), steps)));
+  }
+}
+
 TEST(ScheduleTrace, ADifferentProgramIsRefusedByTheDigest) {
   Matmul first(4, 4, 4);
   const ScheduleTrace trace = record(first.routine(), {split(first.i, 2)});

@@ -308,6 +308,9 @@ TEST_F(ConfigTest, EveryKeyIsDocumented) {
         << "docs/config.md does not document `" << key.name << "`";
     EXPECT_NE(plain.find(std::string(key.description)), std::string::npos)
         << "docs/config.md has a stale description of `" << key.name << "`";
+    const std::string default_cell = key.default_value.empty() ? "(empty)" : "`" + std::string(key.default_value) + "`";
+    EXPECT_NE(text.find("| `" + std::string(key.name) + "` | " + default_cell + " |"), std::string::npos)
+        << "docs/config.md gives `" << key.name << "` another default than " << default_cell;
   }
 }
 

@@ -4,7 +4,10 @@
 
 #include <cmath>
 
-#include "cannl/cannl.h"
+#include "cannl/runtime/context.h"
+#include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/tensor.h"
+#include "tensor/compile_util.h"
 
 namespace cannl {
 namespace {
@@ -17,7 +20,7 @@ class Cast : public testing::Test {
   void SetUp() override { reset_tensor_state(); }
 
   static std::vector<double> evaluate(runtime::Context ctx, const Tensor& t) {
-    auto routine = train::compile_forward(ctx, {t}, "evaluate");
+    auto routine = testing_util::compile_forward(ctx, {t}, "evaluate");
     ctx.run(routine);
     return ctx.get_values(t.value());
   }

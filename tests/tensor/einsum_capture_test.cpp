@@ -1,7 +1,12 @@
 // Einsum with captured dimensions through the Tensor API (semantics-frontend.md 2.12).
 #include <gtest/gtest.h>
 
-#include "cannl/cannl.h"
+#include "cannl/runtime/context.h"
+#include "cannl/support/error.h"
+#include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/einsum_ops.h"
+#include "cannl/tensor/tensor.h"
+#include "tensor/compile_util.h"
 
 namespace cannl {
 namespace {
@@ -20,7 +25,7 @@ TEST_F(EinsumCapture, ReadsTheContractedSizeAndComputesLikePlainEinsum) {
   Tensor c = einsum("|->ij; |->jk => |->ik", a, b, {j});
   EXPECT_EQ(shape::solved_dim(j), 3);
   auto ctx = runtime::Context::interpreter();
-  auto routine = train::compile_forward(ctx, {c}, "capture");
+  auto routine = testing_util::compile_forward(ctx, {c}, "capture");
   ctx.run(routine);
   // c[i][k] = sum_j a[i][j] b[j][k]
   EXPECT_EQ(ctx.get_values(c.value()), (std::vector<double>{7, 8, 16, 17}));

@@ -6,9 +6,13 @@
 #include <cmath>
 #include <functional>
 
-#include "cannl/cannl.h"
+#include "cannl/runtime/context.h"
+#include "cannl/support/config.h"
+#include "cannl/tensor/autodiff.h"
 #include "cannl/tensor/einsum_ops.h"
+#include "cannl/tensor/tensor.h"
 #include "gradient_check.h"
+#include "tensor/compile_util.h"
 
 namespace cannl {
 namespace {
@@ -26,7 +30,7 @@ class EinsumOps : public testing::Test {
 
   Values evaluate(const Tensor& t, const std::string& backend = "interpreter") {
     auto ctx = backend == "cc" ? runtime::Context::cpu() : runtime::Context::interpreter();
-    auto routine = train::compile_forward(ctx, {t}, "evaluate");
+    auto routine = testing_util::compile_forward(ctx, {t}, "evaluate");
     ctx.run(routine);
     return ctx.get_values(t.value());
   }

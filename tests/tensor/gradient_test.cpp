@@ -5,8 +5,12 @@
 #include <cmath>
 #include <functional>
 
-#include "cannl/cannl.h"
+#include "cannl/runtime/context.h"
+#include "cannl/support/config.h"
+#include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/tensor.h"
 #include "gradient_check.h"
+#include "tensor/compile_util.h"
 
 namespace cannl {
 namespace {

@@ -4,8 +4,13 @@
 
 #include <cmath>
 
-#include "cannl/cannl.h"
+#include "cannl/runtime/context.h"
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
 #include "cannl/support/float_codecs.h"
+#include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/tensor.h"
+#include "tensor/compile_util.h"
 
 namespace cannl {
 namespace {
@@ -20,7 +25,7 @@ class TensorApi : public testing::Test {
   /// Computes `t` on the interpreter with the given literal/param values uploaded.
   std::vector<double> evaluate(const Tensor& t, const std::vector<std::pair<Tensor, std::vector<double>>>& inputs = {}) {
     auto ctx = runtime::Context::interpreter();
-    auto routine = train::compile_forward(ctx, {t}, "evaluate");
+    auto routine = testing_util::compile_forward(ctx, {t}, "evaluate");
     for (const auto& [leaf, values] : inputs) ctx.set_values(leaf.value(), values);
     ctx.run(routine);
     return ctx.get_values(t.value());
@@ -83,7 +88,7 @@ TEST_F(TensorApi, SliceSelectsARuntimeBatchRow) {
   Tensor data = literal("data", {1, 2, 3, 4, 5, 6}, {.batch = Dims{3}, .output = Dims{2}});
   Tensor row = slice_batch(data, batch);
   auto ctx = runtime::Context::interpreter();
-  auto routine = train::compile_forward(ctx, {row}, "row");
+  auto routine = testing_util::compile_forward(ctx, {row}, "row");
   const std::int64_t two[] = {2};
   ctx.run(routine, two);
   EXPECT_EQ(ctx.get_values(row.value()), (std::vector<double>{5, 6}));
@@ -162,7 +167,7 @@ TEST_F(TensorApi, RoutinesNamedLikeLibcFunctionsRun) {
     Tensor x = literal("x", {1, 2}, {.output = Dims{2}});
     Tensor y = 2.0 * x;
     auto ctx = runtime::Context::cpu();
-    auto routine = train::compile_forward(ctx, {y}, name);
+    auto routine = testing_util::compile_forward(ctx, {y}, name);
     ctx.run(routine);
     EXPECT_EQ(ctx.get_values(y.value()), (std::vector<double>{2, 4})) << name;
   }
@@ -187,7 +192,7 @@ TEST_F(TensorApi, UninitializedParameterIsNamed) {
   Tensor w = param("weights", {.input = Dims{}, .output = Dims{2}});
   Tensor y = relu(w);
   auto ctx = runtime::Context::interpreter();
-  auto routine = train::compile_forward(ctx, {y}, "forward");
+  auto routine = testing_util::compile_forward(ctx, {y}, "forward");
   expect_error<UninitializedError>([&] { ctx.run(routine); }, "weights");
 }
 

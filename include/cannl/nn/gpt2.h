@@ -39,7 +39,7 @@ struct Gpt2Config {
   /// Precision of the long sums (the contractions over n_embd or 4 n_embd terms and the
   /// LayerNorm statistics), rounded once per output. Not a Hugging Face key. F64 (the default)
   /// keeps the 124M model's f32 logits within 1.3e-5 of exact; F32 is what PyTorch's GEMMs
-  /// do (6.1e-5 there) and runs on the f32 register tiles, several times faster on the CPU.
+  /// do (6.1e-5 there) and runs on the f32 register tiles, the faster path on the CPU.
   ir::DType accumulate = ir::DType::F64;
 
   /// "vocab 50257, n_ctx 1024, n_embd 768, n_layer 12, n_head 12, eps 1e-05".

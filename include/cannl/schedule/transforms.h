@@ -7,6 +7,9 @@
 //   Split s = split(i, 4);                       // mints s.outer and s.inner
 //   ir::LoweredRoutine r2 = apply(r, s);
 //   r2 = apply(r2, Retype{s.outer, ir::AxisType::Grid});
+//
+// Each transform's rewrite, trace name and trace arguments live in one file,
+// src/schedule/<name>.cpp (see src/schedule/transform_impls.h for adding one).
 
 #include <cstdint>
 #include <string>

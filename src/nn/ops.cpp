@@ -1,12 +1,12 @@
 // Primitive ops of the nn blocks with hand-written, fused gradient rules (include/cannl/nn/ops.h).
-// They live in the tensor layer because they are built like every other op: a shape step, a
-// forward CodeBuilder and a gradient rule over (g, t, a_i) (tensor/gradient_rule.h).
+// They are built like every tensor op, through the tensor layer's op-building interface: a shape
+// step, a forward CodeBuilder and a gradient rule over (g, t, a_i) (cannl/tensor/gradient_rule.h).
 #include "cannl/nn/ops.h"
 
 #include <cmath>
 #include <numbers>
 
-#include "tensor/gradient_rule.h"
+#include "cannl/tensor/gradient_rule.h"
 
 namespace cannl::nn {
 namespace {

@@ -1,7 +1,7 @@
 // TreeMapper and the read-only walks (see tree_mapper.h).
-#include "tree_mapper.h"
+#include "cannl/ir/tree_mapper.h"
 
-namespace cannl::opt {
+namespace cannl::ir {
 
 namespace {
 
@@ -137,4 +137,4 @@ int count_local_reads(const ir::ScalarRef& scalar, int scope_id) {
   return n;
 }
 
-}  // namespace cannl::opt
+}  // namespace cannl::ir

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "cannl/support/error.h"
-#include "tensor/gradient_rule.h"
+#include "cannl/tensor/gradient_rule.h"
 
 namespace cannl::nn {
 namespace {

@@ -1,13 +1,12 @@
-// Loop-IR rewriting helpers (see ir_rewrite.h).
-#include "opt/ir_rewrite.h"
+// Loop-IR rewriting helpers (see cannl/ir/rewrite.h).
+#include "cannl/ir/rewrite.h"
 
 #include <type_traits>
 
 #include "cannl/support/error.h"
 
-namespace cannl::opt {
+namespace cannl::ir {
 
-using namespace ir;
 
 AxisIndex substitute(const AxisIndex& index, const std::map<Symbol, AxisIndex>& values) {
   AxisIndex out{{}, index.offset};
@@ -204,4 +203,4 @@ StmtRef Replay::stmt(const StmtRef& s) {
   }, s->node);
 }
 
-}  // namespace cannl::opt
+}  // namespace cannl::ir

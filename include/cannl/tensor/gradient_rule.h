@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "tensor/op_builder.h"
+#include "cannl/tensor/op_builder.h"
 
 namespace cannl::detail {
 

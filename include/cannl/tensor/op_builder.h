@@ -1,6 +1,7 @@
 #pragma once
-// Internal helpers shared by the op files: creating an op tensor (shape step + nodes + code
-// builders) and the assignments its forward and backward code is made of.
+// Building a tensor op: creating the op tensor (shape step + nodes + code builders) and the
+// assignments its forward and backward code is made of. Used by the tensor layer's op files and
+// by layers above it that define fused ops of their own (nn/ops.h), so not an end-user interface.
 
 #include <optional>
 #include <string>

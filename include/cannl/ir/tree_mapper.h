@@ -13,7 +13,7 @@
 
 #include "cannl/ir/loop_ir.h"
 
-namespace cannl::opt {
+namespace cannl::ir {
 
 class TreeMapper {
  public:
@@ -39,4 +39,4 @@ void for_each_stmt(const ir::StmtRef& stmt, const std::function<void(const ir::S
 /// How many GetLocal of `scope_id` the scalar contains. count_local_reads(get_local(3, F32), 3) == 1
 int count_local_reads(const ir::ScalarRef& scalar, int scope_id);
 
-}  // namespace cannl::opt
+}  // namespace cannl::ir

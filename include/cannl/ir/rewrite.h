@@ -1,5 +1,5 @@
 #pragma once
-// Loop-IR rewriting helpers shared by the optimizer passes (private to src/opt): index
+// Loop-IR rewriting helpers shared by the optimizer passes and the schedule transforms: index
 // substitution, free-symbol queries, and a capture-avoiding replay that copies code with fresh
 // loop symbols and fresh scope ids (the inliner's renaming, semantics-backend.md 4.5 step 4).
 //
@@ -12,7 +12,7 @@
 
 #include "cannl/ir/loop_ir.h"
 
-namespace cannl::opt {
+namespace cannl::ir {
 
 /// `index` with every symbol in `values` replaced by its affine value (coefficients multiply):
 ///   substitute(2*i + 1, {i -> j + 3}) == 2*j + 7
@@ -59,4 +59,4 @@ class Replay {
   ir::DType self_dtype_ = ir::DType::F32;
 };
 
-}  // namespace cannl::opt
+}  // namespace cannl::ir
