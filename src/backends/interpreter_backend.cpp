@@ -39,6 +39,7 @@ class InterpreterExecutable final : public Executable {
   }
 
   const std::string& source() const override { return source_; }
+  const ir::LoweredRoutine& routine() const override { return request_.routine; }
 
  private:
   CompileRequest request_;

@@ -115,6 +115,9 @@ Routine Context::compile(const ir::Comp& comp, const std::string& name) {
     logging::ScopedTimer timer("backend compile " + data.name);
     data.executable = state_->backend->compile({data.lowered, data.params});
   }
+  data.lowered = data.executable->routine();  // with the target's decisions (final lowering round)
+  if (logging::debug_level() >= 2)
+    files::write_atomically(files::build_dir() / (data.name + ".final.ll"), ir::print_loop_ir(data.lowered));
   data.source = data.executable->source();
   link_buffers(*state_, data);
   record_placements(*state_, optimized, data.name);

@@ -64,5 +64,30 @@ TEST(CcErrors, BadFpContractIsConfigError) {
   }
 }
 
+TEST(CcErrors, UnallocatableScratchIsAResourceErrorNotACrash) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer aborts on the impossible allocation itself";
+#else
+  // A local array of 2^40 floats (4 TiB): its allocation fails, the routine returns
+  // CANNL_STATUS_OUT_OF_MEMORY before touching it, and the run throws.
+  using namespace ir;
+  auto x = make_node("x", DType::F32, {2});
+  auto big = make_node("big", DType::F32, {std::int64_t{1} << 40});
+  auto out = make_node("out", DType::F32, {2});
+  const Symbol i = fresh_symbol(), j = fresh_symbol();
+  auto body = seq({for_loop(i, 0, 2, set(big, {AxisIndex::iterator(i)}, get(x, {AxisIndex::iterator(i)}))),
+                   for_loop(j, 0, 2, set(out, {AxisIndex::iterator(j)}, get(big, {AxisIndex::iterator(j)})))});
+  const backends::CompileRequest request{LoweredRoutine{"huge_scratch", body, {}}, {x, out}};
+  const std::vector<test_util::Bytes> inputs{test_util::bytes_of(std::vector<float>{1, 2})};
+  try {
+    test_util::run_on(*backends::make_cc_backend(), request, inputs);
+    FAIL() << "expected ResourceError";
+  } catch (const ResourceError& e) {
+    EXPECT_NE(std::string(e.what()).find("huge_scratch could not allocate its scratch memory"), std::string::npos)
+        << e.what();
+  }
+#endif
+}
+
 }  // namespace
 }  // namespace cannl

@@ -56,6 +56,9 @@ class Executable {
   virtual void run(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) = 0;
   /// Generated source, when the backend produces any (for dumps and error messages).
   virtual const std::string& source() const = 0;
+  /// The routine as it runs: after the final lowering round for the backend's target (every
+  /// decision the printer spelled is in it).
+  virtual const ir::LoweredRoutine& routine() const = 0;
   /// Accumulated per-kernel times of every run of this executable, in program order; empty when
   /// the routine was compiled without kernel profiling (or the backend has none).
   virtual std::vector<KernelTiming> kernel_timings() const { return {}; }

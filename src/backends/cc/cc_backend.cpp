@@ -51,6 +51,7 @@ class CcExecutable final : public Executable {
   }
 
   const std::string& source() const override { return source_.text; }
+  const ir::LoweredRoutine& routine() const override { return request_.routine; }
   std::vector<KernelTiming> kernel_timings() const override { return timings_; }
 
  private:
@@ -104,7 +105,8 @@ class CcBackend final : public Backend {
     const std::string file_stem = entry.substr(kEntryPrefix.size());
     auto library = cc::load_or_compile(file_stem, source.text,
                                        cc::kernel_link_options(source.text, options.target));
-    return std::make_unique<CcExecutable>(request, std::move(source), std::move(library), file_stem + ".c");
+    return std::make_unique<CcExecutable>(CompileRequest{lowered, request.params}, std::move(source), std::move(library),
+                                          file_stem + ".c");
   }
 };
 

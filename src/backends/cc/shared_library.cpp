@@ -11,8 +11,8 @@ namespace cannl::backends::cc {
 
 namespace {
 // libgomp's idle threads spin ~300k iterations at every barrier by default. When the cores are
-// shared (ctest -j, CI, a busy laptop) a spinning team starves the thread it waits for: a
-// training step measured 30x slower. A short spin keeps the quiet-machine latency of a
+// shared (ctest -j, CI, a busy laptop) a spinning team starves the thread it waits for (a
+// training step many times slower; benchmarks/reports/schedule-decisions.md). A short spin keeps the quiet-machine latency of a
 // persistent pool without that cliff. Read once by libgomp when it first loads, so set it before
 // the first OpenMP library is opened; a user's own setting wins.
 void bound_openmp_spinning() {

@@ -139,13 +139,17 @@ std::vector<ir::NodeRef> local_nodes(const ir::StmtRef& body, const std::vector<
   return locals;
 }
 
-// Locals whose first touch in the routine is a ZeroOut of the whole node: their declaration
-// needs no memset (a staged partials node of megabytes is zeroed once, not twice per call).
+// Locals whose first touch in the routine zeroes the whole node (a ZeroOut, or a tile that starts
+// at zero): their declaration needs no memset (a staged partials node of megabytes is zeroed once, not twice per call).
 std::set<int> zeroed_before_use(const ir::StmtRef& body) {
   std::set<int> zeroed, touched;
   for (const auto& s : ir::flatten_seq(body)) {
-    if (const auto* z = std::get_if<ir::ZeroOut>(&s->node)) {
-      if (!touched.contains(z->node->id)) zeroed.insert(z->node->id);
+    // A ZeroOut, or a tile starting at zero (its output zeroed, then every cell written).
+    const auto* z = std::get_if<ir::ZeroOut>(&s->node);
+    const auto* t = std::get_if<ir::TileMma>(&s->node);
+    const ir::NodeRef zeroed_node = z ? z->node : t && t->zero_start ? t->d.node : nullptr;
+    if (zeroed_node && !touched.contains(zeroed_node->id)) zeroed.insert(zeroed_node->id);
+    if (z) {
       touched.insert(z->node->id);
       continue;
     }

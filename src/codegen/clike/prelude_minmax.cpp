@@ -11,9 +11,8 @@ namespace {
 // The helpers work on the bits: comparisons give 0 or 1, a mask selects one operand's bits.
 // Without branches and without C conditionals, the compiler needs no if-conversion (which the
 // cc backend turns off on GCC <= 12, see toolchain.cpp) to pipeline or vectorize them; a
-// branch on random data (pooling, relu gradients) mispredicts half the time. Measured on a C
-// copy of LeNet's 2x2 max pool (register accumulator, the backend's flags, two cores): 0.34 ms
-// branchy, 0.054 ms on bit masks.
+// branch on random data (pooling, relu gradients) mispredicts half the time (LeNet's max pool:
+// benchmarks/reports/schedule-decisions.md).
 std::string bits_type(const std::string& type) { return type == "float" ? "int32_t" : "int64_t"; }
 
 std::string select_text(const std::string& name, const std::string& type) {
