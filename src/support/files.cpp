@@ -134,6 +134,11 @@ bool is_regular_file(const std::filesystem::path& path) {
 
 std::string executable_name() {
   std::string prefix = config::get("build_files_prefix");
+  // One folder name: a '/' or ".." would place build files anywhere on the disk.
+  if (prefix.find('/') != std::string::npos || prefix == "." || prefix == "..")
+    throw ConfigError("config key 'build_files_prefix' = '" + prefix + "' (from " +
+                      config::source_of("build_files_prefix") +
+                      "): expected a folder name without '/' (it is used under build_files/)");
   if (!prefix.empty()) return prefix;
   std::error_code error;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);

@@ -32,6 +32,15 @@ TEST_F(FilesTest, ExecutableNameIsTheTestBinary) {
   EXPECT_EQ(files::executable_name(), "my_run");
 }
 
+TEST_F(FilesTest, BuildFilesPrefixIsOneFolderName) {
+  for (const char* bad : {"../escape", "a/b", "..", "."}) {
+    config::set_override("build_files_prefix", bad);
+    EXPECT_THROW(files::executable_name(), ConfigError) << bad;
+  }
+  config::set_override("build_files_prefix", "it's $(fine)");
+  EXPECT_EQ(files::executable_name(), "it's $(fine)");
+}
+
 TEST_F(FilesTest, BuildAndLogDirectoriesAreCreatedUnderTheWorkingDirectory) {
   config::set_override("build_files_prefix", "demo");
   auto build = files::build_dir();
