@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "cannl/support/checked.h"
 #include "shape/errors.h"
 #include "shape/solver.h"
 
@@ -111,8 +112,18 @@ void solve_total_elems(const Constraint& k, SolveCtx& c) {
   std::vector<Row> rows;
   for (const auto& r0 : k.rows) {
     rows.push_back(subst(r0));
-    for (const auto& d : rows.back().axes())
-      d.is_var() ? unknown_dims.push_back(d.var) : void(known *= d.size);
+    for (const auto& d : rows.back().axes()) {
+      if (d.is_var()) {
+        unknown_dims.push_back(d.var);
+        continue;
+      }
+      const auto product = checked_mul(known, d.size);
+      if (!product)
+        shape_fail(c.origin(), "Total_elems constraint: size overflow: the known axes' product (" +
+                                   std::to_string(known) + " x " + std::to_string(d.size) +
+                                   ") exceeds the 64-bit range", &d);
+      known = *product;
+    }
     if (rows.back().is_open()) open_rows.push_back(static_cast<int>(rows.size() - 1));
   }
   const std::string data = "Total_elems constraint: the data has " + std::to_string(k.n) + " elements";
