@@ -58,17 +58,19 @@ std::vector<std::int64_t> parse_ids(const std::string& text) {
   return ids;
 }
 
-/// The directory of encoder.json and vocab.bpe: config key gpt2_vocab_dir, else data/gpt2-bpe in
-/// the first directory above the executable that has one (the source tree of a build).
+/// The directory of encoder.json and vocab.bpe: config key gpt2_vocab_dir, else, in the first
+/// directory above the executable that has one, share/cannl/gpt2-bpe (an installed cannl:
+/// <prefix>/bin/cannl) or data/gpt2-bpe (the source tree of a build).
 std::filesystem::path vocab_dir() {
   if (std::string dir = config::get("gpt2_vocab_dir"); !dir.empty()) return dir;
   std::error_code ec;
   auto here = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
   for (; !here.empty(); here = here.parent_path()) {
-    if (std::filesystem::exists(here / "data/gpt2-bpe/encoder.json", ec)) return here / "data/gpt2-bpe";
+    for (const char* candidate : {"share/cannl/gpt2-bpe", "data/gpt2-bpe"})
+      if (std::filesystem::exists(here / candidate / "encoder.json", ec)) return here / candidate;
     if (here == here.parent_path()) break;
   }
-  throw ConfigError("cannot find data/gpt2-bpe above the executable; set gpt2_vocab_dir");
+  throw ConfigError("cannot find share/cannl/gpt2-bpe or data/gpt2-bpe above the executable; set gpt2_vocab_dir");
 }
 
 double ms_since(std::chrono::steady_clock::time_point start) {
