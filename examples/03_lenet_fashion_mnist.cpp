@@ -15,6 +15,7 @@
 // (DIR holding the four *-idx?-ubyte.gz files; default: the Debian package's folder).
 // The last line reports the test accuracy.
 #include <cannl/cannl.h>
+#include <cannl/support/process.h>
 
 #include <cmath>
 #include <cstdio>
@@ -40,14 +41,11 @@ constexpr double kPixelMean = 0.2860, kPixelStd = 0.3530;
 std::string gunzip(const std::string& path) {
   if (!std::filesystem::exists(path))
     throw examples::DataUnavailable("missing " + path + ": " + kInstallHint);
-  FILE* pipe = popen(("gzip -dc '" + path + "'").c_str(), "r");
-  if (pipe == nullptr) throw examples::DataUnavailable("cannot run gzip to read " + path);
-  std::string bytes;
-  char buffer[1 << 16];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
-    bytes.append(buffer, n);
-  if (pclose(pipe) != 0) throw examples::DataUnavailable("gzip failed to decompress " + path);
-  return bytes;
+  // An argument vector, no shell: the path is never parsed as a command.
+  auto gzip = process::capture({"gzip", "-dc", "--", path});
+  if (!gzip.result.started) throw examples::DataUnavailable("cannot run gzip to read " + path);
+  if (gzip.result.exit_status != 0) throw examples::DataUnavailable("gzip failed to decompress " + path);
+  return std::move(gzip.output);
 }
 
 std::uint32_t big_endian_u32(const std::string& bytes, std::size_t at) {

@@ -11,6 +11,7 @@
 // Run from the project root:  build/examples/example_04_kjv_transformer [--quick]
 // (it trains for a number of steps, not epochs: --epochs is ignored)
 #include <cannl/cannl.h>
+#include <cannl/support/process.h>
 
 #include <cmath>
 #include <cstdio>
@@ -28,13 +29,10 @@ constexpr const char* kInstallHint =
 
 /// Every verse, one per line, without its reference ("Ge1:1 In the beginning..." -> "In the...").
 std::string bible_text() {
-  FILE* pipe = popen("bible -f 'Genesis 1:1-Revelation 22:21' 2>/dev/null", "r");
-  if (pipe == nullptr) throw examples::DataUnavailable(kInstallHint);
-  std::string raw;
-  char buffer[1 << 16];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) raw.append(buffer, n);
-  const int status = pclose(pipe);
-  if (status != 0 || raw.size() < 1000000) throw examples::DataUnavailable(kInstallHint);
+  auto bible = process::capture({"bible", "-f", "Genesis 1:1-Revelation 22:21"});
+  const std::string& raw = bible.output;
+  if (!bible.result.started || bible.result.exit_status != 0 || raw.size() < 1000000)
+    throw examples::DataUnavailable(kInstallHint);
   std::string text;
   for (std::size_t at = 0; at < raw.size();) {
     std::size_t end = raw.find('\n', at);

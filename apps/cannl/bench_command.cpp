@@ -11,34 +11,12 @@
 #include "cannl/cannl.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "cannl/support/memory_budget.h"
 
 namespace cannl::app {
 namespace {
 
 using Dims = std::vector<std::int64_t>;
-
-/// Value of `--name N` / `--name=N` in args, or `fallback`.
-std::string option(const std::vector<std::string>& args, const std::string& name, const std::string& fallback) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--" + name && i + 1 < args.size()) return args[i + 1];
-    if (args[i].rfind("--" + name + "=", 0) == 0) return args[i].substr(name.size() + 3);
-  }
-  return fallback;
-}
-
-int positive(const std::vector<std::string>& args, const std::string& name, const std::string& fallback) {
-  const std::string text = option(args, name, fallback);
-  int value = 0;
-  try {
-    value = std::stoi(text);
-  } catch (const std::exception&) {
-    throw RuntimeUsageError("--" + name + " expects a number, got '" + text + "'");
-  }
-  if (value < (name == "threads" ? 0 : 1)) {
-    throw RuntimeUsageError("--" + name + " must be " + (name == "threads" ? ">= 0" : ">= 1") + ", got " + text);
-  }
-  return value;
-}
 
 /// Median wall time in milliseconds of `reps` calls of `fn`, after one untimed warm-up call.
 double median_ms(int reps, const std::function<void()>& fn) {
@@ -61,9 +39,11 @@ std::vector<double> gaussian(std::size_t n, unsigned seed, double scale) {
   return out;
 }
 
-int bench_matmul(const std::vector<std::string>& args, std::ostream& out) {
-  const std::int64_t n = positive(args, "n", "1024");
-  const int reps = positive(args, "reps", n <= 512 ? "20" : "7");
+int bench_matmul(const ParsedArgs& args, std::ostream& out) {
+  const std::int64_t n = args.integer("n", 1024);
+  const int reps = static_cast<int>(args.integer("reps", n <= 512 ? 20 : 7));
+  // Host copies (doubles) of x and w, and x, w, y as f32 buffers: 28 n^2 bytes.
+  memory::check_budget(28 * n * n, "bench matmul --n " + std::to_string(n));
   const auto size = static_cast<std::size_t>(n * n);
   // y[b, o] = sum_i w[o, i] x[b, i]: an n x n x n contraction.
   Tensor x = literal("x", gaussian(size, 1, 1.0), {.batch = Dims{n}, .output = Dims{n}});
@@ -84,11 +64,11 @@ int bench_matmul(const std::vector<std::string>& args, std::ostream& out) {
   return 0;
 }
 
-int bench_mlp(const std::vector<std::string>& args, std::ostream& out) {
+int bench_mlp(const ParsedArgs& args, std::ostream& out) {
   // mlp_wide: dims [256, 1024, 1024, 10], batch 256, 16 batches, lr 0.01 (reference 10.2).
   constexpr std::int64_t kBatch = 256, kBatches = 16, kClasses = 10;
   const Dims dims{256, 1024, 1024, kClasses};
-  const int steps = positive(args, "steps", "20");
+  const int steps = static_cast<int>(args.integer("steps", 20));
   ir::StaticSymbol batch{ir::fresh_symbol(), kBatches, "batch"};
   const auto samples = static_cast<std::size_t>(kBatch * kBatches);
   std::vector<double> onehot(samples * kClasses, 0.0);
@@ -120,22 +100,38 @@ int bench_mlp(const std::vector<std::string>& args, std::ostream& out) {
   return 0;
 }
 
+OptionSpec threads_option() {
+  return {.name = "threads", .kind = OptionKind::Int, .value_name = "T",
+          .help = "sets cc_threads (0: the OpenMP default)", .min = 0, .max = 4096};
+}
+
 }  // namespace
 
-int run_bench_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  try {
-    if (args.empty() || (args[0] != "matmul" && args[0] != "mlp")) {
-      err << "error: usage: cannl bench matmul --n N [--threads T] [--reps R] | cannl bench mlp "
-             "[--threads T] [--steps S]\n";
-      return 1;
-    }
-    const std::string threads = option(args, "threads", "");
-    if (!threads.empty()) config::set_override("cc_threads", std::to_string(positive(args, "threads", "0")));
-    return args[0] == "matmul" ? bench_matmul(args, out) : bench_mlp(args, out);
-  } catch (const UserError& e) {
-    err << "error: " << e.what() << "\n";
-    return 1;
-  }
+const CommandSpec& bench_matmul_spec() {
+  static const CommandSpec spec{
+      .name = "bench matmul",
+      .summary = "Time an N x N x N f32 matmul through the compile path; last line: GFLOP/s <x>.",
+      .options = {{.name = "n", .kind = OptionKind::Int, .value_name = "N",
+                   .help = "matrix size (default 1024)", .min = 1, .max = 16384},
+                  threads_option(),
+                  {.name = "reps", .kind = OptionKind::Int, .value_name = "R",
+                   .help = "timed runs (default 20, 7 above n 512)", .min = 1, .max = 100000}}};
+  return spec;
+}
+
+const CommandSpec& bench_mlp_spec() {
+  static const CommandSpec spec{
+      .name = "bench mlp",
+      .summary = "Time one SGD step of mlp_wide (256 -> 1024 -> 1024 -> 10, batch 256); last line: step_ms <x>.",
+      .options = {threads_option(),
+                  {.name = "steps", .kind = OptionKind::Int, .value_name = "S",
+                   .help = "timed steps (default 20)", .min = 1, .max = 100000}}};
+  return spec;
+}
+
+int run_bench_command(const std::string& which, const ParsedArgs& args, std::ostream& out) {
+  if (args.has("threads")) config::set_override("cc_threads", args.text("threads"));
+  return which == "matmul" ? bench_matmul(args, out) : bench_mlp(args, out);
 }
 
 }  // namespace cannl::app

@@ -11,12 +11,17 @@
 
 #include <iosfwd>
 #include <string>
-#include <vector>
+
+#include "options.h"
 
 namespace cannl::app {
 
-/// Runs the command on `args` (after the word `bench`); returns the exit status. A user error
-/// prints `error: <message>` on `err` and returns 1.
-int run_bench_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+/// The options of `cannl bench matmul` and `cannl bench mlp` (for the parser and --help).
+const CommandSpec& bench_matmul_spec();
+const CommandSpec& bench_mlp_spec();
+
+/// Runs `cannl bench <which>` ("matmul" or "mlp"); user errors propagate as cannl::UserError.
+///   run_bench_command("mlp", parse_command(bench_mlp_spec(), {"--steps", "5"}), out)
+int run_bench_command(const std::string& which, const ParsedArgs& args, std::ostream& out);
 
 }  // namespace cannl::app

@@ -46,6 +46,26 @@ std::vector<double> grid_points(double x0, double x1, double y0, double y1) {
 
 }  // namespace
 
+const CommandSpec& demo_command_spec() {
+  static const CommandSpec spec{
+      .name = "demo",
+      .summary = "Train an MLP (2 -> 64 -> 64 -> 2, relu) on 1024 half-moons points with SGD on the C\n"
+                 "backend; prints the loss, the final train accuracy and writes two pictures.",
+      .options = {{.name = "epochs", .kind = OptionKind::Int, .value_name = "N",
+                   .help = "training epochs (default 40)", .min = 1, .max = 100000},
+                  {.name = "lr", .kind = OptionKind::Number, .value_name = "X",
+                   .help = "SGD learning rate (default 0.1)", .min_number = 0, .max_number = 100,
+                   .exclusive_min = true}}};
+  return spec;
+}
+
+DemoOptions demo_options(const ParsedArgs& args) {
+  DemoOptions options;
+  options.epochs = static_cast<int>(args.integer("epochs", options.epochs));
+  options.lr = args.number("lr", options.lr);
+  return options;
+}
+
 int run_demo(const DemoOptions& options) {
   const auto data = datasets::moons({.samples = kSamples, .noise = 0.1, .seed = 42});
   const std::int64_t n_batches = kSamples / kBatch;

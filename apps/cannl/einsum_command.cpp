@@ -12,7 +12,9 @@
 #include <ostream>
 
 #include "cannl/shape/shape.h"
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
+#include "cannl/support/memory_budget.h"
 
 namespace cannl::app {
 namespace {
@@ -27,33 +29,17 @@ struct Request {
 };
 
 Accum parse_accum(const std::string& v) {
-  if (v == "sum") return Accum::Sum;
   if (v == "max") return Accum::Max;
   if (v == "min") return Accum::Min;
-  throw RuntimeUsageError("--accum expects sum, max or min, got '" + v + "'");
+  return Accum::Sum;  // the option table admits sum, max and min only
 }
 
-Request parse_args(const std::vector<std::string>& args) {
+Request request_from(const ParsedArgs& args) {
   Request r;
-  bool have_spec = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--eval") {
-      r.eval = true;
-    } else if (a == "--accum") {
-      if (i + 1 >= args.size()) throw RuntimeUsageError("--accum expects sum, max or min");
-      r.accum = parse_accum(args[++i]);
-    } else if (a.rfind("--accum=", 0) == 0) {
-      r.accum = parse_accum(a.substr(8));
-    } else if (!have_spec) {
-      r.spec = a;
-      have_spec = true;
-    } else {
-      r.shapes.push_back(a);
-    }
-  }
-  if (!have_spec)
-    throw RuntimeUsageError("usage: cannl einsum [--eval] [--accum sum|max|min] SPEC SHAPE...");
+  r.eval = args.flag("eval");
+  r.accum = parse_accum(args.text("accum", "sum"));
+  r.spec = args.positional.at(0);
+  r.shapes.assign(args.positional.begin() + 1, args.positional.end());
   return r;
 }
 
@@ -109,10 +95,20 @@ shape::ShapeRef parse_shape(const std::string& name, const std::string& s) {
   return shape;
 }
 
-std::int64_t count(const std::vector<std::int64_t>& dims) {
-  std::int64_t n = 1;
-  for (auto d : dims) n *= d;
-  return n;
+/// Shape inference has checked every count of the step against int64 already.
+std::int64_t count(const std::vector<std::int64_t>& dims) { return checked_product(dims).value_or(-1); }
+
+/// --eval materializes the result as doubles and visits every point of every block's loop nest:
+/// both are checked before the first allocation, so a huge shape is an error, not a hang.
+void check_eval_size(const std::vector<std::int64_t>& result_dims, const std::vector<shape::Block>& blocks) {
+  constexpr std::int64_t kMaxPoints = std::int64_t{1} << 32;
+  const auto bytes = checked_mul(count(result_dims), 8);
+  memory::check_budget(bytes.value_or(-1), "einsum --eval of the result");
+  std::int64_t points = 0;
+  for (const auto& b : blocks) points = checked_add(points, count(b.projections.product_space)).value_or(kMaxPoints + 1);
+  if (points > kMaxPoints)
+    throw RuntimeUsageError("einsum --eval would visit " + std::to_string(points) +
+                            " points of the loop nest; it evaluates small examples only (at most 2^32)");
 }
 
 /// Row-major flat offset, or -1 when an index falls outside (a padding tap).
@@ -181,10 +177,12 @@ int run(const Request& r, std::ostream& out) {
   auto result = shape::new_shape("result");
   const int step = shape::propagate({"einsum", result, operands, shape::Einsum{r.spec}});
   shape::finish_inference();
+  const auto blocks = shape::block_projections(step);
+  if (r.eval) check_eval_size(shape::dims(*result), blocks);  // before any output
   out << shape::to_string(*result) << "\n";
   if (!r.eval) return 0;
   std::vector<double> values(static_cast<std::size_t>(count(shape::dims(*result))), neutral(r.accum));
-  for (const auto& b : shape::block_projections(step)) eval_block(b, r.accum, values);
+  for (const auto& b : blocks) eval_block(b, r.accum, values);
   for (std::size_t i = 0; i < values.size(); ++i) out << (i ? " " : "") << format_number(values[i]);
   out << "\n";
   return 0;
@@ -192,13 +190,24 @@ int run(const Request& r, std::ostream& out) {
 
 }  // namespace
 
-int run_einsum_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  try {
-    return run(parse_args(args), out);
-  } catch (const UserError& e) {
-    err << "error: " << e.what() << "\n";
-    return 1;
-  }
+const CommandSpec& einsum_command_spec() {
+  static const CommandSpec spec{
+      .name = "einsum",
+      .summary = "Infer the result shape of an einsum spec over operand shapes (B|I->O, e.g. 2|3->4);\n"
+                 "with --eval, also compute it over operands that hold their flat offsets.",
+      .options = {{.name = "eval", .kind = OptionKind::Flag, .help = "print the result's values too"},
+                  {.name = "accum", .kind = OptionKind::Choice, .value_name = "OP",
+                   .help = "accumulation of --eval: sum (default), max or min",
+                   .choices = {"sum", "max", "min"}}},
+      .positional_usage = "SPEC SHAPE...",
+      .min_positional = 1,
+      .max_positional = 65,
+      .notes = "example: cannl einsum \"ij;jk=>ik\" 2,3 3,4   prints 2,4"};
+  return spec;
+}
+
+int run_einsum_command(const ParsedArgs& args, std::ostream& out) {
+  return run(request_from(args), out);
 }
 
 }  // namespace cannl::app

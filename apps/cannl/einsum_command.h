@@ -7,13 +7,16 @@
 //   cannl einsum --eval "i => |->" 3          prints "" (a scalar) then "3"
 
 #include <iosfwd>
-#include <string>
-#include <vector>
+
+#include "options.h"
 
 namespace cannl::app {
 
-/// Runs the command on `args` (after the word `einsum`); returns the exit status. A user error
-/// prints `error: <message>` on `err` and returns 1.
-int run_einsum_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+/// The options of `cannl einsum` (for the parser and --help).
+const CommandSpec& einsum_command_spec();
+
+/// Runs the command; user errors propagate as cannl::UserError (main prints them, exit 1).
+///   run_einsum_command(parse_command(einsum_command_spec(), {"ij;jk=>ik", "2,3", "3,4"}), out)
+int run_einsum_command(const ParsedArgs& args, std::ostream& out);
 
 }  // namespace cannl::app

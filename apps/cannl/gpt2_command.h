@@ -11,14 +11,16 @@
 // Timings go to stderr (`gpt2: ... ms per token`) so stdout is reproducible.
 
 #include <iosfwd>
-#include <string>
-#include <vector>
+
+#include "options.h"
 
 namespace cannl::app {
 
-/// Runs the command on `args` (after the word `gpt2`); returns the exit status. User errors
-/// propagate as cannl::UserError (main prints them).
-///   run_gpt2_command({"--weights", "model.safetensors", "--ids", "1,2", "--print-logits"}, out, err)
-int run_gpt2_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+/// The options of `cannl gpt2` (for the parser and --help).
+const CommandSpec& gpt2_command_spec();
+
+/// Runs the command; user errors propagate as cannl::UserError (main prints them).
+///   run_gpt2_command(parse_command(gpt2_command_spec(), {"--weights", "m.safetensors", "--ids", "1,2"}), out, err)
+int run_gpt2_command(const ParsedArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace cannl::app

@@ -1,11 +1,13 @@
+// Pictures of a training run through gnuplot (see plots.h).
 #include "plots.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
+#include "cannl/support/error.h"
 #include "cannl/support/files.h"
 #include "cannl/support/log.h"
+#include "cannl/support/process.h"
 
 namespace cannl::app {
 namespace {
@@ -59,17 +61,25 @@ splot 'decision_boundary.dat' using 1:2:3 with pm3d notitle, \
 
 void write_plots(const PlotInputs& in) {
   const auto& dir = in.directory;
-  files::write_atomically(dir / "loss_curve.dat", loss_data(in.loss_curve));
-  files::write_atomically(dir / "decision_boundary.dat", grid_data(in));
-  files::write_atomically(dir / "points.dat", points_data(in.data));
-  files::write_atomically(dir / "plots.gp", kScript);
-  const std::string command = "cd '" + dir.string() + "' && gnuplot plots.gp 2> plots.log";
-  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
-    logging::warn("gnuplot not found: wrote the plot sources to " + dir.string() +
-              "; install it with `apt-get install gnuplot-nox` to get the PNG pictures");
+  try {
+    files::write_atomically(dir / "loss_curve.dat", loss_data(in.loss_curve));
+    files::write_atomically(dir / "decision_boundary.dat", grid_data(in));
+    files::write_atomically(dir / "points.dat", points_data(in.data));
+    files::write_atomically(dir / "plots.gp", kScript);
+  } catch (const IoError& e) {
+    // The pictures are a by-product: a read-only build_files/ must not fail the run.
+    logging::warn(std::string("no plots: ") + e.what());
     return;
   }
-  if (std::system(command.c_str()) != 0) {
+  const std::string gnuplot = process::resolve_program("gnuplot");
+  if (gnuplot.empty()) {
+    logging::warn("gnuplot not found: wrote the plot sources to " + dir.string() +
+                  "; install it with `apt-get install gnuplot-nox` to get the PNG pictures");
+    return;
+  }
+  // No shell: the directory is the child's working directory, never part of a command line.
+  const process::Result r = process::run({gnuplot, "plots.gp"}, dir / "plots.log", dir);
+  if (!r.started || r.exit_status != 0) {
     logging::warn("gnuplot failed; see " + (dir / "plots.log").string());
     return;
   }

@@ -6,12 +6,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
 
 #include "cannl/support/error.h"
+#include "cannl/support/files.h"
 
 namespace cannl::io {
 namespace {
@@ -20,25 +20,25 @@ namespace {
   throw IoError(what + " '" + path.string() + "': " + std::strerror(error));
 }
 
-std::filesystem::path temporary_beside(const std::filesystem::path& path) {
-  static std::atomic<unsigned long long> counter{0};
-  std::string name = "." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                     std::to_string(counter.fetch_add(1));
-  return path.parent_path() / name;
-}
-
-/// fsync of the directory makes the rename itself durable.
-void sync_directory(const std::filesystem::path& dir) {
-  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // best effort: some file systems refuse to open directories
-  ::fsync(fd);
-  ::close(fd);
+/// Where the bytes go: a symbolic link keeps its link and its target is replaced (renaming over
+/// the link itself would turn it into a regular file).
+std::filesystem::path write_target(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::is_symlink(path, error)) return path;
+  std::filesystem::path target = std::filesystem::canonical(path, error);
+  if (!error) return target;
+  target = std::filesystem::read_symlink(path, error);  // dangling: its first hop
+  if (error) return path;
+  return target.is_absolute() ? target : path.parent_path() / target;
 }
 
 }  // namespace
 
 AtomicFile::AtomicFile(std::filesystem::path path)
-    : path_(std::move(path)), temporary_(temporary_beside(path_)) {
+    : path_(write_target(path)), temporary_(files::temporary_beside(path_)) {
+  // Leftovers of an earlier writer of this file that was killed mid-write.
+  files::remove_stale_temporaries(path_.parent_path().empty() ? "." : path_.parent_path(),
+                                  path_.filename().string());
   fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) throw_io("cannot create a temporary file for", path_, errno);
 }
@@ -67,7 +67,15 @@ void AtomicFile::write(std::string_view bytes) {
 
 void AtomicFile::commit(bool sync_to_disk) {
   if (fd_ < 0) throw IoError("'" + path_.string() + "' was already committed");
-  if (sync_to_disk && ::fsync(fd_) != 0) throw_io("cannot flush", temporary_, errno);
+  // The data reaches the disk before the rename, always: otherwise a power loss after the rename
+  // can leave the new name on an empty or partial file (the file systems do not order them).
+  if (::fsync(fd_) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(temporary_.c_str());
+    throw_io("cannot flush", temporary_, error);
+  }
   if (::close(fd_) != 0) {
     fd_ = -1;
     int error = errno;
@@ -80,7 +88,7 @@ void AtomicFile::commit(bool sync_to_disk) {
     ::unlink(temporary_.c_str());
     throw_io("cannot rename the temporary file over", path_, error);
   }
-  if (sync_to_disk) sync_directory(path_.parent_path());
+  if (sync_to_disk) files::sync_directory(path_.parent_path());
 }
 
 }  // namespace cannl::io

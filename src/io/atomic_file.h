@@ -1,7 +1,9 @@
 #pragma once
 // A file written in pieces that appears at its path all at once: the pieces go to a temporary
 // file beside it, and commit() renames it over the path. Destroyed without commit (an exception,
-// an interrupted write), it removes the temporary file and the previous file stays untouched.
+// an interrupted write), it removes the temporary file and the previous file stays untouched. A
+// symbolic link at the path keeps its link: its target is replaced. Temporaries of a killed earlier
+// writer of the same file are removed when the next one starts.
 //
 //   AtomicFile out("ckpt.safetensors");
 //   out.write(header);  out.write(payload);
@@ -22,8 +24,11 @@ class AtomicFile {
 
   /// Appends bytes; throws IoError on failure (disk full, ...).
   void write(std::string_view bytes);
-  /// Flushes (fsync of the file and its directory when `sync_to_disk`) and renames the temporary
-  /// file over the path. Throws IoError on failure, leaving the previous file in place.
+  /// Flushes the file's data to disk (fsync, always: after a crash the path holds the old or the
+  /// complete new file, never a partial one) and renames the temporary file over the path; with
+  /// `sync_to_disk` the directory is flushed too, so the new file itself survives a power loss
+  /// (without it, a crash right after commit may bring back the previous file). Throws IoError on
+  /// failure, leaving the previous file in place.
   void commit(bool sync_to_disk);
 
   const std::filesystem::path& temporary_path() const { return temporary_; }

@@ -24,7 +24,9 @@ namespace {
 }  // namespace
 
 MappedFile::MappedFile(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever (it is then rejected as
+  // not a regular file); for regular files the flag changes nothing.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw_io("cannot open", path, errno);
   struct stat status {};
   if (::fstat(fd, &status) != 0) {

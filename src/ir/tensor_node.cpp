@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 
 namespace cannl::ir {
@@ -20,11 +21,19 @@ std::string_view memory_mode_name(MemoryMode m) {
   return "?";
 }
 
-std::int64_t TensorNode::num_elements() const {
-  std::int64_t n = 1;
-  for (auto d : dims) n *= d;
-  return n;
+namespace {
+
+/// The product of `sizes`; a ShapeError naming the node when it leaves the int64 range (shape
+/// inference rejects such shapes first; nodes built directly get the same check).
+std::int64_t element_count(const TensorNode& node, const std::vector<std::int64_t>& sizes) {
+  const auto n = checked_product(sizes);
+  if (!n) throw ShapeError("size overflow: tensor '" + node.debug_name() + "' has more elements than fit in 64 bits");
+  return *n;
 }
+
+}  // namespace
+
+std::int64_t TensorNode::num_elements() const { return element_count(*this, dims); }
 
 std::vector<std::int64_t> TensorNode::logical_dims() const {
   if (padding.empty()) return dims;
@@ -34,14 +43,13 @@ std::vector<std::int64_t> TensorNode::logical_dims() const {
   return result;
 }
 
-std::int64_t TensorNode::num_logical_elements() const {
-  std::int64_t n = 1;
-  for (auto d : logical_dims()) n *= d;
-  return n;
-}
+std::int64_t TensorNode::num_logical_elements() const { return element_count(*this, logical_dims()); }
 
 std::size_t TensorNode::size_in_bytes() const {
-  return static_cast<std::size_t>(num_elements()) * dtype_bytes(dtype);
+  const auto bytes = checked_mul(num_elements(), static_cast<std::int64_t>(dtype_bytes(dtype)));
+  if (!bytes)
+    throw ShapeError("size overflow: tensor '" + debug_name() + "' needs more bytes than fit in 64 bits");
+  return static_cast<std::size_t>(*bytes);
 }
 
 bool TensorNode::is_padded() const {

@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "cannl/nn/gpt2.h"
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
+#include "cannl/support/files.h"
 
 namespace cannl::nn {
 namespace {
@@ -103,6 +105,26 @@ double finite_number(const std::string& text, const std::string& key, const std:
   return v;
 }
 
+/// The weights' sizes in 64 bits: wte and wpe, and per layer the attention (4 n_embd^2) and MLP
+/// (8 n_embd^2) matrices plus the attention scores of one window (n_head n_ctx^2). A config whose
+/// counts overflow is a ShapeError here, before any tensor is built from it.
+void check_parameter_count(const Gpt2Config& c, const std::string& origin) {
+  auto fail = [&](const std::string& what) {
+    throw ShapeError(origin + ": size overflow: " + what + " (" + c.describe() +
+                     ") exceeds the 64-bit range; check n_embd, n_positions, vocab_size and n_layer");
+  };
+  const auto square = checked_mul(c.n_embd, c.n_embd);
+  const auto per_layer = square ? checked_mul(*square, 12) : std::nullopt;
+  if (!per_layer) fail("a layer's weights, 12 x n_embd^2");
+  const auto layers = checked_mul(*per_layer, c.n_layer);
+  if (!layers) fail("the layers' weights, n_layer x 12 x n_embd^2");
+  const auto tokens = checked_add(c.vocab_size, c.n_positions);
+  const auto embeddings = tokens ? checked_mul(*tokens, c.n_embd) : std::nullopt;
+  if (!embeddings || !checked_add(*embeddings, *layers)) fail("the embeddings, (vocab_size + n_positions) x n_embd");
+  const auto scores = checked_product({c.n_head, c.n_positions, c.n_positions, 8});
+  if (!scores) fail("the attention scores, n_head x n_positions^2");
+}
+
 }  // namespace
 
 std::string Gpt2Config::describe() const {
@@ -129,15 +151,18 @@ Gpt2Config parse_gpt2_config(std::string_view json_text, const std::string& orig
   if (c.n_embd % c.n_head != 0)
     throw FormatError(origin + ": n_embd (" + std::to_string(c.n_embd) +
                       ") must be a multiple of n_head (" + std::to_string(c.n_head) + ")");
+  check_parameter_count(c, origin);
   return c;
 }
 
 Gpt2Config read_gpt2_config(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot read GPT-2 config " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_gpt2_config(text.str(), path.string());
+  std::string text;
+  try {
+    text = files::read_file(path);  // a regular file only: a FIFO would block
+  } catch (const IoError& e) {
+    throw IoError(std::string("cannot read GPT-2 config: ") + e.what());
+  }
+  return parse_gpt2_config(text, path.string());
 }
 
 Gpt2Config find_gpt2_config(const std::optional<std::filesystem::path>& weights,

@@ -3,11 +3,13 @@
 // checkpoint stores it [in, out] (Conv1D, and the embedding tables, whose cannl form is
 // [dim <- vocab]); the fused c_attn gives three ranges (q, k, v).
 #include <cmath>
+#include <cstring>
 #include <numbers>
 #include <sstream>
 
 #include "cannl/nn/gpt2.h"
 #include "cannl/support/error.h"
+#include "cannl/support/log.h"
 
 namespace cannl::nn {
 namespace {
@@ -121,7 +123,9 @@ void check_tied_head(const io::SafetensorsFile& file, const std::vector<float>& 
   const std::string name = "lm_head.weight";
   if (!file.find(name)) return;
   checked_info(file, name, {c.vocab_size, c.n_embd}, c);
-  if (file.to_f32(name) != wte)
+  // Bitwise: a NaN is not equal to itself, yet a head tied to a NaN embedding is still tied.
+  const std::vector<float> head = file.to_f32(name);
+  if (head.size() != wte.size() || std::memcmp(head.data(), wte.data(), head.size() * sizeof(float)) != 0)
     throw FormatError("gpt2 checkpoint " + file.name() +
                       ": 'lm_head.weight' differs from 'wte.weight'; cannl's GPT-2 ties the "
                       "output projection to the token embedding");
@@ -156,20 +160,55 @@ void Gpt2::randomize_weights(std::uint64_t seed) {
   }
 }
 
+namespace {
+
+/// Tensors holding NaN or infinite values, for one warning after loading: such weights make
+/// every logit NaN, and greedy decoding then picks token 0 every time with no other sign.
+struct NonFiniteReport {
+  std::vector<std::string> tensors;  // "wte.weight (3200 of 3200)"
+  bool all = true;
+
+  void add(const std::vector<float>& values, const std::string& name) {
+    std::size_t bad = 0;
+    for (float v : values) bad += std::isfinite(v) ? 0 : 1;
+    if (bad == 0) {
+      all = false;
+      return;
+    }
+    all = all && bad == values.size();
+    tensors.push_back(name + " (" + std::to_string(bad) + " of " + std::to_string(values.size()) + ")");
+  }
+
+  void warn(const std::string& file) const {
+    if (tensors.empty()) return;
+    std::string list;
+    for (std::size_t i = 0; i < tensors.size() && i < 3; ++i) list += (i ? ", " : "") + tensors[i];
+    if (tensors.size() > 3) list += ", ... " + std::to_string(tensors.size() - 3) + " more";
+    logging::warn("weights in " + file + ": " + std::to_string(tensors.size()) +
+                  " tensors hold values that are NaN or infinite" + (all ? " (all of them)" : "") +
+                  ": " + list + "; the model's outputs will be NaN too");
+  }
+};
+
+}  // namespace
+
 void Gpt2::load_weights(const io::SafetensorsFile& file) {
   const std::string prefix = detect_prefix(file);
   std::string cached_name;
   std::vector<float> cached;  // the c_attn tensors feed three parameters each
+  NonFiniteReport non_finite;
   for (const Slot& s : slots_of(blocks_)) {
     const std::string name = prefix + s.name;
     checked_info(file, name, s.shape, config());
     if (name != cached_name) {
       cached = file.to_f32(name);
       cached_name = name;
+      non_finite.add(cached, name);
     }
     if (s.name == "wte.weight") check_tied_head(file, cached, config());
     upload(ctx_, s.param, slot_values(s, cached), name);
   }
+  non_finite.warn(file.name());
 }
 
 }  // namespace cannl::nn

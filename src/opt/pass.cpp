@@ -1,6 +1,8 @@
 // PassContext from config, placement names, decision text.
 #include "cannl/opt/pass.h"
 
+#include <cstdint>
+
 #include "cannl/support/config.h"
 
 namespace cannl::opt {
@@ -9,8 +11,8 @@ PassContext PassContext::from_config(const std::string& routine_name) {
   PassContext ctx;
   ctx.routine_name = routine_name;
   ctx.max_inline_reduction = config::get_int("virtualize_max_inline_reduction");
-  ctx.max_inline_fanin = static_cast<int>(config::get_int("virtualize_max_inline_fanin"));
-  ctx.max_visits = static_cast<int>(config::get_int("virtualize_max_visits"));
+  ctx.max_inline_fanin = static_cast<int>(config::get_int_in("virtualize_max_inline_fanin", 0, INT32_MAX));
+  ctx.max_visits = static_cast<int>(config::get_int_in("virtualize_max_visits", 0, INT32_MAX));
   ctx.stack_threshold_bytes = config::get_int("stack_threshold_in_bytes");
   ctx.fuse_multiply_add = config::get_bool("fuse_multiply_add");
   return ctx;

@@ -1,6 +1,8 @@
 #include "runtime/context_state.h"
 
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
+#include "cannl/support/memory_budget.h"
 
 namespace cannl::runtime {
 
@@ -12,7 +14,12 @@ ContextState::ContextState(std::shared_ptr<backends::Backend> backend_)
 backends::Buffer& ContextState::ensure_buffer(const ir::NodeRef& node) {
   auto it = buffers.find(node->id);
   if (it != buffers.end()) return *it->second.buffer;
+  const auto bytes = static_cast<std::int64_t>(node->size_in_bytes());
+  const auto total = checked_add(buffer_bytes, bytes);
+  memory::check_budget(total.value_or(-1), "tensor " + describe_node(*node) + " (with the " +
+                                               memory::format_bytes(buffer_bytes) + " of buffers already held)");
   auto buffer = backend->allocate(node->size_in_bytes());
+  buffer_bytes = *total;
   internal_check(buffer != nullptr && buffer->size() == node->size_in_bytes(),
                  "backend allocated a wrong-sized buffer for " + describe_node(*node));
   auto& slot = buffers[node->id];

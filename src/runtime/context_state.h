@@ -47,7 +47,9 @@ class ContextState {
   ContextState(const ContextState&) = delete;
   ContextState& operator=(const ContextState&) = delete;
 
-  /// The buffer of `node`, allocated (zero-filled) on first need.
+  /// The buffer of `node`, allocated (zero-filled) on first need. A buffer that would take the
+  /// context's buffers past the memory budget (cannl/support/memory_budget.h) is a
+  /// RuntimeUsageError naming the node, before anything is allocated.
   backends::Buffer& ensure_buffer(const ir::NodeRef& node);
   /// The buffer of `node`, or nullptr when it has none here.
   backends::Buffer* find_buffer(const ir::TensorNode& node) const;
@@ -62,6 +64,7 @@ class ContextState {
   /// text: host reads of them fail with this explanation.
   std::unordered_map<int, std::string> optimized_away;
   int next_routine_id = 0;
+  std::int64_t buffer_bytes = 0;  // the sum over `buffers`, charged against the memory budget
   /// Profiled routines by id (only those compiled with kernel profiling that ran).
   std::map<int, RoutineProfile> kernel_profiles;
 };

@@ -2,6 +2,7 @@
 // (2.8). Each relation derives an unknown only when it is determined by the others and is kept
 // as a residual otherwise, so solving always terminates (no guessing loops: `o<+k; k => o` closes).
 
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 #include "shape/errors.h"
 #include "shape/solver.h"
@@ -11,6 +12,18 @@ namespace {
 
 [[noreturn]] void affine_fail(const Constraint& k, SolveCtx& c, const std::string& what) {
   shape_fail(c.origin(), "solved dimensions for axis: " + what, &k.d1, &k.d2);
+}
+
+/// `size`, or a ShapeError naming the relation when computing it overflowed int64 (`what` says
+/// which product: "stride 3 x output size 4611686018427387904").
+std::int64_t size_or_fail(std::optional<std::int64_t> size, const Constraint& k, SolveCtx& c,
+                          const std::string& what) {
+  if (!size) affine_fail(k, c, "size overflow: " + what + " exceeds the 64-bit range");
+  return *size;
+}
+
+std::string times(const char* a, std::int64_t x, const char* b, std::int64_t y) {
+  return std::string(a) + " " + std::to_string(x) + " x " + b + " " + std::to_string(y);
 }
 
 /// Binds `d` to `size` with the derived `basis`, or checks a solved `d`. A derived basis is a
@@ -77,7 +90,11 @@ bool pair_strides(const Constraint& k, const Dim& in, const Dim& out, SolveCtx& 
 
 /// `in = stride*out` (stride only, or padded convolution: the kernel span does not count).
 void solve_scaled(const Constraint& k, const Dim& in, const Dim& out, SolveCtx& c) {
-  if (!out.is_var()) return settle(in, k.stride * out.size, conv_basis(out, k, c), k, c, "mismatch");
+  if (!out.is_var()) {
+    const std::int64_t size = size_or_fail(checked_mul(k.stride, out.size), k, c,
+                                           times("stride", k.stride, "output size", out.size));
+    return settle(in, size, conv_basis(out, k, c), k, c, "mismatch");
+  }
   if (in.is_var()) return pair_strides(k, in, out, c) ? void() : c.keep(k);
   if (in.size % k.stride != 0)
     affine_fail(k, c, "incompatible stride (" + std::to_string(in.size) + " is not a multiple of " +
@@ -88,9 +105,14 @@ void solve_scaled(const Constraint& k, const Dim& in, const Dim& out, SolveCtx& 
 /// `in = stride*(out-1) + span`, `span = 1 + (kernel-1)*dilation` (valid convolution).
 void solve_valid(const Constraint& k, const Dim& in, const Dim& out, const Dim& ker, SolveCtx& c) {
   if (!ker.is_var()) {
-    const std::int64_t span = 1 + (ker.size - 1) * k.dilation;
-    if (!out.is_var())
-      return settle(in, k.stride * (out.size - 1) + span, conv_basis(out, k, c), k, c, "mismatch");
+    const std::int64_t span = size_or_fail(checked_mul_add(ker.size - 1, k.dilation, 1), k, c,
+                                           times("kernel size", ker.size, "dilation", k.dilation));
+    if (!out.is_var()) {
+      const std::int64_t size = size_or_fail(checked_mul_add(k.stride, out.size - 1, span), k, c,
+                                             times("stride", k.stride, "output size", out.size) +
+                                                 " + kernel span " + std::to_string(span));
+      return settle(in, size, conv_basis(out, k, c), k, c, "mismatch");
+    }
     if (in.is_var()) return c.keep(k);
     if (in.size < span || (in.size - span) % k.stride != 0)
       affine_fail(k, c, "incompatible stride (input " + std::to_string(in.size) + ", kernel span " +
@@ -98,7 +120,9 @@ void solve_valid(const Constraint& k, const Dim& in, const Dim& out, const Dim& 
     return settle(out, (in.size - span) / k.stride + 1, conv_basis(in, k, c), k, c, "mismatch");
   }
   if (in.is_var() || out.is_var()) return c.keep(k);
-  const std::int64_t span = in.size - k.stride * (out.size - 1);
+  const std::int64_t reach = size_or_fail(checked_mul(k.stride, out.size - 1), k, c,
+                                          times("stride", k.stride, "output size", out.size));
+  const std::int64_t span = in.size - reach;  // both in [0, 2^63): cannot overflow
   if (span < 1 || (span - 1) % k.dilation != 0)
     affine_fail(k, c, "cannot infer kernel dimension (input " + std::to_string(in.size) +
                           ", output " + std::to_string(out.size) + ")");
@@ -124,7 +148,11 @@ void solve_concat(const Constraint& k, SolveCtx& c) {
       unknown.push_back(p);
       continue;
     }
-    known += p.size;
+    const auto sum = checked_add(known, p.size);
+    if (!sum)
+      shape_fail(c.origin(), "concat: size overflow: the parts' sizes add up past the 64-bit range (" +
+                                 std::to_string(known) + " + " + std::to_string(p.size) + ")", &k.d1);
+    known = *sum;
     const auto merged = merge_derived_basis(*basis, p.basis);
     if (!merged)
       shape_fail(c.origin(), "concat: conflicting dimension bases (" + basis->to_string() + " vs " +

@@ -3,6 +3,7 @@
 // reads the size inference found for it and can fix it (`set_dim`).
 
 #include "cannl/shape/shape.h"
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 #include "shape/solver.h"
 
@@ -21,7 +22,12 @@ std::optional<std::int64_t> current_value(const CapturedVariable& ref) {
   std::int64_t total = 1;
   for (const auto& d : r.dims) {
     if (d.is_var()) return std::nullopt;
-    total *= d.size;
+    const auto product = checked_mul(total, d.size);
+    if (!product)
+      throw ShapeError("capture '" + ref.label + "': the product of its row's axes (" +
+                       std::to_string(total) + " x " + std::to_string(d.size) +
+                       ") exceeds the 64-bit range");
+    total = *product;
   }
   return total;
 }

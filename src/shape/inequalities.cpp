@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "cannl/support/checked.h"
 #include "shape/errors.h"
 #include "shape/solver.h"
 
@@ -107,12 +108,24 @@ void solve_row_ineq(const Constraint& k, SolveCtx& c) {
 
 void solve_total_elems(const Constraint& k, SolveCtx& c) {
   std::int64_t known = 1;
+  std::size_t axes = 0;  // known and unknown, over all rows
   std::vector<int> unknown_dims, open_rows;
   std::vector<Row> rows;
   for (const auto& r0 : k.rows) {
     rows.push_back(subst(r0));
-    for (const auto& d : rows.back().axes())
-      d.is_var() ? unknown_dims.push_back(d.var) : void(known *= d.size);
+    for (const auto& d : rows.back().axes()) {
+      ++axes;
+      if (d.is_var()) {
+        unknown_dims.push_back(d.var);
+        continue;
+      }
+      const auto product = checked_mul(known, d.size);
+      if (!product)
+        shape_fail(c.origin(), "Total_elems constraint: size overflow: the known axes' product (" +
+                                   std::to_string(known) + " x " + std::to_string(d.size) +
+                                   ") exceeds the 64-bit range", &d);
+      known = *product;
+    }
     if (rows.back().is_open()) open_rows.push_back(static_cast<int>(rows.size() - 1));
   }
   const std::string data = "Total_elems constraint: the data has " + std::to_string(k.n) + " elements";
@@ -128,7 +141,11 @@ void solve_total_elems(const Constraint& k, SolveCtx& c) {
   if (c.stage >= 5 && unknown_dims.empty()) {
     if (open_rows.size() == 1) {
       const int v = rows[static_cast<std::size_t>(open_rows[0])].var;
-      bind_row(v, Row::closed(rest == 1 ? std::vector<Dim>{} : std::vector<Dim>{Dim::solved(rest)}));
+      // The leftover row takes the remaining size as one axis. A remaining 1 needs no axis when
+      // other axes hold the data, but 1-element data with no axis at all keeps one axis of size
+      // 1 (the identity-reshape preference): closing it to rank 0 would turn data into a scalar.
+      const bool keep_axis = rest != 1 || axes == 0;
+      bind_row(v, Row::closed(keep_axis ? std::vector<Dim>{Dim::solved(rest)} : std::vector<Dim>{}));
       return;
     }
     // Several open rows: keep the output row (index 1 in batch@output@input), close the others.

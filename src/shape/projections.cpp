@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 #include "shape/errors.h"
 #include "shape/projections.h"
@@ -228,18 +229,29 @@ std::vector<std::int64_t> memory_dims(const Shape& s) {
 
 namespace {
 
-ir::AxisIndex scaled_add(ir::AxisIndex acc, const ir::AxisIndex& x, std::int64_t coeff) {
-  for (const auto& t : x.terms) acc.terms.push_back({t.coeff * coeff, t.symbol});
-  acc.offset += x.offset * coeff;
+/// `value`, or a ShapeError: an index expression of a strided / convolution axis overflows.
+std::int64_t index_or_fail(std::optional<std::int64_t> value, const AxisSpec& a) {
+  if (!value)
+    throw ShapeError("size overflow: the index of the strided axis '" + a.label + "' (stride " +
+                     std::to_string(a.stride) + ", dilation " + std::to_string(a.dilation) +
+                     ", offset " + std::to_string(a.offset) + ") exceeds the 64-bit range");
+  return *value;
+}
+
+ir::AxisIndex scaled_add(ir::AxisIndex acc, const ir::AxisIndex& x, std::int64_t coeff,
+                         const AxisSpec& a) {
+  for (const auto& t : x.terms) acc.terms.push_back({index_or_fail(checked_mul(t.coeff, coeff), a), t.symbol});
+  acc.offset = index_or_fail(checked_mul_add(x.offset, coeff, acc.offset), a);
   return acc;
 }
 
 /// Padding of a `use_padding` convolution axis: the kernel window is centred (left = span -
 /// (span+1)/2), the right margin is what the last output position reads past the input.
 ir::AxisPadding conv_padding(const AxisSpec& a, std::int64_t in, std::int64_t out, std::int64_t k) {
-  const std::int64_t span = 1 + (k - 1) * a.dilation;
-  const std::int64_t left = span - (span + 1) / 2;
-  const std::int64_t last = a.stride * (out - 1) + a.offset + span - 1 - left;
+  const std::int64_t span = index_or_fail(checked_mul_add(k - 1, a.dilation, 1), a);
+  const std::int64_t left = span - index_or_fail(checked_add(span, 1), a) / 2;
+  const std::int64_t reach = index_or_fail(checked_mul_add(a.stride, out - 1, a.offset), a);
+  const std::int64_t last = index_or_fail(checked_add(reach, span - 1 - left), a);
   return {left, std::max<std::int64_t>(0, last - (in - 1))};
 }
 
@@ -305,8 +317,8 @@ class Deriver {
 
   void resolve_affine(const AffineUse& a, BlockResult& out) {
     const AxisSpec& spec = *a.spec;
-    ir::AxisIndex at = scaled_add(ir::AxisIndex::fixed(spec.offset), index_of(a.over), spec.stride);
-    if (a.kernel != a.node) at = scaled_add(at, index_of(a.kernel), spec.dilation);
+    ir::AxisIndex at = scaled_add(ir::AxisIndex::fixed(spec.offset), index_of(a.over), spec.stride, spec);
+    if (a.kernel != a.node) at = scaled_add(at, index_of(a.kernel), spec.dilation, spec);
     if (spec.use_padding && a.kernel != a.node) {
       const ir::AxisPadding pad = conv_padding(spec, g_.size(a.node), g_.size(a.over), g_.size(a.kernel));
       at.offset -= pad.left;

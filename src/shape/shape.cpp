@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 #include "shape/constraint_gen.h"
 #include "shape/projections.h"
@@ -21,6 +22,45 @@ Row given_row(const std::optional<std::vector<std::int64_t>>& given) {
     dims.push_back(Dim::solved(d));
   }
   return Row::closed(std::move(dims));
+}
+
+/// "" when every count of the step fits int64: the elements of its result and operands and the
+/// points of each block's product space; else a ShapeError message naming the operation, its
+/// spec, the shape and the axis at which the product overflowed.
+std::string size_overflow(const StepRecord& rec) {
+  const auto* einsum = std::get_if<Einsum>(&rec.step.logic);
+  const std::string where = " in operation '" + rec.step.op_name + "'" +
+                            (einsum ? " (einsum spec: " + einsum->spec + ")" : "");
+  auto check = [&](const std::vector<std::int64_t>& sizes, const std::string& what) -> std::string {
+    std::int64_t product = 1;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const auto next = checked_mul(product, sizes[i]);
+      if (next) { product = *next; continue; }
+      if (checked_product(sizes)) return "";  // a later zero axis: no elements at all
+      return "size overflow: " + what + " has more elements than fit in 64 bits (the product of axes 1.." +
+             std::to_string(i + 1) + " is " + std::to_string(product) + " x " +
+             std::to_string(sizes[i]) + ")" + where;
+    }
+    return "";
+  };
+  std::vector<ShapeRef> shapes{rec.step.result};
+  shapes.insert(shapes.end(), rec.step.operands.begin(), rec.step.operands.end());
+  for (const auto& sh : shapes) {
+    if (!sh) continue;
+    std::vector<std::int64_t> sizes;
+    try {
+      sizes = dims(*sh);
+    } catch (const ShapeError&) {
+      continue;  // still open: reported where its dims are asked for
+    }
+    if (std::string e = check(sizes, "shape '" + sh->name + "' (" + to_string(*sh) + ")"); !e.empty())
+      return e;
+  }
+  for (const auto& b : rec.blocks) {
+    std::string e = check(b.projections.product_space, "the loop nest (product space)");
+    if (!e.empty()) return e;
+  }
+  return "";
 }
 
 /// What a failed propagate must restore besides the trail (bindings, row infos, pending set).
@@ -208,15 +248,16 @@ void finish_inference() {
   }
   for (const auto& weak : s.pending_shapes)
     if (auto sh = weak.lock()) write_back(*sh);
-  std::string padding_error;
+  std::string deferred_error;
   for (auto& rec : s.steps) {
     if (!rec.pending) continue;
     write_back_step(rec.step);
     record_captures(rec);
     derive_projections(rec);
+    if (deferred_error.empty()) deferred_error = size_overflow(rec);
     for (std::size_t i = 0; i < rec.paddings.size(); ++i) {
       const std::string e = merge_operand_padding(rec, i);
-      if (padding_error.empty()) padding_error = e;
+      if (deferred_error.empty()) deferred_error = e;
     }
     rec.pending = false;
     rec.step.result.reset();  // the shapes are concrete now; do not keep them alive
@@ -231,7 +272,7 @@ void finish_inference() {
   s.pending_shapes.clear();
   s.operand_shapes.clear();
   // Thrown once the state is consistent again: the step is done, its padding was not applied.
-  if (!padding_error.empty()) throw ShapeError(padding_error);
+  if (!deferred_error.empty()) throw ShapeError(deferred_error);
 }
 
 std::vector<std::int64_t> row_dims(const Shape& shape, RowKind kind) {

@@ -125,6 +125,13 @@ std::int64_t get_int(std::string_view key) {
   return value;
 }
 
+std::int64_t get_int_in(std::string_view key, std::int64_t min, std::int64_t max) {
+  const std::int64_t value = get_int(key);
+  if (value < min || value > max)
+    throw_bad_value(key, resolve(key), "an integer from " + std::to_string(min) + " to " + std::to_string(max));
+  return value;
+}
+
 double get_double(std::string_view key) {
   Setting setting = resolve(key);
   std::string text(detail::trim(setting.value));

@@ -4,10 +4,15 @@
 #include "cannl/support/files.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <optional>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -38,14 +43,6 @@ std::filesystem::path working_directory() {
   return cwd;
 }
 
-/// A name no other thread or process uses at the same time: pid + per-process counter.
-std::filesystem::path temporary_beside(const std::filesystem::path& path) {
-  static std::atomic<unsigned long long> counter{0};
-  std::ostringstream name;
-  name << '.' << path.filename().string() << ".tmp." << ::getpid() << '.' << counter.fetch_add(1);
-  return path.parent_path() / name.str();
-}
-
 /// Writes all of `contents` to `fd`, retrying short writes and EINTR. Returns 0 or an errno.
 int write_all(int fd, std::string_view contents) {
   const char* data = contents.data();
@@ -62,10 +59,86 @@ int write_all(int fd, std::string_view contents) {
   return 0;
 }
 
+constexpr std::string_view kTemporaryMark = ".tmp.";
+
+/// The writer's pid in a name made by temporary_beside (".<name>.tmp.<pid>.<n>[suffix]").
+std::optional<long> temporary_owner(const std::string& name) {
+  if (name.empty() || name[0] != '.') return std::nullopt;
+  const std::size_t mark = name.rfind(kTemporaryMark);
+  if (mark == std::string::npos) return std::nullopt;
+  const char* begin = name.data() + mark + kTemporaryMark.size();
+  const char* end = name.data() + name.size();
+  long pid = 0;
+  const auto [after_pid, error] = std::from_chars(begin, end, pid);
+  if (error != std::errc() || after_pid == begin || after_pid == end || *after_pid != '.' || pid <= 0)
+    return std::nullopt;
+  unsigned long long counter = 0;
+  const auto [after_counter, error2] = std::from_chars(after_pid + 1, end, counter);
+  if (error2 != std::errc() || after_counter == after_pid + 1) return std::nullopt;
+  return pid;
+}
+
+bool process_exists(long pid) {
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+}
+
 }  // namespace
+
+std::filesystem::path temporary_beside(const std::filesystem::path& path) {
+  static std::atomic<unsigned long long> counter{0};
+  std::ostringstream name;
+  name << '.' << path.filename().string() << kTemporaryMark << ::getpid() << '.'
+       << counter.fetch_add(1);
+  return path.parent_path() / name.str();
+}
+
+int remove_stale_temporaries(const std::filesystem::path& dir, std::string_view for_name) {
+  const std::string own_prefix = "." + std::string(for_name) + std::string(kTemporaryMark);
+  const auto max_age = std::chrono::hours(24);
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::error_code error;
+  std::filesystem::directory_iterator it(dir, error), end;
+  int removed = 0;
+  for (; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (!for_name.empty() && name.rfind(own_prefix, 0) != 0) continue;
+    const auto pid = temporary_owner(name);
+    if (!pid || !it->is_regular_file(error)) continue;
+    const auto modified = it->last_write_time(error);
+    const bool old = !error && now - modified > max_age;
+    if ((old || !process_exists(*pid)) && std::filesystem::remove(it->path(), error)) ++removed;
+    error.clear();
+  }
+  return removed;
+}
+
+void sync_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_io("cannot open", path, errno);
+  const int error = ::fsync(fd) != 0 ? errno : 0;
+  ::close(fd);
+  if (error != 0) throw_io("cannot flush", path, error);
+}
+
+void sync_directory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // best effort: some file systems refuse to open directories
+  ::fsync(fd);
+  ::close(fd);
+}
+
+bool is_regular_file(const std::filesystem::path& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
 
 std::string executable_name() {
   std::string prefix = config::get("build_files_prefix");
+  // One folder name: a '/' or ".." would place build files anywhere on the disk.
+  if (prefix.find('/') != std::string::npos || prefix == "." || prefix == "..")
+    throw ConfigError("config key 'build_files_prefix' = '" + prefix + "' (from " +
+                      config::source_of("build_files_prefix") +
+                      "): expected a folder name without '/' (it is used under build_files/)");
   if (!prefix.empty()) return prefix;
   std::error_code error;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
@@ -97,6 +170,10 @@ void write_atomically(const std::filesystem::path& path, std::string_view conten
 }
 
 std::string read_file(const std::filesystem::path& path) {
+  // A FIFO or a device would block or never end: only regular files are read.
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+    throw IoError("cannot read '" + path.string() + "': not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_io("cannot read", path, errno);
   std::ostringstream contents;

@@ -29,7 +29,7 @@ long long now_ns() {
 
 }  // namespace
 
-int debug_level() { return static_cast<int>(config::get_int("debug")); }
+int debug_level() { return static_cast<int>(config::get_int_in("debug", 0, 100)); }
 
 void info(std::string_view message) { emit("[cannl] ", message); }
 

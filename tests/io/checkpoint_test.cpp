@@ -245,6 +245,30 @@ TEST_F(Checkpoint, ProcessKilledMidWriteLeavesThePreviousCheckpoint) {
   EXPECT_EQ(fresh.get_bytes(key), key_bytes);
   EXPECT_EQ(fresh.get_values(counts), std::vector<double>(kCounts, 1.0));
   EXPECT_EQ(SafetensorsFile::open(path).info("opt/rng_key").shape, (Dims{2, 4}));
+  // The next save of the same file removes the dead writer's leftover.
+  save_checkpoint(ctx, entries, path);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
+  EXPECT_EQ(fresh.get_values(counts), std::vector<double>(kCounts, 1.0));
+}
+
+TEST_F(Checkpoint, SymlinkedCheckpointKeepsItsLink) {
+  const auto dir = scratch_dir();
+  std::filesystem::create_directories(dir / "store");
+  const auto target = dir / "store" / "run1.safetensors";
+  const auto link = dir / "latest.safetensors";
+  auto counts = ir::make_node("counts", ir::DType::F32, {3});
+  auto ctx = runtime::Context::interpreter();
+  ctx.set_values(counts, std::vector<double>{1, 2, 3});
+  const std::vector<CheckpointEntry> entries{{"counts", counts}};
+  save_checkpoint(ctx, entries, target);
+  std::filesystem::create_symlink("store/run1.safetensors", link);
+  ctx.set_values(counts, std::vector<double>{4, 5, 6});
+  save_checkpoint(ctx, entries, link);
+  EXPECT_TRUE(std::filesystem::is_symlink(link)) << "the link was replaced by a regular file";
+  auto fresh = runtime::Context::interpreter();
+  restore_checkpoint(fresh, entries, target);
+  EXPECT_EQ(fresh.get_values(counts), (std::vector<double>{4, 5, 6}));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / "store"), {}), 1);
 }
 
 }  // namespace

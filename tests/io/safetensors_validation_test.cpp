@@ -1,6 +1,7 @@
 // Hostile and broken safetensors files: each is a FormatError naming the file and, where one is
 // at fault, the tensor; none is a crash or a read outside the file.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 
@@ -106,6 +107,12 @@ TEST(SafetensorsValidation, EmptyFileOnDiskIsAFormatError) {
   const auto path = testing_util::scratch_dir() / "empty.safetensors";
   testing_util::spit(path, "");
   expect_error<FormatError>([&] { SafetensorsFile::open(path); }, {"empty.safetensors", "0 bytes"});
+}
+
+TEST(SafetensorsValidation, FifoIsRejectedWithoutBlocking) {
+  const auto path = testing_util::scratch_dir() / "fifo.safetensors";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  expect_error<IoError>([&] { SafetensorsFile::open(path); }, {"fifo.safetensors", "not a regular file"});
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // draws other cases. A third property gives
 // labels named bases: they must reach the result, and a renamed basis must fail.
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
@@ -31,11 +32,30 @@ struct Axis {
   std::string label;  // plain label, empty otherwise
 };
 
-Case random_case(std::mt19937& rng) {
+__extension__ typedef __int128 Wide;  // an exact oracle for products past int64
+constexpr Wide kInt64Max = INT64_MAX;
+
+/// A size for the huge-size property: small half of the time, else 2^e + r with e up to 62.
+std::int64_t huge_size(std::mt19937& rng, int max_exponent = 62) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
+  if (pick(0, 1) == 0) return pick(1, 5);
+  const int e = static_cast<int>(pick(20, max_exponent));
+  return (std::int64_t{1} << e) + pick(-3, 3);
+}
+
+/// What sizes past int64 a case involves (computed in 128 bits): `must` when an operand or result
+/// axis or element count is past it (a ShapeError is the only right answer), `may` when only the
+/// product of all label sizes is (the product space can overflow; an error is allowed).
+struct Overflow {
+  bool must = false, may = false, unrepresentable_operand = false;
+};
+
+Case random_case(std::mt19937& rng, bool huge = false, Overflow* overflow = nullptr) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto dim = [&](int lo, int hi) -> std::int64_t { return huge ? huge_size(rng) : pick(lo, hi); };
   const int n_labels = pick(1, 4);
   std::vector<std::int64_t> size;
-  for (int i = 0; i < n_labels; ++i) size.push_back(pick(1, 5));
+  for (int i = 0; i < n_labels; ++i) size.push_back(dim(1, 5));
   auto name = [](int i) { return "l" + std::to_string(i); };
   const int n_ops = pick(1, 3);
   std::vector<std::vector<Axis>> ops(static_cast<std::size_t>(n_ops));
@@ -51,16 +71,42 @@ Case random_case(std::mt19937& rng) {
   std::vector<Axis> result;
   for (int l = 0; l < n_labels; ++l)
     if (pick(0, 1)) result.push_back({name(l), size[static_cast<std::size_t>(l)], ""});
+  Overflow flow;
+  Wide all_labels = 1;  // the product of every label's size: bounds the product space
+  for (auto v : size) all_labels = std::min<Wide>(all_labels * v, kInt64Max + 1);
   if (pick(0, 2) == 0) {  // convolution: operand 0 reads s*o (=|<)+ d*k, the last operand holds k
-    const std::int64_t o = pick(1, 4), k = pick(1, 3), s = pick(1, 2), d = pick(1, 2);
+    const std::int64_t o = dim(1, 4), k = dim(1, 3);
+    // Strides and dilations are spec integers: at most 15 digits.
+    const std::int64_t s = huge && pick(0, 1) ? huge_size(rng, 40) : pick(1, 2);
+    const std::int64_t d = huge && pick(0, 1) ? huge_size(rng, 40) : pick(1, 2);
     const bool pad = pick(0, 1);
-    const std::int64_t in = pad ? s * o : s * (o - 1) + 1 + (k - 1) * d;
-    ops[0].push_back({std::to_string(s) + "*co" + (pad ? "=+" : "<+") + std::to_string(d) + "*ck", in, ""});
+    const Wide in = pad ? Wide{s} * o : Wide{s} * (o - 1) + 1 + Wide{k - 1} * d;
+    flow.unrepresentable_operand = in > kInt64Max;
+    ops[0].push_back({std::to_string(s) + "*co" + (pad ? "=+" : "<+") + std::to_string(d) + "*ck",
+                      static_cast<std::int64_t>(std::min(in, kInt64Max)), ""});
     ops.back().push_back({"ck", k, "ck"});
     result.push_back({"co", o, ""});
+    // The index s*o + d*k of a padded axis is computed too, even past the input's end.
+    const Wide reach = Wide{s} * o + Wide{d} * k;
+    if (reach > kInt64Max) flow.may = true;
+    all_labels = std::min<Wide>(all_labels * o, kInt64Max + 1);
+    all_labels = std::min<Wide>(all_labels * k, kInt64Max + 1);
   }
-  if (n_labels >= 2 && pick(0, 2) == 0)  // concatenation of two operand labels in the result
-    result.push_back({name(0) + "^" + name(1), size[0] + size[1], ""});
+  if (n_labels >= 2 && pick(0, 2) == 0) {  // concatenation of two operand labels in the result
+    const Wide total = Wide{size[0]} + size[1];
+    flow.must = flow.must || total > kInt64Max;
+    all_labels = std::min<Wide>(all_labels * std::min(total, kInt64Max + 1), kInt64Max + 1);  // a block iterates the whole axis
+    result.push_back({name(0) + "^" + name(1), static_cast<std::int64_t>(std::min(total, kInt64Max)), ""});
+  }
+  auto elements = [](const std::vector<Axis>& axes) {
+    Wide n = 1;
+    for (const auto& a : axes) n = std::min<Wide>(n * a.size, kInt64Max + 1);
+    return n;
+  };
+  for (const auto& op : ops) flow.must = flow.must || elements(op) > kInt64Max;
+  flow.must = flow.must || elements(result) > kInt64Max;
+  flow.may = flow.may || flow.must || all_labels > kInt64Max;
+  if (overflow) *overflow = flow;
   std::shuffle(result.begin(), result.end(), rng);
   Case c;
   auto row = [](const std::vector<Axis>& axes) {
@@ -167,6 +213,34 @@ TEST_F(SolverProperty, ConsistentSpecsSolveToTheKnownShape) {
       ADD_FAILURE() << e.what();
     }
   }
+}
+
+// Sizes up to 2^62 (and strides and dilations up to 2^40): every case solves to the exact shape
+// or, when a size really leaves the int64 range, is a ShapeError saying "size overflow"; never a
+// wrapped size, another error or a hang. CANNL_TEST_FUZZ_ITERATIONS scales it like the others.
+TEST_F(SolverProperty, HugeSizesSolveExactlyOrReportOverflow) {
+  std::mt19937 rng = seeded(6262);
+  int solved = 0, overflowed = 0;
+  for (int it = 0; it < iterations(); ++it) {
+    Overflow flow;
+    const Case c = random_case(rng, /*huge=*/true, &flow);
+    if (flow.unrepresentable_operand) continue;  // the operand itself cannot be written down
+    SCOPED_TRACE("spec: " + c.spec);
+    try {
+      const Dims got = solve(c, c.operands);
+      EXPECT_FALSE(flow.must) << "solved although a size is past int64";
+      EXPECT_EQ(got, c.expected);
+      ++solved;
+    } catch (const ShapeError& e) {
+      EXPECT_TRUE(flow.may) << "unexpected error: " << e.what();
+      EXPECT_NE(std::string(e.what()).find("size overflow"), std::string::npos) << e.what();
+      ++overflowed;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not a ShapeError: " << e.what();
+    }
+  }
+  EXPECT_GT(solved, iterations() / 10);
+  EXPECT_GT(overflowed, iterations() / 20);
 }
 
 TEST_F(SolverProperty, InconsistentSpecsRaiseShapeError) {

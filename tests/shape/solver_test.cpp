@@ -202,6 +202,19 @@ TEST_F(Solver, TotalElementsDetermineUnknownRow) {
   EXPECT_EQ(dims(*x), (Dims{12}));
 }
 
+TEST_F(Solver, OneElementDataKeepsOneAxis) {
+  // 1-element data with omitted rows and no other information is a [1] tensor, not a scalar.
+  auto x = leaf("x", {.batch = {{}}, .input = {{}}}, Terminal{.total_elems = 1});
+  auto all_open = leaf("y", {}, Terminal{.total_elems = 1});
+  finish_inference();
+  EXPECT_EQ(dims(*x), (Dims{1}));
+  EXPECT_EQ(dims(*all_open), (Dims{1}));
+  // With another axis holding the data, the leftover row still closes empty.
+  auto z = leaf("z", {.input = {{}}, .output = {{6}}}, Terminal{.total_elems = 6});
+  finish_inference();
+  EXPECT_EQ(to_string(*z), "6");
+}
+
 TEST_F(Solver, TotalElementsSolveOneUnknownAxis) {
   auto x = leaf("x", {.batch = {{}}, .input = {{}}}, Terminal{.total_elems = 12});
   auto y = out_only("y", {3});

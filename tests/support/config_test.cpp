@@ -288,6 +288,22 @@ TEST_F(ConfigTest, ConcurrentReadersSeeWholeValues) {
   EXPECT_FALSE(bad);
 }
 
+TEST_F(ConfigTest, RangeCheckedIntegersNameKeyValueAndRange) {
+  config::set_override("cc_threads", "4294967298");  // would truncate to 2 as an int
+  try {
+    config::get_int_in("cc_threads", 0, 4096);
+    ADD_FAILURE() << "out of range accepted";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("'cc_threads' = '4294967298'"), std::string::npos) << message;
+    EXPECT_NE(message.find("from 0 to 4096"), std::string::npos) << message;
+  }
+  config::set_override("cc_threads", "4096");
+  EXPECT_EQ(config::get_int_in("cc_threads", 0, 4096), 4096);
+  config::set_override("cc_threads", "-1");
+  EXPECT_THROW(config::get_int_in("cc_threads", 0, 4096), ConfigError);
+}
+
 TEST_F(ConfigTest, EveryKeyIsDocumented) {
   std::ifstream in(std::string(CANNL_SOURCE_DIR) + "/docs/config.md");
   ASSERT_TRUE(in) << "docs/config.md is missing";

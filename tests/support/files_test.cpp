@@ -2,6 +2,9 @@
 #include "cannl/support/files.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
@@ -27,6 +30,15 @@ TEST_F(FilesTest, ExecutableNameIsTheTestBinary) {
   EXPECT_EQ(files::executable_name(), "test_support");
   config::set_override("build_files_prefix", "my_run");
   EXPECT_EQ(files::executable_name(), "my_run");
+}
+
+TEST_F(FilesTest, BuildFilesPrefixIsOneFolderName) {
+  for (const char* bad : {"../escape", "a/b", "..", "."}) {
+    config::set_override("build_files_prefix", bad);
+    EXPECT_THROW(files::executable_name(), ConfigError) << bad;
+  }
+  config::set_override("build_files_prefix", "it's $(fine)");
+  EXPECT_EQ(files::executable_name(), "it's $(fine)");
 }
 
 TEST_F(FilesTest, BuildAndLogDirectoriesAreCreatedUnderTheWorkingDirectory) {
@@ -78,6 +90,52 @@ TEST_F(FilesTest, ReadMissingFileThrowsIoErrorNamingPath) {
   std::string message = io_error_message([&] { files::read_file(path); });
   EXPECT_NE(message.find("cannot read '" + path.string() + "'"), std::string::npos) << message;
   EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
+}
+
+// The pid of a process that has exited (and been reaped).
+pid_t dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST_F(FilesTest, TemporaryNamesCarryThePidOfTheWriter) {
+  const auto name = files::temporary_beside(temp_dir_ / "add.so").filename().string();
+  EXPECT_EQ(name.rfind(".add.so.tmp." + std::to_string(::getpid()) + ".", 0), 0u) << name;
+}
+
+TEST_F(FilesTest, StaleTemporariesOfDeadWritersAreRemoved) {
+  const std::string dead = std::to_string(dead_pid()), alive = std::to_string(::getpid());
+  const std::vector<std::string> stale{".add.so.tmp." + dead + ".0", ".add.so.tmp." + dead + ".3.log"};
+  const std::vector<std::string> kept{".add.so.tmp." + alive + ".1", ".add.so.tmp.x.1", "add.so",
+                                      ".notes.tmp", "add.so.tmp." + dead + ".2"};
+  for (const auto& name : stale) files::write_atomically(temp_dir_ / name, "x");
+  for (const auto& name : kept) files::write_atomically(temp_dir_ / name, "x");
+  EXPECT_EQ(files::remove_stale_temporaries(temp_dir_), 2);
+  for (const auto& name : stale) EXPECT_FALSE(std::filesystem::exists(temp_dir_ / name)) << name;
+  for (const auto& name : kept) EXPECT_TRUE(std::filesystem::exists(temp_dir_ / name)) << name;
+  EXPECT_EQ(files::remove_stale_temporaries(temp_dir_ / "missing"), 0) << "errors are ignored";
+}
+
+TEST_F(FilesTest, StaleTemporariesOfOneFileOnly) {
+  const std::string dead = std::to_string(dead_pid());
+  files::write_atomically(temp_dir_ / (".a.bin.tmp." + dead + ".0"), "x");
+  files::write_atomically(temp_dir_ / (".b.bin.tmp." + dead + ".0"), "x");
+  EXPECT_EQ(files::remove_stale_temporaries(temp_dir_, "a.bin"), 1);
+  EXPECT_TRUE(std::filesystem::exists(temp_dir_ / (".b.bin.tmp." + dead + ".0")));
+}
+
+TEST_F(FilesTest, ReadingAFifoIsAnErrorNotAHang) {
+  const auto fifo = temp_dir_ / "weights.safetensors";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string message = io_error_message([&] { files::read_file(fifo); });
+  EXPECT_NE(message.find("not a regular file"), std::string::npos) << message;
+  EXPECT_FALSE(files::is_regular_file(fifo));
+  EXPECT_FALSE(files::is_regular_file(temp_dir_));
+  files::write_atomically(temp_dir_ / "f", "x");
+  EXPECT_TRUE(files::is_regular_file(temp_dir_ / "f"));
 }
 
 }  // namespace

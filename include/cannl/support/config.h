@@ -39,6 +39,10 @@ bool get_bool(std::string_view key);
 /// get() parsed as a decimal 64-bit integer (leading '+' or '-' allowed); otherwise ConfigError
 /// naming key, value and source.   config::get_int("seed") == 42
 std::int64_t get_int(std::string_view key);
+/// get_int() within [min, max] (inclusive); otherwise ConfigError naming key, value, source and the
+/// range. For every key a narrower type reads: a silently truncated 4294967298 threads is 2.
+///   int threads = static_cast<int>(config::get_int_in("cc_threads", 0, 4096));
+std::int64_t get_int_in(std::string_view key, std::int64_t min, std::int64_t max);
 /// get() parsed as a floating-point number (strtod syntax); otherwise ConfigError naming key,
 /// value and source.   config::get_double("seed") == 42.0
 double get_double(std::string_view key);

@@ -29,4 +29,25 @@ void write_atomically(const std::filesystem::path& path, std::string_view conten
 ///   std::string source = files::read_file("step.c");
 std::string read_file(const std::filesystem::path& path);
 
+/// The name every temporary file of cannl gets beside `path`: `.<name>.tmp.<pid>.<counter>`
+/// (unique across threads and processes). Writers may append a suffix (`.log`). The pid in the
+/// name lets remove_stale_temporaries tell a dead writer's leftovers from a live writer's file.
+///   temporary_beside("cache/add.so") == "cache/.add.so.tmp.4242.0"
+std::filesystem::path temporary_beside(const std::filesystem::path& path);
+/// Removes, best effort, the temporary files in `dir` (not recursive) that a killed writer left:
+/// those named by temporary_beside whose process no longer exists, and any older than a day (a
+/// reused pid). With `for_name`, only the temporaries of that file name. Errors (a read-only
+/// directory) are ignored. Returns how many files it removed.
+///   files::remove_stale_temporaries(files::build_dir() / "cache");
+int remove_stale_temporaries(const std::filesystem::path& dir, std::string_view for_name = {});
+/// fsync of a file (by path) and of a directory, so that a rename into it survives a power loss.
+/// Throw IoError naming the path when the file cannot be opened or flushed; a directory that
+/// cannot be opened is skipped (some file systems refuse).
+void sync_file(const std::filesystem::path& path);
+void sync_directory(const std::filesystem::path& dir);
+/// Whether `path` names a regular file (following links). For the places where a file is
+/// expected: a FIFO or a device would block or never end, a directory gives odd errors.
+///   if (!files::is_regular_file(weights)) throw IoError(...);
+bool is_regular_file(const std::filesystem::path& path);
+
 }  // namespace cannl::files

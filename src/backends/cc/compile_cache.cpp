@@ -1,11 +1,11 @@
 // Compiler driver and compile cache of the cc backend (see compile_cache.h).
 #include "backends/cc/compile_cache.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <filesystem>
+#include <mutex>
 
+#include "backends/cc/cache_entry.h"
 #include "backends/cc/process.h"
 #include "backends/cc/toolchain.h"
 #include "cannl/backends/cc_backend.h"
@@ -64,13 +64,13 @@ std::string link_digest_text(const LinkOptions& link) {
   return out;
 }
 
-// Compiles `source_path` into `library` (atomically: temp name, then rename).
+// Compiles `source_path` into the cache entry `library` for `key` (atomically: temp name, record,
+// then rename; see cache_entry.h).
 void compile(const Toolchain& tc, const std::vector<std::string>& flags, const fs::path& source_path,
-             const fs::path& user_source, const fs::path& library, const LinkOptions& link) {
-  static std::atomic<int> counter{0};
-  const std::string suffix = ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  const fs::path temp = library.string() + suffix;
-  const fs::path output = library.string() + suffix + ".log";
+             const fs::path& user_source, const fs::path& library, const std::string& key,
+             const LinkOptions& link) {
+  const fs::path temp = files::temporary_beside(library);
+  const fs::path output = temp.string() + ".log";
   std::vector<std::string> argv{tc.path};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {source_path.string(), "-o", temp.string(), "-lm"});
@@ -87,12 +87,33 @@ void compile(const Toolchain& tc, const std::vector<std::string>& flags, const f
     fs::remove(temp, ec);
     throw_compile_error(r, command, messages, user_source);
   }
-  fs::rename(temp, library, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    throw IoError("cannot move the compiled library into place at " + library.string() + ": " +
-                  ec.message());
+  commit_cache_entry(temp, library, key);
+}
+
+// The readable copy of the source for people. Written only when it changed, and a failure is a
+// warning: with everything cached, a read-only build_files/ must not stop a run.
+void write_readable_copy(const fs::path& user_source, const std::string& source) {
+  std::error_code ec;
+  if (fs::file_size(user_source, ec) == source.size() && !ec) {
+    try {
+      if (files::read_file(user_source) == source) return;
+    } catch (const IoError&) {
+    }
   }
+  try {
+    files::write_atomically(user_source, source);
+  } catch (const IoError& e) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] { logging::warn(std::string("cannot update the generated C: ") + e.what()); });
+  }
+}
+
+// Whether the cached library for `key` can be loaded as is; a damaged one is quarantined (with a
+// warning) so that it gets rebuilt.
+bool usable_cache_entry(const fs::path& library, const std::string& key) {
+  const EntryCheck check = check_cache_entry(library, key);
+  if (check.state == EntryState::Damaged) quarantine_cache_entry(library, check.problem);
+  return check.state == EntryState::Valid;
 }
 
 }  // namespace
@@ -109,17 +130,17 @@ std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const st
       sha256_hex(source + "\n" + tc.identity + "\n" + join(flags) + link_digest_text(link));
   const fs::path dir = fs::absolute(files::build_dir());
   const fs::path cache_dir = dir / "cache";
-  fs::create_directories(cache_dir);
+  prepare_cache_directory(cache_dir);
   const std::string stem = name + "-" + digest.substr(0, 16);
   const fs::path library = cache_dir / (stem + ".so");
   // The readable copy for people; the compiler reads a digest-named copy, which no other routine
   // of the same name can overwrite while we compile.
   const fs::path user_source = dir / (name + ".c");
-  files::write_atomically(user_source, source);
-  if (!(config::get_bool("cc_cache") && fs::exists(library))) {
+  write_readable_copy(user_source, source);
+  if (!(config::get_bool("cc_cache") && usable_cache_entry(library, digest))) {
     const fs::path cache_source = cache_dir / (stem + ".c");
     files::write_atomically(cache_source, source);
-    compile(tc, flags, cache_source, user_source, library, link);
+    compile(tc, flags, cache_source, user_source, library, digest, link);
   } else if (logging::debug_level() >= 3) {
     logging::info("cc: reusing " + library.string());
   }

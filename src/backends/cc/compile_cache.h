@@ -3,8 +3,10 @@
 //
 // The digest of (source, compiler identity, flags) names the library
 // build_files/<exe>/cache/<routine>-<digest16>.so; with cc_cache on, an existing library is loaded
-// without running the compiler, in this process or any later one. Libraries are written under a
-// temporary name and renamed into place, so racing processes never see a torn file.
+// without running the compiler, in this process or any later one, once it is verified against
+// the record beside it (cache_entry.h): a truncated, foreign or mismatching library is moved to
+// cache/quarantine/ with a warning and rebuilt. Libraries are written under a temporary name,
+// flushed and renamed into place, so racing processes never see a torn file.
 //
 //   auto lib = load_or_compile("add", source_text);   // CompileError on failure
 //

@@ -11,7 +11,9 @@ namespace cannl::backends::cc {
 
 class SharedLibrary {
  public:
-  /// dlopen(RTLD_NOW | RTLD_LOCAL); throws CompileError with dlerror()'s text. With
+  /// dlopen(RTLD_NOW | RTLD_LOCAL); throws CompileError with dlerror()'s text, or naming the
+  /// problem when the file is not a regular file or its ELF segments lie past its end (a
+  /// truncated library, which dlopen would map and then crash on). With
   /// `keep_loaded` the library (and what it loaded) is never unmapped: an OpenMP runtime pulled in
   /// by the library keeps its pool threads alive after the last call, and unloading the runtime
   /// under them crashes the process.

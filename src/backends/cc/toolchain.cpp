@@ -137,7 +137,7 @@ void add_compiler_workarounds(const Toolchain& tc, std::vector<std::string>& fla
 }  // namespace
 
 std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp) {
-  std::vector<std::string> flags = {"-O" + std::to_string(config::get_int("cc_optimization_level")),
+  std::vector<std::string> flags = {"-O" + std::to_string(config::get_int_in("cc_optimization_level", 0, 3)),
                                     "-std=c11", "-fPIC", "-shared"};
   const std::string contract = config::get("cc_fp_contract");
   if (contract != "off" && contract != "on" && contract != "fast") {
@@ -232,12 +232,8 @@ ParallelSettings parallel_settings(const Toolchain& tc) {
                       "(clang), or set cc_parallel_grid=auto");
   }
   s.openmp_grid = grid == "openmp" || (grid == "auto" && openmp_available(tc));
-  s.chunks = static_cast<int>(config::get_int("cc_parallel_chunks"));
-  s.threads = static_cast<int>(config::get_int("cc_threads"));
-  if (s.chunks < 0 || s.threads < 0) {
-    throw ConfigError("cc_parallel_chunks and cc_threads must be >= 0 (0 = automatic), got " +
-                      std::to_string(s.chunks) + " and " + std::to_string(s.threads));
-  }
+  s.chunks = static_cast<int>(config::get_int_in("cc_parallel_chunks", 0, 1 << 20));
+  s.threads = static_cast<int>(config::get_int_in("cc_threads", 0, 4096));
   const auto bytes = config::get_int("cc_vector_bytes");
   if (bytes != -1 && bytes != 0 && bytes != 16 && bytes != 32 && bytes != 64) {
     throw ConfigError("cc_vector_bytes must be -1 (auto), 0, 16, 32 or 64, got " + std::to_string(bytes) +

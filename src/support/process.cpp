@@ -1,5 +1,5 @@
-// Child processes via posix_spawn (see process.h).
-#include "backends/cc/process.h"
+// Child processes via posix_spawn (see cannl/support/process.h): no shell is ever involved.
+#include "cannl/support/process.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -12,7 +12,7 @@
 
 extern char** environ;
 
-namespace cannl::backends::cc {
+namespace cannl::process {
 
 namespace {
 
@@ -34,32 +34,76 @@ int wait_for(pid_t pid) {
   return -1;
 }
 
-}  // namespace
+/// argv as posix_spawn wants it: pointers into `argv`, null-terminated.
+std::vector<char*> c_arguments(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  return args;
+}
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& output) {
-  ProcessResult result;
+/// Spawns with `fa`; waits with `before_wait` run in between (to drain a pipe).
+template <typename BeforeWait>
+Result spawn_and_wait(const std::vector<std::string>& argv, SpawnActions& fa, BeforeWait before_wait) {
+  Result result;
   if (argv.empty()) {
     result.error = "empty command";
     return result;
   }
-  SpawnActions fa;
-  posix_spawn_file_actions_addopen(&fa.actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa.actions, 1, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa.actions, 1, 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  std::vector<char*> args = c_arguments(argv);
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, args[0], &fa.actions, nullptr, args.data(), environ);
   if (rc != 0) {
     result.error = std::strerror(rc);
     return result;
   }
+  before_wait();
   result.exit_status = wait_for(pid);
-  // glibc reports an exec failure as exit status 127 from the child.
+  // glibc reports an exec failure (or a failed chdir) as exit status 127 from the child.
   result.started = result.exit_status != 127;
   if (!result.started) result.error = "could not be executed";
   return result;
+}
+
+}  // namespace
+
+Result run(const std::vector<std::string>& argv, const std::filesystem::path& output,
+           const std::filesystem::path& working_directory) {
+  SpawnActions fa;
+  // Opened before the chdir, so a relative `output` names a file in our working directory.
+  posix_spawn_file_actions_addopen(&fa.actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa.actions, 1, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa.actions, 1, 2);
+  if (!working_directory.empty())
+    posix_spawn_file_actions_addchdir_np(&fa.actions, working_directory.c_str());
+  return spawn_and_wait(argv, fa, [] {});
+}
+
+Captured capture(const std::vector<std::string>& argv) {
+  Captured out;
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    out.result.error = std::strerror(errno);
+    return out;
+  }
+  SpawnActions fa;
+  posix_spawn_file_actions_addopen(&fa.actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa.actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_addopen(&fa.actions, 2, "/dev/null", O_WRONLY, 0);
+  out.result = spawn_and_wait(argv, fa, [&] {
+    ::close(pipe_fds[1]);
+    pipe_fds[1] = -1;
+    char buffer[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      out.output.append(buffer, static_cast<std::size_t>(n));
+    }
+  });
+  if (pipe_fds[1] >= 0) ::close(pipe_fds[1]);
+  ::close(pipe_fds[0]);
+  return out;
 }
 
 std::string shell_quoted(const std::vector<std::string>& argv) {
@@ -99,4 +143,4 @@ std::string resolve_program(const std::string& program) {
   return "";
 }
 
-}  // namespace cannl::backends::cc
+}  // namespace cannl::process

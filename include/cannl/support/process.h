@@ -1,0 +1,44 @@
+#pragma once
+// Running a program without a shell: argv is passed as is (no quoting or injection issues: a
+// quote or `$(...)` in a path is just a character), stdin reads /dev/null.
+//
+//   auto r = process::run({"/usr/bin/cc", "--version"}, "/tmp/out.txt");
+//   if (r.started && r.exit_status == 0) ...
+//   auto out = process::capture({"gzip", "-dc", path});   // stdout as a string
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace cannl::process {
+
+struct Result {
+  bool started = false;  // false: the program could not be executed (see `error`)
+  int exit_status = -1;  // exit code, or 128 + signal number when killed by a signal
+  std::string error;     // why it did not start, e.g. "No such file or directory"
+};
+
+/// Runs argv[0] (looked up in PATH when it has no '/') and waits for it; its stdout and stderr go
+/// to `output` (created or truncated). With `working_directory` the program runs there.
+///   process::run({"gnuplot", "plots.gp"}, dir / "plots.log", dir)
+Result run(const std::vector<std::string>& argv, const std::filesystem::path& output,
+           const std::filesystem::path& working_directory = {});
+
+/// What a finished program wrote to stdout (stderr goes to /dev/null).
+struct Captured {
+  Result result;
+  std::string output;
+};
+/// Runs argv[0] as run() does and collects its standard output.
+///   process::capture({"gzip", "-dc", "/data/train.gz"}).output
+Captured capture(const std::vector<std::string>& argv);
+
+/// The command as a shell would need it typed, for messages ('quoted' where needed).
+///   shell_quoted({"cc", "a b.c"}) == "cc 'a b.c'"
+std::string shell_quoted(const std::vector<std::string>& argv);
+
+/// Full path of `program`: itself when it contains '/', else the first executable match in PATH;
+/// "" when none.   resolve_program("sh") == "/usr/bin/sh"
+std::string resolve_program(const std::string& program);
+
+}  // namespace cannl::process

@@ -1,0 +1,48 @@
+// Child processes without a shell: arguments are passed verbatim (a quote, `;` or `$(...)` is
+// just a character), output is captured, the working directory is the child's alone.
+#include "cannl/support/process.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cannl/support/files.h"
+#include "support/config_test_fixture.h"
+
+namespace cannl {
+namespace {
+
+using ProcessTest = testing::ConfigEnvironment;
+
+TEST_F(ProcessTest, ArgumentsAreNeverParsedByAShell) {
+  const std::string hostile = "x'; touch pwned; echo '$(touch pwned2)`touch pwned3`";
+  const auto captured = process::capture({"printf", "%s", hostile});
+  EXPECT_TRUE(captured.result.started);
+  EXPECT_EQ(captured.result.exit_status, 0);
+  EXPECT_EQ(captured.output, hostile);
+  for (const char* name : {"pwned", "pwned2", "pwned3"}) EXPECT_FALSE(std::filesystem::exists(name)) << name;
+}
+
+TEST_F(ProcessTest, RunsInTheGivenWorkingDirectoryWithOutputToAFile) {
+  const auto dir = temp_dir_ / "it's $(here)";
+  std::filesystem::create_directories(dir);
+  files::write_atomically(dir / "in.txt", "hello\n");
+  const auto r = process::run({"cat", "in.txt"}, temp_dir_ / "out.log", dir);
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(r.exit_status, 0);
+  EXPECT_EQ(files::read_file(temp_dir_ / "out.log"), "hello\n");
+  EXPECT_EQ(std::filesystem::current_path(), temp_dir_) << "our own directory is unchanged";
+}
+
+TEST_F(ProcessTest, ExitStatusAndMissingPrograms) {
+  EXPECT_EQ(process::run({"false"}, temp_dir_ / "log").exit_status, 1);
+  const auto missing = process::capture({"cannl-no-such-program"});
+  EXPECT_FALSE(missing.result.started);
+  EXPECT_FALSE(missing.result.error.empty());
+  EXPECT_EQ(process::resolve_program("cannl-no-such-program"), "");
+  EXPECT_NE(process::resolve_program("sh"), "");
+  EXPECT_EQ(process::shell_quoted({"cc", "a b.c", "it's"}), "cc 'a b.c' 'it'\\''s'");
+}
+
+}  // namespace
+}  // namespace cannl
