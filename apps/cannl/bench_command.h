@@ -1,5 +1,5 @@
 #pragma once
-// `cannl bench`: CPU throughput of the normal compile path (issue 6).
+// `cannl bench`: CPU throughput of the normal compile path.
 //
 //   cannl bench matmul --n 1024 [--threads 2] [--reps 10]   last line: "GFLOP/s <x>"
 //   cannl bench mlp [--threads 2] [--steps 20]             last line: "step_ms <x>"

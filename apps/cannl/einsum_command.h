@@ -1,7 +1,7 @@
 #pragma once
 // `cannl einsum [--eval] [--accum sum|max|min] SPEC SHAPE...`: infers the result shape of an
 // einsum spec over concrete operand shapes and, with --eval, computes it over operands filled with
-// their flat offsets (issue 4's contract).
+// their flat offsets (the command's output contract).
 //
 //   cannl einsum "ij;jk=>ik" 2,3 3,4          prints "2,4"
 //   cannl einsum --eval "i => |->" 3          prints "" (a scalar) then "3"
