@@ -10,6 +10,8 @@
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
+#include "cannl/support/edit_distance.h"
+
 namespace cannl::app {
 namespace {
 
@@ -33,20 +35,6 @@ std::optional<std::string> config_key(const std::string& name) {
   return std::nullopt;
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1u : 0u)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 /// "; did you mean '--x'?" for the closest option or config key when one is a likely typo, else
 /// the list of the command's options.

@@ -15,8 +15,7 @@ SimdWidth simd_width(int bytes) {
 
 GemmBlocking gemm_blocking(const SimdWidth& w) {
   // The target record is the one place the kernel shape is decided (ir::cpu_target).
-  const ir::GemmShape g = ir::cpu_target(w.bytes).gemm;
-  return {g.mr, g.nv, g.kc, g.nc, g.mc};
+  return ir::cpu_target(w.bytes).gemm;
 }
 
 std::string gemm_function(const SimdWidth& w) { return "cannl_sgemm_x" + std::to_string(w.lanes); }

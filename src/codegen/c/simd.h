@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cannl/ir/target.h"
 #include "codegen/clike/prelude.h"
 
 namespace cannl::codegen {
@@ -28,16 +29,10 @@ struct SimdWidth {
 /// The f32 vector of `bytes` bytes; InternalError unless bytes is 16, 32 or 64.
 SimdWidth simd_width(int bytes);
 
-/// Register-tile and cache-block sizes of the f32 matmul micro-kernel for one width: an mr x
-/// (nv * lanes) tile of C lives in mr * nv vector registers across the whole k loop; A panels
-/// (kc x mr, broadcast) stay in L1, B blocks (kc x nc) in L2, A blocks (mc x kc) in L3.
-struct GemmBlocking {
-  int mr = 0;
-  int nv = 0;
-  int kc = 0;
-  int nc = 0;
-  int mc = 0;
-};
+/// Register-tile and cache-block sizes of the f32 matmul micro-kernel (ir::GemmShape: the target
+/// record's, so the schedule's cost model and the kernels agree).
+using GemmBlocking = ir::GemmShape;
+/// The default blocking of width `w`: ir::cpu_target(w.bytes).gemm.
 GemmBlocking gemm_blocking(const SimdWidth& w);
 
 /// Name of the matmul driver for width `w`: "cannl_sgemm_x16", also the name of its kernel
