@@ -183,6 +183,5 @@ int run(const examples::ExampleArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto args = examples::parse_example_args(config::parse_command_line(argc, argv));
-  return examples::run_example("lenet", args, run);
+  return examples::example_main("lenet", argc, argv, run);
 }

@@ -213,6 +213,5 @@ int run(const examples::ExampleArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto args = examples::parse_example_args(config::parse_command_line(argc, argv));
-  return examples::run_example("kjv", args, run);
+  return examples::example_main("kjv", argc, argv, run);
 }

@@ -8,6 +8,7 @@
 //   double nll = mean_nll(logits, targets, vocab);
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "cannl/support/config.h"
+#include "cannl/support/error.h"
 
 namespace examples {
 
@@ -42,21 +44,34 @@ struct ExampleArgs {
 };
 
 /// Reads --quick, --data-dir DIR, --epochs N and --dataset-dir DIR from the arguments left by
-/// cannl::config::parse_command_line (which consumes config flags such as --seed=7); anything else
-/// is reported and ignored.
+/// cannl::config::parse_command_line (which consumes config flags such as --seed=7). Anything
+/// else, a missing value or an --epochs that is not a number from 1 to 100000 is a
+/// cannl::RuntimeUsageError naming the argument.
 inline ExampleArgs parse_example_args(const std::vector<std::string>& argv) {
   ExampleArgs args;
+  auto value = [&](std::size_t& i) -> const std::string& {
+    if (i + 1 >= argv.size()) throw cannl::RuntimeUsageError(argv[i] + " needs a value");
+    return argv[++i];
+  };
   for (std::size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i] == "--quick")
+    if (argv[i] == "--quick") {
       args.quick = true;
-    else if (argv[i] == "--data-dir" && i + 1 < argv.size())
-      args.data_dir = argv[++i];
-    else if (argv[i] == "--dataset-dir" && i + 1 < argv.size())
-      args.dataset_dir = argv[++i];
-    else if (argv[i] == "--epochs" && i + 1 < argv.size())
-      args.epochs = std::atoi(argv[++i].c_str());  // garbage reads as 0: the default
-    else
-      std::fprintf(stderr, "ignoring unknown argument '%s'\n", argv[i].c_str());
+    } else if (argv[i] == "--data-dir") {
+      args.data_dir = value(i);
+    } else if (argv[i] == "--dataset-dir") {
+      args.dataset_dir = value(i);
+    } else if (argv[i] == "--epochs") {
+      const std::string& text = value(i);
+      int epochs = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), epochs);
+      if (error != std::errc() || end != text.data() + text.size() || epochs < 1 || epochs > 100000)
+        throw cannl::RuntimeUsageError("--epochs expects a number from 1 to 100000, got '" + text + "'");
+      args.epochs = epochs;
+    } else {
+      throw cannl::RuntimeUsageError("unknown argument '" + argv[i] +
+                                     "' (the examples take --quick, --epochs N, --data-dir DIR, "
+                                     "--dataset-dir DIR and config keys as --key=value)");
+    }
   }
   return args;
 }
@@ -158,6 +173,20 @@ int run_example(const char* name, const ExampleArgs& args, Body body) {
     std::fprintf(stderr, "%s: %s\n", name, e.what());
     return 1;
   }
+}
+
+/// main() of an example: parses the arguments (a usage error is printed and fails) and runs
+/// `body` through run_example.
+template <class Body>
+int example_main(const char* name, int argc, char** argv, Body body) {
+  ExampleArgs args;
+  try {
+    args = parse_example_args(cannl::config::parse_command_line(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 2;
+  }
+  return run_example(name, args, body);
 }
 
 }  // namespace examples

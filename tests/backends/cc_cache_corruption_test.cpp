@@ -3,6 +3,7 @@
 // rebuilt, and the routine still computes the right values.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -143,6 +144,28 @@ TEST(CcCacheCorruption, CacheRecordMatchesTheLibrary) {
   EXPECT_EQ(record.rfind("cannl compile cache entry 1\nkey ", 0), 0u) << record;
   EXPECT_NE(record.find("size " + std::to_string(fs::file_size(library)) + "\n"), std::string::npos) << record;
   EXPECT_NE(record.find("sha256 " + sha256_hex(files::read_file(library))), std::string::npos) << record;
+}
+
+TEST(CcCacheCorruption, TemporariesOfKilledCompilesAreRemoved) {
+  // A cache directory this process has not prepared yet, holding a dead compile's leftovers.
+  const fs::path dir = files::build_dir() / "prepare_test" / "cache";
+  fs::remove_all(dir.parent_path());
+  fs::create_directories(dir);
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  const std::string dead = std::to_string(child);
+  const fs::path library_temp = dir / (".add-0123.so.tmp." + dead + ".0");
+  const fs::path log_temp = dir / (".add-0123.so.tmp." + dead + ".0.log");
+  const fs::path source_temp = dir.parent_path() / (".add.c.tmp." + dead + ".1");
+  const fs::path live = dir / (".add-0123.so.tmp." + std::to_string(::getpid()) + ".7");
+  for (const auto& path : {library_temp, log_temp, source_temp, live}) files::write_atomically(path, "x");
+  backends::cc::prepare_cache_directory(dir);
+  EXPECT_FALSE(fs::exists(library_temp));
+  EXPECT_FALSE(fs::exists(log_temp));
+  EXPECT_FALSE(fs::exists(source_temp));
+  EXPECT_TRUE(fs::exists(live)) << "a running compile's file is left alone";
+  fs::remove_all(dir.parent_path());
 }
 
 // The last line of defence, without the cache: a truncated library gives an error, not SIGBUS.
