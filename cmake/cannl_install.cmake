@@ -45,11 +45,19 @@ endfunction()
 set(cannl_installed_libraries "")
 cannl_link_closure(cannl cannl_installed_libraries)
 
-# The layers name their headers by absolute source path; an installed target names them under
-# the install prefix instead.
+# In the build tree a layer exports only its own public headers (its folder under layer_include/,
+# so an upward include fails to compile: cmake/cannl_layers.cmake); an installed layer names the
+# installed include/ instead.
 foreach(library ${cannl_installed_libraries})
-  set_target_properties(${library} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES
-    "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>;$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
+  get_target_property(build_dirs ${library} INTERFACE_INCLUDE_DIRECTORIES)
+  set(dirs "")
+  if(build_dirs)
+    foreach(dir ${build_dirs})
+      list(APPEND dirs "$<BUILD_INTERFACE:${dir}>")
+    endforeach()
+  endif()
+  list(APPEND dirs "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
+  set_target_properties(${library} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${dirs}")
 endforeach()
 
 install(TARGETS ${cannl_installed_libraries} EXPORT cannlTargets
