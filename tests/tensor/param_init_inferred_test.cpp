@@ -6,7 +6,9 @@
 #include <cmath>
 #include <set>
 
-#include "cannl/cannl.h"
+#include "cannl/runtime/context.h"
+#include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/tensor.h"
 
 namespace cannl {
 namespace {
