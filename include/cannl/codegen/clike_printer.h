@@ -92,6 +92,9 @@ class CLikePrinter {
   virtual void print_vectorized(BodyPrinter& p, const ir::For& f, const std::string& name) const;
   /// A TileMma the target runs as its micro-kernel (ir::runs_as_kernel).
   virtual void print_tile(BodyPrinter& p, const ir::TileMma& t) const;
+  /// The type of `lanes` values of dtype `t` held together (C: GCC vector types, `cannl_f32x16`;
+  /// CUDA / OpenCL: `float4`).
+  virtual std::string vector_type(ir::DType t, int lanes) const;
   /// The statement a Barrier becomes; "" where one thread of control runs a chunk (C).
   virtual std::string barrier() const { return ""; }
   /// A workgroup-shared array declaration (GPU dialects).

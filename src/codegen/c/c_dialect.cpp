@@ -1,6 +1,7 @@
 // The C dialect (see c_dialect.h) and emit_c.
 #include "codegen/c/c_dialect.h"
 
+#include "cannl/support/error.h"
 #include "codegen/clike/prelude.h"
 #include "codegen/c/simd.h"
 
@@ -44,6 +45,11 @@ void CDialect::append_prelude_helpers(std::vector<PreludeHelper>& out, const ir:
                  {"CANNL_STATUS_OK"}});
   append_parallel_helpers(out);
   if (target.vector_bytes > 0) append_simd_helpers(out, simd_width(target.vector_bytes));
+}
+
+std::string CDialect::vector_type(ir::DType t, int lanes) const {
+  internal_check(t == ir::DType::F32, "codegen: the C dialect has f32 vectors only");
+  return simd_width(lanes * 4).type;
 }
 
 GeneratedSource emit_c(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,

@@ -26,6 +26,7 @@ class CDialect : public CLikePrinter {
   void print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
   void print_vectorized(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
   void print_tile(BodyPrinter& p, const ir::TileMma& t) const override;
+  std::string vector_type(ir::DType t, int lanes) const override;
   std::string timed_body(BodyPrinter& p, const ir::StmtRef& body, const IdentifierTable& names,
                          std::vector<TimedKernel>& kernels) const override;
   std::string timed_file(const FileParts& parts, const std::vector<TimedKernel>& kernels,

@@ -179,7 +179,8 @@ void CDialect::print_vectorized(BodyPrinter& p, const ir::For& f, const std::str
   const ir::Target& target = p.options().target;
   const ir::VectorForm form = ir::vector_form(f, target);
   internal_check(form != ir::VectorForm::None, "codegen: a Vectorized loop without an exact vector form reached the C printer");
-  const SimdWidth w = simd_width(target.vector_bytes);
+  SimdWidth w = simd_width(target.vector_bytes);
+  w.type = vector_type(ir::DType::F32, w.lanes);
   if (form == ir::VectorForm::Accumulation) {
     print_accumulation(p, f, name, w);
   } else {

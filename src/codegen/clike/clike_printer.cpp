@@ -80,6 +80,7 @@ void CLikePrinter::print_vectorized(BodyPrinter&, const ir::For&, const std::str
   cannot_spell("a Vectorized loop");
 }
 void CLikePrinter::print_tile(BodyPrinter&, const ir::TileMma&) const { cannot_spell("a matmul tile"); }
+std::string CLikePrinter::vector_type(ir::DType, int) const { cannot_spell("a vector type"); }
 std::string CLikePrinter::shared_array(const std::string&, const std::string&, std::int64_t) const {
   cannot_spell("workgroup-shared memory");
 }
