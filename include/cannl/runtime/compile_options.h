@@ -43,7 +43,8 @@ class ScheduleChoice {
   /// recorded on (the same program built again, here or in another process).
   static ScheduleChoice replay(schedule::ScheduleTrace trace);
   /// Transforms naming loops of `made_for` (e.g. from Context::optimized_routine), carried to
-  /// this compile's routine as their trace.
+  /// this compile's routine as their trace (recorded here: ScheduleError now when they do not
+  /// apply to `made_for`).
   static ScheduleChoice transforms(const ir::LoweredRoutine& made_for,
                                    const std::vector<schedule::Transform>& transforms);
 
