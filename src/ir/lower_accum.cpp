@@ -97,7 +97,24 @@ ScalarRef rhs_value(const AccumOp& a, const Renaming& r, DType dt, const std::st
   return apply(a.op, is_threefry(a.op) ? DType::U4x32 : dt, std::move(args));
 }
 
-StmtRef accumulation_loops(const AccumOp& a, bool plain_store, const std::string& text) {
+/// The assignment as the comment of the statements it lowers to, its index symbols named i0, i1,
+/// ... in order of first appearance: the lowered routine then depends only on the program, not on
+/// how many symbols were minted before it (a schedule trace's digest, a compile cache key).
+std::string comment_text(const AccumOp& a) {
+  std::map<Symbol, Symbol> names;
+  auto rename = [&names](std::vector<AxisIndex>& index) {
+    for (auto& axis : index)
+      for (auto& t : axis.terms)
+        t.symbol = names.try_emplace(t.symbol, Symbol{static_cast<int>(names.size())}).first->second;
+  };
+  AccumOp named = a;
+  rename(named.projections.project_lhs);
+  for (auto& rhs : named.projections.project_rhs) rename(rhs);
+  return print_accum_op(named);
+}
+
+/// `text` names the assignment in error messages (as the .cd dump does), `comment` in the code.
+StmtRef accumulation_loops(const AccumOp& a, bool plain_store, const std::string& text, const std::string& comment) {
   const auto& p = a.projections;
   Renaming renaming;
   std::vector<std::pair<Symbol, std::int64_t>> loops;
@@ -114,16 +131,16 @@ StmtRef accumulation_loops(const AccumOp& a, bool plain_store, const std::string
   const auto lhs_index = buffer_index(*a.lhs, substitute_all(p.project_lhs, renaming), text);
   ScalarRef value = rhs_value(a, renaming, dt, text);
   if (!plain_store) value = apply(a.accum, dt, {get(a.lhs, lhs_index), value});
-  StmtRef stmt = set(a.lhs, lhs_index, value, text);
+  StmtRef stmt = set(a.lhs, lhs_index, value, comment);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it)
     stmt = for_loop(it->first, 0, it->second, stmt);
   return stmt;
 }
 
-StmtRef fill_neutral(const NodeRef& lhs, double neutral, const std::string& text) {
+StmtRef fill_neutral(const NodeRef& lhs, double neutral, const std::string& comment) {
   const bool margins_may_be_zero = !lhs->is_padded() || !lhs->pad_value || *lhs->pad_value == 0;
   if (neutral == 0 && margins_may_be_zero) return zero_out(lhs);
-  return fill_logical(lhs, constant(neutral, compute_dtype(lhs->dtype)), text);
+  return fill_logical(lhs, constant(neutral, compute_dtype(lhs->dtype)), comment);
 }
 
 /// Margins of padded operands must hold the accumulator's neutral element, so that reading them
@@ -146,13 +163,14 @@ void reset_operand_margins(const AccumOp& a, double neutral, std::vector<StmtRef
 void lower_accum(const AccumOp& a, std::vector<StmtRef>& out) {
   const std::string text = a.lhs ? print_accum_op(a) : "<assignment without LHS>";
   check_shape(a, text);
+  const std::string comment = comment_text(a);
   const auto& p = a.projections;
   const bool bijective = p.is_surjective() && p.is_injective();
   const double neutral = op_neutral(a.accum);
-  if (a.initialize_neutral && !bijective) out.push_back(fill_neutral(a.lhs, neutral, text));
+  if (a.initialize_neutral && !bijective) out.push_back(fill_neutral(a.lhs, neutral, comment));
   reset_operand_margins(a, neutral, out);
   const bool plain_store = (a.initialize_neutral && bijective) || a.accum == Op::Arg2;
-  out.push_back(accumulation_loops(a, plain_store, text));
+  out.push_back(accumulation_loops(a, plain_store, text, comment));
 }
 
 }  // namespace cannl::ir::lowering

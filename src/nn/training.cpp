@@ -59,10 +59,10 @@ void upload_literals(runtime::Context& ctx, const std::vector<Tensor>& roots) {
 }
 
 runtime::Routine compile_forward(runtime::Context& ctx, const std::vector<Tensor>& outputs,
-                                 const std::string& name) {
+                                 const std::string& name, const runtime::CompileOptions& options) {
   ir::Comp comp = forward_code(outputs);
   upload_literals(ctx, outputs);
-  return ctx.compile(comp, name);
+  return ctx.compile(comp, name, options);
 }
 
 TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOptions& options) {
@@ -98,7 +98,7 @@ TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOp
   s.init = s.ctx.compile(init, "init_params");
   s.reset_loss = s.ctx.compile(comp_of({ir::make_fetch(epoch_loss, ir::FetchConstant{0})},
                                        "reset epoch loss"), "reset_epoch_loss");
-  s.step = s.ctx.compile(comp, options.name);
+  s.step = s.ctx.compile(comp, options.name, options.step_compile);
   s.ctx.run(s.init);
   s.ctx.run(s.reset_loss);
   return s;

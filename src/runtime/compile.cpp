@@ -1,4 +1,5 @@
-// Context::compile: lower, verify, dump, allocate, compile and link a routine into a context.
+// Context::compile: lower, verify, dump, schedule, allocate, compile and link a routine into a
+// context.
 #include <set>
 #include <string>
 
@@ -52,31 +53,39 @@ std::vector<ir::NodeRef> nodes_not_added(const ir::LoweredRoutine& before, std::
   return nodes;
 }
 
-/// Lowers, verifies and optimizes; only OnDevice nodes become buffer parameters (Local nodes are
-/// arrays inside the routine, Virtual ones are gone).
-opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& state,
-                                  RoutineData& data) {
+/// Lowers, verifies and optimizes against the nodes the context holds.
+opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& state, const std::string& name) {
   ir::LoweredRoutine lowered;
   {
-    logging::ScopedTimer timer("lower " + data.name);
-    lowered = ir::lower(comp, data.name);
+    logging::ScopedTimer timer("lower " + name);
+    lowered = ir::lower(comp, name);
   }
   {
-    logging::ScopedTimer timer("verify " + data.name);
+    logging::ScopedTimer timer("verify " + name);
     ir::verify(lowered);
   }
   dump_ir(comp, lowered);
-  opt::Optimized optimized = opt::optimize(lowered, pass_context(state, data.name));
-  data.lowered = optimized.routine;
-  // The schedule runs after the optimizer (semantics-backend.md 8: virtualize -> schedule). Nodes
-  // it adds are scratch (the partials of an interleaved reduction, staged tiles): arrays inside
-  // the routine, never parameters, so the placements above stay valid.
-  data.lowered = state.backend->default_schedule(data.lowered);
+  return opt::optimize(lowered, pass_context(state, name));
+}
+
+/// The schedule runs after the optimizer (semantics-backend.md 8: virtualize -> schedule): the
+/// caller's when it brings one, else the backend's default.
+ir::LoweredRoutine scheduled(const ContextState& state, const ir::LoweredRoutine& routine,
+                             const CompileOptions& options) {
+  logging::ScopedTimer timer("schedule " + routine.name);
+  if (options.schedule) return options.schedule->apply(routine);
+  return state.backend->default_schedule(routine);
+}
+
+/// The routine's signature: only OnDevice nodes become buffer parameters (Local nodes are arrays
+/// inside the routine, Virtual ones are gone). Nodes the schedule added are scratch (the partials
+/// of an interleaved reduction, staged tiles): arrays inside the routine, never parameters, so
+/// the placements stay valid.
+void describe_signature(const ir::Comp& comp, const opt::Optimized& optimized, RoutineData& data) {
   data.statics = data.lowered.statics;
   data.params = only_on_device(optimized, nodes_not_added(optimized.routine, ir::nodes_of(data.lowered.body)));
   data.inputs = only_on_device(optimized, ir::read_before_initialized(comp));
   data.outputs = only_on_device(optimized, ir::written_nodes(comp));
-  return optimized;
 }
 
 /// Remembers which nodes this routine optimized away, so host reads can say why they fail.
@@ -105,12 +114,18 @@ void link_buffers(ContextState& state, const RoutineData& data) {
 
 }  // namespace
 
-Routine Context::compile(const ir::Comp& comp, const std::string& name) {
+ir::LoweredRoutine Context::optimized_routine(const ir::Comp& comp, const std::string& name) const {
+  return lower_and_optimize(comp, *state_, sanitize_routine_name(name)).routine;
+}
+
+Routine Context::compile(const ir::Comp& comp, const std::string& name, const CompileOptions& options) {
   auto impl = std::make_shared<Routine::Impl>();
   RoutineData& data = *impl;
   data.name = sanitize_routine_name(name);
   logging::ScopedTimer total("compile " + data.name);
-  const opt::Optimized optimized = lower_and_optimize(comp, *state_, data);
+  const opt::Optimized optimized = lower_and_optimize(comp, *state_, data.name);
+  data.lowered = scheduled(*state_, optimized.routine, options);
+  describe_signature(comp, optimized, data);
   {
     logging::ScopedTimer timer("backend compile " + data.name);
     data.executable = state_->backend->compile({data.lowered, data.params});

@@ -75,6 +75,31 @@ TEST_F(Training, ClippedSgdMatchesHostReference) {
   EXPECT_FALSE(step.adam.has_value());
 }
 
+TEST_F(Training, TheStepAndForwardRoutinesTakeTheCallersSchedule) {
+  config::set_override("default_prec", "f64");
+  Tensor w = param("w", {.input = Dims{}, .output = Dims{4}, .init = {.kind = InitKind::Uniform, .low = -1, .high = 1}});
+  Tensor loss = 0.5 * sum(pointmul(w, w));  // gradient w
+  ir::StaticSymbol none{ir::fresh_symbol(), 1, "unused"};
+  std::vector<std::string> scheduled;  // the routines the schedule was asked for
+  const runtime::CompileOptions serial{.schedule = runtime::ScheduleChoice::build([&](const ir::LoweredRoutine& r) {
+    scheduled.push_back(r.name);
+    return std::vector<schedule::Transform>{};
+  })};
+  auto step = train::compile_step(runtime::Context::cpu(), loss,
+                                  {.sgd = {.lr = 0.5}, .batch = none, .step_compile = serial});
+  EXPECT_EQ(scheduled, std::vector<std::string>{"train_step"}) << "init and the loss reset keep the default";
+  std::vector<double> p = step.ctx.get_values(w.value());
+  step.ctx.run(step.step);
+  const auto got = step.ctx.get_values(w.value());
+  for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(got[i], 0.5 * p[i], 1e-12) << "cell " << i;
+
+  train::compile_forward(step.ctx, {loss}, "eval_loss", serial);
+  EXPECT_EQ(scheduled.back(), "eval_loss");
+  // A trace of another program is refused by the digest before anything compiles.
+  const auto other = runtime::ScheduleChoice::replay({.digest = std::string(64, '0'), .steps = {}});
+  EXPECT_THROW(train::compile_forward(step.ctx, {loss}, "eval_loss", {.schedule = other}), ScheduleError);
+}
+
 TEST_F(Training, RejectsBadOptimizerSettings) {
   Tensor w = param("w", {.input = Dims{}, .output = Dims{2}});
   EXPECT_THROW(nn::sgd({w}, {.lr = -1}), RuntimeUsageError);

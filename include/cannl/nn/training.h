@@ -41,6 +41,9 @@ struct StepOptions {
   ir::StaticSymbol batch;      // the static index selecting the batch of each step
   std::int64_t n_batches = 1;  // steps per epoch
   std::string name = "train_step";
+  /// How the step routine is compiled, e.g. a schedule of its own (runtime::CompileOptions); init
+  /// and the loss reset always get the backend's default.
+  runtime::CompileOptions step_compile;
 };
 
 struct TrainingStep {
@@ -80,8 +83,9 @@ struct FitOptions {
 /// on stderr when it is a terminal (config key progress_bar). Returns the mean loss per epoch.
 std::vector<double> fit(TrainingStep& step, const FitOptions& options);
 
-/// Compiles a routine computing `outputs` (forward only) in `ctx`.
+/// Compiles a routine computing `outputs` (forward only) in `ctx`, with `options` (e.g. a
+/// schedule instead of the backend's default).
 runtime::Routine compile_forward(runtime::Context& ctx, const std::vector<Tensor>& outputs,
-                                 const std::string& name);
+                                 const std::string& name, const runtime::CompileOptions& options = {});
 
 }  // namespace cannl::train

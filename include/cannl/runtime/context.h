@@ -7,6 +7,9 @@
 //   ctx.set_values(x, host_x);                        // upload (marks x initialized)
 //   ctx.run(routine, {batch_number});                 // checks initialization and dependencies
 //   std::vector<double> loss = ctx.get_values(loss_node);
+//
+// A caller may bring the schedule instead of the backend's default one (compile_options.h):
+//   ctx.compile(comp, "mm", {.schedule = runtime::ScheduleChoice::replay(trace)});
 
 #include <cstdint>
 #include <memory>
@@ -17,6 +20,7 @@
 #include "cannl/backends/backend.h"
 #include "cannl/ir/assignments.h"
 #include "cannl/ir/loop_ir.h"
+#include "cannl/runtime/compile_options.h"
 #include "cannl/runtime/kernel_profile.h"
 
 namespace cannl::runtime {
@@ -60,7 +64,15 @@ class Context {
   /// write-after-write) and allocates buffers for every node it touches. `name` is made a C
   /// identifier ("train step" -> "train_step"); a compile that fails (lowering, verification,
   /// the C compiler) leaves the context unchanged.
-  Routine compile(const ir::Comp& comp, const std::string& name);
+  /// The routine is scheduled by the backend's default schedule, or by `options.schedule` when
+  /// set: an illegal schedule throws ScheduleError before anything is allocated or compiled.
+  Routine compile(const ir::Comp& comp, const std::string& name, const CompileOptions& options = {});
+
+  /// The routine compile(comp, name) would schedule: lowered, verified and optimized against this
+  /// context's buffers, before any schedule. Allocates and compiles nothing. Transforms and
+  /// traces made from it apply to a compile of `comp` while the context's buffers stay the same
+  /// (the optimizer keeps nodes the context already holds).
+  ir::LoweredRoutine optimized_routine(const ir::Comp& comp, const std::string& name) const;
 
   /// Runs a routine. Throws UninitializedError when it reads a node no one wrote or uploaded,
   /// RuntimeUsageError when a routine it depends on never ran, a static value is out of range or
