@@ -6,10 +6,7 @@
 
 namespace cannl::ir {
 
-namespace {
-
-// Contiguous in `s`: the last axis is `s + (terms without s)`, and no other axis mentions `s`.
-bool contiguous(const std::vector<AxisIndex>& index, Symbol s) {
+bool contiguous_in(const std::vector<AxisIndex>& index, Symbol s) {
   if (index.empty()) return false;
   for (std::size_t ax = 0; ax + 1 < index.size(); ++ax)
     if (index[ax].mentions(s)) return false;
@@ -18,6 +15,8 @@ bool contiguous(const std::vector<AxisIndex>& index, Symbol s) {
     if (term.symbol == s) count += term.coeff == 1 ? 1 : 2;
   return count == 1;
 }
+
+namespace {
 
 // Statements of a loop body that is a flat sequence of Sets; empty when it is anything else.
 std::vector<const Set*> flat_sets(const StmtRef& body) {
@@ -54,7 +53,7 @@ bool vector_expr(const ScalarRef& s, Symbol loop, const Target& target) {
   if (scalar_dtype(*s) != DType::F32) return false;
   if (std::holds_alternative<Constant>(s->node)) return true;
   if (const auto* g = std::get_if<Get>(&s->node))
-    return g->node->dtype == DType::F32 && (!mentions(g->index, loop) || contiguous(g->index, loop));
+    return g->node->dtype == DType::F32 && (!mentions(g->index, loop) || contiguous_in(g->index, loop));
   const auto* a = std::get_if<Apply>(&s->node);
   return a != nullptr && target.renders_vector_op(a->op) &&
          std::all_of(a->args.begin(), a->args.end(), [&](const ScalarRef& x) { return vector_expr(x, loop, target); });
@@ -77,7 +76,7 @@ bool accumulation(const Set& s, Symbol loop, const Target& target) {
 
 bool elementwise(const std::vector<const Set*>& sets, Symbol loop, const Target& target) {
   for (const Set* s : sets) {
-    if (s->node->dtype != DType::F32 || !contiguous(s->index, loop)) return false;
+    if (s->node->dtype != DType::F32 || !contiguous_in(s->index, loop)) return false;
     for (const Set* other : sets)
       if (reads_elsewhere(other->value, *s->node, s->index)) return false;
     if (!vector_expr(s->value, loop, target)) return false;
@@ -96,21 +95,13 @@ VectorForm vector_form(const For& f, const Target& target) {
   return elementwise(sets, f.index, target) ? VectorForm::Elementwise : VectorForm::None;
 }
 
-namespace {
-
-// The tile's rows, columns and steps, each group's loops outermost first.
-struct TileGroups {
-  std::vector<TileAxis> rows, cols, steps;
-};
-TileGroups groups_of(const TileMma& t) {
+TileGroups tile_groups(const TileMma& t) {
   TileGroups g{t.outer_i, t.outer_j, t.outer_k};
   g.rows.push_back(t.i);
   g.cols.push_back(t.j);
   g.steps.push_back(t.k);
   return g;
 }
-
-}  // namespace
 
 bool runs_as_kernel(const TileMma& t, const Target& target) {
   const auto f32 = [](const TileOperand& o) { return o.node->dtype == DType::F32; };
@@ -120,7 +111,7 @@ bool runs_as_kernel(const TileMma& t, const Target& target) {
   if (t.d.node->id == t.a.node->id || t.d.node->id == t.b.node->id) return false;
   if (t.rows() * t.cols() * t.steps() < target.min_tile_work) return false;
   // d[i, j], a[i, k], b[k, j]: an operand must not move along the loops it is broadcast over.
-  const TileGroups g = groups_of(t);
+  const TileGroups g = tile_groups(t);
   const auto still = [](const TileOperand& o, const std::vector<TileAxis>& axes) {
     return std::all_of(axes.begin(), axes.end(),
                        [&](const TileAxis& x) { return flat_stride(*o.node, o.index, x.symbol) == 0; });

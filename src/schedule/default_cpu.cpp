@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "cannl/ir/target.h"
 #include "cannl/schedule/legality.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
@@ -304,17 +305,10 @@ class Scheduler {
     if (const auto* g = std::get_if<ir::Get>(&v->node)) {
       if (std::none_of(g->index.begin(), g->index.end(), [&](const ir::AxisIndex& i) { return i.mentions(r); })) return true;
       moves = true;
-      return contiguous_in(g->index, r);
+      return ir::contiguous_in(g->index, r);
     }
     const auto* a = std::get_if<ir::Apply>(&v->node);
     return a && std::all_of(a->args.begin(), a->args.end(), [&](const ir::ScalarRef& x) { return streams(x, r, moves); });
-  }
-  static bool contiguous_in(const std::vector<ir::AxisIndex>& index, ir::Symbol r) {
-    for (std::size_t d = 0; d + 1 < index.size(); ++d)
-      if (index[d].mentions(r)) return false;
-    const auto& last = index.back().terms;
-    return std::count_if(last.begin(), last.end(), [&](const ir::AffineTerm& t) { return t.symbol == r; }) == 1 &&
-           std::any_of(last.begin(), last.end(), [&](const ir::AffineTerm& t) { return t.symbol == r && t.coeff == 1; });
   }
   // An innermost f32 add / max / min reduction over a contiguous stream, long enough to pay for
   // the partials and their combine.

@@ -13,19 +13,13 @@ namespace {
 
 ir::StmtRef make(ir::For f) { return std::make_shared<const ir::Stmt>(ir::Stmt{std::move(f)}); }
 
-// The tile's row and column loops.
-std::vector<ir::TileAxis> cells_of(const ir::TileMma& t) {
-  std::vector<ir::TileAxis> cells = t.outer_i;
-  cells.push_back(t.i);
-  cells.insert(cells.end(), t.outer_j.begin(), t.outer_j.end());
-  cells.push_back(t.j);
-  return cells;
-}
-
 // Whether the tile writes every cell of d exactly once: as many distinct cells as d has (every
 // access of the fallback is in bounds, so they are all of d's).
 bool covers_output(const ir::TileMma& t) {
-  return t.rows() * t.cols() == t.d.node->num_elements() && ir::distinct_cells(*t.d.node, t.d.index, cells_of(t));
+  const ir::TileGroups g = ir::tile_groups(t);
+  std::vector<ir::TileAxis> cells = g.rows;
+  cells.insert(cells.end(), g.cols.begin(), g.cols.end());
+  return t.rows() * t.cols() == t.d.node->num_elements() && ir::distinct_cells(*t.d.node, t.d.index, cells);
 }
 
 class Lowering {

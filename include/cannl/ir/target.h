@@ -73,6 +73,16 @@ struct Target {
 // ---- what a target runs as written (the final lowering round lowers the rest; printers
 // assert these) ----
 
+/// Whether `index` moves contiguously with loop `s`: only its last axis mentions `s`, once, with
+/// coefficient 1 (a vector load or store along `s`).
+bool contiguous_in(const std::vector<AxisIndex>& index, Symbol s);
+
+/// A tile's rows, columns and steps: each group's folded loops outermost first, then i, j, k.
+struct TileGroups {
+  std::vector<TileAxis> rows, cols, steps;
+};
+TileGroups tile_groups(const TileMma& t);
+
 /// The two shapes of Vectorized loop with an exact vector form:
 ///  * elementwise: every statement is `d[.., s] = f(...)` with `s` the loop index, contiguous
 ///    (coefficient 1 in the last axis only); operands are contiguous vectors or loop-invariant

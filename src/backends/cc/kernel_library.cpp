@@ -16,7 +16,7 @@ std::shared_ptr<SharedLibrary> sgemm_kernel_library(int vector_bytes, const ir::
   // or flag setting (tests switch them) is another library. The file's own digest covers the
   // rest; this key only saves rehashing and reloading it for every routine.
   const Toolchain& tc = find_toolchain();
-  std::string key = files::build_dir().string() + "\n" + source.text.substr(0, source.text.find("\n\n")) + "\n" + tc.path;
+  std::string key = files::build_dir().string() + "\n" + source.text + "\n" + tc.path;
   for (const auto& flag : compile_flags(tc)) key += " " + flag;
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<SharedLibrary>> loaded;

@@ -41,18 +41,6 @@ std::vector<ir::AxisIndex> at_tile_origin(std::vector<ir::AxisIndex> index, cons
   return index;
 }
 
-// The tile's rows, columns and steps, each group's loops outermost first.
-struct TileGroups {
-  std::vector<ir::TileAxis> rows, cols, steps;
-};
-TileGroups groups_of(const ir::TileMma& t) {
-  TileGroups g{t.outer_i, t.outer_j, t.outer_k};
-  g.rows.push_back(t.i);
-  g.cols.push_back(t.j);
-  g.steps.push_back(t.k);
-  return g;
-}
-
 std::string base(const BodyPrinter& p, const ir::TileOperand& o, const ir::TileMma& t) {
   return p.names().node(*o.node) + " + " + atom(p.offset(*o.node, at_tile_origin(o.index, t)));
 }
@@ -66,7 +54,7 @@ std::string flags(const ir::TileMma& t) {
 // largest first, so the register tiles of a convolution's output stay contiguous and store in
 // place; steps keep their order (each cell's order of updates).
 void print_folded_tile(BodyPrinter& p, const ir::TileMma& t, const SimdWidth& w) {
-  TileGroups g = groups_of(t);
+  ir::TileGroups g = ir::tile_groups(t);
   const auto by_d_stride = [&](const ir::TileAxis& x, const ir::TileAxis& y) {
     return std::abs(ir::flat_stride(*t.d.node, t.d.index, x.symbol)) > std::abs(ir::flat_stride(*t.d.node, t.d.index, y.symbol));
   };

@@ -21,18 +21,6 @@ namespace {
 
 constexpr int kChains = 4;
 
-// Contiguous in `s`: the last axis is `s + (terms without s)`, and no other axis mentions `s`.
-bool contiguous(const std::vector<ir::AxisIndex>& index, ir::Symbol s) {
-  if (index.empty()) return false;
-  for (std::size_t ax = 0; ax + 1 < index.size(); ++ax) {
-    if (index[ax].mentions(s)) return false;
-  }
-  int count = 0;
-  for (const auto& term : index.back().terms) {
-    if (term.symbol == s) count += term.coeff == 1 ? 1 : 2;
-  }
-  return count == 1;
-}
 
 // The Sets of a loop body (a Set or a Seq of them: ir::vector_form checked it).
 std::vector<const ir::Set*> flat_sets(const ir::StmtRef& body) {
@@ -62,7 +50,7 @@ struct VectorExpr {
   std::optional<std::string> get(const ir::Get& g, const ir::ScalarRef& s) const {
     if (g.node->dtype != ir::DType::F32) return std::nullopt;
     if (!ir::mentions(g.index, loop)) return w.type + "_splat(" + p.scalar(s).text + ")";
-    if (!contiguous(g.index, loop)) return std::nullopt;
+    if (!ir::contiguous_in(g.index, loop)) return std::nullopt;
     return "*(const " + w.type + "u *)&" + p.names().node(*g.node) + "[" + p.offset(*g.node, g.index) + "]";
   }
 
