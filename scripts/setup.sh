@@ -3,7 +3,9 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build ccache libgtest-dev gnuplot-nox clang libclang-rt-14-dev
           # data sets of the examples (examples/03_lenet_fashion_mnist.cpp, 04_kjv_transformer.cpp)
-          dataset-fashion-mnist bible-kjv bible-kjv-text)
+          dataset-fashion-mnist bible-kjv bible-kjv-text
+          # OpenCL on the CPU: runs the GPU backends' kernels in the tests (tests/backends/gpu)
+          pocl-opencl-icd ocl-icd-libopencl1)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,6 +9,7 @@
 //   if (t.vector_bytes > 0) ...            // explicit SIMD of that width
 //   t.gemm.mr, t.gemm.nr(t.vector_lanes())  // the matmul micro-kernel's register tile
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +31,21 @@ struct GemmShape {
   /// Columns of one register tile: nv vectors of `lanes` f32 lanes.
   int nr(int lanes) const { return nv * lanes; }
   bool operator==(const GemmShape&) const = default;
+};
+
+/// The launch limits of a GPU (the backend's `hardware_limits`): what one kernel's geometry may
+/// ask for. The GPU schedule clamps its block size to them; `schedule::check_hardware_limits`
+/// rejects a kernel over them before the driver sees it.
+///   CUDA sm_90: {1024, {1024, 1024, 64}, {2^31-1, 65535, 65535}, 49152, 32}
+struct GpuLimits {
+  std::int64_t max_threads_per_block = 0;  // 0: not a GPU
+  std::array<std::int64_t, 3> max_block_dims = {0, 0, 0};
+  std::array<std::int64_t, 3> max_grid_dims = {0, 0, 0};
+  /// Workgroup-shared (CUDA shared, OpenCL local) memory of one block, in bytes.
+  std::int64_t max_shared_bytes = 0;
+  /// Threads that run in lock step (CUDA warp: 32); 1 where the device has no such unit.
+  int warp_size = 1;
+  bool operator==(const GpuLimits&) const = default;
 };
 
 struct Target {
@@ -64,6 +80,8 @@ struct Target {
   /// Threads of a workgroup run Workgroup loops in parallel (GPU blocks); false: Workgroup and
   /// WorkgroupReduce loops run serially inside their Grid chunk.
   bool workgroups = false;
+  /// The device's launch limits (all zero on CPUs).
+  GpuLimits gpu;
 
   int vector_lanes() const { return vector_bytes / 4; }
   bool renders_vector_op(Op op) const;

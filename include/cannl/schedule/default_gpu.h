@@ -1,0 +1,31 @@
+#pragma once
+// The default GPU schedule (semantics-backend.md 8.3): for each top-level nest whose parallelism
+// the legality oracle proves, one Grid loop (blocks) and one Workgroup loop (threads). A single
+// parallel loop is split by the block size (clamped to the device's limits): outer Grid, inner
+// Workgroup; with a second parallel loop inside the first, the inner becomes the Workgroup loop
+// (split when longer than a block) so consecutive threads touch consecutive cells. Nests with
+// fewer than `min_parallel` parallel iterations, reduction loops and loops driving a dynamic
+// index stay serial. Every decision is a transform of transforms.h, so the scheduled routine
+// means the same as the input on every backend (the interpreter runs it serially).
+//
+//   auto r = schedule::default_gpu_schedule(routine, {.target = backend->target()});
+
+#include <cstdint>
+
+#include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
+
+namespace cannl::schedule {
+
+struct GpuScheduleOptions {
+  /// The GPU's target record: `gpu` limits clamp the block size.
+  ir::Target target;
+  /// Threads per block (config `gpu_schedule_block_size`), clamped to target.gpu.
+  std::int64_t block_size = 256;
+  /// Nests with fewer parallel iterations stay serial (config `gpu_schedule_min_parallel`).
+  std::int64_t min_parallel = 64;
+};
+
+ir::LoweredRoutine default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options);
+
+}  // namespace cannl::schedule

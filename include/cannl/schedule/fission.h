@@ -1,0 +1,44 @@
+#pragma once
+// Kernel fission (semantics-backend.md 8.4): a GPU has no grid-wide barrier, so a scheduled
+// routine runs as a sequence of kernels launched in order on one queue; the boundary between two
+// kernels is the only grid-wide synchronization. `fission` cuts the routine's top-level
+// statements where a later statement depends on cells another workgroup of an earlier one wrote
+// (materialized producer/consumer, write-after-write, write-after-read pairs that the aligned rule
+// cannot prove), and where a whole-node ZeroOut runs (a device memset of its own). Adjacent
+// serial statements coalesce into one one-thread kernel; producer/consumer chains whose nests
+// share an aligned parallel prefix (each thread reads only what the same thread wrote) stay in
+// one kernel. Every kernel is checked against the target's limits (check_hardware_limits).
+//
+//   for (const auto& seg : schedule::fission(routine, target)) ...  // in launch order
+
+#include <vector>
+
+#include "cannl/ir/kernel_geometry.h"
+#include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
+
+namespace cannl::schedule {
+
+/// One launch of a fissioned routine.
+struct Segment {
+  enum class Kind { Kernel, Zero };
+  Kind kind = Kind::Kernel;
+  /// Kernel: the statements it runs (a Seq or one statement), under the routine's statics.
+  ir::StmtRef body;
+  /// Zero: the node the device memsets to 0 (every byte of its buffer).
+  ir::NodeRef zeroed;
+  /// Kernel: its launch geometry (ir::kernel_geometry of body).
+  ir::KernelGeometry geometry;
+};
+
+/// The routine's launches, in order. With `enabled` false (config `schedule_fission`) nothing is
+/// merged: one launch per top-level statement (the conservative cut everywhere, for debugging).
+/// Throws ScheduleError from check_hardware_limits.
+std::vector<Segment> fission(const ir::LoweredRoutine& routine, const ir::Target& target, bool enabled = true);
+
+/// Throws ScheduleError (naming the kernel's first loop, the limit and the value) when the
+/// kernel's geometry exceeds target.gpu: threads per block, a block or grid dimension, or
+/// shared memory.
+void check_hardware_limits(const Segment& segment, const ir::Target& target);
+
+}  // namespace cannl::schedule

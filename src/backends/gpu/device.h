@@ -1,0 +1,101 @@
+#pragma once
+// The device model of the GPU backends (private to the backends layer): one device of one GPU API
+// (CUDA driver + NVRTC, or OpenCL), with its buffers, one in-order queue (CUDA stream, OpenCL
+// command queue), events, copies, and compiled modules. The GPU libraries are loaded at run time
+// (dlopen): cannl builds and runs its CPU backends on a machine without any of them, and opening
+// a device there is a BackendUnavailable naming the missing library.
+//
+//   auto dev = gpu::open_opencl(0, 0);                       // or gpu::open_cuda(0)
+//   auto buf = dev->allocate(1024);                          // zeroed device memory
+//   auto mod = dev->load(source, {"add_k0"}, cache_dir);     // compiled once, then cached on disk
+//   dev->launch(*mod, 0, geometry, {buf.get(), std::int64_t{3}});
+//   dev->synchronize();
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "cannl/backends/backend.h"
+#include "cannl/ir/kernel_geometry.h"
+#include "cannl/ir/target.h"
+
+namespace cannl::backends::gpu {
+
+/// A kernel argument: a buffer of this device (its device pointer / cl_mem) or a 64-bit integer
+/// (a static index; kernels declare it `int64_t` / `long`).
+using KernelArg = std::variant<const Buffer*, std::int64_t>;
+
+/// A compiled program holding kernels, loaded on its device.
+class Module {
+ public:
+  virtual ~Module() = default;
+  /// The kernels' names, in the order `load` was given them (launch addresses them by index).
+  virtual const std::vector<std::string>& kernel_names() const = 0;
+};
+
+/// A point in the device's queue.
+class Event {
+ public:
+  virtual ~Event() = default;
+  /// Blocks the host until everything enqueued before the event finished.
+  virtual void wait() = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  /// "cuda" or "opencl".
+  virtual std::string_view api() const = 0;
+  /// For messages and reports: "NVIDIA H200 (sm_90), CUDA driver 13.0",
+  /// "cpu-haswell-AMD EPYC 7B13 (Portable Computing Language, OpenCL 3.0 PoCL 3.1)".
+  virtual std::string description() const = 0;
+  /// The launch limits (memoized at open).
+  virtual const ir::GpuLimits& limits() const = 0;
+  /// What changes the compiled code besides the source (architecture, compiler and driver
+  /// versions, options): part of the module cache key.
+  virtual std::string cache_tag() const = 0;
+
+  /// Zeroed device memory; its read / write are synchronous copies ordered after everything
+  /// enqueued before them. Throws ResourceError when the device is out of memory.
+  virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  /// Enqueues setting every byte of `buffer` to 0.
+  virtual void fill_zero(Buffer& buffer) = 0;
+  /// Enqueues a device-to-device copy of the whole of `src` into `dst` (same size).
+  virtual void copy(Buffer& dst, const Buffer& src) = 0;
+
+  /// Compiles `source` (CUDA C++ for NVRTC, OpenCL C 1.2) and loads it, looking the compiled code
+  /// up first in `cache_dir` (keyed by the source, cache_tag() and the options; "" disables the
+  /// cache) and storing it there atomically after a compile. Throws CompileError carrying the
+  /// compiler's log, or when a named kernel is missing.
+  virtual std::shared_ptr<Module> load(const std::string& source, const std::vector<std::string>& kernels,
+                                       const std::filesystem::path& cache_dir) = 0;
+  /// Enqueues kernel `kernel` of `module` with `geometry` (grid = blocks per slot, block =
+  /// threads per slot, shared_bytes of dynamic shared memory; 0 here since kernels declare theirs
+  /// statically). Throws RuntimeUsageError on an argument that is not this device's buffer.
+  virtual void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
+                      std::span<const KernelArg> args) = 0;
+  /// Enqueues an event.
+  virtual std::unique_ptr<Event> record() = 0;
+  /// Blocks until the queue is empty; a kernel's failure surfaces here (or at the next read) as a
+  /// RuntimeError naming it.
+  virtual void synchronize() = 0;
+};
+
+/// Device `ordinal` of the CUDA driver (libcuda.so.1) with NVRTC (libnvrtc.so.*). Throws
+/// BackendUnavailable naming the library that is missing, or "no CUDA device <ordinal>".
+std::shared_ptr<Device> open_cuda(int ordinal);
+/// Device `device` of OpenCL platform `platform` (libOpenCL.so.1). Throws BackendUnavailable
+/// naming the library, or the platform / device that does not exist.
+std::shared_ptr<Device> open_opencl(int platform, int device);
+
+/// NVRTC alone (no driver needed): CUDA source -> PTX for `arch` ("sm_90"). Throws
+/// BackendUnavailable when libnvrtc cannot be loaded, CompileError with NVRTC's log otherwise.
+std::string nvrtc_compile(const std::string& source, const std::string& arch);
+
+}  // namespace cannl::backends::gpu
