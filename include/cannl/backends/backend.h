@@ -76,6 +76,10 @@ class Backend {
   /// backends (config `automatic_cpu_schedule`), the routine unchanged where nothing pays.
   virtual ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const { return routine; }
   virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  /// Blocks until every routine run so far has finished. Executable::run may return before the
+  /// work is done on devices with a queue (GPUs); Buffer::read waits by itself, timers must call
+  /// this. CPU backends run synchronously.
+  virtual void synchronize() {}
   /// Compiles a scheduled routine: the schedule's final lowering round for target(), then the
   /// printer and the toolchain. Throws CompileError, or InternalError when the schedule asks for
   /// what the target cannot run and validate_parallel proves it unsound.

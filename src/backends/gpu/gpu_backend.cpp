@@ -90,6 +90,7 @@ class GpuBackend final : public Backend {
   }
 
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return device_->allocate(bytes); }
+  void synchronize() override { device_->synchronize(); }
 
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
     const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, target_);
