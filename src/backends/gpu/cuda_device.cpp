@@ -94,8 +94,10 @@ class CudaBuffer final : public Buffer {
     }
   }
   ~CudaBuffer() override {
-    // cuMemFree waits for the work that may still use the buffer.
+    // cuMemFree only "may" wait for the work still using the buffer: drain the stream first.
+    // Buffers live as long as the routines using them, so this wait is rare.
     queue_->make_current_quietly();
+    queue_->api().cuStreamSynchronize(queue_->stream());
     queue_->api().cuMemFree(pointer_);
   }
   CudaBuffer(const CudaBuffer&) = delete;
@@ -139,7 +141,9 @@ class CudaModule final : public Module {
   CudaModule(std::shared_ptr<CudaQueue> queue, CUmodule module, std::vector<std::string> names, bool from_cache)
       : queue_(std::move(queue)), module_(module), names_(std::move(names)), from_cache_(from_cache) {}
   ~CudaModule() override {
+    // Its kernels may still be running.
     queue_->make_current_quietly();
+    queue_->api().cuStreamSynchronize(queue_->stream());
     queue_->api().cuModuleUnload(module_);
   }
   CudaModule(const CudaModule&) = delete;
@@ -363,7 +367,8 @@ void CudaDevice::launch(Module& module, std::size_t kernel, const ir::KernelGeom
   std::vector<void*> params(args.size());
   for (std::size_t k = 0; k < args.size(); ++k) {
     if (const auto* buffer = std::get_if<const Buffer*>(&args[k])) {
-      if (*buffer == nullptr) throw RuntimeUsageError("CUDA launch of " + name + ": argument " + std::to_string(k) + " is null");
+      if (*buffer == nullptr)
+        throw RuntimeUsageError("CUDA launch of " + name + ": argument " + std::to_string(k) + " is null");
       values[k] = own(**buffer, "launch argument").pointer();
     } else {
       values[k] = static_cast<unsigned long long>(std::get<std::int64_t>(args[k]));

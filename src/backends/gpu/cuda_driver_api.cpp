@@ -66,12 +66,13 @@ const std::vector<std::string>& cuda_driver_candidates() {
 }
 
 const CudaDriverApi& CudaDriverApi::get() {
-  // Not a function-local static: a failed load must be retried by the next call, and the
-  // loaded table must stay put for the process (buffers and modules keep pointers to it).
+  // Not a function-local static: a failed load must be retried by the next call. Never freed:
+  // devices, buffers and modules use the table until they go, and one held by a static may go
+  // after every static of this file.
   static std::mutex mutex;
-  static std::unique_ptr<CudaDriverApi> loaded;
+  static const CudaDriverApi* loaded = nullptr;
   std::lock_guard lock(mutex);
-  if (!loaded) loaded = std::make_unique<CudaDriverApi>(load_driver());
+  if (loaded == nullptr) loaded = new CudaDriverApi(load_driver());
   return *loaded;
 }
 

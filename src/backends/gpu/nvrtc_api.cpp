@@ -1,6 +1,7 @@
 // NVRTC loaded at run time (see nvrtc_api.h). The declarations are those of nvrtc.h (CUDA 12, 13).
 #include "backends/gpu/nvrtc_api.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -62,12 +63,13 @@ NvrtcApi load_nvrtc() {
   return api;
 }
 
-// Loaded once per process; a failed load is retried by the next call.
+// Loaded once per process (never freed, like the driver's table); a failed load is retried by
+// the next call.
 const NvrtcApi& nvrtc() {
   static std::mutex mutex;
-  static std::unique_ptr<NvrtcApi> loaded;
+  static const NvrtcApi* loaded = nullptr;
   std::lock_guard lock(mutex);
-  if (!loaded) loaded = std::make_unique<NvrtcApi>(load_nvrtc());
+  if (loaded == nullptr) loaded = new NvrtcApi(load_nvrtc());
   return *loaded;
 }
 
@@ -93,6 +95,8 @@ std::string program_output(const NvrtcApi& api, nvrtcProgram program, SizeFn siz
   return out;
 }
 
+std::atomic<int> g_compilations{0};
+
 std::string joined(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& word : words) out += (out.empty() ? "" : " ") + word;
@@ -100,6 +104,8 @@ std::string joined(const std::vector<std::string>& words) {
 }
 
 }  // namespace
+
+int nvrtc_compilations() { return g_compilations.load(); }
 
 std::vector<std::string> nvrtc_candidates() {
   return cuda_toolkit_candidates({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"});
@@ -125,6 +131,7 @@ NvrtcOutput nvrtc_compile_program(const std::string& source, const std::vector<s
             "nvrtcCreateProgram");
   std::vector<const char*> raw;
   for (const auto& option : options) raw.push_back(option.c_str());
+  ++g_compilations;
   const nvrtcResult compiled = api.nvrtcCompileProgram(guard.program, static_cast<int>(raw.size()), raw.data());
   NvrtcOutput out;
   out.log = program_output(api, guard.program, api.nvrtcGetProgramLogSize, api.nvrtcGetProgramLog,

@@ -34,6 +34,10 @@ NvrtcOutput nvrtc_compile_program(const std::string& source, const std::vector<s
 /// NVRTC's version, "13.0"; throws BackendUnavailable like nvrtc_compile_program.
 std::string nvrtc_version();
 
+/// How many sources NVRTC compiled in this process (successfully or not), for reports such as
+/// "the suite compiled 412 CUDA kernels for sm_90".
+int nvrtc_compilations();
+
 /// The names tried for libnvrtc, in order (see cuda_toolkit_candidates).
 std::vector<std::string> nvrtc_candidates();
 

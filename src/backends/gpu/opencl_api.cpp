@@ -122,12 +122,13 @@ std::shared_ptr<const OpenClApi> OpenClApi::load(const std::vector<std::string>&
 }
 
 const OpenClApi& OpenClApi::get() {
-  // A failed load is retried by the next call; a loaded table stays for the process.
+  // A failed load is retried by the next call. Never freed: devices and their buffers use the
+  // table until they go, and one held by a static may go after every static of this file.
   static std::mutex mutex;
-  static std::shared_ptr<const OpenClApi> loaded;
+  static const std::shared_ptr<const OpenClApi>* loaded = nullptr;
   std::lock_guard lock(mutex);
-  if (!loaded) loaded = load({"libOpenCL.so.1", "libOpenCL.so"});
-  return *loaded;
+  if (loaded == nullptr) loaded = new std::shared_ptr<const OpenClApi>(load({"libOpenCL.so.1", "libOpenCL.so"}));
+  return **loaded;
 }
 
 void OpenClApi::check(opencl::cl_int result, const char* call, const std::string& context) const {

@@ -116,8 +116,9 @@ class OpenClBuffer final : public Buffer {
     // as a ResourceError of allocate, rather than at a later kernel.
     try {
       const unsigned char zero = 0;
-      queue_->check_queue(api.clEnqueueFillBuffer(queue_->queue(), memory_, &zero, 1, 0, allocated, 0, nullptr, nullptr),
-                          "clEnqueueFillBuffer", "zeroing a new buffer of " + std::to_string(bytes) + " bytes");
+      queue_->check_queue(
+          api.clEnqueueFillBuffer(queue_->queue(), memory_, &zero, 1, 0, allocated, 0, nullptr, nullptr),
+          "clEnqueueFillBuffer", "zeroing a new buffer of " + std::to_string(bytes) + " bytes");
       queue_->finish();
     } catch (...) {
       api.clReleaseMemObject(memory_);
@@ -417,7 +418,8 @@ void OpenClDevice::launch(Module& module, std::size_t kernel, const ir::KernelGe
     const auto index = static_cast<cl_uint>(k);
     cl_int set = CL_SUCCESS;
     if (const auto* buffer = std::get_if<const Buffer*>(&args[k])) {
-      if (*buffer == nullptr) throw RuntimeUsageError("OpenCL launch of " + name + ": argument " + std::to_string(k) + " is null");
+      if (*buffer == nullptr)
+        throw RuntimeUsageError("OpenCL launch of " + name + ": argument " + std::to_string(k) + " is null");
       const cl_mem memory = own(**buffer, "launch argument").memory();
       set = api.clSetKernelArg(handle, index, sizeof memory, &memory);
     } else {

@@ -33,7 +33,9 @@ std::string nvrtc_or_reason(std::string& why) {
 
 TEST(Nvrtc, CompilesAKernelToPtxForSm90) {
   SKIP_WITHOUT_NVRTC();
+  const int before = backends::gpu::nvrtc_compilations();
   const std::string ptx = nvrtc_compile(cuda_axpy_source(), "sm_90");
+  EXPECT_EQ(backends::gpu::nvrtc_compilations(), before + 1);
   EXPECT_NE(ptx.find(".target sm_90"), std::string::npos) << ptx.substr(0, 400);
   EXPECT_NE(ptx.find(".entry axpy2d"), std::string::npos) << "extern \"C\" keeps the name";
 }
