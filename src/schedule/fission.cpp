@@ -1,0 +1,209 @@
+// Kernel fission (see fission.h). The top-level statements are walked in order, growing one
+// open kernel: a statement joins it when both are serial (one thread runs them in order), or
+// both parallel and kernel_sharing proves every dependency on the open kernel's statements
+// block-local (a workgroup barrier goes before it when threads of a block must see each
+// other's cells), the merged launch still fits the device and every write of the merged
+// kernel stays under loops of every active hardware slot. Anything else closes the kernel.
+#include "cannl/schedule/fission.h"
+
+#include <algorithm>
+#include <string>
+
+#include "cannl/support/error.h"
+#include "schedule/kernel_sharing.h"
+#include "schedule/loop_tree.h"
+#include "schedule/schedule_error.h"
+
+namespace cannl::schedule {
+
+namespace {
+
+using detail::Sharing;
+
+bool is_write(const ir::Stmt& s) {
+  return std::holds_alternative<ir::Set>(s.node) || std::holds_alternative<ir::SetDynamic>(s.node) ||
+         std::holds_alternative<ir::TileMma>(s.node) || std::holds_alternative<ir::ZeroOut>(s.node);
+}
+
+// The safety rule of annotated kernels (semantics-backend.md 8.1): every write sits under
+// annotated loops bound to every hardware slot the launch uses, or each thread of the other
+// slots would repeat it. "" when it holds, else the first offending write.
+class SlotCoverage {
+ public:
+  explicit SlotCoverage(const ir::KernelGeometry& g) : geometry_(g) {}
+
+  std::string first_uncovered(const ir::StmtRef& s) {
+    if (!s) return "";
+    if (is_write(*s)) return covered() ? "" : ir::print_stmt(s);
+    if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
+      for (const auto& x : q->stmts)
+        if (auto bad = first_uncovered(x); !bad.empty()) return bad;
+    } else if (const auto* i = std::get_if<ir::If>(&s->node)) {
+      return first_uncovered(i->body);
+    } else if (const auto* f = std::get_if<ir::For>(&s->node)) {
+      const auto slot = geometry_.slot_of.find(f->index.id);
+      const bool hardware = slot != geometry_.slot_of.end();
+      if (hardware) bound_.push_back({f->axis == ir::AxisType::Grid, slot->second});
+      auto bad = first_uncovered(f->body);
+      if (hardware) bound_.pop_back();
+      return bad;
+    }
+    return "";  // locals and barriers write no node
+  }
+
+ private:
+  const ir::KernelGeometry& geometry_;
+  std::vector<std::pair<bool, int>> bound_;  // (grid?, slot) of the annotated loops around
+
+  bool covered() const {
+    for (int slot = 0; slot < 3; ++slot) {
+      for (const bool grid : {true, false}) {
+        const std::int64_t launched = grid ? geometry_.grid[slot] : geometry_.block[slot];
+        if (launched > 1 && std::find(bound_.begin(), bound_.end(), std::pair{grid, slot}) == bound_.end()) return false;
+      }
+    }
+    return true;
+  }
+};
+
+std::string first_uncovered_write(const ir::StmtRef& body, const ir::KernelGeometry& g) {
+  return SlotCoverage(g).first_uncovered(body);
+}
+
+bool within_limits(const ir::KernelGeometry& g, const ir::GpuLimits& limits) {
+  if (g.threads_per_block() > limits.max_threads_per_block || g.shared_bytes > limits.max_shared_bytes) return false;
+  for (std::size_t d = 0; d < 3; ++d)
+    if (g.block[d] > limits.max_block_dims[d] || g.grid[d] > limits.max_grid_dims[d]) return false;
+  return true;
+}
+
+ir::StmtRef body_of(const std::vector<ir::StmtRef>& stmts) {
+  return stmts.size() == 1 ? stmts.front() : ir::seq(stmts);
+}
+
+class Fission {
+ public:
+  Fission(const ir::LoweredRoutine& r, const ir::Target& t, bool enabled) : routine_(r), target_(t), enabled_(enabled) {}
+
+  std::vector<Segment> run() {
+    for (const auto& s : ir::flatten_seq(routine_.body)) add(s);
+    close();
+    return std::move(segments_);
+  }
+
+ private:
+  const ir::LoweredRoutine& routine_;
+  const ir::Target& target_;
+  bool enabled_;
+  std::vector<Segment> segments_;
+  // The open kernel: its statements (barriers included), the top-level statements among them.
+  std::vector<ir::StmtRef> open_, members_;
+  bool open_serial_ = false;
+
+  void add(const ir::StmtRef& s) {
+    if (std::holds_alternative<ir::Comment>(s->node)) return;
+    if (const auto* z = std::get_if<ir::ZeroOut>(&s->node)) {
+      close();
+      Segment zero;
+      zero.kind = Segment::Kind::Zero;
+      zero.zeroed = z->node;
+      segments_.push_back(std::move(zero));
+      return;
+    }
+    const bool serial = ir::kernel_geometry(s).serial();
+    if (!open_.empty() && enabled_ && serial == open_serial_ && (serial || join(s))) {
+      open_.push_back(s);
+      members_.push_back(s);
+      return;
+    }
+    close();
+    open_ = members_ = {s};
+    open_serial_ = serial;
+  }
+
+  // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
+  bool join(const ir::StmtRef& s) {
+    Sharing need = Sharing::Free;
+    for (const auto& earlier : members_) {
+      need = std::max(need, detail::kernel_sharing(routine_, earlier, s));
+      if (need == Sharing::Separate) return false;
+    }
+    std::vector<ir::StmtRef> merged = open_;
+    if (need == Sharing::WithBarrier) merged.push_back(ir::barrier());
+    merged.push_back(s);
+    const ir::StmtRef body = body_of(merged);
+    const ir::KernelGeometry g = ir::kernel_geometry(body);
+    if (!within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty()) return false;
+    if (need == Sharing::WithBarrier) open_.push_back(merged[merged.size() - 2]);
+    return true;
+  }
+
+  void close() {
+    if (open_.empty()) return;
+    Segment kernel;
+    kernel.body = body_of(open_);
+    kernel.geometry = ir::kernel_geometry(kernel.body);
+    segments_.push_back(std::move(kernel));
+    open_.clear();
+    members_.clear();
+  }
+};
+
+// The first loop of a kernel's body in preorder (what a message names), or a symbol of none.
+ir::Symbol first_loop(const ir::StmtRef& body) {
+  const auto loops = detail::canonical_loops(body);
+  return loops.empty() ? ir::Symbol{} : loops.front();
+}
+
+}  // namespace
+
+std::vector<Segment> fission(const ir::LoweredRoutine& routine, const ir::Target& target, bool enabled) {
+  internal_check(target.gpu.max_threads_per_block > 0,
+                 "fission of routine '" + routine.name + "': target " + target.backend + " is no GPU");
+  std::vector<Segment> segments = Fission(routine, target, enabled).run();
+  for (const Segment& s : segments) {
+    if (s.kind != Segment::Kind::Kernel) continue;
+    check_hardware_limits(s, target);
+    const std::string bad = first_uncovered_write(s.body, s.geometry);
+    if (!bad.empty())
+      throw InternalError("fission of routine '" + routine.name + "': a kernel's write is not under loops of every " +
+                          "active hardware slot (every thread of the others would repeat it): " + bad +
+                          "\n" + ir::print_stmt(s.body));
+  }
+  return segments;
+}
+
+void check_hardware_limits(const Segment& segment, const ir::Target& target) {
+  if (segment.kind != Segment::Kind::Kernel) return;
+  const ir::KernelGeometry& g = segment.geometry;
+  const ir::GpuLimits& limits = target.gpu;
+  const ir::LoweredRoutine kernel{"kernel", segment.body, {}};
+  const ir::Symbol loop = first_loop(segment.body);
+  auto fail = [&](const std::string& what, std::int64_t value, const std::string& limit, std::int64_t bound,
+                  const std::string& fix) {
+    detail::throw_schedule_error(kernel, loop,
+                                 "check_hardware_limits: the kernel from loop " + detail::name_of(kernel, loop) +
+                                     " on target " + target.backend,
+                                 what + " " + std::to_string(value) + " exceeds the device's " + limit + " of " +
+                                     std::to_string(bound),
+                                 fix);
+  };
+  static const char* const kDims[] = {"x", "y", "z"};
+  const std::string smaller_block = "a smaller gpu_schedule_block_size, or Split the Workgroup loops";
+  if (g.threads_per_block() > limits.max_threads_per_block)
+    fail("threads per block", g.threads_per_block(), "max_threads_per_block", limits.max_threads_per_block,
+         smaller_block);
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (g.block[d] > limits.max_block_dims[d])
+      fail(std::string("block dimension ") + kDims[d], g.block[d], "max_block_dims", limits.max_block_dims[d],
+           smaller_block);
+    if (g.grid[d] > limits.max_grid_dims[d])
+      fail(std::string("grid dimension ") + kDims[d], g.grid[d], "max_grid_dims", limits.max_grid_dims[d],
+           "bind that Grid loop to slot x (the innermost Grid loop) or Split it over two Grid loops");
+  }
+  if (g.shared_bytes > limits.max_shared_bytes)
+    fail("workgroup-shared memory (bytes)", g.shared_bytes, "max_shared_bytes", limits.max_shared_bytes,
+         "smaller staged tiles");
+}
+
+}  // namespace cannl::schedule
