@@ -16,12 +16,12 @@ namespace {
 using Dims = std::vector<std::int64_t>;
 constexpr std::int64_t kSamples = 512, kBatch = 32;
 
-struct Run {
+struct TrainingRun {
   std::vector<double> losses;
   double accuracy = 0;
 };
 
-Run train_moons(runtime::Context ctx) {
+TrainingRun train_moons(runtime::Context ctx) {
   reset_tensor_state();
   const auto data = datasets::moons({.samples = kSamples, .noise = 0.1, .seed = 42});
   const std::int64_t n_batches = kSamples / kBatch;
@@ -35,7 +35,7 @@ Run train_moons(runtime::Context ctx) {
   auto mlp = [&](const Tensor& x) { return w2 * relu(w1 * x + b1) + b2; };
   Tensor loss = nn::cross_entropy(mlp(slice_batch(x_all, batch)), slice_batch(y_all, batch));
   auto step = train::compile_step(ctx, loss, {.sgd = {.lr = 0.1, .momentum = 0.9}, .batch = batch, .n_batches = n_batches});
-  Run run;
+  TrainingRun run;
   run.losses = train::fit(step, {.epochs = 8});
   Tensor x_eval = literal("moons_eval_x", data.features, {.batch = Dims{kSamples}, .output = Dims{2}});
   Tensor logits = mlp(x_eval);
@@ -50,8 +50,8 @@ TEST(GpuTraining, MoonsMlpLearnsLikeOnTheCBackend) {
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
   test_util::ConfigGuard guard;
   config::set_override("cpu_schedule_reassociate", "false");  // the C backend's sums in serial order
-  const Run on_cc = train_moons(runtime::Context::cpu());
-  const Run on_gpu = train_moons(runtime::Context(gpu));
+  const TrainingRun on_cc = train_moons(runtime::Context::cpu());
+  const TrainingRun on_gpu = train_moons(runtime::Context(gpu));
   ASSERT_EQ(on_gpu.losses.size(), on_cc.losses.size());
   for (std::size_t e = 0; e < on_cc.losses.size(); ++e) {
     EXPECT_NEAR(on_gpu.losses[e], on_cc.losses[e], 1e-5 * std::abs(on_cc.losses[e])) << "epoch " << e + 1;

@@ -108,13 +108,18 @@ std::vector<GradCase> cases() {
   };
 }
 
+// test_gpu runs the cases on its GPU backend only; test_tensor on the C backend and the interpreter.
+std::vector<std::string> backends_under_test() {
+#ifdef CANNL_TEST_GPU
+  return {"gpu"};
+#else
+  return {"cc", "interpreter"};
+#endif
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllOps, Gradient,
-#ifdef CANNL_TEST_GPU
-    testing::Combine(testing::ValuesIn(cases()), testing::Values(std::string("gpu"))),
-#else
-    testing::Combine(testing::ValuesIn(cases()), testing::Values(std::string("cc"), std::string("interpreter"))),
-#endif
+    testing::Combine(testing::ValuesIn(cases()), testing::ValuesIn(backends_under_test())),
     [](const testing::TestParamInfo<Gradient::ParamType>& info) {
       return std::get<0>(info.param).name + "_" + std::get<1>(info.param);
     });

@@ -5,6 +5,7 @@
 #include <exception>
 #include <map>
 
+#include "backends/gpu/cuda_compile_check.h"
 #include "backends/gpu/device.h"
 #include "backends/run_arguments.h"
 #include "cannl/backends/backend.h"
@@ -73,10 +74,8 @@ class GpuExecutable final : public Executable {
 class GpuBackend final : public Backend {
  public:
   GpuBackend(std::shared_ptr<gpu::Device> device, codegen::GpuLanguage language)
-      : device_(std::move(device)), language_(language) {
+      : device_(std::move(device)), language_(language), target_(ir::generic_gpu_target(device_->limits())) {
     target_.backend = std::string(device_->api());
-    target_.workgroups = true;
-    target_.gpu = device_->limits();
   }
 
   std::string_view name() const override { return device_->api(); }
@@ -101,6 +100,7 @@ class GpuBackend final : public Backend {
       if (s.kind == schedule::Segment::Kind::Kernel) bodies.push_back({s.body, s.geometry});
     }
     codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target_});
+    if (language_ == codegen::GpuLanguage::OpenCL) gpu::check_cuda_compiles(lowered, bodies, target_);
     const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : ".cl";
     const std::filesystem::path readable = files::build_dir() / (lowered.name + extension);
     try {

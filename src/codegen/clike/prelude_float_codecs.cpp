@@ -30,8 +30,8 @@ $P uint32_t cannl_narrow_from_f64(double d, int mbits, int ebits, int saturate) 
   if (shift >= 54) return sign; /* below half the smallest subnormal */
   uint64_t q = m >> shift;
   const uint64_t rem = m & ((1ull << shift) - 1u);
-  const uint64_t half = 1ull << (shift - 1);
-  if (rem > half || (rem == half && (q & 1u) != 0)) ++q;
+  const uint64_t halfway = 1ull << (shift - 1);
+  if (rem > halfway || (rem == halfway && (q & 1u) != 0)) ++q;
   /* q carries the implicit bit, which adds one to the exponent field: */
   const uint64_t bits = exponent >= 1 ? ((uint64_t)(exponent - 1) << mbits) + q : q;
   if (bits >= inf) return sign | (saturate ? inf - 1u : inf);

@@ -22,7 +22,8 @@ class CudaDialect final : public GpuDialect {
            "typedef unsigned short uint16_t;\ntypedef int int32_t;\ntypedef unsigned int uint32_t;\n"
            "typedef long long int64_t;\ntypedef unsigned long long uint64_t;\n"
            "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n"
-           "#ifndef NAN\n#define NAN __int_as_float(0x7fc00000)\n#endif\n";
+           "#ifndef NAN\n#define NAN __int_as_float(0x7fc00000)\n#endif\n" +
+           integer_limit_macros();
   }
   std::set<std::string> reserved_words() const override {
     auto words = CLikePrinter::reserved_words();

@@ -1,11 +1,24 @@
 // The GPU dialects' shared renderings (gpu_dialect.h).
 #include "codegen/gpu/gpu_dialect.h"
 
+#include <utility>
+
 #include "cannl/support/error.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/prelude.h"
 
 namespace cannl::codegen {
+
+std::string integer_limit_macros() {
+  std::string out;
+  for (const auto& [name, value] :
+       {std::pair{"INT32_MIN", "(-2147483647 - 1)"}, {"INT32_MAX", "2147483647"}, {"UINT32_MAX", "4294967295u"},
+        {"INT64_MIN", "(-9223372036854775807LL - 1)"}, {"INT64_MAX", "9223372036854775807LL"},
+        {"UINT64_MAX", "18446744073709551615ULL"}, {"UINT8_MAX", "255"}}) {
+    out += std::string("#ifndef ") + name + "\n#define " + name + " " + value + "\n#endif\n";
+  }
+  return out;
+}
 
 void GpuDialect::append_bitcast_helpers(std::vector<PreludeHelper>& out) const {
   auto helper = [&](const std::string& name, const std::string& ret, const std::string& arg, const std::string& fn) {

@@ -14,6 +14,9 @@
 
 namespace cannl::codegen {
 
+/// The <stdint.h> limit macros the prelude uses, for dialects without the header (each guarded).
+std::string integer_limit_macros();
+
 class GpuDialect : public CLikePrinter {
  public:
   /// The block (`blockIdx.x`) and thread (`threadIdx.x`) index of slot 0, 1 or 2.

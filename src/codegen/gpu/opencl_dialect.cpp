@@ -23,7 +23,7 @@ class OpenClDialect final : public GpuDialect {
                            "fma", "ldexp", "fabs"}) {
       h += std::string("#define ") + fn + "f " + fn + "\n";
     }
-    return h;
+    return h + integer_limit_macros();
   }
   std::set<std::string> reserved_words() const override {
     auto words = CLikePrinter::reserved_words();
