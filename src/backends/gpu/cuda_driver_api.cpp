@@ -48,9 +48,10 @@ CudaDriverApi bind_driver(const ApiLibrary& lib) {
 
 // Names of the results a driver may give before cuGetErrorName works (or from the toolkit's
 // stub library, whose cuGetErrorName fails too).
+constexpr cuda::CUresult kStubLibrary = 34;
 constexpr std::pair<cuda::CUresult, const char*> kEarlyErrors[] = {
     {3, "CUDA_ERROR_NOT_INITIALIZED"},
-    {34, "CUDA_ERROR_STUB_LIBRARY (the CUDA toolkit's stub libcuda.so was loaded, not a driver)"},
+    {kStubLibrary, "CUDA_ERROR_STUB_LIBRARY (the CUDA toolkit's stub libcuda.so was loaded, not a driver)"},
     {35, "CUDA_ERROR_INSUFFICIENT_DRIVER (the installed driver is too old)"},
     {100, "CUDA_ERROR_NO_DEVICE"},
     {999, "CUDA_ERROR_UNKNOWN"},
@@ -65,7 +66,7 @@ CudaDriverApi CudaDriverApi::load(const std::vector<std::string>& candidates) {
   if (init != cuda::CUDA_SUCCESS)
     throw BackendUnavailable("the CUDA driver (" + api.library + ") did not initialize: cuInit failed with " +
                              api.describe(init) +
-                             (init == cuda::CUDA_ERROR_NO_DEVICE ? "" : "; check nvidia-smi"));
+                             (init == cuda::CUDA_ERROR_NO_DEVICE || init == kStubLibrary ? "" : "; check nvidia-smi"));
   api.check(api.cuDriverGetVersion(&api.driver_version), "cuDriverGetVersion");
   return api;
 }
