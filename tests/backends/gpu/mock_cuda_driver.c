@@ -17,7 +17,7 @@ enum {
 static int g_context; /* its address is the primary context */
 static int g_stream;  /* its address is the one stream */
 static int g_module, g_function, g_event;
-static __thread void* t_current;
+static _Thread_local void* t_current;
 static int g_retains, g_live_allocations, g_live_modules, g_live_events, g_streams, g_launches;
 static int g_errors; /* calls that would have failed on a real driver */
 
