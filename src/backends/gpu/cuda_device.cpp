@@ -8,8 +8,7 @@
 #include <algorithm>
 #include <array>
 
-#include "backends/gpu/cuda_driver_api.h"
-#include "backends/gpu/device.h"
+#include "backends/gpu/cuda_device.h"
 #include "backends/gpu/launch_checks.h"
 #include "backends/gpu/module_cache.h"
 #include "backends/gpu/nvrtc_api.h"
@@ -389,9 +388,10 @@ void CudaDevice::launch(Module& module, std::size_t kernel, const ir::KernelGeom
 
 }  // namespace
 
-std::shared_ptr<Device> open_cuda(int ordinal) {
-  const CudaDriverApi& api = CudaDriverApi::get();
+std::shared_ptr<Device> open_cuda_on(const CudaDriverApi& api, int ordinal) {
   return std::make_shared<CudaDevice>(std::make_shared<CudaQueue>(api, ordinal));
 }
+
+std::shared_ptr<Device> open_cuda(int ordinal) { return open_cuda_on(CudaDriverApi::get(), ordinal); }
 
 }  // namespace cannl::backends::gpu

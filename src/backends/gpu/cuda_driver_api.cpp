@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "backends/gpu/api_library.h"
 #include "cannl/support/error.h"
@@ -45,20 +46,30 @@ CudaDriverApi bind_driver(const ApiLibrary& lib) {
   return api;
 }
 
-// Loads and initializes the driver; throws BackendUnavailable.
-CudaDriverApi load_driver() {
-  const ApiLibrary lib(cuda_driver_candidates(), "the CUDA driver");
+// Names of the results a driver may give before cuGetErrorName works (or from the toolkit's
+// stub library, whose cuGetErrorName fails too).
+constexpr cuda::CUresult kStubLibrary = 34;
+constexpr std::pair<cuda::CUresult, const char*> kEarlyErrors[] = {
+    {3, "CUDA_ERROR_NOT_INITIALIZED"},
+    {kStubLibrary, "CUDA_ERROR_STUB_LIBRARY (the CUDA toolkit's stub libcuda.so was loaded, not a driver)"},
+    {35, "CUDA_ERROR_INSUFFICIENT_DRIVER (the installed driver is too old)"},
+    {100, "CUDA_ERROR_NO_DEVICE"},
+    {999, "CUDA_ERROR_UNKNOWN"},
+};
+
+}  // namespace
+
+CudaDriverApi CudaDriverApi::load(const std::vector<std::string>& candidates) {
+  const ApiLibrary lib(candidates, "the CUDA driver");
   CudaDriverApi api = bind_driver(lib);
   const cuda::CUresult init = api.cuInit(0);
   if (init != cuda::CUDA_SUCCESS)
     throw BackendUnavailable("the CUDA driver (" + api.library + ") did not initialize: cuInit failed with " +
                              api.describe(init) +
-                             (init == cuda::CUDA_ERROR_NO_DEVICE ? "" : "; check nvidia-smi"));
+                             (init == cuda::CUDA_ERROR_NO_DEVICE || init == kStubLibrary ? "" : "; check nvidia-smi"));
   api.check(api.cuDriverGetVersion(&api.driver_version), "cuDriverGetVersion");
   return api;
 }
-
-}  // namespace
 
 const std::vector<std::string>& cuda_driver_candidates() {
   static const std::vector<std::string> names{"libcuda.so.1", "libcuda.so"};
@@ -72,15 +83,18 @@ const CudaDriverApi& CudaDriverApi::get() {
   static std::mutex mutex;
   static const CudaDriverApi* loaded = nullptr;
   std::lock_guard lock(mutex);
-  if (loaded == nullptr) loaded = new CudaDriverApi(load_driver());
+  if (loaded == nullptr) loaded = new CudaDriverApi(load(cuda_driver_candidates()));
   return *loaded;
 }
 
 std::string CudaDriverApi::describe(cuda::CUresult result) const {
   const char* name = nullptr;
   const char* text = nullptr;
-  if (cuGetErrorName == nullptr || cuGetErrorName(result, &name) != cuda::CUDA_SUCCESS || name == nullptr)
+  if (cuGetErrorName == nullptr || cuGetErrorName(result, &name) != cuda::CUDA_SUCCESS || name == nullptr) {
+    for (const auto& [code, known] : kEarlyErrors)
+      if (code == result) return known;
     return "CUresult " + std::to_string(result);
+  }
   std::string out = name;
   if (cuGetErrorString(result, &text) == cuda::CUDA_SUCCESS && text != nullptr)
     out += std::string(" (") + text + ")";

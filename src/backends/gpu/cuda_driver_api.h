@@ -56,6 +56,9 @@ struct CudaDriverApi {
   /// library (or cuInit's error: no device, a driver that does not match its kernel module);
   /// a later call tries again.
   static const CudaDriverApi& get();
+  /// The driver from the first of `candidates` that loads, initialized; a new table each call
+  /// (tests load the toolkit's stub library, which binds but does not initialize).
+  static CudaDriverApi load(const std::vector<std::string>& candidates);
 
   /// Throws, for a `result` other than CUDA_SUCCESS, ResourceError (out of memory) or
   /// RuntimeError naming `call`, the error's name and its description, then `context` when given.

@@ -396,7 +396,13 @@ std::shared_ptr<Module> OpenClDevice::load(const std::string& source, const std:
   }
   cl_program program = build_from_source(source, name);
   auto module = resolve(program, kernels, false);
-  const std::string binary = program_binary(program);
+  if (entry.file.empty()) return module;
+  std::string binary;
+  try {
+    binary = program_binary(program);
+  } catch (const RuntimeError&) {
+    // A driver that gives no binary: the module runs, the next process compiles it again.
+  }
   if (!binary.empty()) store_cached_module(entry, binary);
   return module;
 }

@@ -2,6 +2,7 @@
 // naming libcuda.so.1; with a driver and a GPU the checks every device passes run on device 0.
 #include <gtest/gtest.h>
 
+#include "backends/gpu/api_library.h"
 #include "backends/gpu/cuda_driver_api.h"
 #include "backends/gpu/device_checks.h"
 #include "cannl/backends/backend.h"
@@ -25,6 +26,29 @@ TEST(CudaOpen, WithoutADriverIsBackendUnavailableNamingLibcuda) {
     GTEST_SKIP() << "a CUDA device is present: " << device->description();
   } catch (const BackendUnavailable& e) {
     EXPECT_NE(std::string(e.what()).find("libcuda.so.1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaOpen, EveryDriverEntryPointBindsAgainstTheToolkitsStubLibrary) {
+  // The toolkit's stub libcuda.so exports every driver function (under its versioned name) and
+  // initializes nothing: binding against it checks each name cannl asks for without a GPU.
+  std::string stub;
+  for (const auto& candidate : backends::gpu::cuda_toolkit_candidates({"stubs/libcuda.so"}))
+    if (candidate.front() == '/' && fs::exists(candidate)) {
+      stub = candidate;
+      break;
+    }
+  if (stub.empty()) GTEST_SKIP() << "no CUDA toolkit with a stub libcuda.so";
+  // A real driver, when there is one, is loaded first, so the stub shadows nothing.
+  std::string why;
+  if (cuda_or_reason(why)) GTEST_SKIP() << "a CUDA device is present";
+  try {
+    backends::gpu::CudaDriverApi::load({stub});
+    FAIL() << "expected BackendUnavailable";
+  } catch (const BackendUnavailable& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.find("has no function"), std::string::npos) << message;
+    EXPECT_NE(message.find("CUDA_ERROR_STUB_LIBRARY"), std::string::npos) << message;
   }
 }
 

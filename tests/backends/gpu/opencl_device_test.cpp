@@ -121,6 +121,43 @@ TEST_F(OpenClDeviceTest, ADamagedCacheEntryIsQuarantinedAndCompiledAgain) {
   EXPECT_TRUE(device().load(opencl_axpy_source(), {"axpy2d"}, cache)->from_cache()) << "the rebuilt entry is good";
 }
 
+TEST_F(OpenClDeviceTest, WorkgroupLocalMemoryBarriersAndDoubles) {
+  // A block sums its 64 elements in local memory (a tree with a barrier per level) into a
+  // double: the shape of the GPU schedule's block reductions, on the device's own launch.
+  const std::string source = R"(#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void block_sums(__global double* sums, __global const float* x, long n) {
+  __local double partial[64];
+  long i = (long)get_group_id(0) * 64 + (long)get_local_id(0);
+  partial[get_local_id(0)] = i < n ? (double)x[i] : 0.0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int width = 32; width > 0; width /= 2) {
+    if ((int)get_local_id(0) < width) partial[get_local_id(0)] += partial[get_local_id(0) + width];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (get_local_id(0) == 0) sums[get_group_id(0)] = partial[0];
+}
+)";
+  constexpr std::int64_t n = 200, blocks = 4;
+  std::vector<float> x(n);
+  for (std::int64_t k = 0; k < n; ++k) x[k] = static_cast<float>(k);
+  auto x_buffer = device().allocate(n * sizeof(float));
+  x_buffer->write(bytes_of(x));
+  auto sums = device().allocate(blocks * sizeof(double));
+  auto module = device().load(source, {"block_sums"}, "");
+  ir::KernelGeometry geometry;
+  geometry.grid = {blocks, 1, 1};
+  geometry.block = {64, 1, 1};
+  geometry.shared_bytes = 64 * sizeof(double);
+  const std::vector<KernelArg> args{sums.get(), x_buffer.get(), std::int64_t{n}};
+  device().launch(*module, 0, geometry, args);
+  const auto got = read_as<double>(*sums);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    double expected = 0;
+    for (std::int64_t k = b * 64; k < std::min(n, (b + 1) * 64); ++k) expected += static_cast<double>(k);
+    EXPECT_EQ(got[b], expected) << "block " << b;
+  }
+}
+
 TEST(OpenClOpen, AMissingPlatformOrDeviceIsBackendUnavailable) {
   try {
     backends::gpu::open_opencl(0, 0);
