@@ -47,7 +47,10 @@ std::vector<Segment> gpu_segments(const ir::LoweredRoutine& r, std::int64_t bloc
   const ir::Target t = gpu_test_target();
   const ir::LoweredRoutine low = lower_for_target(default_gpu_schedule(r, {t, block_size, 16}), t);
   std::vector<Segment> segments = fission(low, t, enabled);
-  EXPECT_EQ(compare(run_interp(r), run_segments(r, segments), Tolerance::Bitwise), "") << ir::print_loop_ir(low);
+  const NodeBytes expected = run_interp(r);
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(expected, run_segments(r, segments, order), Tolerance::Bitwise), "")
+        << "order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(low);
   return segments;
 }
 

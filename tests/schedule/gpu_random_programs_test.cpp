@@ -43,8 +43,11 @@ void check_program(const ir::LoweredRoutine& r, std::int64_t block_size, ir::Gpu
   const ir::Target target = gpu_test_target(limits);
   const ir::LoweredRoutine low = lower_for_target(default_gpu_schedule(r, {target, block_size, 4}), target);
   const std::vector<Segment> segments = fission(low, target);
-  EXPECT_EQ(compare(run_interp(r), run_segments(r, segments), Tolerance::Bitwise), "")
-      << what << "\n" << ir::print_loop_ir(r) << "\nscheduled\n" << ir::print_loop_ir(low);
+  const NodeBytes expected = run_interp(r);
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(expected, run_segments(r, segments, order), Tolerance::Bitwise), "")
+        << what << " order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(r) << "\nscheduled\n"
+        << ir::print_loop_ir(low);
   for (const Segment& s : segments) {
     census.zero += s.kind == Segment::Kind::Zero ? 1 : 0;
     if (s.kind != Segment::Kind::Kernel) continue;
