@@ -62,18 +62,18 @@ std::string kinds(const std::vector<Segment>& segments) {
 }
 
 TEST(Fission, ProducerAndConsumerOfTheSameCellsShareAKernel) {
-  const auto x = matrix("x", 64, 1000), y = matrix("y", 64, 1000), z = matrix("z", 64, 1000);
+  const auto x = matrix("x", 8, 600), y = matrix("y", 8, 600), z = matrix("z", 8, 600);
   const ir::LoweredRoutine r{"chain", ir::seq({Map2{y, x}.nest(), Map2{z, y}.nest()}), {}};
   const auto segments = gpu_segments(r);
   ASSERT_EQ(kinds(segments), "M");
   EXPECT_EQ(merge_counts(segments).with_barrier, 0) << ir::print_stmt(segments[0].body);
-  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{4, 64, 1}));
+  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{3, 8, 1}));
   EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{256, 1, 1}));
 }
 
 TEST(Fission, ConsumerOfItsBlocksCellsGetsABarrier) {
   // z reads its row of y backwards: the same block, other threads.
-  const auto x = matrix("x", 64, 200), y = matrix("y", 64, 200), z = matrix("z", 64, 200);
+  const auto x = matrix("x", 8, 200), y = matrix("y", 8, 200), z = matrix("z", 8, 200);
   const ir::LoweredRoutine r{"reversed_cols", ir::seq({Map2{y, x}.nest(), Map2{z, y, false, true}.nest()}), {}};
   const auto segments = gpu_segments(r);
   ASSERT_EQ(kinds(segments), "M");
@@ -82,7 +82,7 @@ TEST(Fission, ConsumerOfItsBlocksCellsGetsABarrier) {
 }
 
 TEST(Fission, ConsumerOfOtherBlocksCellsStartsAKernel) {
-  const auto x = matrix("x", 64, 200), y = matrix("y", 64, 200), z = matrix("z", 64, 200);
+  const auto x = matrix("x", 8, 200), y = matrix("y", 8, 200), z = matrix("z", 8, 200);
   // z reads y's rows backwards (another block's), then w overwrites x, which y's nest read.
   const auto w = Map2{x, z};
   const ir::LoweredRoutine r{"reversed_rows", ir::seq({Map2{y, x}.nest(), Map2{z, y, true}.nest(), w.nest()}), {}};
@@ -93,33 +93,33 @@ TEST(Fission, ConsumerOfOtherBlocksCellsStartsAKernel) {
 }
 
 TEST(Fission, IndependentNestsShareAKernelOnlyWhenEveryWriteCoversTheSlots) {
-  const auto a = matrix("a", 64, 1000), b = matrix("b", 64, 1000), c = matrix("c", 64, 300), d = matrix("d", 64, 300);
+  const auto a = matrix("a", 8, 600), b = matrix("b", 8, 600), c = matrix("c", 8, 300), d = matrix("d", 8, 300);
   const ir::LoweredRoutine same_slots{"two", ir::seq({Map2{b, a}.nest(), Map2{d, c}.nest()}), {}};
   const auto segments = gpu_segments(same_slots);
   ASSERT_EQ(kinds(segments), "M");
-  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{4, 64, 1}));  // d's nest guarded on x
+  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{3, 8, 1}));  // d's nest guarded on x
   // A vector's nest has one Grid slot: its blocks would repeat along the other's rows.
-  const auto e = ir::make_node("e", DType::F32, {1000}), f = ir::make_node("f", DType::F32, {1000});
+  const auto e = ir::make_node("e", DType::F32, {600}), f = ir::make_node("f", DType::F32, {600});
   const ir::Symbol k = ir::fresh_symbol();
-  const auto copy = ir::for_loop(k, 0, 1000, ir::set(f, {it(k)}, ir::get(e, {it(k)})));
+  const auto copy = ir::for_loop(k, 0, 600, ir::set(f, {it(k)}, ir::get(e, {it(k)})));
   const ir::LoweredRoutine fewer{"fewer", ir::seq({Map2{b, a}.nest(), copy}), {}};
   EXPECT_EQ(kinds(gpu_segments(fewer)), "KK");
 }
 
 TEST(Fission, WholeNodeZeroingIsAMemsetAndSerialStatementsCoalesce) {
-  RowSum sum(1000, 64);
+  RowSum sum(300, 8);
   const auto segments = gpu_segments(sum.routine());
   ASSERT_EQ(kinds(segments), "ZK");
   EXPECT_EQ(segments[0].zeroed, sum.s);
   // Small statements stay serial: adjacent ones share one one-thread kernel, never a parallel one.
-  const auto x = matrix("x", 64, 1000), y = matrix("y", 64, 1000), s = matrix("s", 1, 4);
+  const auto x = matrix("x", 8, 600), y = matrix("y", 8, 600), s = matrix("s", 1, 4);
   const auto one = [&](std::int64_t k) { return ir::set(s, {AxisIndex::fixed(0), AxisIndex::fixed(k)}, ir::constant(k, DType::F32)); };
   const ir::LoweredRoutine mixed{"mixed", ir::seq({one(0), ir::comment("two"), one(1), Map2{y, x}.nest(), one(2)}), {}};
   EXPECT_EQ(kinds(gpu_segments(mixed)), "SKS");
 }
 
 TEST(Fission, DisabledLaunchesEveryStatementAlone) {
-  const auto x = matrix("x", 64, 1000), y = matrix("y", 64, 1000), z = matrix("z", 64, 1000), s = matrix("s", 1, 4);
+  const auto x = matrix("x", 8, 600), y = matrix("y", 8, 600), z = matrix("z", 8, 600), s = matrix("s", 1, 4);
   const auto one = [&](std::int64_t k) { return ir::set(s, {AxisIndex::fixed(0), AxisIndex::fixed(k)}, ir::constant(k, DType::F32)); };
   const ir::LoweredRoutine r{"chain", ir::seq({one(0), one(1), Map2{y, x}.nest(), Map2{z, y}.nest(), ir::zero_out(x)}), {}};
   EXPECT_EQ(kinds(gpu_segments(r, 256, false)), "SSKKZ");
@@ -169,7 +169,7 @@ TEST(Fission, SharedMemoryOverTheHardwareLimitIsAScheduleError) {
 }
 
 TEST(Fission, RacyWorkgroupRetypeIsAScheduleError) {
-  RowSum sum(64, 300);
+  RowSum sum(8, 300);
   expect_schedule_error([&] { apply(sum.routine(), Retype{sum.r, AxisType::Workgroup}); },
                         {"retype i1 to workgroup", "a race", "s[i0]"});
 }

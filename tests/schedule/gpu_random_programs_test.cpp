@@ -4,7 +4,7 @@
 // bits of the unscheduled routine, and every kernel must launch within the device's limits
 // with every write under loops of every active hardware slot (fission asserts that).
 //
-//   CANNL_TEST_SCHEDULE_PROGRAMS=5000 ./test_schedule --gtest_filter='GpuRandomPrograms.*'   (default 150)
+//   CANNL_TEST_SCHEDULE_PROGRAMS=5000 ./test_schedule --gtest_filter='GpuRandomPrograms.*'   (default 300)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -67,7 +67,7 @@ constexpr std::int64_t kBlockSizes[] = {2, 3, 4, 8, 32, 256};
 ir::GpuLimits small_limits() { return {64, {64, 64, 4}, {1 << 20, 3, 3}, 1024, 32}; }
 
 TEST(GpuRandomPrograms, ScheduledSegmentsAreBitwiseOnTheInterpreter) {
-  const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 150);
+  const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
   Census census;
   for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
     const auto p = opt::testing::generate_program(static_cast<std::uint64_t>(11000 + seed));
