@@ -4,12 +4,21 @@
 // block-local (a workgroup barrier goes before it when threads of a block must see each
 // other's cells), the merged launch still fits the device and every write of the merged
 // kernel stays under loops of every active hardware slot. Anything else closes the kernel.
+//
+// Scalar locals the optimizer hoisted to the top level (DeclareLocal and the statements setting
+// it, writing no node: opt/hoist.cpp) are no launches of their own: they are replicated at the
+// start of every kernel using them, each thread computing its own copy. That keeps their value:
+// hoisting leaves the nodes they read unwritten from their place to their last user, and a
+// definition reading a node the open kernel writes closes that kernel first.
 #include "cannl/schedule/fission.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/support/error.h"
+#include "schedule/access_relations.h"
 #include "schedule/kernel_sharing.h"
 #include "schedule/loop_tree.h"
 #include "schedule/schedule_error.h"
@@ -77,6 +86,31 @@ bool within_limits(const ir::KernelGeometry& g, const ir::GpuLimits& limits) {
   return true;
 }
 
+// The ids of the locals a statement declares, sets or reads.
+std::set<int> locals_of(const ir::StmtRef& s) {
+  std::set<int> out;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    if (const auto* l = std::get_if<ir::SetLocal>(&x.node)) out.insert(l->scope_id);
+    if (const auto* d = std::get_if<ir::DeclareLocal>(&x.node)) out.insert(d->scope_id);
+  });
+  ir::for_each_scalar(s, [&](const ir::Scalar& x) {
+    if (const auto* g = std::get_if<ir::GetLocal>(&x.node)) out.insert(g->scope_id);
+  });
+  return out;
+}
+
+// The ids of the nodes a statement writes (`write`) or reads.
+std::set<int> nodes_accessed(const ir::StmtRef& s, bool write) {
+  std::set<int> out;
+  for (const auto& a : detail::collect_accesses(s).accesses)
+    if (a.write == write) out.insert(a.node->id);
+  return out;
+}
+
+bool intersects(const std::set<int>& a, const std::set<int>& b) {
+  return std::any_of(a.begin(), a.end(), [&](int x) { return b.contains(x); });
+}
+
 ir::StmtRef body_of(const std::vector<ir::StmtRef>& stmts) {
   return stmts.size() == 1 ? stmts.front() : ir::seq(stmts);
 }
@@ -99,9 +133,48 @@ class Fission {
   // The open kernel: its statements (barriers included), the top-level statements among them.
   std::vector<ir::StmtRef> open_, members_;
   bool open_serial_ = false;
+  // Locals declared at the top level, and the statements defining them, in order.
+  std::set<int> top_locals_;
+  std::vector<ir::StmtRef> definitions_;
+
+  bool defines_top_local(const ir::StmtRef& s) const {
+    return intersects(locals_of(s), top_locals_) && nodes_accessed(s, true).empty() &&
+           ir::kernel_geometry(s).serial();
+  }
+  std::set<int> written_by_open() const {
+    std::set<int> out;
+    for (const auto& m : members_) out.merge(nodes_accessed(m, true));
+    return out;
+  }
+  // The definitions of the top-level locals `stmts` use, and of the locals those use, in order.
+  std::vector<ir::StmtRef> definitions_for(const std::vector<ir::StmtRef>& stmts) const {
+    std::set<int> needed;
+    for (const auto& s : stmts)
+      for (int id : locals_of(s))
+        if (top_locals_.contains(id)) needed.insert(id);
+    std::vector<bool> taken(definitions_.size(), false);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (std::size_t k = 0; k < definitions_.size(); ++k) {
+        if (taken[k] || !intersects(locals_of(definitions_[k]), needed)) continue;
+        taken[k] = grew = true;
+        needed.merge(locals_of(definitions_[k]));
+      }
+    }
+    std::vector<ir::StmtRef> out;
+    for (std::size_t k = 0; k < definitions_.size(); ++k)
+      if (taken[k]) out.push_back(definitions_[k]);
+    return out;
+  }
 
   void add(const ir::StmtRef& s) {
     if (std::holds_alternative<ir::Comment>(s->node)) return;
+    if (const auto* d = std::get_if<ir::DeclareLocal>(&s->node)) top_locals_.insert(d->scope_id);
+    if (defines_top_local(s)) {
+      if (intersects(nodes_accessed(s, false), written_by_open())) close();
+      definitions_.push_back(s);
+      return;
+    }
     if (const auto* z = std::get_if<ir::ZeroOut>(&s->node)) {
       close();
       Segment zero;
@@ -141,7 +214,9 @@ class Fission {
   void close() {
     if (open_.empty()) return;
     Segment kernel;
-    kernel.body = body_of(open_);
+    std::vector<ir::StmtRef> stmts = definitions_for(open_);
+    stmts.insert(stmts.end(), open_.begin(), open_.end());
+    kernel.body = body_of(stmts);
     kernel.geometry = ir::kernel_geometry(kernel.body);
     segments_.push_back(std::move(kernel));
     open_.clear();

@@ -136,6 +136,33 @@ TEST(Fission, SmallBlocksGuardExtentsTheyDoNotDivide) {
   EXPECT_TRUE(has(ir::print_stmt(segments[0].body), "100:i64)")) << ir::print_stmt(segments[0].body);
 }
 
+// out[i, j] = in[i, j] * v (a local) over fresh loops.
+ir::StmtRef scale_by_local(const ir::NodeRef& out, const ir::NodeRef& in, int v) {
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto value = ir::apply(ir::Op::Mul, DType::F32, {ir::get(in, {it(i), it(j)}), ir::get_local(v, DType::F32)});
+  return ir::for_loop(i, 0, out->dims[0], ir::for_loop(j, 0, out->dims[1], ir::set(out, {it(i), it(j)}, value)));
+}
+
+TEST(Fission, HoistedLocalsAreReplicatedIntoTheKernelsUsingThem) {
+  const auto w = matrix("w", 8, 300), x = matrix("x", 8, 300), y = matrix("y", 8, 300), z = matrix("z", 8, 300);
+  const auto s = matrix("s", 1, 1);
+  const int v = ir::fresh_scope_id();
+  // v = x[0, 0] + x[7, 299], hoisted above its users; it reads x, which the first kernel writes.
+  const auto sum = ir::apply(ir::Op::Add, DType::F32,
+                             {ir::get(x, {AxisIndex::fixed(0), AxisIndex::fixed(0)}), ir::get(x, {AxisIndex::fixed(7), AxisIndex::fixed(299)})});
+  const auto use = ir::set(s, {AxisIndex::fixed(0), AxisIndex::fixed(0)}, ir::get_local(v, DType::F32));
+  const ir::LoweredRoutine r{"hoisted",
+                             ir::seq({Map2{x, w}.nest(), ir::declare_local(v, DType::F32, false), ir::set_local(v, sum),
+                                      scale_by_local(y, x, v), scale_by_local(z, y, v), Map2{w, z}.nest(), use}),
+                             {}};
+  const auto segments = gpu_segments(r);
+  ASSERT_EQ(kinds(segments), "KMS");
+  for (std::size_t k : {1, 2}) {
+    const std::string text = ir::print_stmt(segments[k].body);
+    EXPECT_EQ(text.find("declare"), 0u) << text;
+  }
+}
+
 // ---- errors ----
 
 TEST(Fission, BlockOverTheHardwareLimitIsAScheduleError) {

@@ -55,12 +55,22 @@ class GpuEmulation : ir::TreeMapper {
     };
     int barriers = 0;
     ir::for_each_stmt(body, [&](const ir::Stmt& x) { barriers += std::holds_alternative<ir::Barrier>(x.node) ? 1 : 0; });
+    // Statements writing no node (replicated definitions of locals) run again in each phase:
+    // a GPU thread keeps its locals across barriers.
+    std::vector<ir::StmtRef> locals;
     for (const auto& x : ir::flatten_seq(body)) {
       if (std::holds_alternative<ir::Barrier>(x->node)) {
         --barriers;
         close();
+        phase = locals;
       } else {
         phase.push_back(map_stmt(x));
+        bool writes = false;
+        ir::for_each_stmt(x, [&](const ir::Stmt& y) {
+          writes = writes || std::holds_alternative<ir::Set>(y.node) || std::holds_alternative<ir::SetDynamic>(y.node) ||
+                   std::holds_alternative<ir::ZeroOut>(y.node) || std::holds_alternative<ir::TileMma>(y.node);
+        });
+        if (!writes) locals.push_back(phase.back());
       }
     }
     close();
