@@ -132,6 +132,7 @@ class Fission {
   std::vector<Segment> segments_;
   // The open kernel: its statements (barriers included), the top-level statements among them.
   std::vector<ir::StmtRef> open_, members_;
+  std::vector<detail::StatementFacts> member_facts_;  // of the parallel members
   bool open_serial_ = false;
   // Locals declared at the top level, and the statements defining them, in order.
   std::set<int> top_locals_;
@@ -184,21 +185,25 @@ class Fission {
       return;
     }
     const bool serial = ir::kernel_geometry(s).serial();
-    if (!open_.empty() && enabled_ && serial == open_serial_ && (serial || join(s))) {
+    detail::StatementFacts facts = serial ? detail::StatementFacts{} : detail::statement_facts(s);
+    if (!open_.empty() && enabled_ && serial == open_serial_ && (serial || join(s, facts))) {
       open_.push_back(s);
       members_.push_back(s);
+      member_facts_.push_back(std::move(facts));
       return;
     }
     close();
     open_ = members_ = {s};
+    member_facts_.clear();
+    member_facts_.push_back(std::move(facts));
     open_serial_ = serial;
   }
 
   // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
-  bool join(const ir::StmtRef& s) {
+  bool join(const ir::StmtRef& s, const detail::StatementFacts& facts) {
     Sharing need = Sharing::Free;
-    for (const auto& earlier : members_) {
-      need = std::max(need, detail::kernel_sharing(routine_, earlier, s));
+    for (const auto& earlier : member_facts_) {
+      need = std::max(need, detail::kernel_sharing(routine_, earlier, facts));
       if (need == Sharing::Separate) return false;
     }
     std::vector<ir::StmtRef> merged = open_;
@@ -221,6 +226,7 @@ class Fission {
     segments_.push_back(std::move(kernel));
     open_.clear();
     members_.clear();
+    member_facts_.clear();
   }
 };
 

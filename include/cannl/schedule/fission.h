@@ -24,6 +24,10 @@ struct Segment {
   enum class Kind { Kernel, Zero };
   Kind kind = Kind::Kernel;
   /// Kernel: the statements it runs (a Seq or one statement), under the routine's statics.
+  /// Between two merged parallel statements whose threads of one block touch each other's cells
+  /// there is a top-level Barrier (it must order global memory too: OpenCL's
+  /// CLK_GLOBAL_MEM_FENCE). Top-level scalar locals the kernel uses (hoisted by the optimizer)
+  /// have their DeclareLocal and defining statements at its start, run by every thread.
   ir::StmtRef body;
   /// Zero: the node the device memsets to 0 (every byte of its buffer).
   ir::NodeRef zeroed;
