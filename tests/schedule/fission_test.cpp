@@ -71,6 +71,17 @@ TEST(Fission, ProducerAndConsumerOfTheSameCellsShareAKernel) {
   EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{256, 1, 1}));
 }
 
+TEST(Fission, TwoDimensionalBlocksAlignThroughTheirGuards) {
+  // 10 columns: blocks of 10 x 25 threads, the rows' split guarded (25 does not divide 64).
+  const auto x = matrix("x", 64, 10), y = matrix("y", 64, 10), z = matrix("z", 64, 10);
+  const ir::LoweredRoutine r{"narrow", ir::seq({Map2{y, x}.nest(), Map2{z, y}.nest()}), {}};
+  const auto segments = gpu_segments(r);
+  ASSERT_EQ(kinds(segments), "M");
+  EXPECT_EQ(merge_counts(segments).with_barrier, 0) << ir::print_stmt(segments[0].body);
+  EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{10, 25, 1}));
+  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{3, 1, 1}));
+}
+
 TEST(Fission, ConsumerOfItsBlocksCellsGetsABarrier) {
   // z reads its row of y backwards: the same block, other threads.
   const auto x = matrix("x", 8, 200), y = matrix("y", 8, 200), z = matrix("z", 8, 200);
