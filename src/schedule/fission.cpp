@@ -142,6 +142,14 @@ class Fission {
     return intersects(locals_of(s), top_locals_) && nodes_accessed(s, true).empty() &&
            ir::kernel_geometry(s).serial();
   }
+  // Whether the open kernel (or a local definition it may replicate) accesses node `id`.
+  bool touched_by_open(int id) const {
+    const auto touches = [&](const ir::StmtRef& x) {
+      return nodes_accessed(x, true).contains(id) || nodes_accessed(x, false).contains(id);
+    };
+    return std::any_of(members_.begin(), members_.end(), touches) ||
+           std::any_of(definitions_.begin(), definitions_.end(), touches);
+  }
   std::set<int> written_by_open() const {
     std::set<int> out;
     for (const auto& m : members_) out.merge(nodes_accessed(m, true));
@@ -177,7 +185,9 @@ class Fission {
       return;
     }
     if (const auto* z = std::get_if<ir::ZeroOut>(&s->node)) {
-      close();
+      // A memset of a node the open kernel does not touch goes before it: the statements after
+      // the ZeroOut may still join the kernel (an accumulation after its zeroing).
+      if (!enabled_ || touched_by_open(z->node->id)) close();
       Segment zero;
       zero.kind = Segment::Kind::Zero;
       zero.zeroed = z->node;

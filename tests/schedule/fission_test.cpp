@@ -129,6 +129,21 @@ TEST(Fission, WholeNodeZeroingIsAMemsetAndSerialStatementsCoalesce) {
   EXPECT_EQ(kinds(gpu_segments(mixed)), "SKS");
 }
 
+TEST(Fission, MemsetOfANodeTheKernelDoesNotTouchGoesFirst) {
+  const auto x = matrix("x", 8, 600), y = matrix("y", 8, 600), z = matrix("z", 8, 600);
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(z, {it(i), it(j)}), ir::get(y, {it(i), it(j)})});
+  const auto accumulate = ir::for_loop(i, 0, 8, ir::for_loop(j, 0, 600, ir::set(z, {it(i), it(j)}, acc)));
+  // z's zeroing goes before y's kernel, so the accumulation into z joins it.
+  const ir::LoweredRoutine r{"zero_first", ir::seq({Map2{y, x}.nest(), ir::zero_out(z), accumulate}), {}};
+  const auto segments = gpu_segments(r);
+  ASSERT_EQ(kinds(segments), "ZM");
+  EXPECT_EQ(segments[0].zeroed, z);
+  // Zeroing a node the kernel reads ends the kernel first.
+  const ir::LoweredRoutine reread{"zero_after", ir::seq({Map2{y, x}.nest(), ir::zero_out(x), Map2{z, x}.nest()}), {}};
+  EXPECT_EQ(kinds(gpu_segments(reread)), "KZK");
+}
+
 TEST(Fission, DisabledLaunchesEveryStatementAlone) {
   const auto x = matrix("x", 8, 600), y = matrix("y", 8, 600), z = matrix("z", 8, 600), s = matrix("s", 1, 4);
   const auto one = [&](std::int64_t k) { return ir::set(s, {AxisIndex::fixed(0), AxisIndex::fixed(k)}, ir::constant(k, DType::F32)); };
@@ -141,10 +156,11 @@ TEST(Fission, SmallBlocksGuardExtentsTheyDoNotDivide) {
   RowSum sum(45, 100);
   const ir::LoweredRoutine r{"guarded", ir::seq({Map2{y, x}.nest(), Map2{z, y}.nest(), sum.routine().body}), {}};
   const auto segments = gpu_segments(r, 32);
-  ASSERT_EQ(kinds(segments), "MZK");
-  EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{32, 1, 1}));
-  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{4, 45, 1}));
-  EXPECT_TRUE(has(ir::print_stmt(segments[0].body), "100:i64)")) << ir::print_stmt(segments[0].body);
+  ASSERT_EQ(kinds(segments), "ZMK");  // s's memset goes before the kernel, which never touches s
+  EXPECT_EQ(segments[0].zeroed, sum.s);
+  EXPECT_EQ(segments[1].geometry.block, (std::array<std::int64_t, 3>{32, 1, 1}));
+  EXPECT_EQ(segments[1].geometry.grid, (std::array<std::int64_t, 3>{4, 45, 1}));
+  EXPECT_TRUE(has(ir::print_stmt(segments[1].body), "100:i64)")) << ir::print_stmt(segments[1].body);
 }
 
 // out[i, j] = in[i, j] * v (a local) over fresh loops.

@@ -4,7 +4,8 @@
 // kernels is the only grid-wide synchronization. `fission` cuts the routine's top-level
 // statements where a later statement depends on cells another workgroup of an earlier one wrote
 // (materialized producer/consumer, write-after-write, write-after-read pairs that the aligned rule
-// cannot prove), and where a whole-node ZeroOut runs (a device memset of its own). Adjacent
+// cannot prove), and where a whole-node ZeroOut of a node the open kernel touches runs (a
+// device memset of its own; one of a node it does not touch is launched before it). Adjacent
 // serial statements coalesce into one one-thread kernel; producer/consumer chains whose nests
 // share an aligned parallel prefix (each thread reads only what the same thread wrote) stay in
 // one kernel. Every kernel is checked against the target's limits (check_hardware_limits).
