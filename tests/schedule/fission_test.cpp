@@ -82,6 +82,22 @@ TEST(Fission, TwoDimensionalBlocksAlignThroughTheirGuards) {
   EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{3, 1, 1}));
 }
 
+TEST(Fission, NestsIndexedByAStaticAlignLikeAnyOther) {
+  // y[i, j] = x[b, i, j] * 2, z[i, j] = y[i, j] * 2 for the batch b bound at run time.
+  const ir::StaticSymbol batch{ir::fresh_symbol(), 3, "batch"};
+  const auto x = ir::make_node("x", DType::F32, {3, 8, 300});
+  const auto y = matrix("y", 8, 300), z = matrix("z", 8, 300);
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto read = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(batch.symbol), it(i), it(j)}), ir::constant(2, DType::F32)});
+  const auto first = ir::for_loop(i, 0, 8, ir::for_loop(j, 0, 300, ir::set(y, {it(i), it(j)}, read)));
+  const ir::LoweredRoutine r{"batched", ir::seq({first, Map2{z, y}.nest()}), {batch}};
+  const ir::Target t = gpu_test_target();
+  const auto segments = fission(lower_for_target(default_gpu_schedule(r, {t, 256, 16}), t), t);
+  ASSERT_EQ(kinds(segments), "M");
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(run_interp(r, {2}), run_segments(r, segments, order, {2}), Tolerance::Bitwise), "");
+}
+
 TEST(Fission, ConsumerOfItsBlocksCellsGetsABarrier) {
   // z reads its row of y backwards: the same block, other threads.
   const auto x = matrix("x", 8, 200), y = matrix("y", 8, 200), z = matrix("z", 8, 200);

@@ -104,7 +104,7 @@ class GpuEmulation : ir::TreeMapper {
 
 /// Runs `segments` (of `routine`) in order on the interpreter and returns every node's bytes.
 inline NodeBytes run_segments(const ir::LoweredRoutine& routine, const std::vector<Segment>& segments,
-                              Order order = Order::Interpreter) {
+                              Order order = Order::Interpreter, const std::vector<std::int64_t>& statics = {}) {
   interp::testing::TestMemory mem;
   const auto nodes = ir::nodes_of(routine.body);
   for (const auto& n : nodes) {
@@ -126,7 +126,7 @@ inline NodeBytes run_segments(const ir::LoweredRoutine& routine, const std::vect
                                  : GpuEmulation(s.geometry, order == Order::BlocksReversed).kernel(s.body);
     const ir::LoweredRoutine kernel{routine.name + "_kernel", body, routine.statics};
     ir::verify(kernel);
-    interp::run(kernel, buffers, {});
+    interp::run(kernel, buffers, statics);
   }
   NodeBytes out;
   for (const auto& n : nodes) out[n->id] = mem.read<std::byte>(n);
