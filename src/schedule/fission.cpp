@@ -3,7 +3,8 @@
 // both parallel and kernel_sharing proves every dependency on the open kernel's statements
 // block-local (a workgroup barrier goes before it when threads of a block must see each
 // other's cells), the merged launch still fits the device and every write of the merged
-// kernel stays under loops of every active hardware slot. Anything else closes the kernel.
+// kernel stays under loops of every active hardware slot (a statement binding fewer slots than
+// the kernel gets extent-1 loops on the others). Anything else closes the kernel.
 //
 // Scalar locals the optimizer hoisted to the top level (DeclareLocal and the statements setting
 // it, writing no node: opt/hoist.cpp) are no launches of their own: they are replicated at the
@@ -115,6 +116,46 @@ ir::StmtRef body_of(const std::vector<ir::StmtRef>& stmts) {
   return stmts.size() == 1 ? stmts.front() : ir::seq(stmts);
 }
 
+// How many Grid and thread slots a statement's loops bind (the deepest path's counts).
+std::pair<int, int> slot_heights(const ir::StmtRef& s) {
+  const ir::KernelGeometry own = ir::kernel_geometry(s);
+  int grid = 0, threads = 0;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    const auto* f = std::get_if<ir::For>(&x.node);
+    const auto slot = f ? own.slot_of.find(f->index.id) : own.slot_of.end();
+    if (slot == own.slot_of.end()) return;
+    int& height = f->axis == ir::AxisType::Grid ? grid : threads;
+    height = std::max(height, slot->second + 1);
+  });
+  return {grid, threads};
+}
+
+// The slots a launch uses: up to its highest one with more than one block (thread).
+int used_slots(const std::array<std::int64_t, 3>& dims) {
+  for (int k = 2; k >= 0; --k)
+    if (dims[static_cast<std::size_t>(k)] > 1) return k + 1;
+  return 0;
+}
+
+// The kernel's statements, each under extent-1 Grid (Workgroup) loops binding the used slots
+// above its own: a statement with fewer hardware dimensions than the kernel then runs in the
+// first block (thread) along each of the others only, instead of once in every one.
+std::vector<ir::StmtRef> padded(std::vector<ir::StmtRef> stmts, const ir::KernelGeometry& kernel) {
+  for (auto& s : stmts) {
+    auto [grid, threads] = slot_heights(s);
+    if (grid == 0 && threads == 0) continue;  // barriers
+    for (; threads < used_slots(kernel.block); ++threads)
+      s = ir::for_loop(ir::fresh_symbol(), 0, 1, s, ir::AxisType::Workgroup);
+    for (; grid < used_slots(kernel.grid); ++grid) s = ir::for_loop(ir::fresh_symbol(), 0, 1, s, ir::AxisType::Grid);
+  }
+  return stmts;
+}
+
+// `stmts` padded to their kernel's slots, as one body.
+ir::StmtRef kernel_body(const std::vector<ir::StmtRef>& stmts) {
+  return body_of(padded(stmts, ir::kernel_geometry(body_of(stmts))));
+}
+
 class Fission {
  public:
   Fission(const ir::LoweredRoutine& r, const ir::Target& t, bool enabled) : routine_(r), target_(t), enabled_(enabled) {}
@@ -133,6 +174,8 @@ class Fission {
   // The open kernel: its statements (barriers included), the top-level statements among them.
   std::vector<ir::StmtRef> open_, members_;
   std::vector<detail::StatementFacts> member_facts_;  // of the parallel members
+  // The most blocks and threads per block any member asks for on its own.
+  std::int64_t largest_blocks_ = 0, largest_block_ = 0;
   bool open_serial_ = false;
   // Locals declared at the top level, and the statements defining them, in order.
   std::set<int> top_locals_;
@@ -194,23 +237,22 @@ class Fission {
       segments_.push_back(std::move(zero));
       return;
     }
-    const bool serial = ir::kernel_geometry(s).serial();
+    const ir::KernelGeometry own = ir::kernel_geometry(s);
+    const bool serial = own.serial();
     detail::StatementFacts facts = serial ? detail::StatementFacts{} : detail::statement_facts(s);
-    if (!open_.empty() && enabled_ && serial == open_serial_ && (serial || join(s, facts))) {
-      open_.push_back(s);
-      members_.push_back(s);
-      member_facts_.push_back(std::move(facts));
-      return;
+    if (open_.empty() || !enabled_ || serial != open_serial_ || !(serial || join(s, facts, own))) {
+      close();
+      open_serial_ = serial;
     }
-    close();
-    open_ = members_ = {s};
-    member_facts_.clear();
+    open_.push_back(s);
+    members_.push_back(s);
     member_facts_.push_back(std::move(facts));
-    open_serial_ = serial;
+    largest_blocks_ = std::max(largest_blocks_, own.blocks());
+    largest_block_ = std::max(largest_block_, own.threads_per_block());
   }
 
   // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
-  bool join(const ir::StmtRef& s, const detail::StatementFacts& facts) {
+  bool join(const ir::StmtRef& s, const detail::StatementFacts& facts, const ir::KernelGeometry& own) {
     Sharing need = Sharing::Free;
     for (const auto& earlier : member_facts_) {
       need = std::max(need, detail::kernel_sharing(routine_, earlier, facts));
@@ -219,9 +261,14 @@ class Fission {
     std::vector<ir::StmtRef> merged = open_;
     if (need == Sharing::WithBarrier) merged.push_back(ir::barrier());
     merged.push_back(s);
-    const ir::StmtRef body = body_of(merged);
+    const ir::StmtRef body = kernel_body(merged);
     const ir::KernelGeometry g = ir::kernel_geometry(body);
     if (!within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty()) return false;
+    // Merged statements with different shapes leave threads and blocks idle: no block may grow
+    // (idle threads hold the multiprocessor's slots), and at most twice the blocks of the largest.
+    if (g.threads_per_block() > std::max(largest_block_, own.threads_per_block()) ||
+        g.blocks() > 2 * std::max(largest_blocks_, own.blocks()))
+      return false;
     if (need == Sharing::WithBarrier) open_.push_back(merged[merged.size() - 2]);
     return true;
   }
@@ -230,13 +277,16 @@ class Fission {
     if (open_.empty()) return;
     Segment kernel;
     std::vector<ir::StmtRef> stmts = definitions_for(open_);
-    stmts.insert(stmts.end(), open_.begin(), open_.end());
+    const ir::StmtRef body = kernel_body(open_);
+    const std::vector<ir::StmtRef> own = ir::flatten_seq(body);
+    stmts.insert(stmts.end(), own.begin(), own.end());
     kernel.body = body_of(stmts);
     kernel.geometry = ir::kernel_geometry(kernel.body);
     segments_.push_back(std::move(kernel));
     open_.clear();
     members_.clear();
     member_facts_.clear();
+    largest_blocks_ = largest_block_ = 0;
   }
 };
 

@@ -119,18 +119,31 @@ TEST(Fission, ConsumerOfOtherBlocksCellsStartsAKernel) {
   EXPECT_EQ(kinds(gpu_segments(war)), "KK");
 }
 
-TEST(Fission, IndependentNestsShareAKernelOnlyWhenEveryWriteCoversTheSlots) {
+TEST(Fission, IndependentNestsShareAKernelRunningEachWriteOnce) {
   const auto a = matrix("a", 8, 600), b = matrix("b", 8, 600), c = matrix("c", 8, 300), d = matrix("d", 8, 300);
   const ir::LoweredRoutine same_slots{"two", ir::seq({Map2{b, a}.nest(), Map2{d, c}.nest()}), {}};
   const auto segments = gpu_segments(same_slots);
   ASSERT_EQ(kinds(segments), "M");
   EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{3, 8, 1}));  // d's nest guarded on x
-  // A vector's nest has one Grid slot: its blocks would repeat along the other's rows.
+  // A vector's nest has one Grid slot: it runs in the first row of blocks only (an extent-1
+  // Grid loop on slot y), not once per row.
   const auto e = ir::make_node("e", DType::F32, {600}), f = ir::make_node("f", DType::F32, {600});
   const ir::Symbol k = ir::fresh_symbol();
   const auto copy = ir::for_loop(k, 0, 600, ir::set(f, {it(k)}, ir::get(e, {it(k)})));
   const ir::LoweredRoutine fewer{"fewer", ir::seq({Map2{b, a}.nest(), copy}), {}};
-  EXPECT_EQ(kinds(gpu_segments(fewer)), "KK");
+  const auto merged = gpu_segments(fewer);
+  ASSERT_EQ(kinds(merged), "M");
+  EXPECT_TRUE(has(ir::print_stmt(merged[0].body), "in [0, 1) grid:\n  for i")) << ir::print_stmt(merged[0].body);
+}
+
+TEST(Fission, IndependentNestsOfOtherBlockShapesStayApart) {
+  // Blocks of 32 threads along x, and of 8 x 4: together 32 x 4, three quarters idle in each.
+  const auto a = matrix("a", 8, 600), b = matrix("b", 8, 600), c = matrix("c", 64, 8), d = matrix("d", 64, 8);
+  const ir::LoweredRoutine r{"shapes", ir::seq({Map2{b, a}.nest(), Map2{d, c}.nest()}), {}};
+  const auto segments = gpu_segments(r, 32);
+  ASSERT_EQ(kinds(segments), "KK");
+  EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{32, 1, 1}));
+  EXPECT_EQ(segments[1].geometry.block, (std::array<std::int64_t, 3>{8, 4, 1}));
 }
 
 TEST(Fission, WholeNodeZeroingIsAMemsetAndSerialStatementsCoalesce) {
@@ -172,7 +185,9 @@ TEST(Fission, SmallBlocksGuardExtentsTheyDoNotDivide) {
   RowSum sum(45, 100);
   const ir::LoweredRoutine r{"guarded", ir::seq({Map2{y, x}.nest(), Map2{z, y}.nest(), sum.routine().body}), {}};
   const auto segments = gpu_segments(r, 32);
-  ASSERT_EQ(kinds(segments), "ZMK");  // s's memset goes before the kernel, which never touches s
+  // s's memset goes before the kernel, which never touches s; the row sums join it (on the
+  // first row of blocks).
+  ASSERT_EQ(kinds(segments), "ZM");
   EXPECT_EQ(segments[0].zeroed, sum.s);
   EXPECT_EQ(segments[1].geometry.block, (std::array<std::int64_t, 3>{32, 1, 1}));
   EXPECT_EQ(segments[1].geometry.grid, (std::array<std::int64_t, 3>{4, 45, 1}));

@@ -80,7 +80,8 @@ TEST(GpuRandomPrograms, ScheduledSegmentsAreBitwiseOnTheInterpreter) {
   }
   std::printf("%d programs: %d parallel kernels, %d merged, %d with a barrier, %d zero segments\n", census.programs,
               census.parallel_kernels, census.merged, census.with_barrier, census.zero);
-  EXPECT_GT(census.parallel_kernels, n);
+  EXPECT_GT(census.parallel_kernels, n / 2);
+  EXPECT_GT(census.with_barrier, 0);
   EXPECT_GT(census.zero, 0);
 }
 

@@ -7,8 +7,10 @@
 // cannot prove), and where a whole-node ZeroOut of a node the open kernel touches runs (a
 // device memset of its own; one of a node it does not touch is launched before it). Adjacent
 // serial statements coalesce into one one-thread kernel; producer/consumer chains whose nests
-// share an aligned parallel prefix (each thread reads only what the same thread wrote) stay in
-// one kernel. Every kernel is checked against the target's limits (check_hardware_limits).
+// share an aligned parallel prefix (each block reads only what the same block wrote) stay in
+// one kernel, and so do independent nests of compatible launch shapes (a nest binding fewer
+// slots than the kernel runs under extent-1 loops on the others). Every kernel is checked
+// against the target's limits (check_hardware_limits).
 //
 //   for (const auto& seg : schedule::fission(routine, target)) ...  // in launch order
 
