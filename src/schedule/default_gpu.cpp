@@ -104,8 +104,7 @@ class GpuScheduler {
   }
 
   void schedule_nest(ir::Symbol top) {
-    std::vector<ir::Symbol> chain = parallel_chain(routine_, top);
-    if (chain.empty()) chain = parallel_inside(top);
+    std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
     if (chain.empty()) return;
     chain = contiguous_innermost(chain);
     for (std::size_t w = chain.size(); w-- > 0;) {
@@ -121,20 +120,56 @@ class GpuScheduler {
     }
   }
 
-  // A nest whose top loop is a reduction (a bias gradient db[o] += dy[b, o]) but whose only
-  // child is parallel: the child moves up when it is then proven independent, so every cell
-  // keeps its order of updates (they all happen in one iteration of the child).
-  std::vector<ir::Symbol> parallel_inside(ir::Symbol top) {
-    const ir::For* f = loop_at(routine_, top);
-    const auto body = f ? flatten_seq(f->body) : std::vector<ir::StmtRef>{};
-    const auto* child = body.size() == 1 ? std::get_if<ir::For>(&body[0]->node) : nullptr;
-    if (!child || child->axis != ir::AxisType::Serial) return {};
-    const ir::Symbol inner = child->index;
-    const auto r = swapped(routine_, {Swap{top, inner}});
-    if (!r) return {};
-    std::vector<ir::Symbol> chain = parallel_chain(*r, inner);
-    if (!chain.empty()) routine_ = *r;
-    return chain;
+  // The perfect nest under `top` with its cell loops (those every store's index mentions)
+  // moved above the others (reductions, a scatter's rows), each group in its order, when the
+  // cell loops are then a proven chain that shares out more iterations than `chain`. Every
+  // cell's updates then happen in one iteration of the chain, in the order of the loops below,
+  // which is kept: the same bits (db[o] += dy[b, o] becomes for o: for b).
+  std::vector<ir::Symbol> cells_outward(ir::Symbol top, const std::vector<ir::Symbol>& chain) {
+    ir::StmtRef leaf;
+    const std::vector<const ir::For*> nest = detail::perfect_nest(*loop_at(routine_, top), leaf);
+    std::vector<ir::Symbol> order, rest;
+    for (const ir::For* f : nest) (is_cell_loop(*nest.front(), f->index) ? order : rest).push_back(f->index);
+    const std::size_t cells = order.size();
+    if (cells == 0 || rest.empty()) return chain;
+    order.insert(order.end(), rest.begin(), rest.end());
+    const auto r = swapped(routine_, swaps_to(nest, order));
+    if (!r) return chain;
+    std::vector<ir::Symbol> moved = parallel_chain(*r, order.front());
+    if (moved.size() < cells || parallel_iterations(*r, moved) <= parallel_iterations(routine_, chain)) return chain;
+    routine_ = *r;
+    return moved;
+  }
+
+  static bool is_cell_loop(const ir::For& top, ir::Symbol s) {
+    bool every = true;
+    ir::for_each_stmt(top.body, [&](const ir::Stmt& x) {
+      if (const auto* set = std::get_if<ir::Set>(&x.node)) every = every && ir::mentions(set->index, s);
+      if (const auto* d = std::get_if<ir::SetDynamic>(&x.node)) every = every && ir::mentions(d->index, s);
+      if (std::holds_alternative<ir::ZeroOut>(x.node) || std::holds_alternative<ir::TileMma>(x.node)) every = false;
+    });
+    return every;
+  }
+
+  // Adjacent swaps taking the perfect nest `nest` (outermost first) to `order`.
+  static std::vector<Swap> swaps_to(const std::vector<const ir::For*>& nest, const std::vector<ir::Symbol>& order) {
+    std::vector<ir::Symbol> current;
+    for (const ir::For* f : nest) current.push_back(f->index);
+    std::vector<Swap> swaps;
+    for (std::size_t p = 0; p < order.size(); ++p) {
+      std::size_t q = static_cast<std::size_t>(std::find(current.begin(), current.end(), order[p]) - current.begin());
+      for (; q > p; --q) {
+        swaps.push_back(Swap{current[q - 1], current[q]});
+        std::swap(current[q - 1], current[q]);
+      }
+    }
+    return swaps;
+  }
+
+  static std::int64_t parallel_iterations(const ir::LoweredRoutine& r, const std::vector<ir::Symbol>& chain) {
+    std::int64_t n = 1;
+    for (const ir::Symbol s : chain) n *= extent_of(*loop_at(r, s));
+    return chain.empty() ? 0 : n;
   }
 
   // The chain with its innermost loop contiguous in a written node moved innermost, when the

@@ -26,27 +26,6 @@ const ir::For* only_loop(const ir::StmtRef& body) {
   return std::get_if<ir::For>(&stmts[0]->node);
 }
 
-// A statement's Grid loops from its top (each the whole body of the one before), then its
-// thread loops likewise. `whole`: no other hardware loop in the statement.
-struct HardwareChain {
-  std::vector<const ir::For*> grid, threads;
-  bool whole = false;
-};
-
-HardwareChain chain_of(const ir::StmtRef& s) {
-  HardwareChain c;
-  const ir::For* f = std::get_if<ir::For>(&s->node);
-  for (; f && f->axis == ir::AxisType::Grid; f = only_loop(f->body)) c.grid.push_back(f);
-  for (; f && is_thread_axis(f->axis); f = only_loop(f->body)) c.threads.push_back(f);
-  std::size_t hardware = 0;
-  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
-    const auto* g = std::get_if<ir::For>(&x.node);
-    hardware += g && is_hardware_axis(g->axis) ? 1 : 0;
-  });
-  c.whole = hardware == c.grid.size() + c.threads.size();
-  return c;
-}
-
 bool same_extents(const std::vector<const ir::For*>& a, const std::vector<const ir::For*>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t k = 0; k < a.size(); ++k)
@@ -74,29 +53,28 @@ bool forces_equal(const Access& x, const Access& y, const std::vector<ir::Symbol
 
 class SharingCheck {
  public:
-  SharingCheck(const ir::LoweredRoutine& routine, const ir::StmtRef& earlier, const ir::StmtRef& later)
-      : statics_(symbol_ranges(routine, {})), earlier_(collect_accesses(earlier)), later_(collect_accesses(later)),
-        chain_e_(chain_of(earlier)), chain_l_(chain_of(later)) {}
+  SharingCheck(const ir::LoweredRoutine& routine, const StatementFacts& earlier, const StatementFacts& later)
+      : statics_(symbol_ranges(routine, {})), e_(earlier), l_(later) {}
 
   Sharing run() {
     if (!touches_common_written_cell()) return Sharing::Free;
-    if (!chain_e_.whole || !chain_l_.whole || !same_extents(chain_e_.grid, chain_l_.grid)) return Sharing::Separate;
-    if (!aligned(chain_e_.grid, chain_l_.grid)) return Sharing::Separate;
-    std::vector<const ir::For*> threads_e = chain_e_.grid, threads_l = chain_l_.grid;
-    threads_e.insert(threads_e.end(), chain_e_.threads.begin(), chain_e_.threads.end());
-    threads_l.insert(threads_l.end(), chain_l_.threads.begin(), chain_l_.threads.end());
-    const bool same_threads = same_extents(chain_e_.threads, chain_l_.threads);
+    if (!e_.whole || !l_.whole || !same_extents(e_.grid, l_.grid)) return Sharing::Separate;
+    if (!aligned(e_.grid, l_.grid)) return Sharing::Separate;
+    std::vector<const ir::For*> threads_e = e_.grid, threads_l = l_.grid;
+    threads_e.insert(threads_e.end(), e_.threads.begin(), e_.threads.end());
+    threads_l.insert(threads_l.end(), l_.threads.begin(), l_.threads.end());
+    const bool same_threads = same_extents(e_.threads, l_.threads);
     return same_threads && aligned(threads_e, threads_l) ? Sharing::Free : Sharing::WithBarrier;
   }
 
  private:
   std::map<ir::Symbol, SymbolRange> statics_;
-  LoopAccesses earlier_, later_;
-  HardwareChain chain_e_, chain_l_;
+  const StatementFacts& e_;
+  const StatementFacts& l_;
 
   bool touches_common_written_cell() const {
-    for (const Access& x : earlier_.accesses)
-      for (const Access& y : later_.accesses)
+    for (const Access& x : e_.accesses.accesses)
+      for (const Access& y : l_.accesses.accesses)
         if (x.node == y.node && (x.write || y.write)) return true;
     return false;
   }
@@ -111,13 +89,13 @@ class SharingCheck {
       order.push_back(e[k]->index);
     }
     // Every loop of either statement varies on its own; renamed loops have equal ranges.
-    std::map<ir::Symbol, SymbolRange> free = earlier_.inner;
-    for (const auto& [s, range] : later_.inner) {
+    std::map<ir::Symbol, SymbolRange> free = e_.accesses.inner;
+    for (const auto& [s, range] : l_.accesses.inner) {
       const auto it = names.find(s);
       free[it == names.end() ? s : it->second] = range;
     }
-    for (const Access& x : earlier_.accesses)
-      for (const Access& y : later_.accesses) {
+    for (const Access& x : e_.accesses.accesses)
+      for (const Access& y : l_.accesses.accesses) {
         if (x.node != y.node || (!x.write && !y.write)) continue;
         if (!forces_equal(x, renamed(y, names), order, statics_, free)) return false;
       }
@@ -127,7 +105,22 @@ class SharingCheck {
 
 }  // namespace
 
-Sharing kernel_sharing(const ir::LoweredRoutine& routine, const ir::StmtRef& earlier, const ir::StmtRef& later) {
+StatementFacts statement_facts(const ir::StmtRef& stmt) {
+  StatementFacts facts;
+  facts.accesses = collect_accesses(stmt);
+  const ir::For* f = std::get_if<ir::For>(&stmt->node);
+  for (; f && f->axis == ir::AxisType::Grid; f = only_loop(f->body)) facts.grid.push_back(f);
+  for (; f && is_thread_axis(f->axis); f = only_loop(f->body)) facts.threads.push_back(f);
+  std::size_t hardware = 0;
+  ir::for_each_stmt(stmt, [&](const ir::Stmt& x) {
+    const auto* g = std::get_if<ir::For>(&x.node);
+    hardware += g && is_hardware_axis(g->axis) ? 1 : 0;
+  });
+  facts.whole = hardware == facts.grid.size() + facts.threads.size();
+  return facts;
+}
+
+Sharing kernel_sharing(const ir::LoweredRoutine& routine, const StatementFacts& earlier, const StatementFacts& later) {
   return SharingCheck(routine, earlier, later).run();
 }
 

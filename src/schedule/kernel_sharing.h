@@ -11,6 +11,7 @@
 //   for i2 Grid: for i3 Workgroup: y[256*i2 + i3] = x[256*i2 + 255 - i3]   // WithBarrier
 
 #include "cannl/ir/loop_ir.h"
+#include "schedule/access_relations.h"
 
 namespace cannl::schedule::detail {
 
@@ -20,8 +21,18 @@ enum class Sharing {
   Separate,     // by different blocks (or unproven): a kernel boundary must order them
 };
 
+/// What kernel_sharing needs of one top-level statement (computed once per statement).
+struct StatementFacts {
+  LoopAccesses accesses;
+  /// Its Grid loops from its top (each the whole body of the one before, looking through
+  /// guards), then its thread loops likewise; `whole`: no other hardware loop in it.
+  std::vector<const ir::For*> grid, threads;
+  bool whole = false;
+};
+StatementFacts statement_facts(const ir::StmtRef& stmt);
+
 /// How `later` may follow `earlier` (both top-level statements of `routine`, annotated with
 /// Grid / Workgroup loops) in one kernel.
-Sharing kernel_sharing(const ir::LoweredRoutine& routine, const ir::StmtRef& earlier, const ir::StmtRef& later);
+Sharing kernel_sharing(const ir::LoweredRoutine& routine, const StatementFacts& earlier, const StatementFacts& later);
 
 }  // namespace cannl::schedule::detail

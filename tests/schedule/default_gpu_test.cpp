@@ -31,10 +31,10 @@ std::string scheduled(const ir::LoweredRoutine& r, const GpuScheduleOptions& o) 
 }
 
 TEST(DefaultGpuSchedule, LongRowsSplitIntoBlocksOfThreadsUnderTheRowGrid) {
-  const std::string text = scheduled(Elementwise(64, 1000).routine(), options());
+  const std::string text = scheduled(Elementwise(8, 600).routine(), options());
   // Rows on grid slot 1, the columns' blocks on slot 0, 256 threads along the contiguous columns.
-  EXPECT_TRUE(has(text, "for i0 in [0, 64) grid:\n  for i1 in [0, 4) grid:\n    for i2 in [0, 256) workgroup:\n"
-                        "      if lt:i64(index(256*i1 + i2), 1000:i64):")) << text;
+  EXPECT_TRUE(has(text, "for i0 in [0, 8) grid:\n  for i1 in [0, 3) grid:\n    for i2 in [0, 256) workgroup:\n"
+                        "      if lt:i64(index(256*i1 + i2), 600:i64):")) << text;
 }
 
 TEST(DefaultGpuSchedule, ShortRowsShareABlockWithTheLoopAbove) {
@@ -46,11 +46,11 @@ TEST(DefaultGpuSchedule, ShortRowsShareABlockWithTheLoopAbove) {
 }
 
 TEST(DefaultGpuSchedule, ReductionsStaySerialInsideTheirThread) {
-  RowSum sum(1000, 64);
+  RowSum sum(300, 8);
   const std::string text = scheduled(sum.routine(), options());
   EXPECT_TRUE(has(text, "zero_out s")) << text;
-  EXPECT_TRUE(has(text, "for i0 in [0, 4) grid:\n  for i1 in [0, 256) workgroup:")) << text;
-  EXPECT_TRUE(has(text, "for i2 in [0, 64):")) << text;  // the reduction, serial
+  EXPECT_TRUE(has(text, "for i0 in [0, 2) grid:\n  for i1 in [0, 256) workgroup:")) << text;
+  EXPECT_TRUE(has(text, "for i2 in [0, 8):")) << text;  // the reduction, serial
 }
 
 TEST(DefaultGpuSchedule, BlockSizeIsClampedToTheDevice) {
@@ -82,15 +82,30 @@ TEST(DefaultGpuSchedule, ColumnLoopUnderAReductionMovesUp) {
                         "      for i2 in [0, 32):")) << text;
 }
 
+// dw[i, j] += x[b, i] * dy[b, j] with the batch loop on top (a weight gradient): the cell loops
+// move above it, the contiguous one the threads.
+TEST(DefaultGpuSchedule, CellLoopsMoveAboveTheReductions) {
+  const auto x = ir::make_node("x", DType::F32, {4, 40}), dy = ir::make_node("dy", DType::F32, {4, 30});
+  const auto dw = ir::make_node("dw", DType::F32, {40, 30});
+  const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(i)}), ir::get(dy, {it(b), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+  const ir::LoweredRoutine r{
+      "weight_grad", ir::for_loop(b, 0, 4, ir::for_loop(i, 0, 40, ir::for_loop(j, 0, 30, ir::set(dw, {it(i), it(j)}, acc)))), {}};
+  const std::string text = scheduled(r, options(64));
+  EXPECT_TRUE(has(text, "for i0 in [0, 20) grid:\n  for i1 in [0, 2) workgroup:\n    for i2 in [0, 30) workgroup:\n"
+                        "      for i3 in [0, 4):\n        dw[2*i0 + i1, i2] =")) << text;
+}
+
 // t[j, i] = m[i, j]: the loop contiguous in the store (i) becomes the thread loop.
 TEST(DefaultGpuSchedule, ThreadLoopIsContiguousInTheStore) {
-  const auto m = ir::make_node("m", DType::F32, {300, 200});
-  const auto t = ir::make_node("t", DType::F32, {200, 300});
+  const auto m = ir::make_node("m", DType::F32, {300, 6});
+  const auto t = ir::make_node("t", DType::F32, {6, 300});
   const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
   const ir::LoweredRoutine r{
-      "transpose", ir::for_loop(i, 0, 300, ir::for_loop(j, 0, 200, ir::set(t, {it(j), it(i)}, ir::get(m, {it(i), it(j)})))), {}};
+      "transpose", ir::for_loop(i, 0, 300, ir::for_loop(j, 0, 6, ir::set(t, {it(j), it(i)}, ir::get(m, {it(i), it(j)})))), {}};
   const std::string text = scheduled(r, options());
-  EXPECT_TRUE(has(text, "for i0 in [0, 200) grid:\n  for i1 in [0, 2) grid:\n    for i2 in [0, 256) workgroup:\n"
+  EXPECT_TRUE(has(text, "for i0 in [0, 6) grid:\n  for i1 in [0, 2) grid:\n    for i2 in [0, 256) workgroup:\n"
                         "      if lt:i64(index(256*i1 + i2), 300:i64):\n        t[i0, 256*i1 + i2] = ")) << text;
 }
 
@@ -98,9 +113,9 @@ TEST(DefaultGpuSchedule, ThreadLoopIsContiguousInTheStore) {
 TEST(DefaultGpuSchedule, GridSlotsStayWithinTheDeviceLimits) {
   ir::GpuLimits limits = cuda_limits();
   limits.max_grid_dims = {2147483647, 16, 16};
-  const std::string text = scheduled(Elementwise(20, 1000).routine(), options(256, 16, limits));
+  const std::string text = scheduled(Elementwise(20, 300).routine(), options(256, 16, limits));
   // Rows (20) would need slot 1: they become the threads, the columns serial in each.
-  EXPECT_TRUE(has(text, "for i0 in [0, 20) workgroup:\n  for i1 in [0, 1000):")) << text;
+  EXPECT_TRUE(has(text, "for i0 in [0, 20) workgroup:\n  for i1 in [0, 300):")) << text;
   EXPECT_FALSE(has(text, "grid")) << text;
 }
 

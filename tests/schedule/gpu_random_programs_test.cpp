@@ -4,7 +4,7 @@
 // bits of the unscheduled routine, and every kernel must launch within the device's limits
 // with every write under loops of every active hardware slot (fission asserts that).
 //
-//   CANNL_TEST_SCHEDULE_PROGRAMS=5000 ./test_schedule --gtest_filter='GpuRandomPrograms.*'   (default 150)
+//   CANNL_TEST_SCHEDULE_PROGRAMS=5000 ./test_schedule --gtest_filter='GpuRandomPrograms.*'   (default 300)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -43,8 +43,11 @@ void check_program(const ir::LoweredRoutine& r, std::int64_t block_size, ir::Gpu
   const ir::Target target = gpu_test_target(limits);
   const ir::LoweredRoutine low = lower_for_target(default_gpu_schedule(r, {target, block_size, 4}), target);
   const std::vector<Segment> segments = fission(low, target);
-  EXPECT_EQ(compare(run_interp(r), run_segments(r, segments), Tolerance::Bitwise), "")
-      << what << "\n" << ir::print_loop_ir(r) << "\nscheduled\n" << ir::print_loop_ir(low);
+  const NodeBytes expected = run_interp(r);
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(expected, run_segments(r, segments, order), Tolerance::Bitwise), "")
+        << what << " order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(r) << "\nscheduled\n"
+        << ir::print_loop_ir(low);
   for (const Segment& s : segments) {
     census.zero += s.kind == Segment::Kind::Zero ? 1 : 0;
     if (s.kind != Segment::Kind::Kernel) continue;
@@ -64,7 +67,7 @@ constexpr std::int64_t kBlockSizes[] = {2, 3, 4, 8, 32, 256};
 ir::GpuLimits small_limits() { return {64, {64, 64, 4}, {1 << 20, 3, 3}, 1024, 32}; }
 
 TEST(GpuRandomPrograms, ScheduledSegmentsAreBitwiseOnTheInterpreter) {
-  const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 150);
+  const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
   Census census;
   for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
     const auto p = opt::testing::generate_program(static_cast<std::uint64_t>(11000 + seed));
@@ -77,7 +80,8 @@ TEST(GpuRandomPrograms, ScheduledSegmentsAreBitwiseOnTheInterpreter) {
   }
   std::printf("%d programs: %d parallel kernels, %d merged, %d with a barrier, %d zero segments\n", census.programs,
               census.parallel_kernels, census.merged, census.with_barrier, census.zero);
-  EXPECT_GT(census.parallel_kernels, n);
+  EXPECT_GT(census.parallel_kernels, n / 2);
+  EXPECT_GT(census.with_barrier, 0);
   EXPECT_GT(census.zero, 0);
 }
 

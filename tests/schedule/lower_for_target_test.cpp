@@ -161,7 +161,7 @@ TEST(LowerForTarget, GpuGridLoopsOnlyInAChainOfThreeFromTheTop) {
 TEST(LowerForTarget, GpuRunsVectorizedLoopsAndTilesSerially) {
   const ir::LoweredRoutine sum = row_sum(3, 1001, AxisType::Serial, AxisType::Vectorized);
   EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(sum, gpu_test_target())), "vectorized"));
-  expect_lowered_to_nest(scheduled_matmul(32), gpu_test_target());
+  expect_lowered_to_nest(scheduled_matmul(16), gpu_test_target());
 }
 
 }  // namespace
