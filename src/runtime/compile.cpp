@@ -74,6 +74,7 @@ ir::LoweredRoutine scheduled(const ContextState& state, const ir::LoweredRoutine
                              const CompileOptions& options) {
   logging::ScopedTimer timer("schedule " + routine.name);
   if (options.schedule) return options.schedule->apply(routine);
+  if (options.target) return state.backend->default_schedule_for(routine, *options.target);
   return state.backend->default_schedule(routine);
 }
 
@@ -128,7 +129,7 @@ Routine Context::compile(const ir::Comp& comp, const std::string& name, const Co
   describe_signature(comp, optimized, data);
   {
     logging::ScopedTimer timer("backend compile " + data.name);
-    data.executable = state_->backend->compile({data.lowered, data.params});
+    data.executable = state_->backend->compile({data.lowered, data.params, options.target});
   }
   data.lowered = data.executable->routine();  // with the target's decisions (final lowering round)
   if (logging::debug_level() >= 2)

@@ -58,6 +58,16 @@ class Context {
   explicit Context(std::shared_ptr<backends::Backend> backend);
 
   std::string_view backend_name() const;
+  /// The backend this context compiles for (its target record is what CompileOptions::target
+  /// varies).
+  const backends::Backend& backend() const;
+
+  /// A new context on the same backend holding a copy of every buffer of this one (same values,
+  /// same initialized marks) and none of its routines. A routine compiled there is optimized
+  /// exactly as here (the same nodes are held), so a schedule made in one applies to the other:
+  /// the tuner times its candidates in twins without touching this context's data.
+  ///   auto scratch = ctx.twin();  scratch.run(scratch.compile(comp, "mm"));  // ctx unchanged
+  Context twin() const;
 
   /// Lowers, verifies, dumps (per `debug`), compiles and links `comp`. Records execution-order
   /// dependencies on earlier routines of this context (read-after-write, write-after-read,

@@ -1,0 +1,125 @@
+// The tuner's judge of one candidate (see measure.h).
+#include "tune/measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "cannl/schedule/trace.h"
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+
+namespace cannl::tune {
+
+namespace {
+
+/// Outputs whose rounding may differ (licensed re-association) agree when every value is within
+/// this fraction of the node's largest reference magnitude; NaN only where the reference has one.
+constexpr double kRelativeTolerance = 1e-3;
+
+std::int64_t element_count(const ir::TensorNode& node) {
+  std::int64_t n = 1;
+  for (auto d : node.logical_dims()) n *= d;
+  return n;
+}
+
+/// Pseudo-random values in [-1, 1) for an input nobody initialized, fixed by its position among
+/// the routine's inputs (integers truncate them to 0).
+std::vector<double> made_up_values(const ir::TensorNode& node, std::size_t position) {
+  std::mt19937_64 gen(0x9e3779b97f4a7c15ULL ^ position);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> out(static_cast<std::size_t>(element_count(node)));
+  for (auto& v : out) v = dist(gen);
+  return out;
+}
+
+}  // namespace
+
+Bench::Bench(runtime::Context pristine, const ir::Comp& comp, std::string name, int repeats)
+    : pristine_(std::move(pristine)), comp_(comp), name_(std::move(name)), repeats_(std::max(1, repeats)),
+      tolerant_(config::get_bool("cpu_schedule_reassociate")) {}
+
+void Bench::fill_inputs(runtime::Context& twin, const runtime::Routine& routine) {
+  const auto& inputs = routine.inputs();
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const ir::NodeRef& node = inputs[k];
+    if (twin.is_initialized(node)) continue;
+    auto it = made_up_inputs_.find(node->id);
+    if (it == made_up_inputs_.end()) it = made_up_inputs_.emplace(node->id, made_up_values(*node, k)).first;
+    twin.set_values(node, it->second);
+  }
+}
+
+void Bench::keep_reference(runtime::Context& twin, const runtime::Routine& routine) {
+  for (const auto& node : routine.outputs()) {
+    reference_bytes_[node->id] = twin.get_bytes(node);
+    if (tolerant_) reference_values_[node->id] = twin.get_values(node);
+  }
+}
+
+std::string Bench::compare_outputs(runtime::Context& twin, const runtime::Routine& routine) const {
+  for (const auto& node : routine.outputs()) {
+    const auto ref = reference_bytes_.find(node->id);
+    if (ref == reference_bytes_.end()) return "it writes node '" + node->debug_name() + "', which the default schedule does not";
+    if (twin.get_bytes(node) == ref->second) continue;
+    if (!tolerant_) return "node '" + node->debug_name() + "' differs from the default schedule's bits (no re-association is licensed)";
+    const std::vector<double>& want = reference_values_.at(node->id);
+    const std::vector<double> got = twin.get_values(node);
+    double scale = 0;
+    for (double v : want)
+      if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const bool same_nan = std::isnan(want[i]) && std::isnan(got[i]);
+      const bool same_inf = std::isinf(want[i]) && want[i] == got[i];
+      if (same_nan || same_inf || std::abs(got[i] - want[i]) <= kRelativeTolerance * scale) continue;
+      return "node '" + node->debug_name() + "' cell " + std::to_string(i) + " is " + std::to_string(got[i]) +
+             ", the default schedule's " + std::to_string(want[i]) + " (beyond the tolerance of re-association)";
+    }
+  }
+  return "";
+}
+
+double Bench::time_ms(const Candidate& c, const std::function<void()>& run, const TuneHooks& hooks) const {
+  if (hooks.measure) return hooks.measure(c, run);
+  std::vector<double> ms;
+  for (int r = 0; r < repeats_; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+CandidateResult Bench::judge(const Candidate& c, bool reference, const TuneHooks& hooks) {
+  CandidateResult result{c.label, describe_target(c.target), schedule::print_trace(c.trace), Verdict::Measured, 0, ""};
+  try {
+    runtime::Context twin = pristine_.twin();
+    const runtime::Routine routine =
+        twin.compile(comp_, name_, {.schedule = runtime::ScheduleChoice::replay(c.trace), .target = c.target});
+    fill_inputs(twin, routine);
+    // Static indices (a batch number) at 0: every candidate runs the same iteration.
+    const std::vector<std::int64_t> statics(routine.statics().size(), 0);
+    auto run = [&] { twin.run(routine, statics); };
+    run();  // the check run, which also warms the caches up
+    if (hooks.after_check_run) hooks.after_check_run(c, twin, routine);
+    if (reference) {
+      keep_reference(twin, routine);
+    } else if (std::string diff = compare_outputs(twin, routine); !diff.empty()) {
+      result.verdict = Verdict::WrongResult;
+      result.why = diff;
+      return result;
+    }
+    result.ms = time_ms(c, run, hooks);
+  } catch (const UserError& e) {
+    result.verdict = Verdict::Failed;
+    result.why = std::string(e.kind()) + ": " + e.what();
+  } catch (const InternalError& e) {
+    result.verdict = Verdict::Failed;
+    result.why = std::string("InternalError: ") + e.what();
+  }
+  return result;
+}
+
+}  // namespace cannl::tune

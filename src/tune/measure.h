@@ -1,0 +1,53 @@
+#pragma once
+// How the tuner judges one candidate: compiled in a fresh twin of the caller's context, run once
+// on the shared inputs, its outputs compared with the reference (the default schedule's), then
+// timed (the median of `repeats` runs on a monotonic clock).
+//
+//   Bench bench(ctx.twin(), comp, "mm", 3);
+//   CandidateResult def = bench.judge(default_candidate, /*reference=*/true, hooks);
+//   CandidateResult other = bench.judge(candidate, false, hooks);   // WrongResult if it differs
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cannl/runtime/context.h"
+#include "cannl/tune/tune.h"
+
+namespace cannl::tune {
+
+class Bench {
+ public:
+  /// `pristine`: a twin of the caller's context that nothing runs in; each candidate gets its own
+  /// twin of it, so every check run starts from the same data.
+  Bench(runtime::Context pristine, const ir::Comp& comp, std::string name, int repeats);
+
+  ir::Target target() const { return pristine_.backend().target(); }
+
+  /// Compiles, checks and times `c`. With `reference`, its outputs become the reference of later
+  /// candidates. Never throws for the candidate's own failures (Verdict::Failed with the message).
+  CandidateResult judge(const Candidate& c, bool reference, const TuneHooks& hooks);
+
+ private:
+  runtime::Context pristine_;
+  const ir::Comp& comp_;
+  std::string name_;
+  int repeats_;
+  /// Licensed re-association (config cpu_schedule_reassociate): outputs may differ from the
+  /// reference by rounding, within the tolerance; otherwise bit for bit.
+  bool tolerant_;
+  /// Values given to inputs the caller's context has not initialized, by node id (the same for
+  /// every candidate).
+  std::map<int, std::vector<double>> made_up_inputs_;
+  /// The reference's outputs by node id: bytes, and values when comparing with tolerance.
+  std::map<int, std::vector<std::byte>> reference_bytes_;
+  std::map<int, std::vector<double>> reference_values_;
+
+  void fill_inputs(runtime::Context& twin, const runtime::Routine& routine);
+  /// "" when `routine`'s outputs in `twin` match the reference, else the first difference.
+  std::string compare_outputs(runtime::Context& twin, const runtime::Routine& routine) const;
+  void keep_reference(runtime::Context& twin, const runtime::Routine& routine);
+  double time_ms(const Candidate& c, const std::function<void()>& run, const TuneHooks& hooks) const;
+};
+
+}  // namespace cannl::tune
