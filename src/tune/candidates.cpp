@@ -219,11 +219,12 @@ schedule::ScheduleTrace default_trace(const ir::LoweredRoutine& optimized, const
   return schedule::record(optimized, schedule::default_cpu_schedule(optimized, options).transforms);
 }
 
-std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base) {
+std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base, bool sweep_target) {
   std::vector<Candidate> out;
   const auto defaults = default_trace(optimized, base);
   out.push_back({"default", base, defaults});
   out.push_back({"serial", base, schedule::record(optimized, {})});
+  if (!sweep_target) return out;
   const Features f = features_of(scheduled_or_input(optimized, defaults));
   for (auto& [what, target] : target_variants(base, f, true)) {
     // A new threshold or kernel shape re-prices the tiles: the default schedule is made again.

@@ -22,7 +22,7 @@ schedule::ScheduleTrace default_trace(const ir::LoweredRoutine& optimized, const
 /// one-field sweeps of the target that matter for the routine: teams and Grid chunks when it has
 /// parallel loops or tiles, the matmul register tile, cache blocks and tile threshold when it has
 /// tiles.
-std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base);
+std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base, bool sweep_target);
 
 /// Moves from `from`: its target's one-field neighbours (team, chunks, blocking) with the same
 /// transforms, and one more transform appended to its own (Unroll, Retype to Vectorized or Grid,

@@ -42,7 +42,7 @@ class Search {
   /// Runs seeds and rounds; returns the winner (the default schedule at worst).
   Candidate run() {
     const ir::Target base = bench_.target();
-    std::vector<Candidate> seeds = seed_candidates(optimized_, base);
+    std::vector<Candidate> seeds = seed_candidates(optimized_, base, options_.sweep_target);
     if (options_.hooks.extra_seeds)
       for (auto& c : options_.hooks.extra_seeds(optimized_, base)) seeds.push_back(std::move(c));
     for (const auto& c : seeds) judge(c);

@@ -89,6 +89,9 @@ struct TuneOptions {
   bool log = false;       // config autotune_log: log_files/<exe>/autotune.log
   bool use_cache = true;  // config autotune_cache
   std::filesystem::path cache_dir;  // config autotune_cache_dir; empty: build_files/<exe>/schedule_cache
+  /// Seeds include the one-field sweeps of the target (false: the default schedule and the serial
+  /// baseline only, for a quick search or a test).
+  bool sweep_target = true;
   TuneHooks hooks;
 
   /// The fields from their config keys (ConfigError for a value out of range: beam width and
