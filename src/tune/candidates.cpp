@@ -100,12 +100,19 @@ int team_limit(const ir::Target& base) {
 }
 
 /// Register tiles that fit the vector register file besides the B vectors and a broadcast A
-/// (32 registers with 64-byte vectors, 16 otherwise), other than `current`.
+/// (32 registers with 64-byte vectors, 16 otherwise), other than the target's own. The kernel
+/// library packs panels of MR, NR, MR * NV (the narrow tile's rows) and one vector of rows by
+/// cases of one switch, so those four must differ.
 std::vector<std::pair<int, int>> register_tiles(const ir::Target& t) {
   std::vector<std::pair<int, int>> shapes = t.vector_bytes == 64
-                                                ? std::vector<std::pair<int, int>>{{12, 2}, {8, 3}, {6, 4}, {14, 2}, {4, 4}}
-                                                : std::vector<std::pair<int, int>>{{6, 2}, {4, 3}, {3, 4}, {8, 1}, {4, 2}};
-  std::erase_if(shapes, [&](const auto& s) { return s.first == t.gemm.mr && s.second == t.gemm.nv; });
+                                                ? std::vector<std::pair<int, int>>{{12, 2}, {8, 3}, {6, 4}, {14, 2}, {10, 2}}
+                                                : std::vector<std::pair<int, int>>{{6, 2}, {4, 3}, {5, 2}};
+  const int lanes = t.vector_lanes();
+  std::erase_if(shapes, [&](const auto& s) {
+    const auto [mr, nv] = s;
+    const std::set<int> panel_rows{mr, nv * lanes, mr * nv, lanes};
+    return (mr == t.gemm.mr && nv == t.gemm.nv) || panel_rows.size() != 4;
+  });
   return shapes;
 }
 

@@ -17,6 +17,15 @@ namespace {
 /// Outputs whose rounding may differ (licensed re-association) agree when every value is within
 /// this fraction of the node's largest reference magnitude; NaN only where the reference has one.
 constexpr double kRelativeTolerance = 1e-3;
+/// Timed runs are added until they take about this long together, up to kMaxRuns.
+constexpr double kTopUpMs = 25;
+constexpr int kMaxRuns = 64;
+/// A candidate whose checked run takes this many times the best median is not timed further.
+constexpr double kHopeless = 4;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 std::int64_t element_count(const ir::TensorNode& node) {
   std::int64_t n = 1;
@@ -80,19 +89,27 @@ std::string Bench::compare_outputs(runtime::Context& twin, const runtime::Routin
   return "";
 }
 
-double Bench::time_ms(const Candidate& c, const std::function<void()>& run, const TuneHooks& hooks) const {
+double Bench::time_ms(const Candidate& c, const std::function<void()>& run, double first_run_ms, double best_ms,
+                      const TuneHooks& hooks) const {
   if (hooks.measure) return hooks.measure(c, run);
+  // Far slower than the best already (a serial baseline of a large matmul): it cannot win, and
+  // timing it again would spend the budget.
+  if (first_run_ms > kHopeless * best_ms) return first_run_ms;
+  // Short routines get more runs: a median of a few sub-millisecond runs on a shared machine is
+  // mostly noise.
+  int runs = repeats_;
+  if (first_run_ms > 0) runs = std::max(runs, static_cast<int>(std::min<double>(kMaxRuns, kTopUpMs / first_run_ms)));
   std::vector<double> ms;
-  for (int r = 0; r < repeats_; ++r) {
+  for (int r = 0; r < runs; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     run();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ms.push_back(ms_since(t0));
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
 
-CandidateResult Bench::judge(const Candidate& c, bool reference, const TuneHooks& hooks) {
+CandidateResult Bench::judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks) {
   CandidateResult result{c.label, describe_target(c.target), schedule::print_trace(c.trace), Verdict::Measured, 0, ""};
   try {
     runtime::Context twin = pristine_.twin();
@@ -102,7 +119,9 @@ CandidateResult Bench::judge(const Candidate& c, bool reference, const TuneHooks
     // Static indices (a batch number) at 0: every candidate runs the same iteration.
     const std::vector<std::int64_t> statics(routine.statics().size(), 0);
     auto run = [&] { twin.run(routine, statics); };
+    const auto t0 = std::chrono::steady_clock::now();
     run();  // the check run, which also warms the caches up
+    const double first_run_ms = ms_since(t0);
     if (hooks.after_check_run) hooks.after_check_run(c, twin, routine);
     if (reference) {
       keep_reference(twin, routine);
@@ -111,7 +130,7 @@ CandidateResult Bench::judge(const Candidate& c, bool reference, const TuneHooks
       result.why = diff;
       return result;
     }
-    result.ms = time_ms(c, run, hooks);
+    result.ms = time_ms(c, run, first_run_ms, best_ms, hooks);
   } catch (const UserError& e) {
     result.verdict = Verdict::Failed;
     result.why = std::string(e.kind()) + ": " + e.what();

@@ -1,7 +1,7 @@
 #pragma once
 // How the tuner judges one candidate: compiled in a fresh twin of the caller's context, run once
 // on the shared inputs, its outputs compared with the reference (the default schedule's), then
-// timed (the median of `repeats` runs on a monotonic clock).
+// timed (the median of at least `repeats` runs on a monotonic clock, more for short routines).
 //
 //   Bench bench(ctx.twin(), comp, "mm", 3);
 //   CandidateResult def = bench.judge(default_candidate, /*reference=*/true, hooks);
@@ -25,8 +25,10 @@ class Bench {
   ir::Target target() const { return pristine_.backend().target(); }
 
   /// Compiles, checks and times `c`. With `reference`, its outputs become the reference of later
-  /// candidates. Never throws for the candidate's own failures (Verdict::Failed with the message).
-  CandidateResult judge(const Candidate& c, bool reference, const TuneHooks& hooks);
+  /// candidates. `best_ms`: the best median so far (infinity for none): a candidate whose checked
+  /// run is already 4 times slower is given that run's time. Never throws for the candidate's own
+  /// failures (Verdict::Failed with the message).
+  CandidateResult judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks);
 
  private:
   runtime::Context pristine_;
@@ -47,7 +49,10 @@ class Bench {
   /// "" when `routine`'s outputs in `twin` match the reference, else the first difference.
   std::string compare_outputs(runtime::Context& twin, const runtime::Routine& routine) const;
   void keep_reference(runtime::Context& twin, const runtime::Routine& routine);
-  double time_ms(const Candidate& c, const std::function<void()>& run, const TuneHooks& hooks) const;
+  /// The median of at least `repeats_` timed runs, more for short routines (about 25 ms of runs,
+  /// at most 64), or the hook's time.
+  double time_ms(const Candidate& c, const std::function<void()>& run, double first_run_ms, double best_ms,
+                 const TuneHooks& hooks) const;
 };
 
 }  // namespace cannl::tune

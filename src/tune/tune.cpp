@@ -83,7 +83,7 @@ class Search {
       report_.out_of_budget = true;
       return;
     }
-    CandidateResult result = bench_.judge(c, reference, options_.hooks);
+    CandidateResult result = bench_.judge(c, reference, best_ms(), options_.hooks);
     ++report_.compiles;
     if (reference && result.verdict != Verdict::Measured)
       throw InternalError("tune: the default schedule of routine '" + name_ + "' could not be measured: " + result.why);

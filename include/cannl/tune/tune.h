@@ -20,8 +20,10 @@
 // where it holds them, fixed pseudo-random ones elsewhere. Its first run's outputs must equal the
 // default schedule's, bit for bit unless re-association is licensed (config
 // cpu_schedule_reassociate), else within 1e-3 of each output's largest magnitude; a candidate
-// that differs never wins. Its time is the median of `repeats` runs (monotonic clock) after that
-// first run. The default schedule is always measured (it is the reference and a seed, so the
+// that differs never wins. Its time is the median of at least `repeats` runs (monotonic clock)
+// after that first run, more for short routines (about 25 ms of runs, at most 64); a candidate
+// whose first run already takes 4 times the best median gets that run's time (it cannot win,
+// and a serial baseline of a large matmul would eat the budget). The default schedule is always measured (it is the reference and a seed, so the
 // winner is never slower than it as measured); every other candidate only while `budget_s`
 // lasts.
 //
