@@ -23,6 +23,11 @@ constexpr int kMaxRuns = 64;
 /// A candidate whose checked run takes this many times the best median is not timed further.
 constexpr double kHopeless = 4;
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -105,27 +110,30 @@ double Bench::time_ms(const Candidate& c, const std::function<void()>& run, doub
     run();
     ms.push_back(ms_since(t0));
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return median(ms);
+}
+
+Bench::Instance Bench::instantiate(const Candidate& c) {
+  Instance in{pristine_.twin(), {}, {}};
+  in.routine = in.twin.compile(comp_, name_, {.schedule = runtime::ScheduleChoice::replay(c.trace), .target = c.target});
+  fill_inputs(in.twin, in.routine);
+  // Static indices (a batch number) at 0: every candidate runs the same iteration.
+  in.statics.assign(in.routine.statics().size(), 0);
+  return in;
 }
 
 CandidateResult Bench::judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks) {
   CandidateResult result{c.label, describe_target(c.target), schedule::print_trace(c.trace), Verdict::Measured, 0, ""};
   try {
-    runtime::Context twin = pristine_.twin();
-    const runtime::Routine routine =
-        twin.compile(comp_, name_, {.schedule = runtime::ScheduleChoice::replay(c.trace), .target = c.target});
-    fill_inputs(twin, routine);
-    // Static indices (a batch number) at 0: every candidate runs the same iteration.
-    const std::vector<std::int64_t> statics(routine.statics().size(), 0);
-    auto run = [&] { twin.run(routine, statics); };
+    Instance in = instantiate(c);
+    auto run = [&] { in.twin.run(in.routine, in.statics); };
     const auto t0 = std::chrono::steady_clock::now();
     run();  // the check run, which also warms the caches up
     const double first_run_ms = ms_since(t0);
-    if (hooks.after_check_run) hooks.after_check_run(c, twin, routine);
+    if (hooks.after_check_run) hooks.after_check_run(c, in.twin, in.routine);
     if (reference) {
-      keep_reference(twin, routine);
-    } else if (std::string diff = compare_outputs(twin, routine); !diff.empty()) {
+      keep_reference(in.twin, in.routine);
+    } else if (std::string diff = compare_outputs(in.twin, in.routine); !diff.empty()) {
       result.verdict = Verdict::WrongResult;
       result.why = diff;
       return result;
@@ -139,6 +147,35 @@ CandidateResult Bench::judge(const Candidate& c, bool reference, double best_ms,
     result.why = std::string("InternalError: ") + e.what();
   }
   return result;
+}
+
+std::vector<double> Bench::confirm(const std::vector<Candidate>& finalists, int rounds) {
+  std::vector<Instance> instances;
+  std::vector<int> runs;
+  for (const auto& c : finalists) {
+    instances.push_back(instantiate(c));
+    Instance& in = instances.back();
+    const auto t0 = std::chrono::steady_clock::now();
+    in.twin.run(in.routine, in.statics);  // warm up
+    const double first = ms_since(t0);
+    runs.push_back(std::max(repeats_, first > 0 ? static_cast<int>(std::min<double>(kMaxRuns, kTopUpMs / first)) : 1));
+  }
+  // Rounds over the finalists in turn, so a burst of load elsewhere on the machine falls on all
+  // of them rather than on one.
+  std::vector<std::vector<double>> medians(finalists.size());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t f = 0; f < instances.size(); ++f) {
+      std::vector<double> ms;
+      for (int k = 0; k < runs[f]; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        instances[f].twin.run(instances[f].routine, instances[f].statics);
+        ms.push_back(ms_since(t0));
+      }
+      medians[f].push_back(median(ms));
+    }
+  std::vector<double> out;
+  for (auto& m : medians) out.push_back(median(m));
+  return out;
 }
 
 }  // namespace cannl::tune

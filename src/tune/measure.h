@@ -30,6 +30,11 @@ class Bench {
   /// failures (Verdict::Failed with the message).
   CandidateResult judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks);
 
+  /// The finalists timed again, in `rounds` rounds taking each in turn (a burst of load on the
+  /// machine falls on all of them): per finalist the median of its round medians, in ms.
+  /// Throws what compiling or running a finalist throws (each was judged already).
+  std::vector<double> confirm(const std::vector<Candidate>& finalists, int rounds);
+
  private:
   runtime::Context pristine_;
   const ir::Comp& comp_;
@@ -44,6 +49,14 @@ class Bench {
   /// The reference's outputs by node id: bytes, and values when comparing with tolerance.
   std::map<int, std::vector<std::byte>> reference_bytes_;
   std::map<int, std::vector<double>> reference_values_;
+
+  /// A candidate compiled in a fresh twin, its inputs filled.
+  struct Instance {
+    runtime::Context twin;
+    runtime::Routine routine;
+    std::vector<std::int64_t> statics;
+  };
+  Instance instantiate(const Candidate& c);
 
   void fill_inputs(runtime::Context& twin, const runtime::Routine& routine);
   /// "" when `routine`'s outputs in `twin` match the reference, else the first difference.

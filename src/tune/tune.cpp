@@ -29,6 +29,10 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMovesPerMember = 24;
 /// A round that improves the best time by less than this fraction ends the search.
 constexpr double kMinGain = 0.01;
+/// Rounds of the finalists' second timing.
+constexpr int kConfirmRounds = 3;
+/// Candidates timed again at least (the beam, if wider), besides the default.
+constexpr int kFinalists = 2;
 
 bool less_ms(const CandidateResult& a, const CandidateResult& b) { return a.ms < b.ms; }
 
@@ -57,6 +61,7 @@ class Search {
       for (const auto& c : proposals) judge(c);
       if (best_ms() > before * (1.0 - kMinGain)) break;
     }
+    confirm_finalists();
     report_.search_s = seconds_since_start();
     return winner();
   }
@@ -104,16 +109,41 @@ class Search {
     return best;
   }
 
-  /// The beam_width fastest measured candidates (ties: the one judged first).
-  std::vector<const Candidate*> beam() const {
+  std::vector<const Candidate*> beam() const { return fastest(options_.beam_width); }
+
+  /// The `count` fastest measured candidates (ties: the one judged first).
+  std::vector<const Candidate*> fastest(int count) const {
     std::vector<std::size_t> order(measured_.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return less_ms(result_of(measured_[a]), result_of(measured_[b])); });
     std::vector<const Candidate*> out;
-    for (std::size_t i = 0; i < order.size() && static_cast<int>(i) < options_.beam_width; ++i)
+    for (std::size_t i = 0; i < order.size() && static_cast<int>(i) < count; ++i)
       out.push_back(&measured_[order[i]].first);
     return out;
+  }
+
+  /// The fastest few and the default timed again side by side (TuneHooks::measure replaces the
+  /// clock: then the search's times stand). Their confirmed times replace their search times.
+  void confirm_finalists() {
+    if (options_.hooks.measure || measured_.size() < 2) return;
+    std::vector<const Candidate*> finalists = fastest(std::max(options_.beam_width, kFinalists));
+    const Candidate& reference = measured_.front().first;  // the default schedule
+    if (std::find(finalists.begin(), finalists.end(), &reference) == finalists.end()) finalists.push_back(&reference);
+    std::vector<Candidate> copies;
+    for (const Candidate* c : finalists) copies.push_back(*c);
+    std::vector<double> ms;
+    try {
+      ms = bench_.confirm(copies, kConfirmRounds);
+    } catch (const UserError& e) {
+      logging::warn(std::string("tune: the finalists of routine '") + name_ + "' could not be timed again (" + e.what() +
+                    "); their search times stand");
+      return;
+    }
+    for (std::size_t f = 0; f < finalists.size(); ++f)
+      for (auto& m : measured_)
+        if (&m.first == finalists[f]) report_.candidates[m.second].ms = ms[f];
+    report_.default_ms = report_.candidates[measured_.front().second].ms;
   }
 
   Candidate winner() const {
