@@ -25,6 +25,7 @@ struct LoopInfo {
   std::optional<ir::Symbol> only_child;  // the loop that is its whole body (a perfect pair)
   std::vector<const ir::Set*> stores;    // stores directly in its body (not in inner loops)
   std::vector<ir::NodeRef> reads;        // nodes read anywhere inside it
+  std::int64_t trips = 0;                // iterations of its body: its extent times its outer loops'
   std::int64_t extent() const { return end - begin; }
 };
 
@@ -45,7 +46,9 @@ class LoopWalker {
     } else if (const auto* f = std::get_if<ir::For>(&s->node)) {
       if (!open.empty()) features.loops[open.back()].innermost = false;
       if (f->axis == ir::AxisType::Grid) features.has_grid = true;
-      LoopInfo info{f->index, f->begin, f->end, f->axis, depth, true, under_parallel, only_child(f->body), {}, {}};
+      const std::int64_t outer = open.empty() ? 1 : features.loops[open.back()].trips;
+      LoopInfo info{f->index, f->begin, f->end, f->axis, depth, true, under_parallel, only_child(f->body), {}, {},
+                    outer * std::max<std::int64_t>(1, f->end - f->begin)};
       const std::size_t me = features.loops.size();
       features.loops.push_back(info);
       open.push_back(me);
@@ -186,34 +189,45 @@ ir::LoweredRoutine scheduled_or_input(const ir::LoweredRoutine& optimized, const
   }
 }
 
-/// Transform proposals on the scheduled routine `s` (the legality oracle decides later).
-std::vector<schedule::Transform> transform_moves(const Features& f, const ir::Target& target) {
+/// The moves on one loop.
+std::vector<schedule::Transform> moves_of(const LoopInfo& loop, const ir::Target& target) {
   std::vector<schedule::Transform> out;
+  if (loop.axis != ir::AxisType::Serial) return out;
   const std::int64_t lanes = std::max(1, target.vector_lanes());
   const bool licensed = config::get_bool("cpu_schedule_reassociate");
-  for (const auto& loop : f.loops) {
-    if (loop.axis != ir::AxisType::Serial) continue;
-    const std::int64_t n = loop.extent();
-    if (loop.innermost) {
-      if (n >= 2 && n <= 16) out.push_back(schedule::Unroll{loop.index, false});
-      if (target.vector_bytes > 0 && n >= lanes && !loop.under_parallel)
-        out.push_back(schedule::Retype{loop.index, ir::AxisType::Vectorized});
-      if (target.vector_bytes > 0 && loop.begin == 0 && n > lanes && n % lanes == 0)
-        out.push_back(schedule::split(loop.index, lanes, ir::AxisType::Serial, ir::AxisType::Vectorized));
-      for (const ir::Set* store : loop.stores)
-        if (!ir::mentions(store->index, loop.index)) {
-          out.push_back(schedule::Privatize{store->node->id, loop.index});
-          if (licensed && loop.begin == 0 && n >= 8 * lanes && target.vector_bytes > 0)
-            out.push_back(schedule::split_reduce_lanes(loop.index, 4 * lanes, ir::AxisType::Vectorized));
-        }
-    }
-    if (loop.depth == 0 && !loop.under_parallel && n >= 2 && target.parallel_runtime)
-      out.push_back(schedule::Retype{loop.index, ir::AxisType::Grid});
-    if (loop.only_child) out.push_back(schedule::Swap{loop.index, *loop.only_child});
-    if (!loop.innermost && loop.depth <= 1)
-      for (std::size_t r = 0; r < loop.reads.size() && r < 2; ++r)
-        out.push_back(schedule::Stage{loop.reads[r]->id, loop.index});
+  const std::int64_t n = loop.extent();
+  if (loop.innermost) {
+    if (n >= 2 && n <= 16) out.push_back(schedule::Unroll{loop.index, false});
+    if (target.vector_bytes > 0 && n >= lanes && !loop.under_parallel)
+      out.push_back(schedule::Retype{loop.index, ir::AxisType::Vectorized});
+    if (target.vector_bytes > 0 && loop.begin == 0 && n > lanes && n % lanes == 0)
+      out.push_back(schedule::split(loop.index, lanes, ir::AxisType::Serial, ir::AxisType::Vectorized));
+    for (const ir::Set* store : loop.stores)
+      if (!ir::mentions(store->index, loop.index)) {
+        out.push_back(schedule::Privatize{store->node->id, loop.index});
+        if (licensed && loop.begin == 0 && n >= 8 * lanes && target.vector_bytes > 0)
+          out.push_back(schedule::split_reduce_lanes(loop.index, 4 * lanes, ir::AxisType::Vectorized));
+      }
   }
+  if (loop.depth == 0 && !loop.under_parallel && n >= 2 && target.parallel_runtime)
+    out.push_back(schedule::Retype{loop.index, ir::AxisType::Grid});
+  if (loop.only_child) out.push_back(schedule::Swap{loop.index, *loop.only_child});
+  if (!loop.innermost && loop.depth <= 1)
+    for (std::size_t r = 0; r < loop.reads.size() && r < 2; ++r)
+      out.push_back(schedule::Stage{loop.reads[r]->id, loop.index});
+  return out;
+}
+
+/// Transform proposals on the scheduled routine (the legality oracle decides later), those on
+/// the loops whose bodies run most often first: where the time goes, without profiling.
+std::vector<schedule::Transform> transform_moves(const Features& f, const ir::Target& target) {
+  std::vector<std::pair<std::int64_t, schedule::Transform>> moves;
+  for (const auto& loop : f.loops) {
+    for (auto& t : moves_of(loop, target)) moves.emplace_back(loop.trips, std::move(t));
+  }
+  std::stable_sort(moves.begin(), moves.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<schedule::Transform> out;
+  for (auto& [trips, t] : moves) out.push_back(std::move(t));
   return out;
 }
 
