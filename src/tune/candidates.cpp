@@ -260,7 +260,7 @@ std::vector<Candidate> menu_moves(const ir::LoweredRoutine& optimized, const Can
   const ir::LoweredRoutine scheduled = scheduled_or_input(optimized, from.trace);
   const Features f = features_of(scheduled);
   for (auto& [what, target] : target_variants(from.target, f, false))
-    out.push_back({from.label + " " + what, target, from.trace});
+    out.push_back({from.label + " " + what, target, from.trace, from.materialize_all});
   for (const auto& move : transform_moves(f, from.target)) {
     std::string step;
     try {
@@ -268,7 +268,7 @@ std::vector<Candidate> menu_moves(const ir::LoweredRoutine& optimized, const Can
     } catch (const ScheduleError&) {
       continue;  // illegal here: pruned before anything compiles
     }
-    Candidate c{from.label + " + " + step, from.target, from.trace};
+    Candidate c{from.label + " + " + step, from.target, from.trace, from.materialize_all};
     c.trace.steps.push_back(step);
     out.push_back(std::move(c));
   }

@@ -28,6 +28,7 @@ std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, cons
 /// transforms, and one more transform appended to its own (Unroll, Retype to Vectorized or Grid,
 /// Split into vector-wide pieces, Swap of a perfect pair, Privatize, Stage, and with the
 /// re-association licence an interleaved Split_reduce).
+/// `optimized`: the routine of `from`'s placement arm.
 std::vector<Candidate> menu_moves(const ir::LoweredRoutine& optimized, const Candidate& from, const ir::Target& base);
 
 }  // namespace cannl::tune

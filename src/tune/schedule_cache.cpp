@@ -6,6 +6,7 @@
 //   label <the winner's label>
 //   times <baseline_ms> <default_ms> <tuned_ms>
 //   target <mr nv kc nc mc min_tile_work threads chunks>
+//   placement default|materialize-all
 //   <the trace: schedule::print_trace's lines>
 //   sha256 <64 hex of every line above, newlines included>
 #include "cannl/tune/schedule_cache.h"
@@ -65,7 +66,12 @@ Parsed parse_entry(const std::string& text, const std::string& key, const ir::Ta
   const auto label = next("label");
   const auto times = next("times");
   const auto fields = next("target");
-  if (!label || !times || !fields) return {std::nullopt, "a label, times or target line is missing"};
+  const auto placement = next("placement");
+  if (!label || !times || !fields || !placement)
+    return {std::nullopt, "a label, times, target or placement line is missing"};
+  if (*placement != "default" && *placement != "materialize-all")
+    return {std::nullopt, "its placement line is malformed"};
+  e.materialize_all = *placement == "materialize-all";
   e.label = *label;
   std::istringstream t(*times);
   if (!(t >> e.baseline_ms >> e.default_ms >> e.tuned_ms)) return {std::nullopt, "its times line is malformed"};
@@ -123,7 +129,8 @@ void store_cached_schedule(const fs::path& dir, const CachedSchedule& entry) {
   fs::create_directories(dir, ec);
   std::string body = std::string(kHeader) + "\nkey " + entry.key + "\nlabel " + entry.label + "\ntimes " +
                      format_ms(entry.baseline_ms) + " " + format_ms(entry.default_ms) + " " +
-                     format_ms(entry.tuned_ms) + "\ntarget " + target_fields_text(entry.target) + "\n" +
+                     format_ms(entry.tuned_ms) + "\ntarget " + target_fields_text(entry.target) + "\nplacement " +
+                     (entry.materialize_all ? "materialize-all" : "default") + "\n" +
                      schedule::print_trace(entry.trace);
   files::write_atomically(cached_schedule_path(dir, entry.key), body + std::string(kChecksum) + sha256_hex(body) + "\n");
 }

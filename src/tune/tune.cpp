@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -41,7 +42,9 @@ class Search {
   Search(runtime::Context& ctx, const ir::Comp& comp, const std::string& name, const TuneOptions& options,
          const ir::LoweredRoutine& optimized, TuneReport& report)
       : comp_(comp), name_(name), options_(options), optimized_(optimized), report_(report),
-        bench_(ctx.twin(), comp, name, options.repeats), start_(Clock::now()) {}
+        bench_(ctx.twin(), comp, name, options.repeats), start_(Clock::now()) {
+    if (options.search_placements) materialized_ = ctx.optimized_routine(comp, name, {.materialize_all = true});
+  }
 
   /// Runs seeds and rounds; returns the winner (the default schedule at worst).
   Candidate run() {
@@ -49,12 +52,18 @@ class Search {
     std::vector<Candidate> seeds = seed_candidates(optimized_, base, options_.sweep_target);
     if (options_.hooks.extra_seeds)
       for (auto& c : options_.hooks.extra_seeds(optimized_, base)) seeds.push_back(std::move(c));
+    if (materialized_) {
+      Candidate all = seed_candidates(*materialized_, base, false).front();
+      all.label = "materialize-all " + all.label;
+      all.materialize_all = true;
+      seeds.insert(seeds.begin() + 1, std::move(all));  // right after the reference
+    }
     for (const auto& c : seeds) judge(c);
     for (int round = 0; round < options_.rounds && !report_.out_of_budget; ++round) {
       const double before = best_ms();
       std::vector<Candidate> proposals;
       for (const Candidate* member : beam()) {
-        auto moves = menu_moves(optimized_, *member, base);
+        auto moves = menu_moves(optimized_for(*member), *member, base);
         if (moves.size() > kMovesPerMember) moves.resize(kMovesPerMember);
         for (auto& m : moves) proposals.push_back(std::move(m));
       }
@@ -71,12 +80,18 @@ class Search {
   std::string name_;
   const TuneOptions& options_;
   const ir::LoweredRoutine& optimized_;
+  /// The optimized routine of the materialize-all placement (search_placements).
+  std::optional<ir::LoweredRoutine> materialized_;
   TuneReport& report_;
   Bench bench_;
   Clock::time_point start_;
   std::set<std::string> seen_;
   /// The measured candidates, parallel to their results in report_.candidates (by index).
   std::vector<std::pair<Candidate, std::size_t>> measured_;
+
+  const ir::LoweredRoutine& optimized_for(const Candidate& c) const {
+    return c.materialize_all && materialized_ ? *materialized_ : optimized_;
+  }
 
   double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
@@ -156,8 +171,9 @@ class Search {
   }
 };
 
-runtime::CompileOptions compile_options(const ir::Target& target, const schedule::ScheduleTrace& trace) {
-  return {.schedule = runtime::ScheduleChoice::replay(trace), .target = target};
+runtime::CompileOptions compile_options(const ir::Target& target, const schedule::ScheduleTrace& trace,
+                                        bool materialize_all) {
+  return {.schedule = runtime::ScheduleChoice::replay(trace), .target = target, .materialize_all = materialize_all};
 }
 
 /// The cached winner compiled into `ctx`, or nullopt (a miss, or an entry that no longer applies).
@@ -166,7 +182,8 @@ std::optional<runtime::Routine> replay_cached(runtime::Context& ctx, const ir::C
   auto entry = load_cached_schedule(dir, report.cache_key, ctx.backend().target());
   if (!entry) return std::nullopt;
   try {
-    runtime::Routine routine = ctx.compile(comp, name, compile_options(entry->target, entry->trace));
+    runtime::Routine routine =
+        ctx.compile(comp, name, compile_options(entry->target, entry->trace, entry->materialize_all));
     report.outcome = TuneReport::Outcome::CacheReplay;
     report.winner = {entry->label, describe_target(entry->target), schedule::print_trace(entry->trace),
                      Verdict::Measured, entry->tuned_ms, ""};
@@ -194,6 +211,7 @@ TuneOptions TuneOptions::from_config() {
                       config::source_of("autotune_budget_s") + "): expected a finite number of seconds >= 0");
   o.log = config::get_bool("autotune_log");
   o.use_cache = config::get_bool("autotune_cache");
+  o.search_placements = config::get_bool("autotune_placements");
   const std::string dir = config::get("autotune_cache_dir");
   if (!dir.empty()) o.cache_dir = dir;
   return o;
@@ -211,20 +229,21 @@ runtime::Routine tune(runtime::Context& ctx, const ir::Comp& comp, const std::st
     return ctx.compile(comp, name);
   }
   const ir::LoweredRoutine optimized = ctx.optimized_routine(comp, name);
+  // The search's shape is part of the key: a placement search may pick what a plain one cannot.
   report.cache_key = schedule_cache_key(schedule::program_digest(optimized), ctx.backend().target(),
-                                        ctx.backend().fingerprint());
+                                        ctx.backend().fingerprint() + (options.search_placements ? "\nplacements" : ""));
   const std::filesystem::path dir = options.cache_dir.empty() ? schedule_cache_dir() : options.cache_dir;
   if (options.use_cache)
     if (auto routine = replay_cached(ctx, comp, name, dir, report)) return *routine;
 
   report.outcome = TuneReport::Outcome::Searched;
   const Candidate best = Search(ctx, comp, name, options, optimized, report).run();
-  runtime::Routine routine = ctx.compile(comp, name, compile_options(best.target, best.trace));
+  runtime::Routine routine = ctx.compile(comp, name, compile_options(best.target, best.trace, best.materialize_all));
   if (options.log) append_tune_log(report);
   if (options.use_cache) {
     try {
-      store_cached_schedule(dir, {report.cache_key, best.label, best.target, best.trace, report.baseline_ms,
-                                  report.default_ms, report.tuned_ms});
+      store_cached_schedule(dir, {report.cache_key, best.label, best.target, best.trace, best.materialize_all,
+                                  report.baseline_ms, report.default_ms, report.tuned_ms});
     } catch (const IoError& e) {
       logging::warn(std::string("the schedule cache could not keep routine '") + name + "''s winner: " + e.what());
     }

@@ -255,6 +255,46 @@ TEST_F(Tune, TheSearchIsDeterministicGivenItsTimings) {
   EXPECT_GT(first.first.size(), 2u) << "the round proposed moves";
 }
 
+TEST_F(Tune, APlacementSearchKeepsTheMaterializeAllArmWhenItIsFaster) {
+  config::set_override("cpu_schedule_reassociate", "false");
+  // relu(w * x) + 1: the product and the relu are inlined by default, stored under
+  // materialize-all.
+  auto build = [] {
+    Tensor x = literal("x", gaussian(64, 1), {.batch = Dims{8}, .output = Dims{8}});
+    Tensor w = literal("w", gaussian(64, 2), {.input = Dims{8}, .output = Dims{8}});
+    Tensor y = relu(w * x) + 1.0;
+    return std::make_pair(y, forward_code({y}));
+  };
+  auto [y, comp] = build();
+  tune::TuneOptions o = quick();
+  o.search_placements = true;
+  o.hooks.measure = [](const tune::Candidate& c, const std::function<void()>& run) {
+    run();
+    return c.materialize_all ? 1.0 : 2.0;
+  };
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {y});
+  EXPECT_NE(schedule::program_digest(ctx.optimized_routine(comp, "f")),
+            schedule::program_digest(ctx.optimized_routine(comp, "f", {.materialize_all = true})))
+      << "the arms differ";
+  tune::TuneReport report;
+  const runtime::Routine tuned = tune::tune(ctx, comp, "f", o, &report);
+  ASSERT_GE(report.candidates.size(), 2u);
+  EXPECT_EQ(report.candidates[1].label, "materialize-all default");
+  EXPECT_EQ(report.candidates[1].verdict, tune::Verdict::Measured) << report.candidates[1].why;
+  EXPECT_EQ(report.winner.label, "materialize-all default");
+  auto plain = runtime::Context::cpu();
+  train::upload_literals(plain, {y});
+  EXPECT_EQ(run_and_read(ctx, tuned, y), run_and_read(plain, plain.compile(comp, "f"), y));
+  // The cache keeps the placement.
+  auto again = runtime::Context::cpu();
+  train::upload_literals(again, {y});
+  tune::TuneReport replay;
+  const runtime::Routine replayed = tune::tune(again, comp, "f", o, &replay);
+  EXPECT_EQ(replay.outcome, tune::TuneReport::Outcome::CacheReplay);
+  EXPECT_EQ(run_and_read(again, replayed, y), run_and_read(plain, plain.compile(comp, "f"), y));
+}
+
 TEST_F(Tune, TheCacheKeyChangesWithTargetLicenceAndToolchain) {
   const std::string digest(64, 'a');
   ir::Target t = ir::cpu_target(32);
@@ -295,7 +335,9 @@ TEST_F(Tune, OptionsComeFromTheConfigKeysAndBadValuesAreErrors) {
   config::set_override("autotune_log", "true");
   config::set_override("autotune_cache", "false");
   config::set_override("autotune_cache_dir", "somewhere");
+  config::set_override("autotune_placements", "true");
   const auto o = tune::TuneOptions::from_config();
+  EXPECT_TRUE(o.search_placements);
   EXPECT_EQ(o.beam_width, 3);
   EXPECT_EQ(o.rounds, 5);
   EXPECT_EQ(o.repeats, 7);

@@ -68,6 +68,10 @@ struct CompileOptions {
   /// lowering round and the printer. Unset: the backend's target. A backend that reads no target
   /// (the interpreter) ignores it.
   std::optional<ir::Target> target;
+  /// The optimizer stores every node it may rather than inlining it into its readers (no visit
+  /// cap: virtualize_max_visits 0): the placement the tuner times against the default one
+  /// (semantics-backend.md 8.6, placement search). Results are the same; the routine differs.
+  bool materialize_all = false;
 };
 
 }  // namespace cannl::runtime

@@ -82,7 +82,10 @@ class Context {
   /// context's buffers, before any schedule. Allocates and compiles nothing. Transforms and
   /// traces made from it apply to a compile of `comp` while the context's buffers stay the same
   /// (the optimizer keeps nodes the context already holds).
-  ir::LoweredRoutine optimized_routine(const ir::Comp& comp, const std::string& name) const;
+  /// With `options.materialize_all`, the routine of that placement (the schedule and target in
+  /// `options` play no part).
+  ir::LoweredRoutine optimized_routine(const ir::Comp& comp, const std::string& name,
+                                       const CompileOptions& options = {}) const;
 
   /// Runs a routine. Throws UninitializedError when it reads a node no one wrote or uploaded,
   /// RuntimeUsageError when a routine it depends on never ran, a static value is out of range or

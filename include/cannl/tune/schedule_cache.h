@@ -30,6 +30,7 @@ struct CachedSchedule {
   std::string label;  // the winner's label, for reports
   ir::Target target;  // the backend's target with the winner's tunable fields
   schedule::ScheduleTrace trace;
+  bool materialize_all = false;  // the placement (CompileOptions::materialize_all)
   double baseline_ms = 0, default_ms = 0, tuned_ms = 0;  // as measured when it was tuned
 };
 

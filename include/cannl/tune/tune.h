@@ -9,8 +9,9 @@
 //   std::cout << tune::format_report(report);                    // times and the winner's trace
 //
 // Candidates are a target record (a variant of the backend's: matmul blocking, tile threshold,
-// team, Grid chunks) plus transforms of the optimized routine (CompileOptions). Seeds: the serial
-// baseline, the default schedule and one-field sweeps of the target; then `rounds` beam rounds
+// team, Grid chunks) plus transforms of the optimized routine (CompileOptions), optionally under
+// the materialize-all placement. Seeds: the serial baseline, the default schedule, one-field
+// sweeps of the target and (search_placements) the materialize-all default; then `rounds` beam rounds
 // extend the `beam_width` fastest with a menu of moves (Split, Swap, Unroll, Retype to Grid or
 // Vectorized, Privatize, Stage, Split_reduce, the target's neighbours). A proposal the legality
 // oracle rejects is dropped before anything compiles.
@@ -51,6 +52,9 @@ struct Candidate {
   std::string label;  // how it was made: "serial", "default", "default threads 1", "default + unroll i7"
   ir::Target target;
   schedule::ScheduleTrace trace;
+  /// The placement arm (CompileOptions::materialize_all): the trace is of that arm's optimized
+  /// routine.
+  bool materialize_all = false;
 };
 
 enum class Verdict {
@@ -94,6 +98,10 @@ struct TuneOptions {
   /// Seeds include the one-field sweeps of the target (false: the default schedule and the serial
   /// baseline only, for a quick search or a test).
   bool sweep_target = true;
+  /// Placement search (config autotune_placements): the default schedule of the materialize-all
+  /// placement (CompileOptions::materialize_all) is a seed too, and the beam extends it like the
+  /// others; the winner keeps its placement.
+  bool search_placements = false;
   TuneHooks hooks;
 
   /// The fields from their config keys (ConfigError for a value out of range: beam width and
