@@ -49,6 +49,9 @@ class Bench {
   /// The reference's outputs by node id: bytes, and values when comparing with tolerance.
   std::map<int, std::vector<std::byte>> reference_bytes_;
   std::map<int, std::vector<double>> reference_values_;
+  /// The generated code of every candidate timed so far (source and kernel library blocking):
+  /// its label and time.
+  std::map<std::string, std::pair<std::string, double>> timed_code_;
 
   /// A candidate compiled in a fresh twin, its inputs filled.
   struct Instance {
