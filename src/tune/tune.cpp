@@ -31,7 +31,9 @@ constexpr std::size_t kMovesPerMember = 24;
 /// A round that improves the best time by less than this fraction ends the search.
 constexpr double kMinGain = 0.01;
 /// Rounds of the finalists' second timing.
-constexpr int kConfirmRounds = 3;
+constexpr int kConfirmRounds = 5;
+/// A candidate replaces the default schedule only when it is at least this fraction faster.
+constexpr double kMinWin = 0.03;
 /// Candidates timed again at least (the beam, if wider), besides the default.
 constexpr int kFinalists = 2;
 
@@ -165,6 +167,9 @@ class Search {
     const std::pair<Candidate, std::size_t>* best = &measured_.front();
     for (const auto& m : measured_)
       if (less_ms(result_of(m), result_of(*best))) best = &m;
+    // Within the noise of the machine the default stays: a winner must beat it clearly.
+    const auto& reference = measured_.front();
+    if (result_of(*best).ms > result_of(reference).ms * (1.0 - kMinWin)) best = &reference;
     report_.winner = result_of(*best);
     report_.tuned_ms = result_of(*best).ms;
     return best->first;

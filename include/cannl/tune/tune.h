@@ -24,7 +24,9 @@
 // that differs never wins. Its time is the median of at least `repeats` runs (monotonic clock)
 // after that first run, more for short routines (about 25 ms of runs, at most 64); a candidate
 // whose first run already takes 4 times the best median gets that run's time (it cannot win,
-// and a serial baseline of a large matmul would eat the budget). The default schedule is always measured (it is the reference and a seed, so the
+// and a serial baseline of a large matmul would eat the budget). The fastest few and the default
+// are then timed again side by side, and a candidate replaces the default only when it is at
+// least 3% faster there (within a shared machine's noise the default stays). The default schedule is always measured (it is the reference and a seed, so the
 // winner is never slower than it as measured); every other candidate only while `budget_s`
 // lasts.
 //
