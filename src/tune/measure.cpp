@@ -159,9 +159,11 @@ CandidateResult Bench::judge(const Candidate& c, bool reference, double best_ms,
     result.ms = time_ms(c, run, first_run_ms, best_ms, hooks);
     timed_code_.try_emplace(code, c.label, result.ms);
   } catch (const UserError& e) {
+    if (reference) throw;  // the program's own error: ctx.compile would throw it too
     result.verdict = Verdict::Failed;
     result.why = std::string(e.kind()) + ": " + e.what();
   } catch (const InternalError& e) {
+    if (reference) throw;
     result.verdict = Verdict::Failed;
     result.why = std::string("InternalError: ") + e.what();
   }

@@ -26,8 +26,9 @@ class Bench {
 
   /// Compiles, checks and times `c`. With `reference`, its outputs become the reference of later
   /// candidates. `best_ms`: the best median so far (infinity for none): a candidate whose checked
-  /// run is already 4 times slower is given that run's time. Never throws for the candidate's own
-  /// failures (Verdict::Failed with the message).
+  /// run is already 4 times slower is given that run's time. A candidate's failure is its
+  /// verdict (Verdict::Failed with the message), except the reference's, which is rethrown (the
+  /// program's own error).
   CandidateResult judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks);
 
   /// The finalists timed again, in `rounds` rounds taking each in turn (a burst of load on the

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <random>
 #include <set>
 
 #include "cannl/schedule/trace.h"
@@ -34,8 +33,9 @@ constexpr double kMinGain = 0.01;
 constexpr int kConfirmRounds = 5;
 /// A candidate replaces the default schedule only when it is at least this fraction faster.
 constexpr double kMinWin = 0.03;
-/// Candidates timed again at least (the beam, if wider), besides the default.
+/// Candidates timed again besides the default: the beam, within these bounds.
 constexpr int kFinalists = 2;
+constexpr int kMaxFinalists = 4;
 
 bool less_ms(const CandidateResult& a, const CandidateResult& b) { return a.ms < b.ms; }
 
@@ -108,7 +108,7 @@ class Search {
     CandidateResult result = bench_.judge(c, reference, best_ms(), options_.hooks);
     ++report_.compiles;
     if (reference && result.verdict != Verdict::Measured)
-      throw InternalError("tune: the default schedule of routine '" + name_ + "' could not be measured: " + result.why);
+      throw InternalError("tune: the default schedule of routine '" + name_ + "' gave no time: " + result.why);
     if (c.label == "serial" && result.verdict == Verdict::Measured) report_.baseline_ms = result.ms;
     if (reference) report_.default_ms = result.ms;
     report_.candidates.push_back(result);
@@ -144,7 +144,7 @@ class Search {
   /// clock: then the search's times stand). Their confirmed times replace their search times.
   void confirm_finalists() {
     if (options_.hooks.measure || measured_.size() < 2) return;
-    std::vector<const Candidate*> finalists = fastest(std::max(options_.beam_width, kFinalists));
+    std::vector<const Candidate*> finalists = fastest(std::clamp(options_.beam_width, kFinalists, kMaxFinalists));
     const Candidate& reference = measured_.front().first;  // the default schedule
     if (std::find(finalists.begin(), finalists.end(), &reference) == finalists.end()) finalists.push_back(&reference);
     std::vector<Candidate> copies;
