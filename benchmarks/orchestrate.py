@@ -45,6 +45,7 @@ def parse_args():
                    help="threads for every cell (OMP_NUM_THREADS, MKL_NUM_THREADS, CANNL_CC_THREADS); "
                         "0: each framework's default")
     p.add_argument("--beam", type=int, default=2)
+    p.add_argument("--no-tune", action="store_true", help="skip the cannl tuned cells")
     p.add_argument("--only", default="", help="comma list of frameworks (pytorch,tinygrad,cannl) or framework:variant cells to run")
     p.add_argument("--no-torch-compile", action="store_true")
     p.add_argument("--gpu", default="", choices=["", "cuda", "opencl"],
@@ -101,7 +102,11 @@ def cells_for(workload, args, fixture, step_args):
              if not (args.quick and gpt) else
              Cell("tinygrad", "CPU", f"jit-beam{args.beam}",
                   skip_reason="not run in --quick: BEAM search over the gpt kernels exceeds the quick cap"),
-             Cell("cannl", "cc", "default", cannl_run + ["--profile"])]
+             Cell("cannl", "cc", "default", cannl_run + ["--profile"]),
+             # The tuner's pick (its search counts in compile_s; a second run replays the
+             # schedule cache and searches 0 s).
+             Cell("cannl", "cc", "tuned", cannl_run + ["--tune", "--variant", "tuned"])
+             if not args.no_tune else Cell("cannl", "cc", "tuned", skip_reason="disabled by --no-tune")]
     if workload["name"] == "mlp_small":
         cells.append(Cell("cannl", "interpreter", "default", cannl_run + ["--backend", "interpreter"]))
     else:

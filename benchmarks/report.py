@@ -104,7 +104,12 @@ def ratio_lines(ok):
     for r in ours:
         ratio = r["step_p50_ms"] / best["step_p50_ms"]
         verdict = f"{ratio:.2f}x its step time" + (" (faster)" if ratio < 1 else " (slower)")
-        out.append(f"cannl {r['backend']} {r['variant']}: p50 {fmt(r['step_p50_ms'])} ms = {verdict}.")
+        search = ""
+        if r.get("tune_outcome") == "cache":
+            search = " Tuned: replayed from the schedule cache (0 s searching)."
+        elif r.get("tune_outcome"):
+            search = f" Tuned: {fmt(r.get('tune_search_s'))} s of search, winner `{r.get('tune_winner', '?')}`."
+        out.append(f"cannl {r['backend']} {r['variant']}: p50 {fmt(r['step_p50_ms'])} ms = {verdict}.{search}")
     if not ours:
         out.append("No cannl cell passed the parity gate.")
     return out + [""]

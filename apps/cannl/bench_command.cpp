@@ -12,6 +12,7 @@
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/support/memory_budget.h"
+#include "cannl/tune/tune.h"
 
 namespace cannl::app {
 namespace {
@@ -39,6 +40,25 @@ std::vector<double> gaussian(std::size_t n, unsigned seed, double scale) {
   return out;
 }
 
+/// ctx.compile(comp, name), or with --tune the tuner's pick, its report written to `out`.
+runtime::Routine compile_routine(runtime::Context& ctx, const ir::Comp& comp, const std::string& name,
+                                 const ParsedArgs& args, std::ostream& out) {
+  if (!args.flag("tune")) return ctx.compile(comp, name);
+  tune::TuneOptions options = tune::TuneOptions::from_config();
+  int judged = 0;
+  options.hooks.on_candidate = [&](const tune::CandidateResult& c) {
+    ++judged;
+    std::cerr << "[tune] " << judged << " " << c.label << ": "
+              << (c.verdict == tune::Verdict::Measured ? std::to_string(c.ms) + " ms"
+                  : c.verdict == tune::Verdict::WrongResult ? "wrong result" : "failed")
+              << "\n";
+  };
+  tune::TuneReport report;
+  runtime::Routine routine = tune::tune(ctx, comp, name, options, &report);
+  out << tune::format_report(report);
+  return routine;
+}
+
 int bench_matmul(const ParsedArgs& args, std::ostream& out) {
   const std::int64_t n = args.integer("n", 1024);
   const int reps = static_cast<int>(args.integer("reps", n <= 512 ? 20 : 7));
@@ -51,7 +71,7 @@ int bench_matmul(const ParsedArgs& args, std::ostream& out) {
   Tensor y = w * x;
   auto ctx = runtime::Context::from_config();
   train::upload_literals(ctx, {y});
-  auto routine = train::compile_forward(ctx, {y}, "bench_matmul");
+  auto routine = compile_routine(ctx, forward_code({y}), "bench_matmul", args, out);
   const double ms = median_ms(reps, [&] {
     ctx.run(routine);
     ctx.synchronize();
@@ -87,7 +107,11 @@ int bench_mlp(const ParsedArgs& args, std::ostream& out) {
   }
   Tensor loss = nn::cross_entropy_loss(h, slice_batch(y, batch));
   auto ctx = runtime::Context::from_config();
-  auto step = train::compile_step(ctx, loss, {.sgd = {.lr = 0.01}, .batch = batch, .n_batches = kBatches});
+  train::StepOptions step_options{.sgd = {.lr = 0.01}, .batch = batch, .n_batches = kBatches};
+  step_options.compile_step_routine = [&](runtime::Context& c, const ir::Comp& comp, const std::string& name) {
+    return compile_routine(c, comp, name, args, out);
+  };
+  auto step = train::compile_step(ctx, loss, step_options);
   std::int64_t k = 0;
   const double ms = median_ms(steps, [&] {
     const std::int64_t b[] = {k++ % kBatches};
@@ -109,6 +133,12 @@ OptionSpec threads_option() {
           .help = "sets cc_threads (0: the OpenMP default)", .min = 0, .max = 4096};
 }
 
+OptionSpec tune_option() {
+  return {.name = "tune", .kind = OptionKind::Flag,
+          .help = "search schedules first (autotune_* config keys) and time the winner; prints the serial, "
+                  "default and tuned times and the winner's trace"};
+}
+
 }  // namespace
 
 const CommandSpec& bench_matmul_spec() {
@@ -117,7 +147,7 @@ const CommandSpec& bench_matmul_spec() {
       .summary = "Time an N x N x N f32 matmul through the compile path; last line: GFLOP/s <x>.",
       .options = {{.name = "n", .kind = OptionKind::Int, .value_name = "N",
                    .help = "matrix size (default 1024)", .min = 1, .max = 16384},
-                  threads_option(),
+                  threads_option(), tune_option(),
                   {.name = "reps", .kind = OptionKind::Int, .value_name = "R",
                    .help = "timed runs (default 20, 7 above n 512)", .min = 1, .max = 100000}}};
   return spec;
@@ -127,9 +157,33 @@ const CommandSpec& bench_mlp_spec() {
   static const CommandSpec spec{
       .name = "bench mlp",
       .summary = "Time one SGD step of mlp_wide (256 -> 1024 -> 1024 -> 10, batch 256); last line: step_ms <x>.",
-      .options = {threads_option(),
+      .options = {threads_option(), tune_option(),
                   {.name = "steps", .kind = OptionKind::Int, .value_name = "S",
                    .help = "timed steps (default 20)", .min = 1, .max = 100000}}};
+  return spec;
+}
+
+namespace {
+
+CommandSpec as_tune_command(const CommandSpec& bench, const std::string& kind) {
+  CommandSpec spec = bench;
+  spec.name = "tune " + kind;
+  spec.summary = "Search schedules for the routine of `cannl bench " + kind +
+                 "` (autotune_* config keys), print serial / default / tuned times and the winner's trace, then "
+                 "time it like the bench.";
+  std::erase_if(spec.options, [](const OptionSpec& o) { return o.name == "tune"; });
+  return spec;
+}
+
+}  // namespace
+
+const CommandSpec& tune_matmul_spec() {
+  static const CommandSpec spec = as_tune_command(bench_matmul_spec(), "matmul");
+  return spec;
+}
+
+const CommandSpec& tune_mlp_spec() {
+  static const CommandSpec spec = as_tune_command(bench_mlp_spec(), "mlp");
   return spec;
 }
 

@@ -27,7 +27,8 @@ void print_usage(std::ostream& out) {
          "  einsum [--eval] [--accum sum|max|min] SPEC SHAPE...   infer (and evaluate) an einsum\n"
          "  gpt2 --weights FILE [--config FILE] [--prompt TEXT | --ids N,N,...] [--tokens N]\n"
          "       [--print-logits]   GPT-2 inference (--random-weights: timed 124M dry run)\n"
-         "  bench matmul --n N [--threads T] | bench mlp [--threads T]   CPU throughput\n"
+         "  bench matmul --n N [--threads T] [--tune] | bench mlp [--threads T] [--tune]   CPU throughput\n"
+         "  tune matmul|mlp [bench options]   search schedules, print the winner, time it\n"
          "  help [COMMAND]               this text, or a command's options\n\n"
          "`cannl <command> --help` lists a command's options. Any config key can be set with\n"
          "--<key>=<value>, CANNL_<KEY>=<value> or a cannl_config file; see docs/config.md.\n";
@@ -41,22 +42,29 @@ const CommandSpec& command_spec(const std::vector<std::string>& words, std::size
   if (name == "demo") return demo_command_spec();
   if (name == "einsum") return einsum_command_spec();
   if (name == "gpt2") return gpt2_command_spec();
-  if (name == "bench") {
+  if (name == "bench" || name == "tune") {
     const std::string kind = words.size() > 1 ? words[1] : "";
     used = 2;
+    if (name == "tune" && kind == "matmul") return tune_matmul_spec();
+    if (name == "tune" && kind == "mlp") return tune_mlp_spec();
     if (kind == "matmul") return bench_matmul_spec();
     if (kind == "mlp") return bench_mlp_spec();
-    throw RuntimeUsageError("cannl bench needs a benchmark, matmul or mlp" +
-                            (kind.empty() ? std::string() : ", got '" + kind + "'") +
-                            " (see cannl bench matmul --help)");
+    throw RuntimeUsageError("cannl " + name + " needs a benchmark, matmul or mlp" +
+                            (kind.empty() ? std::string() : ", got '" + kind + "'") + " (see cannl " + name +
+                            " matmul --help)");
   }
-  throw RuntimeUsageError("unknown command '" + name + "' (commands: demo, einsum, gpt2, bench, help)");
+  throw RuntimeUsageError("unknown command '" + name + "' (commands: demo, einsum, gpt2, bench, tune, help)");
 }
 
 int run_command(const CommandSpec& spec, const ParsedArgs& args) {
   if (spec.name == "demo") return run_demo(demo_options(args));
   if (spec.name == "einsum") return run_einsum_command(args, std::cout);
   if (spec.name == "gpt2") return run_gpt2_command(args, std::cout, std::cerr);
+  if (spec.name.rfind("tune ", 0) == 0) {
+    ParsedArgs tuned = args;
+    tuned.set("tune", "");
+    return run_bench_command(spec.name.substr(spec.name.find(' ') + 1), tuned, std::cout);
+  }
   return run_bench_command(spec.name.substr(spec.name.find(' ') + 1), args, std::cout);
 }
 

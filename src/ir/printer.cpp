@@ -5,8 +5,9 @@
 //     c[i0] = add(a[i0], b[i0])   # c[i0] =: a[i0] + b[i0]
 //
 // Names are per printout so dumps are stable across runs: loop symbols i0, i1, ... in order of
-// first binding, statics by their name, locals v0, v1, ..., nodes by label with a `#id` suffix
-// only when two nodes of the printout share a label.
+// first binding, statics by their name, locals v0, v1, ..., nodes by label, with a `#k` suffix (k
+// the node's position in order of first appearance) when two nodes of the printout share a label
+// or a node has none.
 #include <map>
 
 #include "cannl/ir/assignments.h"
@@ -18,12 +19,17 @@ namespace {
 
 class LoopIrPrinter {
  public:
+  // A node whose label is shared with another node of the printout, or empty, is named by its
+  // position among the printout's nodes in order of first appearance (`m#3`, `n#0`), never by its
+  // id: the same program built again (ids taken in another order, another process) prints, and so
+  // digests, the same (schedule traces and the tuner's schedule cache key on the digest).
   explicit LoopIrPrinter(const std::vector<NodeRef>& nodes) {
     std::map<std::string, int> label_count;
-    for (const auto& n : nodes) ++label_count[n->debug_name()];
-    for (const auto& n : nodes) {
-      const std::string label = n->debug_name();
-      node_names_[n->id] = label_count[label] > 1 ? label + "#" + std::to_string(n->id) : label;
+    for (const auto& n : nodes) ++label_count[n->label];
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      const auto& n = nodes[k];
+      const bool unique = !n->label.empty() && label_count[n->label] == 1;
+      node_names_[n->id] = unique ? n->label : (n->label.empty() ? "n" : n->label) + "#" + std::to_string(k);
     }
   }
 

@@ -98,7 +98,8 @@ TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOp
   s.init = s.ctx.compile(init, "init_params");
   s.reset_loss = s.ctx.compile(comp_of({ir::make_fetch(epoch_loss, ir::FetchConstant{0})},
                                        "reset epoch loss"), "reset_epoch_loss");
-  s.step = s.ctx.compile(comp, options.name, options.step_compile);
+  s.step = options.compile_step_routine ? options.compile_step_routine(s.ctx, comp, options.name)
+                                        : s.ctx.compile(comp, options.name, options.step_compile);
   s.ctx.run(s.init);
   s.ctx.run(s.reset_loss);
   return s;

@@ -27,8 +27,9 @@ void dump_ir(const ir::Comp& comp, const ir::LoweredRoutine& lowered) {
 }
 
 /// The nodes the lineage already holds: the optimizer must keep them in their buffers.
-opt::PassContext pass_context(const ContextState& state, const std::string& name) {
+opt::PassContext pass_context(const ContextState& state, const std::string& name, const CompileOptions& options) {
   auto ctx = opt::PassContext::from_config(name);
+  if (options.materialize_all) ctx.max_visits = 0;
   for (const auto& [id, buffer] : state.buffers) ctx.persistent_nodes.insert(id);
   for (const auto& [id, history] : state.history) ctx.persistent_nodes.insert(id);
   for (int id : state.initialized) ctx.persistent_nodes.insert(id);
@@ -54,7 +55,8 @@ std::vector<ir::NodeRef> nodes_not_added(const ir::LoweredRoutine& before, std::
 }
 
 /// Lowers, verifies and optimizes against the nodes the context holds.
-opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& state, const std::string& name) {
+opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& state, const std::string& name,
+                                  const CompileOptions& options) {
   ir::LoweredRoutine lowered;
   {
     logging::ScopedTimer timer("lower " + name);
@@ -65,7 +67,7 @@ opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& stat
     ir::verify(lowered);
   }
   dump_ir(comp, lowered);
-  return opt::optimize(lowered, pass_context(state, name));
+  return opt::optimize(lowered, pass_context(state, name, options));
 }
 
 /// The schedule runs after the optimizer (semantics-backend.md 8: virtualize -> schedule): the
@@ -74,6 +76,7 @@ ir::LoweredRoutine scheduled(const ContextState& state, const ir::LoweredRoutine
                              const CompileOptions& options) {
   logging::ScopedTimer timer("schedule " + routine.name);
   if (options.schedule) return options.schedule->apply(routine);
+  if (options.target) return state.backend->default_schedule_for(routine, *options.target);
   return state.backend->default_schedule(routine);
 }
 
@@ -114,8 +117,9 @@ void link_buffers(ContextState& state, const RoutineData& data) {
 
 }  // namespace
 
-ir::LoweredRoutine Context::optimized_routine(const ir::Comp& comp, const std::string& name) const {
-  return lower_and_optimize(comp, *state_, sanitize_routine_name(name)).routine;
+ir::LoweredRoutine Context::optimized_routine(const ir::Comp& comp, const std::string& name,
+                                              const CompileOptions& options) const {
+  return lower_and_optimize(comp, *state_, sanitize_routine_name(name), options).routine;
 }
 
 Routine Context::compile(const ir::Comp& comp, const std::string& name, const CompileOptions& options) {
@@ -123,12 +127,12 @@ Routine Context::compile(const ir::Comp& comp, const std::string& name, const Co
   RoutineData& data = *impl;
   data.name = sanitize_routine_name(name);
   logging::ScopedTimer total("compile " + data.name);
-  const opt::Optimized optimized = lower_and_optimize(comp, *state_, data.name);
+  const opt::Optimized optimized = lower_and_optimize(comp, *state_, data.name, options);
   data.lowered = scheduled(*state_, optimized.routine, options);
   describe_signature(comp, optimized, data);
   {
     logging::ScopedTimer timer("backend compile " + data.name);
-    data.executable = state_->backend->compile({data.lowered, data.params});
+    data.executable = state_->backend->compile({data.lowered, data.params, options.target});
   }
   data.lowered = data.executable->routine();  // with the target's decisions (final lowering round)
   if (logging::debug_level() >= 2)

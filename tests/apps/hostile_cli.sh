@@ -39,7 +39,9 @@ model="$fixture/model.safetensors"
 # ---- the option parser ----
 expect_error "names no backend" demo --backend vulkan
 expect_error "unknown option '--devices' for 'cannl demo'" demo --devices 2
-expect_error "unknown option '--tune' for 'cannl bench matmul'" bench matmul --tune
+expect_error "unknown option '--tuned' for 'cannl bench matmul'" bench matmul --tuned
+expect_error "unknown option '--tune' for 'cannl tune matmul'" tune matmul --tune
+expect_error "cannl tune needs a benchmark" tune
 expect_error "did you mean '--epochs'" demo --epocs 3
 expect_error "--epochs expects an integer, got 'abc'" demo --epochs abc
 expect_error "--epochs must be between 1 and 100000, got 0" demo --epochs 0
@@ -60,7 +62,7 @@ expect_error "config key 'cc_threads' = '4294967298'" gpt2 --weights "$model" --
 printf 'cc_threads = 4294967298\n' > cannl_config
 expect_error "expected an integer from 0 to 4096" gpt2 --weights "$model" --ids 1 --print-logits
 rm cannl_config
-for command in demo einsum gpt2 "bench matmul" "bench mlp"; do
+for command in demo einsum gpt2 "bench matmul" "bench mlp" "tune matmul" "tune mlp"; do
   # shellcheck disable=SC2086
   run_cannl $command --help; rc=$?
   if [ $rc -ne 0 ] || ! grep -qF "usage: cannl $command" out.txt; then fail "cannl $command --help (rc $rc)"; fi

@@ -212,14 +212,39 @@ TEST(CompileScheduleTest, TransformsMadeForTheOptimizedRoutineApplyToTheCompile)
 }
 
 TEST(CompileScheduleTest, TransformsForTheOptimizedRoutineApplyWhenNodesShareALabel) {
-  // Nodes sharing a label print with their ids ("m#12"), so the digest holds for the same
-  // program object compiled later (the tuner's case), as here.
+  // Nodes sharing a label print with their position ("m#1"), not their ids.
   const auto reference = run_matmul(Context::interpreter(), Matmul{});
   auto ctx = Context::cpu();
   const Matmul mm(/*one_label=*/true);
   const ir::LoweredRoutine r = ctx.optimized_routine(mm.comp, "mm");
   ASSERT_NE(ir::print_loop_ir(r).find("m#"), std::string::npos) << ir::print_loop_ir(r);
   EXPECT_EQ(run_matmul(ctx, mm, {.schedule = ScheduleChoice::transforms(r, tensorize(r))}), reference);
+}
+
+TEST(CompileScheduleTest, ATraceReplaysOntoTheProgramBuiltAgainWhenNodesShareALabel) {
+  const auto reference = run_matmul(Context::interpreter(), Matmul{});
+  auto ctx = Context::cpu();
+  const ir::LoweredRoutine r = ctx.optimized_routine(Matmul(/*one_label=*/true).comp, "mm");
+  const schedule::ScheduleTrace trace = schedule::record(r, tensorize(r));
+  // Built again: other node ids, the same digest.
+  EXPECT_EQ(run_matmul(Context::cpu(), Matmul(/*one_label=*/true), {.schedule = ScheduleChoice::replay(trace)}),
+            reference);
+}
+
+TEST(CompileScheduleTest, AVariantOfTheTargetDecidesTheCompile) {
+  auto backend = backends::make_cc_backend();
+  ir::Target serial_tiles = backend->target();
+  serial_tiles.threads = 1;
+  serial_tiles.gemm.kc = 64;  // another blocking of the kernel library: the same bits
+  runtime::Routine by_default, varied;
+  const auto expected = run_matmul(Context(backend), Matmul{}, {}, &by_default);
+  EXPECT_EQ(run_matmul(Context(backend), Matmul{}, {.target = serial_tiles}, &varied), expected);
+  ASSERT_TRUE(has_tile(varied.lowered())) << ir::print_loop_ir(varied.lowered());
+  bool team_of_one = false;
+  ir::for_each_stmt(varied.lowered().body, [&](const ir::Stmt& s) {
+    if (const auto* t = std::get_if<ir::TileMma>(&s.node)) team_of_one = t->team == 1;
+  });
+  EXPECT_TRUE(team_of_one || !serial_tiles.parallel_runtime) << ir::print_loop_ir(varied.lowered());
 }
 
 TEST(CompileScheduleTest, ARacyGridRetypeIsAScheduleErrorAndTheContextStaysUsable) {

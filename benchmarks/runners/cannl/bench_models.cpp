@@ -7,6 +7,7 @@
 #include "cannl/nn/functional.h"
 #include "cannl/nn/gpt2.h"
 #include "cannl/support/error.h"
+#include "cannl/tensor/autodiff.h"
 #include "cannl/tensor/einsum_ops.h"
 
 namespace cannl::bench {
@@ -153,18 +154,28 @@ LossGraph build_loss_graph(const Workload& w, const io::SafetensorsFile& fixture
   throw RuntimeUsageError("workload " + w.text("name") + ": unknown model '" + model + "'");
 }
 
-BenchCell::BenchCell(Workload workload, io::SafetensorsFile fixture, runtime::Context ctx)
-    : workload_(std::move(workload)), fixture_(std::move(fixture)), ctx_(std::move(ctx)) {}
+BenchCell::BenchCell(Workload workload, io::SafetensorsFile fixture, runtime::Context ctx, bool tune)
+    : workload_(std::move(workload)), fixture_(std::move(fixture)), ctx_(std::move(ctx)), tune_(tune) {}
+
+runtime::Routine BenchCell::compile_routine(runtime::Context& ctx, const ir::Comp& comp, const std::string& name) {
+  if (!tune_) return ctx.compile(comp, name);
+  tune_report_.emplace();
+  return tune::tune(ctx, comp, name, tune::TuneOptions::from_config(), &*tune_report_);
+}
 
 void BenchCell::compile() {
   graph_ = build_loss_graph(workload_, fixture_);
+  const std::string name = workload_.text("name") + "_step";
   if (workload_.text("mode") == "train") {
-    training_ = train::compile_step(ctx_, graph_->loss,
-                                    {.sgd = {.lr = workload_.number("lr")}, .batch = graph_->batch,
-                                     .n_batches = workload_.integer("n_batches"),
-                                     .name = workload_.text("name") + "_step"});
+    train::StepOptions options{.sgd = {.lr = workload_.number("lr")}, .batch = graph_->batch,
+                               .n_batches = workload_.integer("n_batches"), .name = name};
+    options.compile_step_routine = [this](runtime::Context& ctx, const ir::Comp& comp, const std::string& n) {
+      return compile_routine(ctx, comp, n);
+    };
+    training_ = train::compile_step(ctx_, graph_->loss, options);
   } else {
-    forward_ = train::compile_forward(ctx_, {graph_->loss}, workload_.text("name") + "_step");
+    train::upload_literals(ctx_, {graph_->loss});
+    forward_ = compile_routine(ctx_, cannl::forward_code({graph_->loss}), name);
   }
   // After compile_step's init routine: the fixture's values replace the random initialization.
   for (const auto& [name, param] : graph_->params) upload(ctx_, fixture_, name, param);

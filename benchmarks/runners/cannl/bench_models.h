@@ -16,6 +16,7 @@
 #include "cannl/nn/training.h"
 #include "cannl/runtime/context.h"
 #include "cannl/tensor/tensor.h"
+#include "cannl/tune/tune.h"
 
 namespace cannl::bench {
 
@@ -36,7 +37,9 @@ LossGraph build_loss_graph(const Workload& w, const io::SafetensorsFile& fixture
 /// inference workloads), then steps over the fixture's batches.
 class BenchCell {
  public:
-  BenchCell(Workload workload, io::SafetensorsFile fixture, runtime::Context ctx);
+  /// `tune`: the step (or forward) routine is compiled by the tuner (tune::tune, the autotune_*
+  /// config keys) instead of the default schedule.
+  BenchCell(Workload workload, io::SafetensorsFile fixture, runtime::Context ctx, bool tune = false);
   /// Builds the graph, compiles its routines and uploads the fixture's weights.
   void compile();
   /// Runs step k on batch k mod n_batches.
@@ -45,6 +48,8 @@ class BenchCell {
   double loss() const;
   /// The context the cell runs on (for its kernel profile).
   const runtime::Context& context() const { return ctx_; }
+  /// The tuner's report on the tuned routine (a tuned cell, after compile()).
+  const std::optional<tune::TuneReport>& tune_report() const { return tune_report_; }
 
  private:
   Workload workload_;
@@ -53,6 +58,10 @@ class BenchCell {
   std::optional<LossGraph> graph_;
   std::optional<train::TrainingStep> training_;
   runtime::Routine forward_;
+  bool tune_ = false;
+  std::optional<tune::TuneReport> tune_report_;
+
+  runtime::Routine compile_routine(runtime::Context& ctx, const ir::Comp& comp, const std::string& name);
 };
 
 }  // namespace cannl::bench

@@ -32,6 +32,7 @@ struct Args {
   std::optional<std::int64_t> parity, warmup, timed;
   double tolerance = 2e-3;
   bool profile = false;
+  bool tune = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
@@ -39,9 +40,11 @@ struct Args {
             << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
             << "         [--backend cc|interpreter|cuda|opencl] [--variant NAME] [--parity-steps N]\n"
             << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
-            << "         [--tolerance 2e-3] [--profile]\n"
+            << "         [--tolerance 2e-3] [--profile] [--tune]\n"
             << "  --profile: time each kernel (config key profile_kernels) and print the top 10 of\n"
-            << "             the timed steps on stderr\n";
+            << "             the timed steps on stderr\n"
+            << "  --tune: compile the step with the tuner (autotune_* config keys, e.g.\n"
+            << "          CANNL_AUTOTUNE_BUDGET_S); the row gets tune_outcome and tune_search_s\n";
   std::exit(2);
 }
 
@@ -49,6 +52,10 @@ Args parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--tune") {
+      a.tune = true;
+      continue;
+    }
     if (flag == "--profile") {
       a.profile = true;
       continue;
@@ -165,7 +172,7 @@ int main(int argc, char** argv) {
     const bench::Workload w = bench::parse_workload(meta->second);
     row["workload"] = bench::json_string(w.text("name"));
     const bench::StepCounts steps = step_counts(w, args);
-    bench::BenchCell cell(w, file, runtime::Context(backends::make_backend(args.backend)));
+    bench::BenchCell cell(w, file, runtime::Context(backends::make_backend(args.backend)), args.tune);
     // The profile leaves out the parity and warm-up steps (the first pays for the thread pool).
     const std::int64_t first_timed = std::max<std::int64_t>(steps.parity, 1) + steps.warmup;
     const bench::Measurement m = bench::measure(
@@ -176,6 +183,15 @@ int main(int argc, char** argv) {
         },
         [&] { return cell.loss(); });
     add_measurement(row, w, steps, m);
+    if (const auto& report = cell.tune_report()) {
+      // compile_s includes the search; a replay from the schedule cache searches 0 s.
+      row["tune_outcome"] = bench::json_string(report->outcome == tune::TuneReport::Outcome::CacheReplay ? "cache"
+                                               : report->outcome == tune::TuneReport::Outcome::Searched ? "searched"
+                                                                                                        : "not tunable");
+      row["tune_search_s"] = bench::json_number(report->search_s);
+      row["tune_winner"] = bench::json_string(report->winner.label);
+      std::cerr << tune::format_report(*report);
+    }
     if (args.profile) print_profile(cell.context());
     losses = m.losses;
     row["status"] = bench::json_string("ok");

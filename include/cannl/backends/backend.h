@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,6 +37,9 @@ class Buffer {
 struct CompileRequest {
   ir::LoweredRoutine routine;
   std::vector<ir::NodeRef> params;
+  /// The target to lower and print for instead of Backend::target() (a variant of it the tuner
+  /// tries); unset: target().
+  std::optional<ir::Target> target = std::nullopt;
 };
 
 /// Time spent in one kernel (a top-level statement) of a routine over the calls so far, with
@@ -72,9 +76,20 @@ class Backend {
   /// from the configuration and the toolchain's probes: read by its default schedule, the final
   /// lowering round and its printer, and searched by the tuner.
   virtual ir::Target target() const = 0;
+  /// What besides the target record decides the code this backend builds, for keys of caches
+  /// kept across processes (the tuner's schedule cache): the cc backend's compiler identity
+  /// and flags. The default: the backend's name.
+  virtual std::string fingerprint() const { return std::string(name()); }
   /// The schedule a routine gets when the caller brings none: the default CPU schedule on CPU
   /// backends (config `automatic_cpu_schedule`), the routine unchanged where nothing pays.
   virtual ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const { return routine; }
+  /// The default schedule priced for `target`, a variant of target() (the tuner's sweeps of its
+  /// blocking, thresholds and team). Backends whose default schedule reads no target field keep
+  /// this fallback to default_schedule(routine).
+  virtual ir::LoweredRoutine default_schedule_for(const ir::LoweredRoutine& routine, const ir::Target& target) const {
+    (void)target;
+    return default_schedule(routine);
+  }
   virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
   /// Blocks until every routine run so far has finished. Executable::run may return before the
   /// work is done on devices with a queue (GPUs); Buffer::read waits by itself, timers must call

@@ -44,6 +44,9 @@ struct StepOptions {
   /// How the step routine is compiled, e.g. a schedule of its own (runtime::CompileOptions); init
   /// and the loss reset always get the backend's default.
   runtime::CompileOptions step_compile;
+  /// Compiles the step routine in place of ctx.compile(comp, name, step_compile), e.g. the tuner:
+  ///   .compile_step_routine = [](auto& ctx, const auto& comp, const auto& name) { return tune::tune(ctx, comp, name); }
+  std::function<runtime::Routine(runtime::Context&, const ir::Comp&, const std::string&)> compile_step_routine;
 };
 
 struct TrainingStep {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
 #include "cannl/schedule/trace.h"
 #include "cannl/schedule/transforms.h"
 
@@ -61,6 +62,16 @@ class ScheduleChoice {
 struct CompileOptions {
   /// Unset: the backend's default schedule.
   std::optional<ScheduleChoice> schedule;
+  /// The target record this compile decides and prints for, in place of the backend's own
+  /// (Backend::target()): a variant of it, e.g. another matmul blocking, team or chunk count the
+  /// tuner tries. It prices the default schedule (when `schedule` is unset) and drives the final
+  /// lowering round and the printer. Unset: the backend's target. A backend that reads no target
+  /// (the interpreter) ignores it.
+  std::optional<ir::Target> target;
+  /// The optimizer stores every node it may rather than inlining it into its readers (no visit
+  /// cap: virtualize_max_visits 0): the placement the tuner times against the default one
+  /// (semantics-backend.md 8.6, placement search). Results are the same; the routine differs.
+  bool materialize_all = false;
 };
 
 }  // namespace cannl::runtime

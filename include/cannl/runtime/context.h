@@ -65,6 +65,16 @@ class Context {
   explicit Context(std::shared_ptr<backends::Backend> backend);
 
   std::string_view backend_name() const;
+  /// The backend this context compiles for (its target record is what CompileOptions::target
+  /// varies).
+  const backends::Backend& backend() const;
+
+  /// A new context on the same backend holding a copy of every buffer of this one (same values,
+  /// same initialized marks) and none of its routines. A routine compiled there is optimized
+  /// exactly as here (the same nodes are held), so a schedule made in one applies to the other:
+  /// the tuner times its candidates in twins without touching this context's data.
+  ///   auto scratch = ctx.twin();  scratch.run(scratch.compile(comp, "mm"));  // ctx unchanged
+  Context twin() const;
 
   /// Lowers, verifies, dumps (per `debug`), compiles and links `comp`. Records execution-order
   /// dependencies on earlier routines of this context (read-after-write, write-after-read,
@@ -79,7 +89,10 @@ class Context {
   /// context's buffers, before any schedule. Allocates and compiles nothing. Transforms and
   /// traces made from it apply to a compile of `comp` while the context's buffers stay the same
   /// (the optimizer keeps nodes the context already holds).
-  ir::LoweredRoutine optimized_routine(const ir::Comp& comp, const std::string& name) const;
+  /// With `options.materialize_all`, the routine of that placement (the schedule and target in
+  /// `options` play no part).
+  ir::LoweredRoutine optimized_routine(const ir::Comp& comp, const std::string& name,
+                                       const CompileOptions& options = {}) const;
 
   /// Runs a routine. Throws UninitializedError when it reads a node no one wrote or uploaded,
   /// RuntimeUsageError when a routine it depends on never ran, a static value is out of range or

@@ -90,14 +90,24 @@ class CcBackend final : public Backend {
  public:
   std::string_view name() const override { return "cc"; }
   ir::Target target() const override { return cc_target(); }
+  std::string fingerprint() const override {
+    const cc::Toolchain& tc = cc::find_toolchain();
+    std::string out = "cc\n" + tc.identity + "\n";
+    for (const auto& flag : cc::compile_flags(tc)) out += flag + " ";
+    return out;
+  }
   ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const override {
     return schedule::maybe_default_cpu_schedule(routine, target());
+  }
+  ir::LoweredRoutine default_schedule_for(const ir::LoweredRoutine& routine, const ir::Target& target) const override {
+    return schedule::maybe_default_cpu_schedule(routine, target);
   }
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
     return std::make_unique<CpuBuffer>(bytes);
   }
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
-    const codegen::CodegenOptions options{.target = target(), .profile_kernels = profile_kernels()};
+    const codegen::CodegenOptions options{.target = request.target.value_or(target()),
+                                          .profile_kernels = profile_kernels()};
     const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, options.target);
     codegen::GeneratedSource source = codegen::emit_c(lowered, request.params, options);
     // The entry symbol is "cannl_entry_<sanitized routine name>"; files use the routine name.

@@ -79,6 +79,8 @@ class GpuBackend final : public Backend {
   }
 
   std::string_view name() const override { return device_->api(); }
+  // The device and its compiler: a schedule tuned for one GPU is no answer for another.
+  std::string fingerprint() const override { return device_->description() + " | " + device_->cache_tag(); }
   ir::Target target() const override { return target_; }
 
   ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const override {

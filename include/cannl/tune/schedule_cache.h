@@ -1,0 +1,57 @@
+#pragma once
+// The tuner's schedule cache (semantics-backend.md 8.7): the winning schedule of a routine,
+// stored on disk as its target fields and trace, keyed by everything that decides whether it
+// still applies and still wins:
+//  * the program: schedule::program_digest of the optimized routine (nodes named by position,
+//    symbols by first appearance, so the same program built again or in another process has the
+//    same digest);
+//  * the target record the search started from (vector width, runtime, team, chunks, blocking);
+//  * the backend's fingerprint (the cc backend: compiler identity and flags, CPU model);
+//  * the numeric licences (cpu_schedule_reassociate decides how results were checked).
+// One file per key, `<dir>/<key>.schedule`, written atomically; its last line is the SHA-256 of
+// the rest, so a torn, edited or foreign file is recognized, warned about once and ignored (the
+// routine is tuned again and the entry rewritten).
+//
+//   const std::string key = tune::schedule_cache_key(digest, backend.target(), backend.fingerprint());
+//   if (auto hit = tune::load_cached_schedule(dir, key)) ... compile with hit->target, hit->trace
+//   tune::store_cached_schedule(dir, entry);
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "cannl/ir/target.h"
+#include "cannl/schedule/trace.h"
+
+namespace cannl::tune {
+
+struct CachedSchedule {
+  std::string key;
+  std::string label;  // the winner's label, for reports
+  ir::Target target;  // the backend's target with the winner's tunable fields
+  schedule::ScheduleTrace trace;
+  bool materialize_all = false;  // the placement (CompileOptions::materialize_all)
+  double baseline_ms = 0, default_ms = 0, tuned_ms = 0;  // as measured when it was tuned
+};
+
+/// The key (64 hex digits) of a program's entry; reads config cpu_schedule_reassociate.
+std::string schedule_cache_key(const std::string& program_digest, const ir::Target& target,
+                               const std::string& backend_fingerprint);
+
+/// The folder of config autotune_cache_dir, or build_files/<exe>/schedule_cache/ (created).
+std::filesystem::path schedule_cache_dir();
+
+/// The entry for `key` in `dir`, its tunable target fields applied to `base` (the backend's
+/// target); nullopt when there is none, or (with one warning naming the file and the problem)
+/// when it is damaged or holds another key.
+std::optional<CachedSchedule> load_cached_schedule(const std::filesystem::path& dir, const std::string& key,
+                                                   const ir::Target& base);
+
+/// Writes `entry` as `<dir>/<entry.key>.schedule` atomically (the folder is created). Throws
+/// IoError when it cannot be written.
+void store_cached_schedule(const std::filesystem::path& dir, const CachedSchedule& entry);
+
+/// The file of `key` in `dir` (tests damage it).
+std::filesystem::path cached_schedule_path(const std::filesystem::path& dir, const std::string& key);
+
+}  // namespace cannl::tune

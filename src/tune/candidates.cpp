@@ -1,0 +1,278 @@
+// The tuner's seeds and menu (see candidates.h).
+#include "tune/candidates.h"
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "cannl/schedule/default_cpu.h"
+#include "cannl/schedule/trace.h"
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+
+namespace cannl::tune {
+
+namespace {
+
+/// One loop of a scheduled routine, outside tiles (a tile's fallback is the renderer's business).
+struct LoopInfo {
+  ir::Symbol index;
+  std::int64_t begin = 0, end = 0;
+  ir::AxisType axis = ir::AxisType::Serial;
+  int depth = 0;              // loops around it
+  bool innermost = true;      // no loop inside
+  bool under_parallel = false;  // inside a Grid or Vectorized loop
+  std::optional<ir::Symbol> only_child;  // the loop that is its whole body (a perfect pair)
+  std::vector<const ir::Set*> stores;    // stores directly in its body (not in inner loops)
+  std::vector<ir::NodeRef> reads;        // nodes read anywhere inside it
+  std::int64_t trips = 0;                // iterations of its body: its extent times its outer loops'
+  std::int64_t extent() const { return end - begin; }
+};
+
+struct Features {
+  std::vector<LoopInfo> loops;  // outermost first (preorder)
+  bool has_tile = false;
+  bool has_grid = false;
+};
+
+class LoopWalker {
+ public:
+  Features features;
+
+  void stmt(const ir::StmtRef& s, int depth, bool under_parallel, std::vector<std::size_t>& open) {
+    if (!s) return;
+    if (const auto* seq = std::get_if<ir::Seq>(&s->node)) {
+      for (const auto& c : seq->stmts) stmt(c, depth, under_parallel, open);
+    } else if (const auto* f = std::get_if<ir::For>(&s->node)) {
+      if (!open.empty()) features.loops[open.back()].innermost = false;
+      if (f->axis == ir::AxisType::Grid) features.has_grid = true;
+      const std::int64_t outer = open.empty() ? 1 : features.loops[open.back()].trips;
+      LoopInfo info{f->index, f->begin, f->end, f->axis, depth, true, under_parallel, only_child(f->body), {}, {},
+                    outer * std::max<std::int64_t>(1, f->end - f->begin)};
+      const std::size_t me = features.loops.size();
+      features.loops.push_back(info);
+      open.push_back(me);
+      const bool parallel = under_parallel || f->axis == ir::AxisType::Grid || f->axis == ir::AxisType::Vectorized;
+      stmt(f->body, depth + 1, parallel, open);
+      open.pop_back();
+      collect_reads(f->body, me);
+    } else if (const auto* i = std::get_if<ir::If>(&s->node)) {
+      stmt(i->body, depth, under_parallel, open);
+    } else if (const auto* set = std::get_if<ir::Set>(&s->node)) {
+      if (!open.empty()) features.loops[open.back()].stores.push_back(set);
+    } else if (std::holds_alternative<ir::TileMma>(s->node)) {
+      features.has_tile = true;
+      if (!open.empty()) features.loops[open.back()].innermost = false;
+    }
+  }
+
+ private:
+  static std::optional<ir::Symbol> only_child(const ir::StmtRef& body) {
+    ir::StmtRef s = body;
+    while (s) {
+      if (const auto* seq = std::get_if<ir::Seq>(&s->node)) {
+        if (seq->stmts.size() != 1) return std::nullopt;
+        s = seq->stmts.front();
+      } else if (const auto* f = std::get_if<ir::For>(&s->node)) {
+        return f->index;
+      } else {
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+  void collect_reads(const ir::StmtRef& body, std::size_t loop) {
+    auto& reads = features.loops[loop].reads;
+    std::set<int> seen;
+    for (const auto& n : ir::nodes_of(body))
+      if (seen.insert(n->id).second) reads.push_back(n);
+  }
+};
+
+Features features_of(const ir::LoweredRoutine& scheduled) {
+  LoopWalker w;
+  std::vector<std::size_t> open;
+  w.stmt(scheduled.body, 0, false, open);
+  return w.features;
+}
+
+int team_limit(const ir::Target& base) {
+  if (base.threads > 0) return base.threads;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+/// Register tiles that fit the vector register file besides the B vectors and a broadcast A
+/// (32 registers with 64-byte vectors, 16 otherwise), other than the target's own. The kernel
+/// library packs panels of MR, NR, MR * NV (the narrow tile's rows) and one vector of rows by
+/// cases of one switch, so those four must differ.
+std::vector<std::pair<int, int>> register_tiles(const ir::Target& t) {
+  std::vector<std::pair<int, int>> shapes = t.vector_bytes == 64
+                                                ? std::vector<std::pair<int, int>>{{12, 2}, {8, 3}, {6, 4}, {14, 2}, {10, 2}}
+                                                : std::vector<std::pair<int, int>>{{6, 2}, {4, 3}, {5, 2}};
+  const int lanes = t.vector_lanes();
+  std::erase_if(shapes, [&](const auto& s) {
+    const auto [mr, nv] = s;
+    const std::set<int> panel_rows{mr, nv * lanes, mr * nv, lanes};
+    return (mr == t.gemm.mr && nv == t.gemm.nv) || panel_rows.size() != 4;
+  });
+  return shapes;
+}
+
+/// The one-field variants of `t` worth measuring for a routine with these features, each with
+/// what it changed.
+std::vector<std::pair<std::string, ir::Target>> target_variants(const ir::Target& t, const Features& f,
+                                                                bool include_threshold) {
+  std::vector<std::pair<std::string, ir::Target>> out;
+  auto add = [&](const std::string& what, ir::Target v) {
+    if (!(v == t)) out.emplace_back(what, std::move(v));
+  };
+  if (t.parallel_runtime && (f.has_grid || f.has_tile)) {
+    const int limit = team_limit(t);
+    for (int th = 1; th <= limit; ++th) {
+      if (th == t.threads || (t.threads == 0 && th == limit)) continue;
+      ir::Target v = t;
+      v.threads = th;
+      add("threads " + std::to_string(th), v);
+    }
+  }
+  if (t.parallel_runtime && f.has_grid) {
+    const std::int64_t team = t.threads > 0 ? t.threads : team_limit(t);
+    for (std::int64_t chunks : {team, 2 * team, 16 * team}) {
+      ir::Target v = t;
+      v.grid_chunks = chunks;
+      add("chunks " + std::to_string(chunks), v);
+    }
+  }
+  if (f.has_tile && t.vector_bytes > 0 && t.gemm.mr > 0) {
+    for (const auto& [mr, nv] : register_tiles(t)) {
+      ir::Target v = t;
+      v.gemm.mr = mr;
+      v.gemm.nv = nv;
+      add("gemm " + std::to_string(mr) + "x" + std::to_string(nv), v);
+    }
+    for (int kc : {t.gemm.kc / 2, t.gemm.kc * 2}) {
+      if (kc < 64 || kc > 2048) continue;
+      ir::Target v = t;
+      v.gemm.kc = kc;
+      add("kc " + std::to_string(kc), v);
+    }
+    for (int nc : {t.gemm.nc / 2, t.gemm.nc * 2}) {
+      if (nc < 64 || nc > 8192) continue;
+      ir::Target v = t;
+      v.gemm.nc = nc;
+      add("nc " + std::to_string(nc), v);
+    }
+    for (int mc : {t.gemm.mc / 4, t.gemm.mc * 2}) {
+      if (mc < 64 || mc > 16384) continue;
+      ir::Target v = t;
+      v.gemm.mc = mc;
+      add("mc " + std::to_string(mc), v);
+    }
+  }
+  if (include_threshold && t.vector_bytes > 0 && t.gemm.mr > 0) {
+    for (std::int64_t w : {t.min_tile_work / 8, t.min_tile_work * 8}) {
+      if (w < 1) continue;
+      ir::Target v = t;
+      v.min_tile_work = w;
+      add("min_tile_work " + std::to_string(w), v);
+    }
+  }
+  return out;
+}
+
+ir::LoweredRoutine scheduled_or_input(const ir::LoweredRoutine& optimized, const schedule::ScheduleTrace& trace) {
+  try {
+    return schedule::replay(optimized, trace);
+  } catch (const ScheduleError&) {
+    return optimized;  // the search reports it when it compiles the candidate
+  }
+}
+
+/// The moves on one loop.
+std::vector<schedule::Transform> moves_of(const LoopInfo& loop, const ir::Target& target) {
+  std::vector<schedule::Transform> out;
+  if (loop.axis != ir::AxisType::Serial) return out;
+  const std::int64_t lanes = std::max(1, target.vector_lanes());
+  const bool licensed = config::get_bool("cpu_schedule_reassociate");
+  const std::int64_t n = loop.extent();
+  if (loop.innermost) {
+    if (n >= 2 && n <= 16) out.push_back(schedule::Unroll{loop.index, false});
+    if (target.vector_bytes > 0 && n >= lanes && !loop.under_parallel)
+      out.push_back(schedule::Retype{loop.index, ir::AxisType::Vectorized});
+    if (target.vector_bytes > 0 && loop.begin == 0 && n > lanes && n % lanes == 0)
+      out.push_back(schedule::split(loop.index, lanes, ir::AxisType::Serial, ir::AxisType::Vectorized));
+    for (const ir::Set* store : loop.stores)
+      if (!ir::mentions(store->index, loop.index)) {
+        out.push_back(schedule::Privatize{store->node->id, loop.index});
+        if (licensed && loop.begin == 0 && n >= 8 * lanes && target.vector_bytes > 0)
+          out.push_back(schedule::split_reduce_lanes(loop.index, 4 * lanes, ir::AxisType::Vectorized));
+      }
+  }
+  if (loop.depth == 0 && !loop.under_parallel && n >= 2 && target.parallel_runtime)
+    out.push_back(schedule::Retype{loop.index, ir::AxisType::Grid});
+  if (loop.only_child) out.push_back(schedule::Swap{loop.index, *loop.only_child});
+  if (!loop.innermost && loop.depth <= 1)
+    for (std::size_t r = 0; r < loop.reads.size() && r < 2; ++r)
+      out.push_back(schedule::Stage{loop.reads[r]->id, loop.index});
+  return out;
+}
+
+/// Transform proposals on the scheduled routine (the legality oracle decides later), those on
+/// the loops whose bodies run most often first: where the time goes, without profiling.
+std::vector<schedule::Transform> transform_moves(const Features& f, const ir::Target& target) {
+  std::vector<std::pair<std::int64_t, schedule::Transform>> moves;
+  for (const auto& loop : f.loops) {
+    for (auto& t : moves_of(loop, target)) moves.emplace_back(loop.trips, std::move(t));
+  }
+  std::stable_sort(moves.begin(), moves.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<schedule::Transform> out;
+  for (auto& [trips, t] : moves) out.push_back(std::move(t));
+  return out;
+}
+
+}  // namespace
+
+schedule::ScheduleTrace default_trace(const ir::LoweredRoutine& optimized, const ir::Target& target) {
+  if (!config::get_bool("automatic_cpu_schedule")) return schedule::record(optimized, {});
+  schedule::CpuScheduleOptions options = schedule::CpuScheduleOptions::from_config();
+  options.target = target;
+  return schedule::record(optimized, schedule::default_cpu_schedule(optimized, options).transforms);
+}
+
+std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base, bool sweep_target) {
+  std::vector<Candidate> out;
+  const auto defaults = default_trace(optimized, base);
+  out.push_back({"default", base, defaults});
+  out.push_back({"serial", base, schedule::record(optimized, {})});
+  if (!sweep_target) return out;
+  const Features f = features_of(scheduled_or_input(optimized, defaults));
+  for (auto& [what, target] : target_variants(base, f, true)) {
+    // A new threshold or kernel shape re-prices the tiles: the default schedule is made again.
+    out.push_back({"default " + what, target, default_trace(optimized, target)});
+  }
+  return out;
+}
+
+std::vector<Candidate> menu_moves(const ir::LoweredRoutine& optimized, const Candidate& from, const ir::Target& base) {
+  (void)base;
+  std::vector<Candidate> out;
+  const ir::LoweredRoutine scheduled = scheduled_or_input(optimized, from.trace);
+  const Features f = features_of(scheduled);
+  for (auto& [what, target] : target_variants(from.target, f, false))
+    out.push_back({from.label + " " + what, target, from.trace, from.materialize_all});
+  for (const auto& move : transform_moves(f, from.target)) {
+    std::string step;
+    try {
+      step = schedule::record(scheduled, {move}).steps.front();
+    } catch (const ScheduleError&) {
+      continue;  // illegal here: pruned before anything compiles
+    }
+    Candidate c{from.label + " + " + step, from.target, from.trace, from.materialize_all};
+    c.trace.steps.push_back(step);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace cannl::tune

@@ -1,0 +1,34 @@
+#pragma once
+// The tuner's search space: the seeds it starts from and the menu of moves a beam round tries on
+// a candidate (see cannl/tune/tune.h). Everything here only proposes; the search drops what the
+// legality oracle rejects, then compiles, checks and times the rest.
+//
+//   auto seeds = seed_candidates(optimized, backend.target());   // default first, then serial, sweeps
+//   auto moves = menu_moves(optimized, best, backend.target());
+
+#include <vector>
+
+#include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
+#include "cannl/tune/tune.h"
+
+namespace cannl::tune {
+
+/// The backend's default schedule of `optimized` priced for `target`, as a trace (config
+/// automatic_cpu_schedule off: no steps).
+schedule::ScheduleTrace default_trace(const ir::LoweredRoutine& optimized, const ir::Target& target);
+
+/// The default schedule (label "default", always first), the serial baseline ("serial"), then
+/// one-field sweeps of the target that matter for the routine: teams and Grid chunks when it has
+/// parallel loops or tiles, the matmul register tile, cache blocks and tile threshold when it has
+/// tiles.
+std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base, bool sweep_target);
+
+/// Moves from `from`: its target's one-field neighbours (team, chunks, blocking) with the same
+/// transforms, and one more transform appended to its own (Unroll, Retype to Vectorized or Grid,
+/// Split into vector-wide pieces, Swap of a perfect pair, Privatize, Stage, and with the
+/// re-association licence an interleaved Split_reduce).
+/// `optimized`: the routine of `from`'s placement arm.
+std::vector<Candidate> menu_moves(const ir::LoweredRoutine& optimized, const Candidate& from, const ir::Target& base);
+
+}  // namespace cannl::tune

@@ -1,0 +1,202 @@
+// The tuner's judge of one candidate (see measure.h).
+#include "tune/measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "cannl/schedule/trace.h"
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+
+namespace cannl::tune {
+
+namespace {
+
+/// Outputs whose rounding may differ (licensed re-association) agree when every value is within
+/// this fraction of the node's largest reference magnitude; NaN only where the reference has one.
+constexpr double kRelativeTolerance = 1e-3;
+/// Timed runs are added until they take about this long together, up to kMaxRuns.
+constexpr double kTopUpMs = 25;
+constexpr int kMaxRuns = 64;
+/// A candidate whose checked run takes this many times the best median is not timed further.
+constexpr double kHopeless = 4;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::int64_t element_count(const ir::TensorNode& node) {
+  std::int64_t n = 1;
+  for (auto d : node.logical_dims()) n *= d;
+  return n;
+}
+
+/// Pseudo-random values in [-1, 1) for an input nobody initialized, fixed by its position among
+/// the routine's inputs (integers truncate them to 0).
+std::vector<double> made_up_values(const ir::TensorNode& node, std::size_t position) {
+  std::mt19937_64 gen(0x9e3779b97f4a7c15ULL ^ position);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> out(static_cast<std::size_t>(element_count(node)));
+  for (auto& v : out) v = dist(gen);
+  return out;
+}
+
+}  // namespace
+
+Bench::Bench(runtime::Context pristine, const ir::Comp& comp, std::string name, int repeats)
+    : pristine_(std::move(pristine)), comp_(comp), name_(std::move(name)), repeats_(std::max(1, repeats)),
+      tolerant_(config::get_bool("cpu_schedule_reassociate")) {}
+
+void Bench::fill_inputs(runtime::Context& twin, const runtime::Routine& routine) {
+  const auto& inputs = routine.inputs();
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const ir::NodeRef& node = inputs[k];
+    if (twin.is_initialized(node)) continue;
+    auto it = made_up_inputs_.find(node->id);
+    if (it == made_up_inputs_.end()) it = made_up_inputs_.emplace(node->id, made_up_values(*node, k)).first;
+    twin.set_values(node, it->second);
+  }
+}
+
+void Bench::keep_reference(runtime::Context& twin, const runtime::Routine& routine) {
+  for (const auto& node : routine.outputs()) {
+    reference_bytes_[node->id] = twin.get_bytes(node);
+    if (tolerant_) reference_values_[node->id] = twin.get_values(node);
+  }
+}
+
+std::string Bench::compare_outputs(runtime::Context& twin, const runtime::Routine& routine) const {
+  // Every node the default schedule's routine leaves in a buffer; another placement may store
+  // more (materialize-all), which nobody reads back.
+  std::map<int, ir::NodeRef> outputs;
+  for (const auto& node : routine.outputs()) outputs[node->id] = node;
+  for (const auto& [id, want_bytes] : reference_bytes_) {
+    const auto it = outputs.find(id);
+    if (it == outputs.end()) return "it does not write node id " + std::to_string(id) + ", which the default schedule writes";
+    const ir::NodeRef& node = it->second;
+    if (twin.get_bytes(node) == want_bytes) continue;
+    if (!tolerant_) return "node '" + node->debug_name() + "' differs from the default schedule's bits (no re-association is licensed)";
+    const std::vector<double>& want = reference_values_.at(id);
+    const std::vector<double> got = twin.get_values(node);
+    double scale = 0;
+    for (double v : want)
+      if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const bool same_nan = std::isnan(want[i]) && std::isnan(got[i]);
+      const bool same_inf = std::isinf(want[i]) && want[i] == got[i];
+      if (same_nan || same_inf || std::abs(got[i] - want[i]) <= kRelativeTolerance * scale) continue;
+      return "node '" + node->debug_name() + "' cell " + std::to_string(i) + " is " + std::to_string(got[i]) +
+             ", the default schedule's " + std::to_string(want[i]) + " (beyond the tolerance of re-association)";
+    }
+  }
+  return "";
+}
+
+double Bench::time_ms(const Candidate& c, const std::function<void()>& run, double first_run_ms, double best_ms,
+                      const TuneHooks& hooks) const {
+  if (hooks.measure) return hooks.measure(c, run);
+  // Far slower than the best already (a serial baseline of a large matmul): it cannot win, and
+  // timing it again would spend the budget.
+  if (first_run_ms > kHopeless * best_ms) return first_run_ms;
+  // Short routines get more runs: a median of a few sub-millisecond runs on a shared machine is
+  // mostly noise.
+  int runs = repeats_;
+  if (first_run_ms > 0) runs = std::max(runs, static_cast<int>(std::min<double>(kMaxRuns, kTopUpMs / first_run_ms)));
+  std::vector<double> ms;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    ms.push_back(ms_since(t0));
+  }
+  return median(ms);
+}
+
+Bench::Instance Bench::instantiate(const Candidate& c) {
+  Instance in{pristine_.twin(), {}, {}};
+  in.routine = in.twin.compile(comp_, name_,
+                               {.schedule = runtime::ScheduleChoice::replay(c.trace), .target = c.target,
+                                .materialize_all = c.materialize_all});
+  fill_inputs(in.twin, in.routine);
+  // Static indices (a batch number) at 0: every candidate runs the same iteration.
+  in.statics.assign(in.routine.statics().size(), 0);
+  return in;
+}
+
+CandidateResult Bench::judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks) {
+  CandidateResult result{c.label, describe_target(c.target), schedule::print_trace(c.trace), Verdict::Measured, 0, ""};
+  try {
+    Instance in = instantiate(c);
+    // Another candidate may have printed the same code (a threshold no tile is near, a team
+    // the routine does not use): it gets that one's time rather than a second, noisy one.
+    const ir::GemmShape& g = c.target.gemm;
+    const std::string code = in.routine.source() + "\nkernel library " + std::to_string(c.target.vector_bytes) + " " +
+                             std::to_string(g.mr) + " " + std::to_string(g.nv) + " " + std::to_string(g.kc) + " " +
+                             std::to_string(g.nc) + " " + std::to_string(g.mc);
+    if (const auto same = timed_code_.find(code); same != timed_code_.end() && !reference) {
+      result.ms = same->second.second;
+      result.why = "the same code as '" + same->second.first + "'";
+      return result;
+    }
+    auto run = [&] { in.twin.run(in.routine, in.statics); };
+    const auto t0 = std::chrono::steady_clock::now();
+    run();  // the check run, which also warms the caches up
+    const double first_run_ms = ms_since(t0);
+    if (hooks.after_check_run) hooks.after_check_run(c, in.twin, in.routine);
+    if (reference) {
+      keep_reference(in.twin, in.routine);
+    } else if (std::string diff = compare_outputs(in.twin, in.routine); !diff.empty()) {
+      result.verdict = Verdict::WrongResult;
+      result.why = diff;
+      return result;
+    }
+    result.ms = time_ms(c, run, first_run_ms, best_ms, hooks);
+    timed_code_.try_emplace(code, c.label, result.ms);
+  } catch (const UserError& e) {
+    if (reference) throw;  // the program's own error: ctx.compile would throw it too
+    result.verdict = Verdict::Failed;
+    result.why = std::string(e.kind()) + ": " + e.what();
+  } catch (const InternalError& e) {
+    if (reference) throw;
+    result.verdict = Verdict::Failed;
+    result.why = std::string("InternalError: ") + e.what();
+  }
+  return result;
+}
+
+std::vector<double> Bench::confirm(const std::vector<Candidate>& finalists, int rounds) {
+  std::vector<Instance> instances;
+  std::vector<int> runs;
+  for (const auto& c : finalists) {
+    instances.push_back(instantiate(c));
+    Instance& in = instances.back();
+    const auto t0 = std::chrono::steady_clock::now();
+    in.twin.run(in.routine, in.statics);  // warm up
+    const double first = ms_since(t0);
+    runs.push_back(std::max(repeats_, first > 0 ? static_cast<int>(std::min<double>(kMaxRuns, kTopUpMs / first)) : 1));
+  }
+  // Rounds over the finalists in turn, so a burst of load elsewhere on the machine falls on all
+  // of them rather than on one.
+  std::vector<std::vector<double>> medians(finalists.size());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t f = 0; f < instances.size(); ++f) {
+      std::vector<double> ms;
+      for (int k = 0; k < runs[f]; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        instances[f].twin.run(instances[f].routine, instances[f].statics);
+        ms.push_back(ms_since(t0));
+      }
+      medians[f].push_back(median(ms));
+    }
+  std::vector<double> out;
+  for (auto& m : medians) out.push_back(median(m));
+  return out;
+}
+
+}  // namespace cannl::tune

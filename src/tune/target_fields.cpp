@@ -1,0 +1,49 @@
+// The tuner's view of a target record (see target_fields.h).
+#include "tune/target_fields.h"
+
+#include <sstream>
+
+#include "cannl/tune/tune.h"
+
+namespace cannl::tune {
+
+std::string target_fields_text(const ir::Target& t) {
+  std::ostringstream out;
+  out << t.gemm.mr << ' ' << t.gemm.nv << ' ' << t.gemm.kc << ' ' << t.gemm.nc << ' ' << t.gemm.mc << ' '
+      << t.min_tile_work << ' ' << t.threads << ' ' << t.grid_chunks;
+  return out.str();
+}
+
+std::optional<ir::Target> with_target_fields(const ir::Target& base, const std::string& text) {
+  std::istringstream in(text);
+  ir::Target t = base;
+  if (!(in >> t.gemm.mr >> t.gemm.nv >> t.gemm.kc >> t.gemm.nc >> t.gemm.mc >> t.min_tile_work >> t.threads >>
+        t.grid_chunks))
+    return std::nullopt;
+  std::string rest;
+  if (in >> rest) return std::nullopt;
+  const bool sane = t.gemm.mr >= 0 && t.gemm.nv >= 0 && t.gemm.kc >= 0 && t.gemm.nc >= 0 && t.gemm.mc >= 0 &&
+                    t.gemm.mr * t.gemm.nv <= 32 && t.min_tile_work >= 0 && t.threads >= 0 && t.threads <= 4096 &&
+                    t.grid_chunks >= 0;
+  if (!sane) return std::nullopt;
+  return t;
+}
+
+std::string full_target_text(const ir::Target& t) {
+  std::string out = t.backend + " vector_bytes " + std::to_string(t.vector_bytes) + " ops";
+  for (ir::Op op : t.vector_ops) out += " " + std::string(ir::op_name(op));
+  out += " runtime " + std::to_string(t.parallel_runtime) + " workgroups " + std::to_string(t.workgroups);
+  out += " fields " + target_fields_text(t);
+  out += " gpu " + std::to_string(t.gpu.max_threads_per_block) + " " + std::to_string(t.gpu.max_shared_bytes) +
+         " " + std::to_string(t.gpu.warp_size);
+  return out;
+}
+
+std::string describe_target(const ir::Target& t) {
+  return "threads " + std::to_string(t.threads) + " chunks " + std::to_string(t.grid_chunks) + " gemm " +
+         std::to_string(t.gemm.mr) + "x" + std::to_string(t.gemm.nv) + " kc " + std::to_string(t.gemm.kc) +
+         " nc " + std::to_string(t.gemm.nc) + " mc " + std::to_string(t.gemm.mc) + " min_tile_work " +
+         std::to_string(t.min_tile_work);
+}
+
+}  // namespace cannl::tune

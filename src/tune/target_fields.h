@@ -1,0 +1,21 @@
+#pragma once
+// The fields of a target record the tuner varies (matmul blocking, tile threshold, team, Grid
+// chunks), as text for logs, reports and cache entries, and back.
+//
+//   target_fields_text(t) == "12 2 384 512 3072 4096 2 0"   // mr nv kc nc mc min_tile_work threads chunks
+//   ir::Target again = with_target_fields(backend_target, "12 2 384 512 3072 4096 2 0");
+
+#include <optional>
+#include <string>
+
+#include "cannl/ir/target.h"
+
+namespace cannl::tune {
+
+std::string target_fields_text(const ir::Target& target);
+/// `base` with the fields of `text` (target_fields_text's form); nullopt when malformed.
+std::optional<ir::Target> with_target_fields(const ir::Target& base, const std::string& text);
+/// Every field of the record (the cache key's part for the target the search starts from).
+std::string full_target_text(const ir::Target& target);
+
+}  // namespace cannl::tune

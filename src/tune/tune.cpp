@@ -1,0 +1,259 @@
+// tune::tune: seeds, beam rounds, the result check and the schedule cache (see tune.h).
+#include "cannl/tune/tune.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "cannl/schedule/trace.h"
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+#include "cannl/support/log.h"
+#include "cannl/tune/schedule_cache.h"
+#include "tune/candidates.h"
+#include "tune/measure.h"
+#include "tune/target_fields.h"
+#include "tune/tune_log.h"
+
+namespace cannl::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Proposals taken from one beam member per round: enough for its target's neighbours and the
+/// first transform moves, few enough that a round ends within a budget.
+constexpr std::size_t kMovesPerMember = 24;
+/// A round that improves the best time by less than this fraction ends the search.
+constexpr double kMinGain = 0.01;
+/// Rounds of the finalists' second timing.
+constexpr int kConfirmRounds = 5;
+/// A candidate replaces the default schedule only when it is at least this fraction faster.
+constexpr double kMinWin = 0.03;
+/// Candidates timed again besides the default: the beam, within these bounds.
+constexpr int kFinalists = 2;
+constexpr int kMaxFinalists = 4;
+
+bool less_ms(const CandidateResult& a, const CandidateResult& b) { return a.ms < b.ms; }
+
+class Search {
+ public:
+  Search(runtime::Context& ctx, const ir::Comp& comp, const std::string& name, const TuneOptions& options,
+         const ir::LoweredRoutine& optimized, TuneReport& report)
+      : comp_(comp), name_(name), options_(options), optimized_(optimized), report_(report),
+        bench_(ctx.twin(), comp, name, options.repeats), start_(Clock::now()) {
+    if (options.search_placements) materialized_ = ctx.optimized_routine(comp, name, {.materialize_all = true});
+  }
+
+  /// Runs seeds and rounds; returns the winner (the default schedule at worst).
+  Candidate run() {
+    const ir::Target base = bench_.target();
+    std::vector<Candidate> seeds = seed_candidates(optimized_, base, options_.sweep_target);
+    if (options_.hooks.extra_seeds)
+      for (auto& c : options_.hooks.extra_seeds(optimized_, base)) seeds.push_back(std::move(c));
+    if (materialized_) {
+      Candidate all = seed_candidates(*materialized_, base, false).front();
+      all.label = "materialize-all " + all.label;
+      all.materialize_all = true;
+      seeds.insert(seeds.begin() + 1, std::move(all));  // right after the reference
+    }
+    for (const auto& c : seeds) judge(c);
+    for (int round = 0; round < options_.rounds && !report_.out_of_budget; ++round) {
+      const double before = best_ms();
+      std::vector<Candidate> proposals;
+      for (const Candidate* member : beam()) {
+        auto moves = menu_moves(optimized_for(*member), *member, base);
+        if (moves.size() > kMovesPerMember) moves.resize(kMovesPerMember);
+        for (auto& m : moves) proposals.push_back(std::move(m));
+      }
+      for (const auto& c : proposals) judge(c);
+      if (best_ms() > before * (1.0 - kMinGain)) break;
+    }
+    confirm_finalists();
+    report_.search_s = seconds_since_start();
+    return winner();
+  }
+
+ private:
+  const ir::Comp& comp_;
+  std::string name_;
+  const TuneOptions& options_;
+  const ir::LoweredRoutine& optimized_;
+  /// The optimized routine of the materialize-all placement (search_placements).
+  std::optional<ir::LoweredRoutine> materialized_;
+  TuneReport& report_;
+  Bench bench_;
+  Clock::time_point start_;
+  std::set<std::string> seen_;
+  /// The measured candidates, parallel to their results in report_.candidates (by index).
+  std::vector<std::pair<Candidate, std::size_t>> measured_;
+
+  const ir::LoweredRoutine& optimized_for(const Candidate& c) const {
+    return c.materialize_all && materialized_ ? *materialized_ : optimized_;
+  }
+
+  double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  void judge(const Candidate& c) {
+    const std::string signature = target_fields_text(c.target) + "\n" + schedule::print_trace(c.trace);
+    if (!seen_.insert(signature).second) return;
+    const bool reference = report_.candidates.empty();  // the default schedule, judged first
+    if (!reference && seconds_since_start() >= options_.budget_s) {
+      report_.out_of_budget = true;
+      return;
+    }
+    CandidateResult result = bench_.judge(c, reference, best_ms(), options_.hooks);
+    ++report_.compiles;
+    if (reference && result.verdict != Verdict::Measured)
+      throw InternalError("tune: the default schedule of routine '" + name_ + "' gave no time: " + result.why);
+    if (c.label == "serial" && result.verdict == Verdict::Measured) report_.baseline_ms = result.ms;
+    if (reference) report_.default_ms = result.ms;
+    report_.candidates.push_back(result);
+    if (result.verdict == Verdict::Measured) measured_.emplace_back(c, report_.candidates.size() - 1);
+    if (options_.hooks.on_candidate) options_.hooks.on_candidate(result);
+  }
+
+  const CandidateResult& result_of(const std::pair<Candidate, std::size_t>& m) const {
+    return report_.candidates[m.second];
+  }
+
+  double best_ms() const {
+    double best = INFINITY;
+    for (const auto& m : measured_) best = std::min(best, result_of(m).ms);
+    return best;
+  }
+
+  std::vector<const Candidate*> beam() const { return fastest(options_.beam_width); }
+
+  /// The `count` fastest measured candidates (ties: the one judged first).
+  std::vector<const Candidate*> fastest(int count) const {
+    std::vector<std::size_t> order(measured_.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return less_ms(result_of(measured_[a]), result_of(measured_[b])); });
+    std::vector<const Candidate*> out;
+    for (std::size_t i = 0; i < order.size() && static_cast<int>(i) < count; ++i)
+      out.push_back(&measured_[order[i]].first);
+    return out;
+  }
+
+  /// The fastest few and the default timed again side by side (TuneHooks::measure replaces the
+  /// clock: then the search's times stand). Their confirmed times replace their search times.
+  void confirm_finalists() {
+    if (options_.hooks.measure || measured_.size() < 2) return;
+    std::vector<const Candidate*> finalists = fastest(std::clamp(options_.beam_width, kFinalists, kMaxFinalists));
+    const Candidate& reference = measured_.front().first;  // the default schedule
+    if (std::find(finalists.begin(), finalists.end(), &reference) == finalists.end()) finalists.push_back(&reference);
+    std::vector<Candidate> copies;
+    for (const Candidate* c : finalists) copies.push_back(*c);
+    std::vector<double> ms;
+    try {
+      ms = bench_.confirm(copies, kConfirmRounds);
+    } catch (const UserError& e) {
+      logging::warn(std::string("tune: the finalists of routine '") + name_ + "' could not be timed again (" + e.what() +
+                    "); their search times stand");
+      return;
+    }
+    for (std::size_t f = 0; f < finalists.size(); ++f)
+      for (auto& m : measured_)
+        if (&m.first == finalists[f]) report_.candidates[m.second].ms = ms[f];
+    report_.default_ms = report_.candidates[measured_.front().second].ms;
+  }
+
+  Candidate winner() const {
+    const std::pair<Candidate, std::size_t>* best = &measured_.front();
+    for (const auto& m : measured_)
+      if (less_ms(result_of(m), result_of(*best))) best = &m;
+    // Within the noise of the machine the default stays: a winner must beat it clearly.
+    const auto& reference = measured_.front();
+    if (result_of(*best).ms > result_of(reference).ms * (1.0 - kMinWin)) best = &reference;
+    report_.winner = result_of(*best);
+    report_.tuned_ms = result_of(*best).ms;
+    return best->first;
+  }
+};
+
+runtime::CompileOptions compile_options(const ir::Target& target, const schedule::ScheduleTrace& trace,
+                                        bool materialize_all) {
+  return {.schedule = runtime::ScheduleChoice::replay(trace), .target = target, .materialize_all = materialize_all};
+}
+
+/// The cached winner compiled into `ctx`, or nullopt (a miss, or an entry that no longer applies).
+std::optional<runtime::Routine> replay_cached(runtime::Context& ctx, const ir::Comp& comp, const std::string& name,
+                                              const std::filesystem::path& dir, TuneReport& report) {
+  auto entry = load_cached_schedule(dir, report.cache_key, ctx.backend().target());
+  if (!entry) return std::nullopt;
+  try {
+    runtime::Routine routine =
+        ctx.compile(comp, name, compile_options(entry->target, entry->trace, entry->materialize_all));
+    report.outcome = TuneReport::Outcome::CacheReplay;
+    report.winner = {entry->label, describe_target(entry->target), schedule::print_trace(entry->trace),
+                     Verdict::Measured, entry->tuned_ms, ""};
+    report.baseline_ms = entry->baseline_ms;
+    report.default_ms = entry->default_ms;
+    report.tuned_ms = entry->tuned_ms;
+    return routine;
+  } catch (const ScheduleError& e) {
+    logging::warn("schedule cache entry " + cached_schedule_path(dir, report.cache_key).string() +
+                  " does not apply to routine '" + name + "' (" + e.what() + "); tuning again");
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+TuneOptions TuneOptions::from_config() {
+  TuneOptions o;
+  o.beam_width = static_cast<int>(config::get_int_in("autotune_beam_width", 0, 64));
+  o.rounds = static_cast<int>(config::get_int_in("autotune_rounds", 0, 64));
+  o.repeats = static_cast<int>(config::get_int_in("autotune_repeats", 1, 10000));
+  o.budget_s = config::get_double("autotune_budget_s");
+  if (!(o.budget_s >= 0) || !std::isfinite(o.budget_s))
+    throw ConfigError("config key 'autotune_budget_s' = '" + config::get("autotune_budget_s") + "' (from " +
+                      config::source_of("autotune_budget_s") + "): expected a finite number of seconds >= 0");
+  o.log = config::get_bool("autotune_log");
+  o.use_cache = config::get_bool("autotune_cache");
+  o.search_placements = config::get_bool("autotune_placements");
+  const std::string dir = config::get("autotune_cache_dir");
+  if (!dir.empty()) o.cache_dir = dir;
+  return o;
+}
+
+runtime::Routine tune(runtime::Context& ctx, const ir::Comp& comp, const std::string& name, const TuneOptions& options,
+                      TuneReport* report_out) {
+  TuneReport local;
+  TuneReport& report = report_out != nullptr ? *report_out : local;
+  report = TuneReport{};
+  report.routine = name;
+  if (ctx.backend_name() != "cc") {
+    // Only the cc backend's default schedule is made of transforms the search can vary.
+    report.outcome = TuneReport::Outcome::NotTunable;
+    return ctx.compile(comp, name);
+  }
+  const ir::LoweredRoutine optimized = ctx.optimized_routine(comp, name);
+  // The search's shape is part of the key: a placement search may pick what a plain one cannot.
+  report.cache_key = schedule_cache_key(schedule::program_digest(optimized), ctx.backend().target(),
+                                        ctx.backend().fingerprint() + (options.search_placements ? "\nplacements" : ""));
+  const std::filesystem::path dir = options.cache_dir.empty() ? schedule_cache_dir() : options.cache_dir;
+  if (options.use_cache)
+    if (auto routine = replay_cached(ctx, comp, name, dir, report)) return *routine;
+
+  report.outcome = TuneReport::Outcome::Searched;
+  const Candidate best = Search(ctx, comp, name, options, optimized, report).run();
+  runtime::Routine routine = ctx.compile(comp, name, compile_options(best.target, best.trace, best.materialize_all));
+  if (options.log) append_tune_log(report);
+  if (options.use_cache) {
+    try {
+      store_cached_schedule(dir, {report.cache_key, best.label, best.target, best.trace, best.materialize_all,
+                                  report.baseline_ms, report.default_ms, report.tuned_ms});
+    } catch (const IoError& e) {
+      logging::warn(std::string("the schedule cache could not keep routine '") + name + "''s winner: " + e.what());
+    }
+  }
+  return routine;
+}
+
+}  // namespace cannl::tune

@@ -1,0 +1,375 @@
+// The tuner: a tuned routine computes the default schedule's bits, a wrong candidate never wins,
+// the schedule cache replays without measuring, the budget bounds the search, the config keys.
+// Nothing here depends on which candidate is faster on this machine: timings are injected
+// (TuneHooks::measure) wherever the winner matters.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "cannl/backends/cc_backend.h"
+#include "cannl/cannl.h"
+#include "cannl/schedule/trace.h"
+#include "cannl/support/files.h"
+#include "cannl/tune/schedule_cache.h"
+#include "cannl/tune/tune.h"
+
+namespace cannl {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+std::vector<double> gaussian(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> dist(0.0, 1.0);
+  std::vector<double> out(n);
+  for (auto& x : out) x = dist(gen);
+  return out;
+}
+
+/// y = w * x, an n x n x n f32 matmul (a tile on the cc backend), with two layers of the same
+/// op so that labels repeat in the loop IR.
+struct Matmul {
+  Tensor y;
+  ir::Comp comp;
+};
+
+Matmul matmul(std::int64_t n) {
+  const auto size = static_cast<std::size_t>(n * n);
+  Tensor x = literal("x", gaussian(size, 1), {.batch = Dims{n}, .output = Dims{n}});
+  Tensor w = literal("w", gaussian(size, 2), {.input = Dims{n}, .output = Dims{n}});
+  Tensor y = w * x;
+  return {y, forward_code({y})};
+}
+
+class Tune : public testing::Test {
+ protected:
+  void SetUp() override {
+    reset_tensor_state();
+    config::set_override("autotune_repeats", "1");
+    cache_dir_ = files::build_dir() / ("schedule_cache_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(cache_dir_);
+  }
+  void TearDown() override { config::clear_overrides(); }
+
+  /// A quick search: no target sweeps, no rounds, a private cache folder.
+  tune::TuneOptions quick() const {
+    tune::TuneOptions o = tune::TuneOptions::from_config();
+    o.sweep_target = false;
+    o.rounds = 0;
+    o.cache_dir = cache_dir_;
+    return o;
+  }
+
+  std::filesystem::path cache_dir_;
+};
+
+std::vector<std::byte> run_and_read(runtime::Context& ctx, const runtime::Routine& r, const Tensor& y) {
+  ctx.run(r);
+  return ctx.get_bytes(y.value());
+}
+
+TEST_F(Tune, TunedMatmulIsBitwiseTheDefaultWithoutTheLicence) {
+  config::set_override("cpu_schedule_reassociate", "false");
+  Matmul m = matmul(48);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneOptions o = quick();
+  o.rounds = 1;
+  o.beam_width = 1;
+  o.budget_s = 20;
+  // The winner must not depend on this machine's timings: make the last candidate judged fastest.
+  int judged = 0;
+  o.hooks.measure = [&](const tune::Candidate&, const std::function<void()>& run) {
+    run();
+    return 100.0 - ++judged;
+  };
+  tune::TuneReport report;
+  const runtime::Routine tuned = tune::tune(ctx, m.comp, "mm", o, &report);
+  EXPECT_EQ(report.outcome, tune::TuneReport::Outcome::Searched);
+  ASSERT_GE(report.candidates.size(), 2u);
+  EXPECT_EQ(report.candidates[0].label, "default") << "the default is judged first: it is the reference";
+  EXPECT_EQ(report.winner.verdict, tune::Verdict::Measured);
+  for (const auto& c : report.candidates)
+    EXPECT_NE(c.verdict, tune::Verdict::WrongResult) << c.label << ": " << c.why << "\n" << c.trace;
+
+  auto plain = runtime::Context::cpu();
+  train::upload_literals(plain, {m.y});
+  const runtime::Routine def = plain.compile(m.comp, "mm");
+  EXPECT_EQ(run_and_read(ctx, tuned, m.y), run_and_read(plain, def, m.y));
+}
+
+TEST_F(Tune, APlantedWrongCandidateNeverWins) {
+  Matmul m = matmul(32);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneOptions o = quick();
+  o.hooks.extra_seeds = [](const ir::LoweredRoutine& optimized, const ir::Target& target) {
+    ir::Target other = target;
+    other.gemm.kc = 64;  // other code than the serial baseline (its kernel library), the same results
+    return std::vector<tune::Candidate>{{"planted", other, schedule::record(optimized, {})}};
+  };
+  const ir::NodeRef y = m.y.value();
+  o.hooks.after_check_run = [&](const tune::Candidate& c, runtime::Context& twin, const runtime::Routine&) {
+    if (c.label == "planted") twin.set_values(y, std::vector<double>(32 * 32, 0.0));
+  };
+  // The planted candidate would be by far the fastest.
+  o.hooks.measure = [](const tune::Candidate& c, const std::function<void()>&) { return c.label == "planted" ? 0.001 : 5.0; };
+  tune::TuneReport report;
+  const runtime::Routine r = tune::tune(ctx, m.comp, "mm", o, &report);
+  ASSERT_EQ(report.candidates.size(), 3u);
+  EXPECT_EQ(report.candidates[2].label, "planted");
+  EXPECT_EQ(report.candidates[2].verdict, tune::Verdict::WrongResult);
+  EXPECT_NE(report.candidates[2].why.find("'"), std::string::npos) << report.candidates[2].why;
+  EXPECT_NE(report.winner.label, "planted");
+  // The caller's context was never written by the search: y holds the tuned routine's product.
+  ctx.run(r);
+  const auto got = ctx.get_values(y);
+  EXPECT_NE(got[0], 0.0);
+}
+
+TEST_F(Tune, TheSecondTuneOfTheSameProgramMeasuresNothing) {
+  int measured = 0;
+  auto options = [&] {
+    tune::TuneOptions o = quick();
+    o.hooks.measure = [&](const tune::Candidate& c, const std::function<void()>&) {
+      ++measured;
+      return c.label == "serial" ? 1.0 : 2.0;  // a winner other than the default, to be replayed
+    };
+    return o;
+  };
+  std::vector<std::byte> first_bytes;
+  {
+    Matmul m = matmul(32);
+    auto ctx = runtime::Context::cpu();
+    train::upload_literals(ctx, {m.y});
+    tune::TuneReport report;
+    first_bytes = run_and_read(ctx, tune::tune(ctx, m.comp, "mm", options(), &report), m.y);
+    EXPECT_EQ(report.outcome, tune::TuneReport::Outcome::Searched);
+    EXPECT_EQ(report.winner.label, "serial");
+    EXPECT_GT(measured, 0);
+    EXPECT_TRUE(std::filesystem::exists(tune::cached_schedule_path(cache_dir_, report.cache_key)));
+  }
+  // The same program in a fresh context: a replay, and the winner's library is in the compile
+  // cache.
+  auto replay = [&](const Matmul& m, tune::TuneReport& report) {
+    auto ctx = runtime::Context::cpu();
+    train::upload_literals(ctx, {m.y});
+    measured = 0;
+    const runtime::Routine r = tune::tune(ctx, m.comp, "mm", options(), &report);
+    return run_and_read(ctx, r, m.y);
+  };
+  reset_tensor_state();
+  Matmul m = matmul(32);
+  {
+    tune::TuneReport first;
+    replay(m, first);
+    const int compiler_runs = backends::cc::compiler_invocations();
+    tune::TuneReport report;
+    EXPECT_EQ(replay(m, report), first_bytes);
+    EXPECT_EQ(report.outcome, tune::TuneReport::Outcome::CacheReplay);
+    EXPECT_EQ(report.compiles, 0);
+    EXPECT_EQ(measured, 0);
+    EXPECT_EQ(report.winner.label, "serial");
+    EXPECT_EQ(backends::cc::compiler_invocations(), compiler_runs) << "the winner's library is in the compile cache";
+  }
+  // The same program built again (other node ids, other symbols): the same key, a replay.
+  reset_tensor_state();
+  (void)ir::make_node("spent", ir::DType::F32, {1});
+  Matmul rebuilt = matmul(32);
+  tune::TuneReport report;
+  EXPECT_EQ(replay(rebuilt, report), first_bytes);
+  EXPECT_EQ(report.outcome, tune::TuneReport::Outcome::CacheReplay);
+  EXPECT_EQ(measured, 0);
+}
+
+TEST_F(Tune, ADamagedCacheEntryIsIgnoredAndTunedAgain) {
+  Matmul m = matmul(32);
+  auto tune_fresh = [&](tune::TuneReport& report) {
+    auto ctx = runtime::Context::cpu();
+    train::upload_literals(ctx, {m.y});
+    return run_and_read(ctx, tune::tune(ctx, m.comp, "mm", quick(), &report), m.y);
+  };
+  tune::TuneReport first;
+  const auto want = tune_fresh(first);
+  const auto path = tune::cached_schedule_path(cache_dir_, first.cache_key);
+  ASSERT_TRUE(std::filesystem::exists(path));
+  std::string text = files::read_file(path);
+  text[text.size() / 2] ^= 1;  // one flipped bit: the checksum no longer matches
+  files::write_atomically(path, text);
+  testing::internal::CaptureStderr();
+  tune::TuneReport second;
+  const auto got = tune_fresh(second);
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_NE(warnings.find("is ignored"), std::string::npos) << warnings;
+  EXPECT_EQ(second.outcome, tune::TuneReport::Outcome::Searched);
+  EXPECT_GT(second.compiles, 0);
+  EXPECT_EQ(got, want);
+  // Rewritten whole: a third tune replays it.
+  tune::TuneReport third;
+  tune_fresh(third);
+  EXPECT_EQ(third.outcome, tune::TuneReport::Outcome::CacheReplay);
+}
+
+TEST_F(Tune, ANoBudgetSearchMeasuresOnlyTheDefault) {
+  Matmul m = matmul(32);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneOptions o = quick();
+  o.sweep_target = true;
+  o.rounds = 2;
+  o.budget_s = 0;
+  tune::TuneReport report;
+  tune::tune(ctx, m.comp, "mm", o, &report);
+  ASSERT_EQ(report.candidates.size(), 1u);
+  EXPECT_EQ(report.candidates[0].label, "default");
+  EXPECT_EQ(report.winner.label, "default");
+  EXPECT_TRUE(report.out_of_budget);
+  EXPECT_EQ(report.compiles, 1);
+}
+
+TEST_F(Tune, TheSearchIsDeterministicGivenItsTimings) {
+  auto search = [&] {
+    Matmul m = matmul(8);  // no tile: the round's moves compile no kernel library
+    auto ctx = runtime::Context::cpu();
+    train::upload_literals(ctx, {m.y});
+    tune::TuneOptions o = quick();
+    o.use_cache = false;
+    o.rounds = 1;
+    o.beam_width = 2;
+    o.budget_s = 1e6;
+    o.hooks.measure = [](const tune::Candidate& c, const std::function<void()>&) {
+      return static_cast<double>(std::hash<std::string>{}(c.label) % 1000);
+    };
+    tune::TuneReport report;
+    tune::tune(ctx, m.comp, "mm", o, &report);
+    std::vector<std::string> labels;
+    for (const auto& c : report.candidates) labels.push_back(c.label);
+    return std::make_pair(labels, report.winner.trace);
+  };
+  const auto first = search();
+  reset_tensor_state();
+  const auto second = search();
+  EXPECT_EQ(first, second);
+  EXPECT_GT(first.first.size(), 2u) << "the round proposed moves";
+}
+
+TEST_F(Tune, APlacementSearchKeepsTheMaterializeAllArmWhenItIsFaster) {
+  config::set_override("cpu_schedule_reassociate", "false");
+  // relu(w * x) + 1: the product and the relu are inlined by default, stored under
+  // materialize-all.
+  auto build = [] {
+    Tensor x = literal("x", gaussian(64, 1), {.batch = Dims{8}, .output = Dims{8}});
+    Tensor w = literal("w", gaussian(64, 2), {.input = Dims{8}, .output = Dims{8}});
+    Tensor y = relu(w * x) + 1.0;
+    return std::make_pair(y, forward_code({y}));
+  };
+  auto [y, comp] = build();
+  tune::TuneOptions o = quick();
+  o.search_placements = true;
+  o.hooks.measure = [](const tune::Candidate& c, const std::function<void()>& run) {
+    run();
+    return c.materialize_all ? 1.0 : 2.0;
+  };
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {y});
+  EXPECT_NE(schedule::program_digest(ctx.optimized_routine(comp, "f")),
+            schedule::program_digest(ctx.optimized_routine(comp, "f", {.materialize_all = true})))
+      << "the arms differ";
+  tune::TuneReport report;
+  const runtime::Routine tuned = tune::tune(ctx, comp, "f", o, &report);
+  ASSERT_GE(report.candidates.size(), 2u);
+  EXPECT_EQ(report.candidates[1].label, "materialize-all default");
+  EXPECT_EQ(report.candidates[1].verdict, tune::Verdict::Measured) << report.candidates[1].why;
+  EXPECT_EQ(report.winner.label, "materialize-all default");
+  auto plain = runtime::Context::cpu();
+  train::upload_literals(plain, {y});
+  EXPECT_EQ(run_and_read(ctx, tuned, y), run_and_read(plain, plain.compile(comp, "f"), y));
+  // The cache keeps the placement.
+  auto again = runtime::Context::cpu();
+  train::upload_literals(again, {y});
+  tune::TuneReport replay;
+  const runtime::Routine replayed = tune::tune(again, comp, "f", o, &replay);
+  EXPECT_EQ(replay.outcome, tune::TuneReport::Outcome::CacheReplay);
+  EXPECT_EQ(run_and_read(again, replayed, y), run_and_read(plain, plain.compile(comp, "f"), y));
+}
+
+TEST_F(Tune, TheCacheKeyChangesWithTargetLicenceAndToolchain) {
+  const std::string digest(64, 'a');
+  ir::Target t = ir::cpu_target(32);
+  const std::string key = tune::schedule_cache_key(digest, t, "gcc 13");
+  EXPECT_EQ(key, tune::schedule_cache_key(digest, t, "gcc 13"));
+  EXPECT_NE(key, tune::schedule_cache_key(std::string(64, 'b'), t, "gcc 13"));
+  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "clang 18"));
+  ir::Target other = t;
+  other.threads = 3;
+  EXPECT_NE(key, tune::schedule_cache_key(digest, other, "gcc 13"));
+  EXPECT_NE(key, tune::schedule_cache_key(digest, ir::cpu_target(64), "gcc 13"));
+  config::set_override("cpu_schedule_reassociate", "false");
+  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "gcc 13"));
+}
+
+TEST_F(Tune, TheProgramDigestDoesNotDependOnNodeIds) {
+  // Two layers: the op label repeats, so the printout names those nodes by position.
+  auto digest = [] {
+    Tensor x = literal("x", gaussian(16, 1), {.batch = Dims{4}, .output = Dims{4}});
+    Tensor w = literal("w", gaussian(16, 2), {.input = Dims{4}, .output = Dims{4}});
+    Tensor y = w * (w * x);
+    auto ctx = runtime::Context::cpu();
+    const auto routine = ctx.optimized_routine(forward_code({y}), "two");
+    return std::make_pair(schedule::program_digest(routine), ir::print_loop_ir(routine));
+  };
+  const auto first = digest();
+  reset_tensor_state();
+  (void)ir::make_node("spent", ir::DType::F32, {1});  // later nodes get other ids
+  const auto second = digest();
+  EXPECT_EQ(first.first, second.first) << first.second << "\n" << second.second;
+}
+
+TEST_F(Tune, OptionsComeFromTheConfigKeysAndBadValuesAreErrors) {
+  config::set_override("autotune_beam_width", "3");
+  config::set_override("autotune_rounds", "5");
+  config::set_override("autotune_repeats", "7");
+  config::set_override("autotune_budget_s", "2.5");
+  config::set_override("autotune_log", "true");
+  config::set_override("autotune_cache", "false");
+  config::set_override("autotune_cache_dir", "somewhere");
+  config::set_override("autotune_placements", "true");
+  const auto o = tune::TuneOptions::from_config();
+  EXPECT_TRUE(o.search_placements);
+  EXPECT_EQ(o.beam_width, 3);
+  EXPECT_EQ(o.rounds, 5);
+  EXPECT_EQ(o.repeats, 7);
+  EXPECT_EQ(o.budget_s, 2.5);
+  EXPECT_TRUE(o.log);
+  EXPECT_FALSE(o.use_cache);
+  EXPECT_EQ(o.cache_dir, "somewhere");
+  config::set_override("autotune_repeats", "0");
+  EXPECT_THROW(tune::TuneOptions::from_config(), ConfigError);
+  config::set_override("autotune_repeats", "1");
+  config::set_override("autotune_budget_s", "-1");
+  EXPECT_THROW(tune::TuneOptions::from_config(), ConfigError);
+  config::set_override("autotune_budget_s", "soon");
+  EXPECT_THROW(tune::TuneOptions::from_config(), ConfigError);
+}
+
+TEST_F(Tune, TheLogListsEveryCandidate) {
+  config::set_override("autotune_log", "true");
+  Matmul m = matmul(32);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  const auto log = files::log_dir() / "autotune.log";
+  std::filesystem::remove(log);
+  tune::TuneOptions o = quick();
+  o.use_cache = false;
+  tune::TuneReport report;
+  tune::tune(ctx, m.comp, "mm", o, &report);
+  const std::string text = files::read_file(log);
+  for (const auto& c : report.candidates) EXPECT_NE(text.find(c.label + " | "), std::string::npos) << text;
+  EXPECT_NE(text.find("cannl-schedule 1"), std::string::npos) << "each candidate's trace";
+  EXPECT_NE(tune::format_report(report).find("winner: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cannl
