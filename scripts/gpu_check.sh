@@ -41,7 +41,7 @@ say "binaries ready after $(( $(date +%s) - start )) s"
 device=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
 say "device: ${device:-none found by nvidia-smi}"
 mkdir -p "$WORK/tests" && cd "$WORK/tests" || exit 1
-CANNL_TEST_GPU_BACKEND=cuda timeout 300 "$BIN/test_gpu" --gtest_brief=1 > "$OUT/test_gpu.log" 2>&1
+CANNL_TEST_GPU_BACKEND=cuda timeout 200 "$BIN/test_gpu" --gtest_brief=1 > "$OUT/test_gpu.log" 2>&1
 tests_rc=$?
 summary=$(grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUT/test_gpu.log" | head -5)
 say "test_gpu on cuda: rc $tests_rc; $summary"
