@@ -48,6 +48,11 @@ def parse_args():
     p.add_argument("--no-tune", action="store_true", help="skip the cannl tuned cells")
     p.add_argument("--only", default="", help="comma list of frameworks (pytorch,tinygrad,cannl) or framework:variant cells to run")
     p.add_argument("--no-torch-compile", action="store_true")
+    p.add_argument("--gpu", default="", choices=["", "cuda", "opencl"],
+                   help="also run cannl on this GPU backend, and PyTorch on cuda (eager, compile, "
+                        "compile reduce-overhead) when it is cuda")
+    p.add_argument("--gpu-only", action="store_true",
+                   help="with --gpu: only the GPU cells (the parity reference is PyTorch cuda eager)")
     p.add_argument("--commit", default="", help="the cannl commit named in the report header")
     args = p.parse_args()
     # Cells run in the results' parent folder (build_files/ and caches land there): absolute paths.
@@ -67,6 +72,20 @@ class Cell:
     def __init__(self, framework, backend, variant, command=None, skip_reason=None):
         self.framework, self.backend, self.variant = framework, backend, variant
         self.command, self.skip_reason = command, skip_reason
+
+
+def gpu_cells(args, torch_run, cannl_run):
+    """cannl on the --gpu backend, and PyTorch on the same device when it is cuda."""
+    if not args.gpu:
+        return []
+    cells = [Cell("cannl", args.gpu, "default", cannl_run + ["--backend", args.gpu])]
+    if args.gpu == "cuda":
+        cuda = torch_run + ["--device", "cuda"]
+        cells = [Cell("pytorch", "cuda", "eager", cuda),
+                 Cell("pytorch", "cuda", "compile", cuda + ["--compile"]),
+                 Cell("pytorch", "cuda", "compile-reduce-overhead",
+                      cuda + ["--compile", "--compile-mode", "reduce-overhead"])] + cells
+    return cells
 
 
 def cells_for(workload, args, fixture, step_args):
@@ -94,6 +113,9 @@ def cells_for(workload, args, fixture, step_args):
         cells.append(Cell("cannl", "interpreter", "default",
                           skip_reason="not run: the reference interpreter (a tree walker, the numeric "
                                       "oracle) is orders of magnitude slower than the cell cap allows"))
+    if args.gpu_only:
+        cells = []
+    cells += gpu_cells(args, torch_run, cannl_run)
     only = [f for f in args.only.split(",") if f]
     return [c for c in cells if not only or c.framework in only or f"{c.framework}:{c.variant}" in only]
 
@@ -237,8 +259,10 @@ def gated(rows, names):
     out = []
     for name in names:
         group = [r for r in rows if r["workload"] == name]
-        reference = next((r for r in group if r["framework"] == "pytorch" and r["variant"] == "eager"
-                          and r["backend"] == "cpu"), None)
+        eager = [r for r in group if r["framework"] == "pytorch" and r["variant"] == "eager"]
+        # PyTorch eager on the CPU, or on cuda when the run has only GPU cells.
+        reference = next((r for r in eager if r["backend"] == "cpu"), None) or \
+            next((r for r in eager if r["backend"] == "cuda"), None)
         for r in group:
             r["parity"] = parity(r, reference)
         out += group

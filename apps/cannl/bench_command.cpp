@@ -72,7 +72,10 @@ int bench_matmul(const ParsedArgs& args, std::ostream& out) {
   auto ctx = runtime::Context::from_config();
   train::upload_literals(ctx, {y});
   auto routine = compile_routine(ctx, forward_code({y}), "bench_matmul", args, out);
-  const double ms = median_ms(reps, [&] { ctx.run(routine); });
+  const double ms = median_ms(reps, [&] {
+    ctx.run(routine);
+    ctx.synchronize();
+  });
   const double gflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (ms * 1e6);
   char line[128];
   std::snprintf(line, sizeof line, "matmul n %lld threads %s backend %s: median %.3f ms of %d runs\n",
@@ -113,6 +116,7 @@ int bench_mlp(const ParsedArgs& args, std::ostream& out) {
   const double ms = median_ms(steps, [&] {
     const std::int64_t b[] = {k++ % kBatches};
     step.ctx.run(step.step, b);
+    step.ctx.synchronize();
   });
   char line[160];
   std::snprintf(line, sizeof line, "mlp_wide train step threads %s backend %s: median of %d steps, loss %.6f\n",

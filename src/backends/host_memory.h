@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "backends/run_arguments.h"
 #include "cannl/backends/backend.h"
 
 namespace cannl::backends {

@@ -27,4 +27,13 @@ Target cpu_target(int vector_bytes) {
   return t;
 }
 
+Target generic_gpu_target(const GpuLimits& limits) {
+  internal_check(limits.max_threads_per_block > 0, "target: a GPU target needs max_threads_per_block > 0");
+  Target t;
+  t.backend = "gpu";
+  t.workgroups = true;
+  t.gpu = limits;
+  return t;
+}
+
 }  // namespace cannl::ir

@@ -4,6 +4,7 @@
 #include "cannl/runtime/context.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "cannl/support/log.h"
 #include "runtime/context_state.h"
 
 namespace cannl::runtime {
@@ -15,14 +16,26 @@ Context Context::cpu() { return Context(backends::make_cc_backend()); }
 
 Context Context::interpreter() { return Context(backends::make_interpreter_backend()); }
 
+Context Context::cuda(int ordinal) { return Context(backends::make_cuda_backend(ordinal)); }
+
+Context Context::opencl(int platform, int device) { return Context(backends::make_opencl_backend(platform, device)); }
+
 Context Context::from_config() {
   const std::string name = config::get("backend");
-  if (name == "cc") return cpu();
-  if (name == "interpreter") return interpreter();
-  throw ConfigError("config key 'backend' has value '" + name + "' (from " +
-                    config::source_of("backend") +
-                    "), which names no backend; valid values: cc, interpreter");
+  std::vector<std::string> skipped;
+  try {
+    auto backend = backends::make_backend(name, &skipped);
+    if (logging::debug_level() >= 1) {
+      for (const auto& reason : skipped) logging::info("backend=auto skipped " + reason);
+    }
+    return Context(std::move(backend));
+  } catch (const ConfigError&) {
+    throw ConfigError("config key 'backend' has value '" + name + "' (from " + config::source_of("backend") +
+                      "), which names no backend; valid values: cc, interpreter, cuda, opencl, auto");
+  }
 }
+
+void Context::synchronize() { state_->backend->synchronize(); }
 
 std::string_view Context::backend_name() const { return state_->backend->name(); }
 

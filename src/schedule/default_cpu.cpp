@@ -16,6 +16,7 @@
 #include "schedule/access_relations.h"
 #include "schedule/loop_tree.h"
 #include "schedule/matmul_nest.h"
+#include "schedule/parallel_loops.h"
 #include "schedule/window_nest.h"
 #include "schedule/transform_impls.h"
 
@@ -25,18 +26,7 @@ namespace {
 
 using detail::flatten_seq;
 
-// Iterations of the leaves of a statement (the work a Grid loop over it would share out).
-std::int64_t work_of(const ir::StmtRef& s) {
-  if (const auto* f = std::get_if<ir::For>(&s->node)) return (f->end - f->begin) * work_of(f->body);
-  if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
-    std::int64_t sum = 0;
-    for (const auto& x : q->stmts) sum += work_of(x);
-    return sum;
-  }
-  if (const auto* i = std::get_if<ir::If>(&s->node)) return work_of(i->body);
-  if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return t->rows() * t->cols() * t->steps();
-  return 1;
-}
+using detail::work_of;
 
 // Staged partials (stage_shared_stores): each partial must sum at least this many updates to
 // repay zeroing p and the extra pass adding it in; p at most this many cells (64 MiB of f32).
@@ -208,8 +198,7 @@ class Scheduler {
     // d[b, s, o]) keeps whole tiles: splitting its rows would repack b's panel once per chunk.
     const auto& around = (i_outer ? site : site_j)->enclosing;
     const bool batched = std::any_of(around.begin(), around.end(), [&](const ir::For* f) {
-      return f->axis == ir::AxisType::Serial && f->begin == 0 && f->end >= 2 &&
-             parallel_legality(out_.routine, f->index).legality == Legality::Legal;
+      return detail::provably_parallel(out_.routine, *f);
     });
     const bool split_rows = i_outer && options_.fuse_epilogues;
     if ((split_rows || j_outer) && !batched && top.begin == 0 && work >= options_.min_parallel) {
@@ -289,8 +278,7 @@ class Scheduler {
       return;
     }
     if (work_of(s) < options_.min_parallel) return;
-    if (f->begin == 0 && f->end - f->begin >= 2 && f->axis == ir::AxisType::Serial &&
-        parallel_legality(out_.routine, f->index).legality == Legality::Legal) {
+    if (detail::provably_parallel(out_.routine, *f)) {
       push(Retype{f->index, ir::AxisType::Grid});
       return;
     }

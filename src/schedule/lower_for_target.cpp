@@ -26,9 +26,16 @@ class Lowering {
  public:
   explicit Lowering(const ir::Target& target) : target_(target) {}
 
+  // The top-level statements (nested sequences included) are where kernels start.
+  ir::StmtRef routine_body(const ir::StmtRef& s) {
+    at_kernel_top_ = true;
+    return stmt(s);
+  }
+
   ir::StmtRef stmt(const ir::StmtRef& s) {
     if (const auto* q = std::get_if<ir::Seq>(&s->node)) return seq(*q);
     if (const auto* f = std::get_if<ir::For>(&s->node)) return loop(*f);
+    at_kernel_top_ = false;  // a Grid loop under an If or in a tile is no kernel's top
     if (const auto* i = std::get_if<ir::If>(&s->node)) {
       const ir::StmtRef body = stmt(i->body);
       return body == i->body ? s : ir::if_then(i->condition, body);
@@ -40,10 +47,18 @@ class Lowering {
  private:
   const ir::Target& target_;
   int grid_depth_ = 0;
+  bool at_kernel_top_ = false;  // the statement being lowered may start a chain of Grid loops
+
+  bool gpu() const { return target_.workgroups && target_.gpu.max_threads_per_block > 0; }
 
   ir::StmtRef seq(const ir::Seq& q) {
     std::vector<ir::StmtRef> out;
-    for (const auto& x : q.stmts) out.push_back(stmt(x));
+    const bool top = at_kernel_top_;
+    for (const auto& x : q.stmts) {
+      at_kernel_top_ = top;
+      out.push_back(stmt(x));
+    }
+    at_kernel_top_ = false;
     fold_zero_starts(out);
     return ir::seq(std::move(out));
   }
@@ -63,7 +78,14 @@ class Lowering {
   }
 
   ir::StmtRef loop(ir::For f) {
-    if (f.axis == ir::AxisType::Grid) {
+    const bool opens_kernel = at_kernel_top_;
+    at_kernel_top_ = false;
+    if (f.axis == ir::AxisType::Grid && gpu()) {
+      // Blocks of one launch: only a chain of Grid loops from a top-level statement, at most
+      // one per slot (a Grid loop under any other loop would need a grid-wide barrier between
+      // its parent's iterations, which no GPU has).
+      if (!opens_kernel || grid_depth_ >= 3) f.axis = ir::AxisType::Serial;
+    } else if (f.axis == ir::AxisType::Grid) {
       const bool parallel = target_.parallel_runtime && grid_depth_ == 0 && f.end - f.begin >= 2;
       if (!parallel) {
         f.axis = ir::AxisType::Serial;
@@ -78,7 +100,10 @@ class Lowering {
       f.axis = ir::AxisType::Serial;
     const bool grid = f.axis == ir::AxisType::Grid;
     grid_depth_ += grid ? 1 : 0;
+    const auto body = ir::flatten_seq(f.body);
+    at_kernel_top_ = grid && body.size() == 1;  // the next Grid loop of the chain
     f.body = stmt(f.body);
+    at_kernel_top_ = false;
     grid_depth_ -= grid ? 1 : 0;
     return make(std::move(f));
   }
@@ -94,7 +119,7 @@ class Lowering {
 
 ir::LoweredRoutine lower_for_target(const ir::LoweredRoutine& routine, const ir::Target& target) {
   ir::LoweredRoutine out = routine;
-  out.body = Lowering(target).stmt(routine.body);
+  out.body = Lowering(target).routine_body(routine.body);
   try {
     validate_parallel(out);
   } catch (const ScheduleError& e) {

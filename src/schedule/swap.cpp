@@ -38,7 +38,8 @@ std::string order_problem(const ir::LoweredRoutine& r, const LoopSite& site, con
     for (const Access& a : acc.accesses) {
       if (a.node != w.node) continue;
       if (separated_by(w, a, o.index, all, acc.inner) && separated_by(w, a, n.index, all, inside_n)) continue;
-      const bool same_index = !w.whole_node && !a.whole_node && w.dyn_axis < 0 && a.dyn_axis < 0 && w.index == a.index;
+      // A scatter's row is chosen at run time, but a cell's other axes still fix o or n.
+      const bool same_index = !w.whole_node && !a.whole_node && w.dyn_axis == a.dyn_axis && w.index == a.index;
       if (same_index && (fixed_by_cell(w, o.index, nest) || fixed_by_cell(w, n.index, nest))) continue;
       if (w.reduction >= 0 && a.reduction == w.reduction) continue;
       return w.node->debug_name() + " is accessed by several iterations in an order the swap changes";

@@ -37,7 +37,7 @@ expect_ok() {
 model="$fixture/model.safetensors"
 
 # ---- the option parser ----
-expect_error "names no backend" demo --backend opencl
+expect_error "names no backend" demo --backend vulkan
 expect_error "unknown option '--devices' for 'cannl demo'" demo --devices 2
 expect_error "unknown option '--tuned' for 'cannl bench matmul'" bench matmul --tuned
 expect_error "unknown option '--tune' for 'cannl tune matmul'" tune matmul --tune

@@ -1,9 +1,11 @@
 // Op parity: every op of ops.def x every dtype it is defined for, computed by the C backend and by
 // the reference interpreter from the same input bytes. A new op row is tested without touching
-// this file: the case list is generated from the op table.
+// this file: the case list is generated from the op table. Compiled into test_gpu as well
+// (CANNL_TEST_GPU), where the compiled side is the GPU backend of tests/gpu/gpu_test_util.h.
 #include <gtest/gtest.h>
 
 #include <iomanip>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -18,6 +20,9 @@
 #include "cannl/runtime/context.h"
 #include "runtime/test_util.h"
 #include "runtime/value_codec.h"
+#ifdef CANNL_TEST_GPU
+#include "gpu/gpu_test_util.h"
+#endif
 
 namespace cannl::testing {
 namespace {
@@ -178,7 +183,25 @@ std::vector<std::byte> run_case(runtime::Context ctx, const ir::Comp& comp,
 
 class OpParityTest : public ::testing::TestWithParam<OpCase> {};
 
-TEST_P(OpParityTest, CBackendMatchesInterpreter) {
+/// The compiled side of the comparison: the C backend, or in test_gpu the GPU backend (nullopt
+/// with `why` set when it does not open).
+std::optional<runtime::Context> compiled_context(std::string& why) {
+#ifdef CANNL_TEST_GPU
+  if (!gpu_test::backend()) {
+    why = gpu_test::unavailable_reason();
+    return std::nullopt;
+  }
+  return runtime::Context(gpu_test::backend());
+#else
+  (void)why;
+  return runtime::Context::cpu();
+#endif
+}
+
+TEST_P(OpParityTest, CompiledMatchesInterpreter) {
+  std::string why;
+  const auto compiled = compiled_context(why);
+  if (!compiled) GTEST_SKIP() << why;
   const OpCase c = GetParam();
   const DType arg_dtype = c.op == Op::Uniform1 || is_threefry(c.op) ? DType::U4x32 : c.dtype;
   const std::string what =
@@ -192,7 +215,7 @@ TEST_P(OpParityTest, CBackendMatchesInterpreter) {
   auto out = ir::make_node("out", c.dtype, {kCells});
   const ir::Comp comp = single_accum(accum_op(out, Op::Arg2, c.op, operands,
                                               pointwise_projections({kCells}, ir::op_arity(c.op))));
-  const auto cc = run_case(runtime::Context::cpu(), comp, args, out, "parity_" + what);
+  const auto cc = run_case(*compiled, comp, args, out, "parity_" + what);
   const auto interp = run_case(runtime::Context::interpreter(), comp, args, out, "parity_" + what);
   ASSERT_EQ(cc.size(), interp.size()) << what;
   const std::size_t size = ir::dtype_bytes(c.dtype);

@@ -8,6 +8,7 @@
 #include "cannl/schedule/default_cpu.h"
 #include "cannl/schedule/lower_for_target.h"
 #include "runtime/test_util.h"
+#include "schedule/gpu_test_util.h"
 #include "schedule/schedule_test_util.h"
 
 namespace cannl::schedule::testing {
@@ -123,6 +124,44 @@ TEST(LowerForTarget, WorkgroupLoopsRunSeriallyOnACpu) {
   const ir::LoweredRoutine low = lower_for_target(r, threaded(64, 2));
   EXPECT_FALSE(has(ir::print_loop_ir(low), "workgroup")) << ir::print_loop_ir(low);
   EXPECT_EQ(compare(run_interp(r), run_interp(low), Tolerance::Bitwise), "");
+}
+
+
+// ---- GPU targets ----
+
+TEST(LowerForTarget, GpuKeepsGridAndWorkgroupLoopsWithoutChunks) {
+  const ir::LoweredRoutine r = row_sum(64, 8, AxisType::Grid, AxisType::Serial);
+  const std::string text = ir::print_loop_ir(lower_for_target(r, gpu_test_target()));
+  EXPECT_TRUE(has(text, "for i0 in [0, 64) grid:\n")) << text;
+  const ir::LoweredRoutine w = row_sum(64, 8, AxisType::Workgroup, AxisType::Serial);
+  EXPECT_TRUE(has(ir::print_loop_ir(lower_for_target(w, gpu_test_target())), "workgroup"));
+}
+
+// x[a, b, c, d] = 1 under four loops of the given types.
+ir::LoweredRoutine four_loops(AxisType a_type, AxisType b_type, AxisType c_type, AxisType d_type) {
+  const auto x = ir::make_node("x", DType::F32, {2, 3, 4, 5});
+  const ir::Symbol a = ir::fresh_symbol(), b = ir::fresh_symbol(), c = ir::fresh_symbol(), d = ir::fresh_symbol();
+  const auto store = ir::set(x, {it(a), it(b), it(c), it(d)}, ir::constant(1, DType::F32));
+  return {"four", ir::for_loop(a, 0, 2, ir::for_loop(b, 0, 3, ir::for_loop(c, 0, 4, ir::for_loop(d, 0, 5, store, d_type), c_type), b_type), a_type), {}};
+}
+
+TEST(LowerForTarget, GpuGridLoopsOnlyInAChainOfThreeFromTheTop) {
+  const ir::LoweredRoutine chain = lower_for_target(
+      four_loops(AxisType::Grid, AxisType::Grid, AxisType::Grid, AxisType::Grid), gpu_test_target());
+  const std::string text = ir::print_loop_ir(chain);
+  EXPECT_TRUE(has(text, "[0, 2) grid:\n  for i1 in [0, 3) grid:\n    for i2 in [0, 4) grid:\n      for i3 in [0, 5):\n"))
+      << text;
+  // Under a serial loop a Grid loop would need a grid-wide barrier between its parent's iterations.
+  const std::string under = ir::print_loop_ir(lower_for_target(
+      four_loops(AxisType::Serial, AxisType::Grid, AxisType::Serial, AxisType::Workgroup), gpu_test_target()));
+  EXPECT_FALSE(has(under, "grid")) << under;
+  EXPECT_TRUE(has(under, "[0, 5) workgroup:")) << under;
+}
+
+TEST(LowerForTarget, GpuRunsVectorizedLoopsAndTilesSerially) {
+  const ir::LoweredRoutine sum = row_sum(3, 1001, AxisType::Serial, AxisType::Vectorized);
+  EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(sum, gpu_test_target())), "vectorized"));
+  expect_lowered_to_nest(scheduled_matmul(16), gpu_test_target());
 }
 
 }  // namespace

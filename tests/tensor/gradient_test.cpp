@@ -1,5 +1,6 @@
 // Every gradient rule against central finite differences in f64, through the C backend and the
-// reference interpreter (the acceptance test of the tensors issue).
+// reference interpreter (the acceptance test of the tensors issue). Compiled into test_gpu as
+// well (CANNL_TEST_GPU), where it runs on the GPU backend of tests/gpu/gpu_test_util.h only.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,9 @@
 #include "cannl/tensor/tensor.h"
 #include "gradient_check.h"
 #include "tensor/compile_util.h"
+#ifdef CANNL_TEST_GPU
+#include "gpu/gpu_test_util.h"
+#endif
 
 namespace cannl {
 namespace {
@@ -42,7 +46,12 @@ TEST_P(Gradient, MatchesCentralFiniteDifferences) {
   const auto& [c, backend] = GetParam();
   std::vector<Tensor> params;
   Tensor loss = sum(c.build(params));
+#ifdef CANNL_TEST_GPU
+  if (!gpu_test::backend()) GTEST_SKIP() << gpu_test::unavailable_reason();
+  auto ctx = runtime::Context(gpu_test::backend());
+#else
   auto ctx = backend == "cc" ? runtime::Context::cpu() : runtime::Context::interpreter();
+#endif
   testing_util::expect_gradients_match(ctx, loss, params, c.name + " on " + backend,
                                        {.low = c.low, .high = c.high, .static_value = 1});
 }
@@ -99,9 +108,18 @@ std::vector<GradCase> cases() {
   };
 }
 
+// test_gpu runs the cases on its GPU backend only; test_tensor on the C backend and the interpreter.
+std::vector<std::string> backends_under_test() {
+#ifdef CANNL_TEST_GPU
+  return {"gpu"};
+#else
+  return {"cc", "interpreter"};
+#endif
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllOps, Gradient,
-    testing::Combine(testing::ValuesIn(cases()), testing::Values(std::string("cc"), std::string("interpreter"))),
+    testing::Combine(testing::ValuesIn(cases()), testing::ValuesIn(backends_under_test())),
     [](const testing::TestParamInfo<Gradient::ParamType>& info) {
       return std::get<0>(info.param).name + "_" + std::get<1>(info.param);
     });

@@ -38,7 +38,7 @@ struct Args {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "bench_cannl: " << problem << "\n"
             << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
-            << "         [--backend cc|interpreter] [--variant NAME] [--parity-steps N]\n"
+            << "         [--backend cc|interpreter|cuda|opencl] [--variant NAME] [--parity-steps N]\n"
             << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
             << "         [--tolerance 2e-3] [--profile] [--tune]\n"
             << "  --profile: time each kernel (config key profile_kernels) and print the top 10 of\n"
@@ -75,7 +75,8 @@ Args parse_args(int argc, char** argv) {
     else usage("unknown flag " + flag);
   }
   if (a.fixture.empty()) usage("--fixture is required");
-  if (a.backend != "cc" && a.backend != "interpreter") usage("--backend must be cc or interpreter");
+  if (a.backend != "cc" && a.backend != "interpreter" && a.backend != "cuda" && a.backend != "opencl")
+    usage("--backend must be cc, interpreter, cuda or opencl");
   if (a.digests.empty())
     a.digests = (std::filesystem::path(a.fixture).parent_path() / "DIGESTS.txt").string();
   return a;
@@ -171,8 +172,7 @@ int main(int argc, char** argv) {
     const bench::Workload w = bench::parse_workload(meta->second);
     row["workload"] = bench::json_string(w.text("name"));
     const bench::StepCounts steps = step_counts(w, args);
-    bench::BenchCell cell(w, file, args.backend == "cc" ? runtime::Context::cpu() : runtime::Context::interpreter(),
-                          args.tune);
+    bench::BenchCell cell(w, file, runtime::Context(backends::make_backend(args.backend)), args.tune);
     // The profile leaves out the parity and warm-up steps (the first pays for the thread pool).
     const std::int64_t first_timed = std::max<std::int64_t>(steps.parity, 1) + steps.warmup;
     const bench::Measurement m = bench::measure(

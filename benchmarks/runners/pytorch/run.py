@@ -91,6 +91,7 @@ def make_run(args):
     def run(w, t):
         torch.manual_seed(w["seed"])
         torch.set_float32_matmul_precision("highest")
+        torch.backends.cudnn.allow_tf32 = False  # f32 convolutions, as every other cell computes
         dev = torch.device(args.device)
         inputs_key, labels_key = DATA_KEYS[w["model"]]
         params = {k: torch.tensor(to_torch_layout(k, v), device=dev,

@@ -91,6 +91,10 @@ class Backend {
     return default_schedule(routine);
   }
   virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  /// Blocks until every routine run so far has finished. Executable::run may return before the
+  /// work is done on devices with a queue (GPUs); Buffer::read waits by itself, timers must call
+  /// this. CPU backends run synchronously.
+  virtual void synchronize() {}
   /// Compiles a scheduled routine: the schedule's final lowering round for target(), then the
   /// printer and the toolchain. Throws CompileError, or InternalError when the schedule asks for
   /// what the target cannot run and validate_parallel proves it unsound.
@@ -102,5 +106,17 @@ class Backend {
 std::shared_ptr<Backend> make_cc_backend();
 /// The reference interpreter as a backend (host memory).
 std::shared_ptr<Backend> make_interpreter_backend();
+/// The CUDA backend on device `ordinal`: CUDA C++ compiled by NVRTC, run by the driver API, both
+/// loaded at run time. Throws BackendUnavailable naming the missing library or device.
+std::shared_ptr<Backend> make_cuda_backend(int ordinal = 0);
+/// The OpenCL backend on device `device` of platform `platform` (libOpenCL.so.1 loaded at run
+/// time; PoCL runs it on the CPU). Throws BackendUnavailable naming what is missing.
+std::shared_ptr<Backend> make_opencl_backend(int platform = 0, int device = 0);
+
+/// The backend named `name` (cc, interpreter, cuda, opencl), its device from the config keys
+/// cuda_device / opencl_platform / opencl_device; "auto" takes the first of cuda, opencl, cc
+/// that opens and appends to `skipped` why each one before it did not ("cuda: libcuda.so.1 not
+/// found"). Throws ConfigError for an unknown name, BackendUnavailable when none opens.
+std::shared_ptr<Backend> make_backend(std::string_view name, std::vector<std::string>* skipped = nullptr);
 
 }  // namespace cannl::backends

@@ -13,6 +13,7 @@
 
 #include "cannl/codegen/c_codegen.h"
 #include "cannl/ir/dtype.h"
+#include "cannl/ir/kernel_geometry.h"
 #include "cannl/ir/loop_ir.h"
 #include "cannl/ir/target.h"
 
@@ -43,6 +44,25 @@ struct FileParts {
   std::string header, includes, prelude, opening, rest;
 };
 
+/// One kernel of a GPU module: its statements (under the routine's statics) and launch geometry.
+struct KernelBody {
+  ir::StmtRef body;
+  ir::KernelGeometry geometry;
+};
+
+/// A kernel as printed: its function name and the nodes it takes, one pointer each, in
+/// parameter order (every static of the routine follows them, in the routine's order).
+struct PrintedKernel {
+  std::string name;
+  std::vector<ir::NodeRef> params;
+};
+
+/// The source of a GPU module: one file, one kernel function per KernelBody, in launch order.
+struct GeneratedModule {
+  std::string text;
+  std::vector<PrintedKernel> kernels;
+};
+
 class CLikePrinter {
  public:
   virtual ~CLikePrinter() = default;
@@ -50,6 +70,13 @@ class CLikePrinter {
   /// Renders `routine` with `params[k]` bound to the k-th pointer parameter.
   GeneratedSource print(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
                         const CodegenOptions& options = {}) const;
+  /// Renders `kernels` (the fissioned statements of `routine`) as one module of kernel functions
+  /// named `<routine>_k<index>`. Every node a kernel touches is one of its pointer parameters:
+  /// a GPU module has no local arrays (the backend gives the routine's Local nodes device memory).
+  GeneratedModule print_kernels(const ir::LoweredRoutine& routine, const std::vector<KernelBody>& kernels,
+                                const CodegenOptions& options = {}) const;
+  /// Every prelude helper of this dialect for `target`, dependencies before their users.
+  std::vector<PreludeHelper> prelude_helpers(const ir::Target& target) const;
 
   // ---- dialect hooks (public so the shared printing code can call them) ----
 
@@ -76,6 +103,11 @@ class CLikePrinter {
   virtual bool returns_status() const { return false; }
   /// Identifiers the dialect reserves beyond the shared C set.
   virtual std::set<std::string> reserved_words() const;
+  /// The prelude's bit casts between floats and integers of their width (cannl_bits_of_f32,
+  /// cannl_f32_of_bits, cannl_bits_of_f64, cannl_f64_of_bits): memcpy in C, intrinsics on GPUs.
+  virtual void append_bitcast_helpers(std::vector<PreludeHelper>& out) const;
+  /// The statement setting all `bytes` bytes (`elements` elements) of buffer `ident` to zero.
+  virtual std::string zero_out(const std::string& ident, std::int64_t elements, std::size_t bytes) const;
 
   // ---- rendering hooks of annotated statements; the defaults throw InternalError (the dialect
   // cannot spell it, so the target record should not have allowed the schedule to ask) ----
@@ -86,7 +118,8 @@ class CLikePrinter {
   /// A Grid loop (its index already bound to `name`): OpenMP chunks in C; on GPUs the block
   /// index binding.
   virtual void print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const;
-  /// A Workgroup / WorkgroupReduce loop: the thread index binding of GPU dialects.
+  /// A Workgroup / WorkgroupReduce loop: the thread index binding of GPU dialects (the kernel's
+  /// geometry is BodyPrinter::geometry()).
   virtual void print_workgroup(BodyPrinter& p, const ir::For& f, const std::string& name) const;
   /// A Vectorized loop that has an exact vector form on the target (ir::vector_form).
   virtual void print_vectorized(BodyPrinter& p, const ir::For& f, const std::string& name) const;
@@ -99,8 +132,9 @@ class CLikePrinter {
   virtual std::string barrier() const { return ""; }
   /// A workgroup-shared array declaration (GPU dialects).
   virtual std::string shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const;
-  /// Text before a kernel function giving its launch geometry (threads per block), GPU dialects.
-  virtual std::string launch_bounds(std::int64_t threads_per_block) const;
+  /// A GPU kernel function's declaration up to its parameter list: qualifiers, the return type,
+  /// launch geometry attributes and `name` (`extern "C" __global__ void __launch_bounds__(256) f`).
+  virtual std::string kernel_head(const std::string& name, const ir::KernelGeometry& geometry) const;
   /// Kernel timing (CodegenOptions::profile_kernels): the body with a timer around each kernel,
   /// appending the kernels to `kernels`, then the whole file around it.
   virtual std::string timed_body(BodyPrinter& p, const ir::StmtRef& body, const IdentifierTable& names,

@@ -127,4 +127,11 @@ bool runs_as_kernel(const TileMma& t, const Target& target);
 /// the ops with exact vector forms. Backends start from it and fill in threads.
 Target cpu_target(int vector_bytes);
 
+/// A GPU with the launch limits `limits` (max_threads_per_block > 0; InternalError otherwise):
+/// Grid loops are blocks and Workgroup loops threads (`workgroups`), no host parallel runtime,
+/// no SIMD vectors and no matmul micro-kernel yet (Vectorized loops and tiles are lowered to
+/// their serial forms). GPU backends start from it and fill in their name.
+///   generic_gpu_target({1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 32})
+Target generic_gpu_target(const GpuLimits& limits);
+
 }  // namespace cannl::ir

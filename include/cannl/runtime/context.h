@@ -53,7 +53,14 @@ class Context {
   static Context cpu();
   /// The reference interpreter.
   static Context interpreter();
-  /// The backend named by config key `backend` (cc | interpreter).
+  /// CUDA device `ordinal` (driver and NVRTC loaded at run time). Throws BackendUnavailable
+  /// naming the missing library or device.
+  static Context cuda(int ordinal = 0);
+  /// OpenCL device `device` of platform `platform` (PoCL runs it on the CPU). Throws
+  /// BackendUnavailable naming the missing library, platform or device.
+  static Context opencl(int platform = 0, int device = 0);
+  /// The backend named by config key `backend` (cc | interpreter | cuda | opencl | auto: the first
+  /// of cuda, opencl, cc that opens; the reasons for skipping the others are logged at debug 1).
   static Context from_config();
   explicit Context(std::shared_ptr<backends::Backend> backend);
 
@@ -92,6 +99,9 @@ class Context {
   /// missing, or the routine was compiled in another context. Nodes with host-init data count as
   /// uploaded: compile uploads them when it allocates their buffers.
   void run(const Routine& routine, std::span<const std::int64_t> static_values = {});
+  /// Waits until every routine run so far has finished on the device (GPU backends queue their
+  /// kernels; reading values waits by itself). Call it before stopping a timer.
+  void synchronize();
 
   /// Logical (unpadded) values of a node, row-major, converted to double. Throws
   /// RuntimeUsageError when the node has no buffer here and UninitializedError when never written.

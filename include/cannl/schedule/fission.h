@@ -4,10 +4,13 @@
 // kernels is the only grid-wide synchronization. `fission` cuts the routine's top-level
 // statements where a later statement depends on cells another workgroup of an earlier one wrote
 // (materialized producer/consumer, write-after-write, write-after-read pairs that the aligned rule
-// cannot prove), and where a whole-node ZeroOut runs (a device memset of its own). Adjacent
+// cannot prove), and where a whole-node ZeroOut of a node the open kernel touches runs (a
+// device memset of its own; one of a node it does not touch is launched before it). Adjacent
 // serial statements coalesce into one one-thread kernel; producer/consumer chains whose nests
-// share an aligned parallel prefix (each thread reads only what the same thread wrote) stay in
-// one kernel. Every kernel is checked against the target's limits (check_hardware_limits).
+// share an aligned parallel prefix (each block reads only what the same block wrote) stay in
+// one kernel, and so do independent nests of compatible launch shapes (a nest binding fewer
+// slots than the kernel runs under extent-1 loops on the others). Every kernel is checked
+// against the target's limits (check_hardware_limits).
 //
 //   for (const auto& seg : schedule::fission(routine, target)) ...  // in launch order
 
@@ -24,6 +27,10 @@ struct Segment {
   enum class Kind { Kernel, Zero };
   Kind kind = Kind::Kernel;
   /// Kernel: the statements it runs (a Seq or one statement), under the routine's statics.
+  /// Between two merged parallel statements whose threads of one block touch each other's cells
+  /// there is a top-level Barrier (it must order global memory too: OpenCL's
+  /// CLK_GLOBAL_MEM_FENCE). Top-level scalar locals the kernel uses (hoisted by the optimizer)
+  /// have their DeclareLocal and defining statements at its start, run by every thread.
   ir::StmtRef body;
   /// Zero: the node the device memsets to 0 (every byte of its buffer).
   ir::NodeRef zeroed;

@@ -37,6 +37,7 @@ CANNL_DEFINE_USER_ERROR(UninitializedError)  // a routine reads a node no one wr
 CANNL_DEFINE_USER_ERROR(RuntimeUsageError)   // API misuse: wrong order, wrong sizes, bad arguments
 CANNL_DEFINE_USER_ERROR(IoError)             // a file could not be read or written
 CANNL_DEFINE_USER_ERROR(ResourceError)       // the machine ran out of memory for a routine's scratch
+CANNL_DEFINE_USER_ERROR(RuntimeError)        // a device failed running work (GPU driver error, kernel fault)
 
 #undef CANNL_DEFINE_USER_ERROR
 

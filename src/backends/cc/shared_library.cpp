@@ -100,6 +100,20 @@ std::shared_ptr<SharedLibrary> SharedLibrary::open(const std::string& path, bool
   return std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, path));
 }
 
+std::shared_ptr<SharedLibrary> SharedLibrary::open_system(const std::vector<std::string>& candidates,
+                                                          const std::string& what) {
+  std::string tried;
+  for (const auto& name : candidates) {
+    dlerror();
+    void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (handle != nullptr) return std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, name));
+    const char* why = dlerror();
+    tried += "\n  " + name + ": " + (why != nullptr ? why : "unknown dlopen error");
+  }
+  throw BackendUnavailable(what + " is not available: no library could be loaded; tried" +
+                           (candidates.empty() ? std::string(" nothing") : tried));
+}
+
 SharedLibrary::~SharedLibrary() { dlclose(handle_); }
 
 void* SharedLibrary::symbol(const std::string& name) const {
@@ -112,5 +126,7 @@ void* SharedLibrary::symbol(const std::string& name) const {
   }
   return address;
 }
+
+void* SharedLibrary::find_symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
 
 }  // namespace cannl::backends::cc

@@ -37,6 +37,8 @@ class Module {
   virtual ~Module() = default;
   /// The kernels' names, in the order `load` was given them (launch addresses them by index).
   virtual const std::vector<std::string>& kernel_names() const = 0;
+  /// Whether `load` took the compiled code from the module cache (nothing was compiled).
+  virtual bool from_cache() const = 0;
 };
 
 /// A point in the device's queue.
@@ -69,15 +71,18 @@ class Device {
   /// Enqueues a device-to-device copy of the whole of `src` into `dst` (same size).
   virtual void copy(Buffer& dst, const Buffer& src) = 0;
 
-  /// Compiles `source` (CUDA C++ for NVRTC, OpenCL C 1.2) and loads it, looking the compiled code
+  /// Compiles `source` (CUDA C++ for NVRTC, its kernels `extern "C"` so that they keep their
+  /// names; OpenCL C 1.2) and loads it, looking the compiled code
   /// up first in `cache_dir` (keyed by the source, cache_tag() and the options; "" disables the
   /// cache) and storing it there atomically after a compile. Throws CompileError carrying the
   /// compiler's log, or when a named kernel is missing.
   virtual std::shared_ptr<Module> load(const std::string& source, const std::vector<std::string>& kernels,
                                        const std::filesystem::path& cache_dir) = 0;
   /// Enqueues kernel `kernel` of `module` with `geometry` (grid = blocks per slot, block =
-  /// threads per slot, shared_bytes of dynamic shared memory; 0 here since kernels declare theirs
-  /// statically). Throws RuntimeUsageError on an argument that is not this device's buffer.
+  /// threads per slot; a slot of extent 0 launches nothing). shared_bytes is what the kernel
+  /// declares statically: checked against the limits, no dynamic shared memory is requested.
+  /// Throws RuntimeUsageError on an argument that is not this device's buffer, a module of
+  /// another device, or a geometry over limits().
   virtual void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
                       std::span<const KernelArg> args) = 0;
   /// Enqueues an event.

@@ -45,6 +45,9 @@ class BodyPrinter {
 
   // ---- for the dialects' hooks (grid, vector and tile rendering) ----
   const CodegenOptions& options() const { return options_; }
+  /// The launch geometry of the GPU kernel being printed (nullptr outside print_kernels).
+  const ir::KernelGeometry* geometry() const { return geometry_; }
+  void set_geometry(const ir::KernelGeometry* geometry) { geometry_ = geometry; }
   const IdentifierTable& names() const { return names_; }
   /// One line at the current indentation; `indent` / `dedent` move it by one level.
   void line(const std::string& text);
@@ -100,6 +103,7 @@ class BodyPrinter {
   const CLikePrinter& d_;
   const IdentifierTable& names_;
   CodegenOptions options_;
+  const ir::KernelGeometry* geometry_ = nullptr;
   std::string* out_ = nullptr;
   int indent_ = 0;
   std::map<int, std::string> symbols_;  // symbol id -> C name (loops i<k>, statics)

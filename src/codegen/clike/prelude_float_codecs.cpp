@@ -14,8 +14,7 @@ namespace {
 // Encodes d in a binary format with `mbits` mantissa and `ebits` exponent bits (sign on top).
 constexpr const char* kNarrowFromF64 = R"(/* Round d to a float format with mbits mantissa and ebits exponent bits (RNE). */
 $P uint32_t cannl_narrow_from_f64(double d, int mbits, int ebits, int saturate) {
-  uint64_t x;
-  memcpy(&x, &d, sizeof x);
+  const uint64_t x = (uint64_t)cannl_bits_of_f64(d);
   const uint32_t sign = (uint32_t)(x >> 63) << (mbits + ebits);
   const uint64_t ax = x & 0x7fffffffffffffffull;
   const uint32_t inf = ((1u << ebits) - 1u) << mbits;
@@ -31,8 +30,8 @@ $P uint32_t cannl_narrow_from_f64(double d, int mbits, int ebits, int saturate) 
   if (shift >= 54) return sign; /* below half the smallest subnormal */
   uint64_t q = m >> shift;
   const uint64_t rem = m & ((1ull << shift) - 1u);
-  const uint64_t half = 1ull << (shift - 1);
-  if (rem > half || (rem == half && (q & 1u) != 0)) ++q;
+  const uint64_t halfway = 1ull << (shift - 1);
+  if (rem > halfway || (rem == halfway && (q & 1u) != 0)) ++q;
   /* q carries the implicit bit, which adds one to the exponent field: */
   const uint64_t bits = exponent >= 1 ? ((uint64_t)(exponent - 1) << mbits) + q : q;
   if (bits >= inf) return sign | (saturate ? inf - 1u : inf);
@@ -56,9 +55,7 @@ $P float cannl_narrow_to_f32(uint32_t bits, int mbits, int ebits) {
     out = ((e - (uint32_t)bias + 127u) << 23) | (m << (23 - mbits));
   }
   out |= sign << 31;
-  float f;
-  memcpy(&f, &out, sizeof f);
-  return f;
+  return cannl_f32_of_bits((int32_t)out);
 }
 )";
 
@@ -95,8 +92,8 @@ void append_format(std::vector<PreludeHelper>& out, const Format& f) {
 }  // namespace
 
 void append_float_codec_helpers(std::vector<PreludeHelper>& out) {
-  out.push_back({"cannl_narrow_from_f64", kNarrowFromF64, {}});
-  out.push_back({"cannl_narrow_to_f32", kNarrowToF32, {}});
+  out.push_back({"cannl_narrow_from_f64", kNarrowFromF64, {"cannl_bits_of_f64"}});
+  out.push_back({"cannl_narrow_to_f32", kNarrowToF32, {"cannl_f32_of_bits"}});
   append_format(out, {"f16", "uint16_t", 10, 5, 0});
   append_format(out, {"bf16", "uint16_t", 7, 8, 0});
   append_format(out, {"fp8", "uint8_t", 2, 5, 1});

@@ -14,15 +14,18 @@ namespace {
 // branch on random data (pooling, relu gradients) mispredicts half the time (LeNet's max pool:
 // benchmarks/reports/schedule-decisions.md).
 std::string bits_type(const std::string& type) { return type == "float" ? "int32_t" : "int64_t"; }
+// The dialect's bit casts (CLikePrinter::append_bitcast_helpers).
+std::string tag(const std::string& type) { return type == "float" ? "f32" : "f64"; }
+std::string bits_of(const std::string& type) { return "cannl_bits_of_" + tag(type); }
+std::string of_bits(const std::string& type) { return "cannl_" + tag(type) + "_of_bits"; }
 
 std::string select_text(const std::string& name, const std::string& type) {
   const std::string bits = bits_type(type);
   return "/* c ? a : b, both arms evaluated (side-effect free), by a bit mask. */\n"
          "$P " + type + " " + name + "(int c, " + type + " a, " + type + " b) {\n"
-         "  " + bits + " ia, ib;\n  memcpy(&ia, &a, sizeof ia);\n  memcpy(&ib, &b, sizeof ib);\n"
+         "  const " + bits + " ia = " + bits_of(type) + "(a), ib = " + bits_of(type) + "(b);\n"
          "  const " + bits + " m = -(" + bits + ")(c != 0);\n"
-         "  const " + bits + " r = (ia & m) | (ib & ~m);\n"
-         "  " + type + " out;\n  memcpy(&out, &r, sizeof out);\n  return out;\n}\n";
+         "  return " + of_bits(type) + "((ia & m) | (ib & ~m));\n}\n";
 }
 
 // maximumNumber / minimumNumber: a when it is beyond b, when b is NaN, or when they are equal
@@ -32,7 +35,7 @@ std::string minmax_text(const std::string& name, const std::string& type, bool m
   const std::string bits = bits_type(type);
   const std::string select = type == "float" ? "cannl_selectf" : "cannl_select";
   return "$P " + type + " " + name + "(" + type + " a, " + type + " b) {\n"
-         "  " + bits + " ia;\n  memcpy(&ia, &a, sizeof ia);\n"
+         "  const " + bits + " ia = " + bits_of(type) + "(a);\n"
          "  const int take_a = (a" + above + "b) | (b != b) | ((a == b) & (ia " + (max ? ">= 0" : "< 0") + "));\n"
          "  return " + select + "(take_a, a, b);\n"
          "}\n";
@@ -41,12 +44,12 @@ std::string minmax_text(const std::string& name, const std::string& type, bool m
 }  // namespace
 
 void append_minmax_helpers(std::vector<PreludeHelper>& out) {
-  out.push_back({"cannl_selectf", select_text("cannl_selectf", "float"), {}});
-  out.push_back({"cannl_select", select_text("cannl_select", "double"), {}});
-  out.push_back({"cannl_fmaxf", minmax_text("cannl_fmaxf", "float", true), {"cannl_selectf"}});
-  out.push_back({"cannl_fminf", minmax_text("cannl_fminf", "float", false), {"cannl_selectf"}});
-  out.push_back({"cannl_fmax", minmax_text("cannl_fmax", "double", true), {"cannl_select"}});
-  out.push_back({"cannl_fmin", minmax_text("cannl_fmin", "double", false), {"cannl_select"}});
+  out.push_back({"cannl_selectf", select_text("cannl_selectf", "float"), {"cannl_bits_of_f32", "cannl_f32_of_bits"}});
+  out.push_back({"cannl_select", select_text("cannl_select", "double"), {"cannl_bits_of_f64", "cannl_f64_of_bits"}});
+  out.push_back({"cannl_fmaxf", minmax_text("cannl_fmaxf", "float", true), {"cannl_selectf", "cannl_bits_of_f32"}});
+  out.push_back({"cannl_fminf", minmax_text("cannl_fminf", "float", false), {"cannl_selectf", "cannl_bits_of_f32"}});
+  out.push_back({"cannl_fmax", minmax_text("cannl_fmax", "double", true), {"cannl_select", "cannl_bits_of_f64"}});
+  out.push_back({"cannl_fmin", minmax_text("cannl_fmin", "double", false), {"cannl_select", "cannl_bits_of_f64"}});
 }
 
 }  // namespace cannl::codegen

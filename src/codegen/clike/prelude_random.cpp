@@ -27,7 +27,7 @@ constexpr const char* kRotl =
 
 constexpr const char* kRounds = R"(/* Threefry-4x32 with `rounds` rounds and a key injection after every fourth. */
 $P cannl_u4x32 cannl_threefry4x32_rounds(cannl_u4x32 key, cannl_u4x32 ctr, int rounds, int final_injection) {
-  static const int rot[8][2] = {{10, 26}, {11, 21}, {13, 27}, {23, 5}, {6, 20}, {17, 11}, {25, 10}, {18, 20}};
+  const int rot[8][2] = {{10, 26}, {11, 21}, {13, 27}, {23, 5}, {6, 20}, {17, 11}, {25, 10}, {18, 20}};
   uint32_t ks[5];
   ks[4] = 0x1BD11BDAu;
   for (int i = 0; i < 4; ++i) { ks[i] = key.v[i]; ks[4] ^= key.v[i]; }

@@ -78,7 +78,7 @@ void BodyPrinter::stmt(const ir::StmtRef& s) {
     void operator()(const ir::For& f) const { p.print_for(f); }
     void operator()(const ir::ZeroOut& z) const {
       const auto bytes = static_cast<std::size_t>(z.node->num_elements()) * ir::dtype_bytes(z.node->dtype);
-      p.line("memset(" + p.names_.node(*z.node) + ", 0, " + std::to_string(bytes) + ");");
+      p.line(p.d_.zero_out(p.names_.node(*z.node), z.node->num_elements(), bytes));
     }
     void operator()(const ir::Set& s) const { p.print_set(s); }
     void operator()(const ir::SetLocal& s) const { p.print_set_local(s); }

@@ -1,0 +1,54 @@
+// Config key `cuda_compile_check` (cuda_compile_check.h).
+#include "backends/gpu/cuda_compile_check.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "backends/gpu/device.h"
+#include "cannl/codegen/gpu_codegen.h"
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
+#include "cannl/support/log.h"
+
+namespace cannl::backends::gpu {
+
+namespace {
+
+std::atomic<std::int64_t> g_modules{0}, g_kernels{0};
+std::mutex g_mutex;
+std::string g_unavailable;  // why NVRTC could not be used, once it failed to load
+
+}  // namespace
+
+void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
+                         const ir::Target& target) {
+  const std::string arch = config::get("cuda_compile_check");
+  if (arch.empty()) return;
+  const codegen::GeneratedModule cuda = codegen::emit_gpu(codegen::GpuLanguage::Cuda, routine, kernels, {.target = target});
+  {
+    const std::lock_guard lock(g_mutex);
+    if (!g_unavailable.empty()) return;
+  }
+  try {
+    (void)nvrtc_compile(cuda.text, arch);
+  } catch (const BackendUnavailable& e) {
+    // A machine without the CUDA toolkit checks nothing, and says so once.
+    const std::lock_guard lock(g_mutex);
+    if (g_unavailable.empty()) logging::warn(std::string("cuda_compile_check: ") + e.what() + "; no CUDA kernel is checked");
+    g_unavailable = e.what();
+    return;
+  } catch (const CompileError& e) {
+    throw CompileError("cuda_compile_check: NVRTC rejected the CUDA form of routine " + routine.name + " for " +
+                       arch + ":\n" + e.what() + "\n--- source ---\n" + cuda.text);
+  }
+  g_modules += 1;
+  g_kernels += static_cast<std::int64_t>(kernels.size());
+}
+
+CudaCompileChecks cuda_compile_checks() {
+  const std::lock_guard lock(g_mutex);
+  return {g_modules.load(), g_kernels.load(), g_unavailable};
+}
+
+}  // namespace cannl::backends::gpu

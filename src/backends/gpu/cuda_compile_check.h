@@ -1,0 +1,34 @@
+#pragma once
+// Config key `cuda_compile_check`: the OpenCL backend also prints every module it compiles as CUDA
+// and compiles it with NVRTC for the named architecture, so that CI, which has the CUDA toolkit
+// but no GPU, checks every CUDA kernel the tests generate. The counts are for the test report.
+//
+//   check_cuda_compiles(routine, kernels, target);   // CompileError naming the kernel's module
+//   cuda_compile_checks().modules                     // how many modules NVRTC compiled
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cannl/codegen/clike_printer.h"
+#include "cannl/ir/loop_ir.h"
+#include "cannl/ir/target.h"
+
+namespace cannl::backends::gpu {
+
+struct CudaCompileChecks {
+  std::int64_t modules = 0;
+  std::int64_t kernels = 0;
+  std::string unavailable;  // why NVRTC could not be loaded (nothing was checked); "" otherwise
+};
+
+/// With `cuda_compile_check` set: prints `kernels` of `routine` as CUDA and compiles them with
+/// NVRTC for that architecture (throws CompileError with NVRTC's log on a rejection). Does
+/// nothing when the key is empty; without NVRTC it warns once and checks nothing.
+void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
+                         const ir::Target& target);
+
+/// What check_cuda_compiles compiled in this process.
+CudaCompileChecks cuda_compile_checks();
+
+}  // namespace cannl::backends::gpu

@@ -1,0 +1,397 @@
+// The CUDA device (see device.h): the driver API on the device's primary context, one
+// non-blocking stream, kernels compiled by NVRTC to a cubin for the device's architecture.
+//
+// Every public call makes the primary context current first: the runtime may call from any
+// thread, and a context is current per thread. Host copies are enqueued on the stream and then
+// waited for, so they are ordered after every kernel before them (the legacy synchronous copies
+// would not wait for a non-blocking stream).
+#include <algorithm>
+#include <array>
+
+#include "backends/gpu/cuda_device.h"
+#include "backends/gpu/launch_checks.h"
+#include "backends/gpu/module_cache.h"
+#include "backends/gpu/nvrtc_api.h"
+#include "cannl/support/error.h"
+
+namespace cannl::backends::gpu {
+
+namespace {
+
+using namespace cuda;
+
+// The primary context of one device and the stream of one Device, shared by the device and
+// everything it made (buffers, modules, events); released when the last of them goes.
+class CudaQueue {
+ public:
+  CudaQueue(const CudaDriverApi& api, int ordinal) : api_(api) {
+    int count = 0;
+    api.check(api.cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (ordinal < 0 || ordinal >= count)
+      throw BackendUnavailable("no CUDA device " + std::to_string(ordinal) + ": the driver (" + api.library +
+                               ") sees " + std::to_string(count) + " device(s)");
+    api.check(api.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
+    api.check(api.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    try {
+      make_current();
+      api.check(api.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    } catch (...) {
+      api.cuDevicePrimaryCtxRelease(device_);
+      throw;
+    }
+  }
+  ~CudaQueue() {
+    make_current_quietly();
+    api_.cuStreamDestroy(stream_);
+    api_.cuDevicePrimaryCtxRelease(device_);
+  }
+  CudaQueue(const CudaQueue&) = delete;
+  CudaQueue& operator=(const CudaQueue&) = delete;
+
+  const CudaDriverApi& api() const { return api_; }
+  CUdevice device() const { return device_; }
+  CUstream stream() const { return stream_; }
+  PendingKernels& pending() { return pending_; }
+
+  void make_current() const { api_.check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
+  /// For destructors, which must not throw: they may run after a kernel fault poisoned the
+  /// context, or at exit after the driver shut down; what they release goes with the context.
+  void make_current_quietly() const { api_.cuCtxSetCurrent(context_); }
+  /// Checks a call that may report a failure of earlier work on the stream: the message names
+  /// the kernels enqueued since the last synchronization.
+  void check_queue(CUresult result, const char* call, const std::string& doing = "") const {
+    if (result == CUDA_SUCCESS) return;
+    const std::string pending = pending_.describe();
+    api_.check(result, call, doing + (doing.empty() || pending.empty() ? "" : "; ") + pending);
+  }
+  /// Waits for the stream to drain.
+  void synchronize() {
+    check_queue(api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+    pending_.clear();
+  }
+
+ private:
+  const CudaDriverApi& api_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  PendingKernels pending_;
+};
+
+class CudaBuffer final : public Buffer {
+ public:
+  CudaBuffer(std::shared_ptr<CudaQueue> queue, std::size_t bytes) : queue_(std::move(queue)), size_(bytes) {
+    const auto& api = queue_->api();
+    // A zero-byte buffer still gets an address of its own (cuMemAlloc rejects 0 bytes).
+    const std::size_t allocated = std::max<std::size_t>(bytes, 1);
+    api.check(api.cuMemAlloc(&pointer_, allocated), "cuMemAlloc_v2", "allocating " + std::to_string(bytes) + " bytes");
+    // Zeroed in stream order: whatever uses the buffer is enqueued after this.
+    const CUresult zeroed = api.cuMemsetD8Async(pointer_, 0, allocated, queue_->stream());
+    if (zeroed != CUDA_SUCCESS) {
+      api.cuMemFree(pointer_);
+      queue_->check_queue(zeroed, "cuMemsetD8Async");
+    }
+  }
+  ~CudaBuffer() override {
+    // cuMemFree only "may" wait for the work still using the buffer: drain the stream first.
+    // Buffers live as long as the routines using them, so this wait is rare.
+    queue_->make_current_quietly();
+    queue_->api().cuStreamSynchronize(queue_->stream());
+    queue_->api().cuMemFree(pointer_);
+  }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+
+  std::size_t size() const override { return size_; }
+
+  void read(std::span<std::byte> out) const override {
+    check_size(out.size(), "read");
+    queue_->make_current();
+    if (size_ > 0)
+      queue_->check_queue(queue_->api().cuMemcpyDtoHAsync(out.data(), pointer_, size_, queue_->stream()),
+                          "cuMemcpyDtoHAsync_v2");
+    queue_->synchronize();
+  }
+  void write(std::span<const std::byte> in) override {
+    check_size(in.size(), "write");
+    queue_->make_current();
+    if (size_ > 0)
+      queue_->check_queue(queue_->api().cuMemcpyHtoDAsync(pointer_, in.data(), size_, queue_->stream()),
+                          "cuMemcpyHtoDAsync_v2");
+    queue_->synchronize();
+  }
+
+  CUdeviceptr pointer() const { return pointer_; }
+  const CudaQueue* queue() const { return queue_.get(); }
+
+ private:
+  void check_size(std::size_t bytes, const char* what) const {
+    if (bytes != size_)
+      throw RuntimeUsageError(std::string("CUDA buffer ") + what + ": the host side has " + std::to_string(bytes) +
+                              " bytes but the buffer has " + std::to_string(size_));
+  }
+  std::shared_ptr<CudaQueue> queue_;
+  std::size_t size_;
+  CUdeviceptr pointer_ = 0;
+};
+
+class CudaModule final : public Module {
+ public:
+  CudaModule(std::shared_ptr<CudaQueue> queue, CUmodule module, std::vector<std::string> names, bool from_cache)
+      : queue_(std::move(queue)), module_(module), names_(std::move(names)), from_cache_(from_cache) {}
+  ~CudaModule() override {
+    // Its kernels may still be running.
+    queue_->make_current_quietly();
+    queue_->api().cuStreamSynchronize(queue_->stream());
+    queue_->api().cuModuleUnload(module_);
+  }
+  CudaModule(const CudaModule&) = delete;
+  CudaModule& operator=(const CudaModule&) = delete;
+
+  const std::vector<std::string>& kernel_names() const override { return names_; }
+  bool from_cache() const override { return from_cache_; }
+  const CudaQueue* queue() const { return queue_.get(); }
+  std::vector<CUfunction>& functions() { return functions_; }
+  CUmodule handle() const { return module_; }
+
+ private:
+  std::shared_ptr<CudaQueue> queue_;
+  CUmodule module_;
+  std::vector<std::string> names_;
+  std::vector<CUfunction> functions_;
+  bool from_cache_;
+};
+
+class CudaEvent final : public Event {
+ public:
+  explicit CudaEvent(std::shared_ptr<CudaQueue> queue) : queue_(std::move(queue)) {
+    const auto& api = queue_->api();
+    api.check(api.cuEventCreate(&event_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    const CUresult recorded = api.cuEventRecord(event_, queue_->stream());
+    if (recorded != CUDA_SUCCESS) {
+      api.cuEventDestroy(event_);
+      queue_->check_queue(recorded, "cuEventRecord");
+    }
+  }
+  ~CudaEvent() override {
+    queue_->make_current_quietly();
+    queue_->api().cuEventDestroy(event_);
+  }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+
+  void wait() override {
+    queue_->make_current();
+    queue_->check_queue(queue_->api().cuEventSynchronize(event_), "cuEventSynchronize");
+  }
+
+ private:
+  std::shared_ptr<CudaQueue> queue_;
+  CUevent event_ = nullptr;
+};
+
+// Attribute `attribute` of `device`.
+int attribute(const CudaDriverApi& api, CUdevice device, int attribute) {
+  int value = 0;
+  api.check(api.cuDeviceGetAttribute(&value, attribute, device), "cuDeviceGetAttribute",
+            "attribute " + std::to_string(attribute));
+  return value;
+}
+
+ir::GpuLimits query_limits(const CudaDriverApi& api, CUdevice device) {
+  ir::GpuLimits limits;
+  limits.max_threads_per_block = attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  for (int slot = 0; slot < 3; ++slot) {
+    limits.max_block_dims[slot] = attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + slot);
+    limits.max_grid_dims[slot] = attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + slot);
+  }
+  // The static limit (48 KiB): kernels declare their shared memory statically, and more needs
+  // the opt-in of dynamic shared memory.
+  limits.max_shared_bytes = attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+  limits.warp_size = attribute(api, device, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  return limits;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& word : words) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(std::shared_ptr<CudaQueue> queue) : queue_(std::move(queue)) {
+    const auto& api = queue_->api();
+    const CUdevice device = queue_->device();
+    limits_ = query_limits(api, device);
+    arch_ = "sm_" + std::to_string(attribute(api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)) +
+            std::to_string(attribute(api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+    std::array<char, 256> name{};
+    api.check(api.cuDeviceGetName(name.data(), static_cast<int>(name.size()) - 1, device), "cuDeviceGetName");
+    name_ = name.data();
+    // NVRTC is needed for every kernel: a driver without it is a backend that cannot run anything.
+    nvrtc_version_ = nvrtc_version();
+    options_ = nvrtc_options(arch_);
+  }
+
+  std::string_view api() const override { return "cuda"; }
+  std::string description() const override {
+    const int version = queue_->api().driver_version;
+    return name_ + " (" + arch_ + "), CUDA driver " + std::to_string(version / 1000) + "." +
+           std::to_string(version % 1000 / 10) + ", NVRTC " + nvrtc_version_;
+  }
+  const ir::GpuLimits& limits() const override { return limits_; }
+  std::string cache_tag() const override {
+    return "cuda " + arch_ + " nvrtc " + nvrtc_version_ + " driver " + std::to_string(queue_->api().driver_version) +
+           " options " + joined(options_);
+  }
+
+  std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
+    queue_->make_current();
+    return std::make_unique<CudaBuffer>(queue_, bytes);
+  }
+  void fill_zero(Buffer& buffer) override {
+    const auto& b = own(buffer, "fill_zero");
+    queue_->make_current();
+    queue_->check_queue(queue_->api().cuMemsetD8Async(b.pointer(), 0, std::max<std::size_t>(b.size(), 1),
+                                                      queue_->stream()),
+                        "cuMemsetD8Async");
+  }
+  void copy(Buffer& dst, const Buffer& src) override {
+    const auto& to = own(dst, "copy (destination)");
+    const auto& from = own(src, "copy (source)");
+    if (to.size() != from.size())
+      throw RuntimeUsageError("CUDA copy: the destination has " + std::to_string(to.size()) +
+                              " bytes, the source " + std::to_string(from.size()));
+    queue_->make_current();
+    if (to.size() > 0)
+      queue_->check_queue(queue_->api().cuMemcpyDtoDAsync(to.pointer(), from.pointer(), to.size(), queue_->stream()),
+                          "cuMemcpyDtoDAsync_v2");
+  }
+
+  std::shared_ptr<Module> load(const std::string& source, const std::vector<std::string>& kernels,
+                               const std::filesystem::path& cache_dir) override;
+  void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
+              std::span<const KernelArg> args) override;
+  std::unique_ptr<Event> record() override {
+    queue_->make_current();
+    return std::make_unique<CudaEvent>(queue_);
+  }
+  void synchronize() override {
+    queue_->make_current();
+    queue_->synchronize();
+  }
+
+ private:
+  const CudaBuffer& own(const Buffer& buffer, const char* what) const {
+    const auto* cuda = dynamic_cast<const CudaBuffer*>(&buffer);
+    if (cuda == nullptr || cuda->queue() != queue_.get())
+      throw RuntimeUsageError(std::string("CUDA ") + what + ": the buffer is not one of this device's");
+    return *cuda;
+  }
+  // The module in `image` (a cubin or PTX), or the driver's complaint in `problem`.
+  CUmodule load_image(const std::string& image, std::string& problem) const;
+  std::shared_ptr<CudaModule> resolve(CUmodule module, const std::vector<std::string>& kernels, bool from_cache) const;
+
+  std::shared_ptr<CudaQueue> queue_;
+  ir::GpuLimits limits_;
+  std::string arch_, name_, nvrtc_version_;
+  std::vector<std::string> options_;
+};
+
+CUmodule CudaDevice::load_image(const std::string& image, std::string& problem) const {
+  const auto& api = queue_->api();
+  std::string log(8192, '\0');
+  std::array<int, 2> options{CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  std::array<void*, 2> values{log.data(), reinterpret_cast<void*>(log.size())};
+  CUmodule module = nullptr;
+  const CUresult result = api.cuModuleLoadDataEx(&module, image.data(), 2, options.data(), values.data());
+  if (result == CUDA_SUCCESS) return module;
+  log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));
+  problem = "cuModuleLoadDataEx failed: " + api.describe(result) + (log.empty() ? "" : "; log: " + log);
+  return nullptr;
+}
+
+std::shared_ptr<CudaModule> CudaDevice::resolve(CUmodule module, const std::vector<std::string>& kernels,
+                                                bool from_cache) const {
+  // Owned from here on: a missing kernel unloads the module with it.
+  auto out = std::make_shared<CudaModule>(queue_, module, kernels, from_cache);
+  for (const auto& name : kernels) {
+    CUfunction function = nullptr;
+    const CUresult result = queue_->api().cuModuleGetFunction(&function, module, name.c_str());
+    if (result != CUDA_SUCCESS)
+      throw CompileError("the compiled CUDA module has no kernel " + name + " (" + queue_->api().describe(result) +
+                         "); kernels must be declared extern \"C\" __global__");
+    out->functions().push_back(function);
+  }
+  return out;
+}
+
+std::shared_ptr<Module> CudaDevice::load(const std::string& source, const std::vector<std::string>& kernels,
+                                         const std::filesystem::path& cache_dir) {
+  queue_->make_current();
+  const std::string name = kernels.empty() ? "module" : kernels.front();
+  // NVRTC gives a cubin for the real architecture sm_XY (PTX only without nvrtcGetCUBIN); the
+  // driver's loader takes either, so one entry name serves both.
+  const ModuleCacheEntry entry = module_cache_entry(cache_dir, name, "cubin", source + "\n" + cache_tag());
+  std::string problem;
+  if (auto cached = read_cached_module(entry)) {
+    if (CUmodule module = load_image(*cached, problem)) return resolve(module, kernels, true);
+    discard_cached_module(entry, "the CUDA driver refused it: " + problem);
+  }
+  const NvrtcOutput out = nvrtc_compile_program(source, options_, name + ".cu");
+  const std::string& image = out.cubin.empty() ? out.ptx : out.cubin;
+  CUmodule module = load_image(image, problem);
+  if (module == nullptr)
+    throw CompileError("the CUDA driver cannot load what NVRTC " + nvrtc_version_ + " compiled for " + arch_ +
+                       " (" + name + "): " + problem + "; is the driver older than NVRTC?");
+  auto loaded = resolve(module, kernels, false);
+  store_cached_module(entry, image);
+  return loaded;
+}
+
+void CudaDevice::launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
+                        std::span<const KernelArg> args) {
+  auto* cuda = dynamic_cast<CudaModule*>(&module);
+  if (cuda == nullptr || cuda->queue() != queue_.get())
+    throw RuntimeUsageError("CUDA launch: the module was not loaded on this device");
+  if (kernel >= cuda->functions().size())
+    throw RuntimeUsageError("CUDA launch: kernel " + std::to_string(kernel) + " of a module of " +
+                            std::to_string(cuda->functions().size()));
+  const std::string& name = cuda->kernel_names()[kernel];
+  if (!launchable(geometry, limits_, name)) return;
+  // cuLaunchKernel reads each argument through a pointer to its value: device pointers as
+  // CUdeviceptr (unsigned long long), statics as long long.
+  std::vector<unsigned long long> values(args.size());
+  std::vector<void*> params(args.size());
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    if (const auto* buffer = std::get_if<const Buffer*>(&args[k])) {
+      if (*buffer == nullptr)
+        throw RuntimeUsageError("CUDA launch of " + name + ": argument " + std::to_string(k) + " is null");
+      values[k] = own(**buffer, "launch argument").pointer();
+    } else {
+      values[k] = static_cast<unsigned long long>(std::get<std::int64_t>(args[k]));
+    }
+    params[k] = &values[k];
+  }
+  queue_->make_current();
+  const auto& g = geometry.grid;
+  const auto& b = geometry.block;
+  queue_->check_queue(queue_->api().cuLaunchKernel(cuda->functions()[kernel], static_cast<unsigned>(g[0]),
+                                                   static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
+                                                   static_cast<unsigned>(b[0]), static_cast<unsigned>(b[1]),
+                                                   static_cast<unsigned>(b[2]), 0, queue_->stream(),
+                                                   params.data(), nullptr),
+                      "cuLaunchKernel", "launching " + name);
+  queue_->pending().add(name);
+}
+
+}  // namespace
+
+std::shared_ptr<Device> open_cuda_on(const CudaDriverApi& api, int ordinal) {
+  return std::make_shared<CudaDevice>(std::make_shared<CudaQueue>(api, ordinal));
+}
+
+std::shared_ptr<Device> open_cuda(int ordinal) { return open_cuda_on(CudaDriverApi::get(), ordinal); }
+
+}  // namespace cannl::backends::gpu

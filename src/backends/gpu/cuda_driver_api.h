@@ -1,0 +1,121 @@
+#pragma once
+// The CUDA driver API (libcuda.so.1), loaded at run time. The declarations below are the few of
+// cuda.h that cannl uses, with the values and signatures of cuda.h (CUDA 12 and 13); the entry
+// points are the versioned symbols the driver exports (cuMemAlloc_v2, ...), which cuda.h's macros
+// select for the plain names.
+//
+//   const CudaDriverApi& cu = CudaDriverApi::get();          // BackendUnavailable without a driver
+//   cu.check(cu.cuDeviceGet(&device, 0), "cuDeviceGet");    // RuntimeError / ResourceError
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cannl::backends::gpu {
+
+namespace cuda {
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;  // CUdeviceptr_v2 on 64-bit hosts
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+struct CUevent_st;
+using CUcontext = CUctx_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+using CUstream = CUstream_st*;
+using CUevent = CUevent_st*;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
+
+// CUdevice_attribute
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2;  // Y = 3, Z = 4
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5;   // Y = 6, Z = 7
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8;
+constexpr int CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+
+// CUjit_option
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+
+constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
+}  // namespace cuda
+
+/// The driver's entry points, bound once per process.
+struct CudaDriverApi {
+  /// Loads libcuda.so.1 and runs cuInit(0) on first use. Throws BackendUnavailable naming the
+  /// library (or cuInit's error: no device, a driver that does not match its kernel module);
+  /// a later call tries again.
+  static const CudaDriverApi& get();
+  /// The driver from the first of `candidates` that loads, initialized; a new table each call
+  /// (tests load the toolkit's stub library, which binds but does not initialize).
+  static CudaDriverApi load(const std::vector<std::string>& candidates);
+
+  /// Throws, for a `result` other than CUDA_SUCCESS, ResourceError (out of memory) or
+  /// RuntimeError naming `call`, the error's name and its description, then `context` when given.
+  ///   check(cuMemAlloc_v2(&p, n), "cuMemAlloc_v2", "allocating 1024 bytes")
+  void check(cuda::CUresult result, const char* call, const std::string& context = "") const;
+  /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"
+  std::string describe(cuda::CUresult result) const;
+
+  using CUresult = cuda::CUresult;
+  using CUdevice = cuda::CUdevice;
+  using CUdeviceptr = cuda::CUdeviceptr;
+  CUresult (*cuInit)(unsigned flags) = nullptr;
+  CUresult (*cuDriverGetVersion)(int* version) = nullptr;
+  CUresult (*cuGetErrorName)(CUresult error, const char** name) = nullptr;
+  CUresult (*cuGetErrorString)(CUresult error, const char** text) = nullptr;
+  CUresult (*cuDeviceGetCount)(int* count) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice* device, int ordinal) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device) = nullptr;
+  CUresult (*cuDeviceGetName)(char* name, int length, CUdevice device) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(cuda::CUcontext* context, CUdevice device) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device) = nullptr;  // _v2
+  CUresult (*cuCtxSetCurrent)(cuda::CUcontext context) = nullptr;
+  CUresult (*cuStreamCreate)(cuda::CUstream* stream, unsigned flags) = nullptr;
+  CUresult (*cuStreamDestroy)(cuda::CUstream stream) = nullptr;  // _v2
+  CUresult (*cuStreamSynchronize)(cuda::CUstream stream) = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr* pointer, std::size_t bytes) = nullptr;  // _v2
+  CUresult (*cuMemFree)(CUdeviceptr pointer) = nullptr;                        // _v2
+  CUresult (*cuMemsetD8Async)(CUdeviceptr pointer, unsigned char value, std::size_t count,
+                              cuda::CUstream stream) = nullptr;
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void* src, std::size_t bytes,
+                                cuda::CUstream stream) = nullptr;  // _v2
+  CUresult (*cuMemcpyDtoHAsync)(void* dst, CUdeviceptr src, std::size_t bytes,
+                                cuda::CUstream stream) = nullptr;  // _v2
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes,
+                                cuda::CUstream stream) = nullptr;  // _v2
+  CUresult (*cuModuleLoadDataEx)(cuda::CUmodule* module, const void* image, unsigned options_count,
+                                 int* options, void** option_values) = nullptr;
+  CUresult (*cuModuleUnload)(cuda::CUmodule module) = nullptr;
+  CUresult (*cuModuleGetFunction)(cuda::CUfunction* function, cuda::CUmodule module,
+                                  const char* name) = nullptr;
+  CUresult (*cuLaunchKernel)(cuda::CUfunction function, unsigned grid_x, unsigned grid_y,
+                             unsigned grid_z, unsigned block_x, unsigned block_y, unsigned block_z,
+                             unsigned shared_bytes, cuda::CUstream stream, void** params,
+                             void** extra) = nullptr;
+  CUresult (*cuEventCreate)(cuda::CUevent* event, unsigned flags) = nullptr;
+  CUresult (*cuEventDestroy)(cuda::CUevent event) = nullptr;  // _v2
+  CUresult (*cuEventRecord)(cuda::CUevent event, cuda::CUstream stream) = nullptr;
+  CUresult (*cuEventSynchronize)(cuda::CUevent event) = nullptr;
+
+  /// The library that loaded ("libcuda.so.1").
+  std::string library;
+  /// cuDriverGetVersion: 13000 for CUDA 13.0.
+  int driver_version = 0;
+};
+
+/// The sonames tried for the driver: libcuda.so.1 (the driver installs no unversioned name
+/// outside its development package), then libcuda.so.
+const std::vector<std::string>& cuda_driver_candidates();
+
+}  // namespace cannl::backends::gpu

@@ -1,0 +1,60 @@
+// Launch checks shared by the GPU devices (see launch_checks.h).
+#include "backends/gpu/launch_checks.h"
+
+#include "cannl/support/error.h"
+
+namespace cannl::backends::gpu {
+
+namespace {
+
+[[noreturn]] void over_limit(const std::string& kernel, const std::string& what, std::int64_t value,
+                             std::int64_t limit) {
+  throw RuntimeUsageError("kernel " + kernel + ": " + what + " is " + std::to_string(value) +
+                          ", over the device's limit of " + std::to_string(limit) +
+                          " (the GPU schedule's check_hardware_limits should have rejected it)");
+}
+
+constexpr const char* kSlotNames[3] = {"x", "y", "z"};
+
+}  // namespace
+
+bool launchable(const ir::KernelGeometry& geometry, const ir::GpuLimits& limits, const std::string& kernel) {
+  bool empty = false;
+  for (int slot = 0; slot < 3; ++slot) {
+    const std::int64_t grid = geometry.grid[slot], block = geometry.block[slot];
+    internal_check(grid >= 0 && block >= 0, "kernel " + kernel + " has a negative launch extent");
+    empty = empty || grid == 0 || block == 0;
+    const std::string name = kSlotNames[slot];
+    if (block > limits.max_block_dims[slot]) over_limit(kernel, "block." + name, block, limits.max_block_dims[slot]);
+    if (grid > limits.max_grid_dims[slot]) over_limit(kernel, "grid." + name, grid, limits.max_grid_dims[slot]);
+  }
+  if (geometry.threads_per_block() > limits.max_threads_per_block)
+    over_limit(kernel, "threads per block", geometry.threads_per_block(), limits.max_threads_per_block);
+  if (geometry.shared_bytes > limits.max_shared_bytes)
+    over_limit(kernel, "shared memory per block (bytes)", geometry.shared_bytes, limits.max_shared_bytes);
+  return !empty;
+}
+
+void PendingKernels::add(const std::string& kernel) {
+  std::lock_guard lock(mutex_);
+  if (names_.size() == kKept) names_.erase(names_.begin());
+  names_.push_back(kernel);
+  ++count_;
+}
+
+void PendingKernels::clear() {
+  std::lock_guard lock(mutex_);
+  names_.clear();
+  count_ = 0;
+}
+
+std::string PendingKernels::describe() const {
+  std::lock_guard lock(mutex_);
+  if (count_ == 0) return "";
+  std::string out = "kernels enqueued since the last synchronization: ";
+  if (count_ > names_.size()) out += std::to_string(count_ - names_.size()) + " earlier, then ";
+  for (std::size_t k = 0; k < names_.size(); ++k) out += (k == 0 ? "" : ", ") + names_[k];
+  return out;
+}
+
+}  // namespace cannl::backends::gpu

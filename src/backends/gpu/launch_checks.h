@@ -1,0 +1,40 @@
+#pragma once
+// What both GPU devices check before enqueueing a kernel, so that a bad launch is a named cannl
+// error and never a driver's opaque failure (or, on OpenCL, a silently clamped work size).
+//
+//   if (!launchable(geometry, device.limits(), "add_k0")) return;   // an empty grid
+//   PendingKernels pending;  pending.add("add_k0");  ...  pending.describe()
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cannl/ir/kernel_geometry.h"
+#include "cannl/ir/target.h"
+
+namespace cannl::backends::gpu {
+
+/// Whether `geometry` launches any thread: false when a slot has extent 0. Throws
+/// RuntimeUsageError naming `kernel` and the limit when it exceeds `limits` (threads per block,
+/// a block or grid dimension, shared memory), InternalError for a negative extent.
+///   launchable({.grid = {4, 1, 1}, .block = {2048, 1, 1}}, h200, "k")  // throws: 2048 > 1024
+bool launchable(const ir::KernelGeometry& geometry, const ir::GpuLimits& limits, const std::string& kernel);
+
+/// The kernels enqueued since the queue last drained, for naming the culprit when a later call
+/// reports that one failed (a kernel's fault surfaces at the next synchronizing call).
+class PendingKernels {
+ public:
+  void add(const std::string& kernel);
+  void clear();
+  /// "kernels enqueued since the last synchronization: add_k0, mul_k1" ("" when none).
+  std::string describe() const;
+
+ private:
+  static constexpr std::size_t kKept = 8;
+  mutable std::mutex mutex_;
+  std::vector<std::string> names_;  // the last kKept
+  std::size_t count_ = 0;
+};
+
+}  // namespace cannl::backends::gpu

@@ -1,0 +1,72 @@
+// The GPU dialects' shared renderings (gpu_dialect.h).
+#include "codegen/gpu/gpu_dialect.h"
+
+#include <utility>
+
+#include "cannl/support/error.h"
+#include "codegen/clike/body_printer.h"
+#include "codegen/clike/prelude.h"
+
+namespace cannl::codegen {
+
+std::string integer_limit_macros() {
+  std::string out;
+  for (const auto& [name, value] :
+       {std::pair{"INT32_MIN", "(-2147483647 - 1)"}, {"INT32_MAX", "2147483647"}, {"UINT32_MAX", "4294967295u"},
+        {"INT64_MIN", "(-9223372036854775807LL - 1)"}, {"INT64_MAX", "9223372036854775807LL"},
+        {"UINT64_MAX", "18446744073709551615ULL"}, {"UINT8_MAX", "255"}}) {
+    out += std::string("#ifndef ") + name + "\n#define " + name + " " + value + "\n#endif\n";
+  }
+  return out;
+}
+
+void GpuDialect::append_bitcast_helpers(std::vector<PreludeHelper>& out) const {
+  auto helper = [&](const std::string& name, const std::string& ret, const std::string& arg, const std::string& fn) {
+    out.push_back({name, "$P " + ret + " " + name + "(" + arg + " x) { return " + fn + "(x); }\n", {}});
+  };
+  helper("cannl_bits_of_f32", "int32_t", "float", f32_bits_fn());
+  helper("cannl_f32_of_bits", "float", "int32_t", bits_f32_fn());
+  helper("cannl_bits_of_f64", "int64_t", "double", f64_bits_fn());
+  helper("cannl_f64_of_bits", "double", "int64_t", bits_f64_fn());
+}
+
+std::string GpuDialect::zero_out(const std::string& ident, std::int64_t elements, std::size_t) const {
+  // Reached only inside a kernel's own loops (fission makes a top-level zeroing a device memset).
+  return "for (int64_t z = 0; z < " + std::to_string(elements) + "; ++z) " + ident + "[z] = 0;";
+}
+
+void GpuDialect::print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const {
+  bind_hardware_index(p, f, name, /*grid=*/true);
+}
+
+void GpuDialect::print_workgroup(BodyPrinter& p, const ir::For& f, const std::string& name) const {
+  bind_hardware_index(p, f, name, /*grid=*/false);
+}
+
+void GpuDialect::bind_hardware_index(BodyPrinter& p, const ir::For& f, const std::string& name, bool grid) const {
+  const ir::KernelGeometry* g = p.geometry();
+  internal_check(g != nullptr, "codegen: a Grid or Workgroup loop outside a GPU kernel");
+  const auto slot_it = g->slot_of.find(f.index.id);
+  internal_check(slot_it != g->slot_of.end() && f.begin == 0,
+                 "codegen: annotated loop without a slot in the kernel's geometry");
+  const int slot = slot_it->second;
+  const std::int64_t launched = (grid ? g->grid : g->block)[static_cast<std::size_t>(slot)];
+  p.line("{");
+  p.indent();
+  p.line("const int64_t " + name + " = (int64_t)" + (grid ? block_index(slot) : thread_index(slot)) + ";");
+  // Other loops of the kernel share the slot at a larger extent: this one's surplus does nothing.
+  const bool guarded = f.end < launched;
+  if (guarded) {
+    p.line("if (" + name + " < " + std::to_string(f.end) + ") {");
+    p.indent();
+  }
+  p.stmt(f.body);
+  if (guarded) {
+    p.dedent();
+    p.line("}");
+  }
+  p.dedent();
+  p.line("}");
+}
+
+}  // namespace cannl::codegen

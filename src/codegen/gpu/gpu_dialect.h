@@ -1,0 +1,41 @@
+#pragma once
+// What the GPU dialects (CUDA C, OpenCL C; HIP and Metal next) share over the C-family printer:
+// kernels are `void` functions taking every buffer they touch, annotated loops bind hardware
+// indices instead of looping, and buffers are zeroed by loops (no memset in device code).
+//  * A Grid loop binds its index to the block index of its slot, a Workgroup loop to the thread
+//    index of its slot (ir::kernel_geometry); a loop shorter than its slot's launch extent runs
+//    its body under `if (index < end)`.
+//  * Bit casts use the dialect's intrinsics; math functions keep their C names (OpenCL maps them).
+// A dialect spells only the hardware indices, qualifiers, types and the barrier.
+
+#include <string>
+
+#include "cannl/codegen/clike_printer.h"
+
+namespace cannl::codegen {
+
+/// The <stdint.h> limit macros the prelude uses, for dialects without the header (each guarded).
+std::string integer_limit_macros();
+
+class GpuDialect : public CLikePrinter {
+ public:
+  /// The block (`blockIdx.x`) and thread (`threadIdx.x`) index of slot 0, 1 or 2.
+  virtual std::string block_index(int slot) const = 0;
+  virtual std::string thread_index(int slot) const = 0;
+  /// The four bit casts, each as `(<argument>)` applied to a function or macro name.
+  virtual std::string f32_bits_fn() const = 0;  // float -> int32_t
+  virtual std::string bits_f32_fn() const = 0;  // int32_t -> float
+  virtual std::string f64_bits_fn() const = 0;  // double -> int64_t
+  virtual std::string bits_f64_fn() const = 0;  // int64_t -> double
+
+  bool returns_status() const override { return false; }
+  void append_bitcast_helpers(std::vector<PreludeHelper>& out) const override;
+  std::string zero_out(const std::string& ident, std::int64_t elements, std::size_t bytes) const override;
+  void print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
+  void print_workgroup(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
+
+ private:
+  void bind_hardware_index(BodyPrinter& p, const ir::For& f, const std::string& name, bool grid) const;
+};
+
+}  // namespace cannl::codegen

@@ -1,0 +1,58 @@
+// OpenCL C 1.2: `__kernel` functions with the required work-group size, `__global` restrict
+// pointers, fixed-width integer typedefs, doubles (cl_khr_fp64), no contraction, and the C math
+// names mapped to OpenCL's overloaded built-ins.
+#include "codegen/gpu/gpu_dialect.h"
+
+namespace cannl::codegen {
+
+class OpenClDialect final : public GpuDialect {
+ public:
+  std::string function_prefix() const override { return "__kernel"; }
+  std::string helper_prefix() const override { return "static inline"; }
+  std::string pointer_param(const std::string& type, const std::string& ident) const override {
+    return "__global " + type + " *restrict " + ident;
+  }
+  std::string prelude_header() const override {
+    // FP_CONTRACT OFF: OpenCL may otherwise fuse a*b+c into one rounding where the IR has two.
+    std::string h =
+        "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#pragma OPENCL FP_CONTRACT OFF\n"
+        "typedef char int8_t;\ntypedef uchar uint8_t;\ntypedef short int16_t;\ntypedef ushort uint16_t;\n"
+        "typedef int int32_t;\ntypedef uint uint32_t;\ntypedef long int64_t;\ntypedef ulong uint64_t;\n";
+    // The f32 spellings of libm (OpenCL's built-ins are overloaded on the argument type).
+    for (const char* fn : {"exp", "log", "exp2", "log2", "sin", "cos", "sqrt", "trunc", "tanh", "pow", "fmod",
+                           "fma", "ldexp", "fabs"}) {
+      h += std::string("#define ") + fn + "f " + fn + "\n";
+    }
+    return h + integer_limit_macros();
+  }
+  std::set<std::string> reserved_words() const override {
+    auto words = CLikePrinter::reserved_words();
+    for (const char* w : {"kernel", "global", "local", "constant", "private", "half", "uchar", "ushort", "uint",
+                          "ulong", "float2", "float4", "int2", "int4", "barrier", "get_group_id", "get_local_id",
+                          "signed", "unsigned", "min", "max", "read_only", "write_only", "image2d_t", "sampler_t"}) {
+      words.insert(w);
+    }
+    return words;
+  }
+  std::string kernel_head(const std::string& name, const ir::KernelGeometry& g) const override {
+    return "__kernel __attribute__((reqd_work_group_size(" + std::to_string(g.block[0]) + ", " +
+           std::to_string(g.block[1]) + ", " + std::to_string(g.block[2]) + "))) void " + name;
+  }
+  std::string block_index(int slot) const override { return "get_group_id(" + std::to_string(slot) + ")"; }
+  std::string thread_index(int slot) const override { return "get_local_id(" + std::to_string(slot) + ")"; }
+  std::string f32_bits_fn() const override { return "as_int"; }
+  std::string bits_f32_fn() const override { return "as_float"; }
+  std::string f64_bits_fn() const override { return "as_long"; }
+  std::string bits_f64_fn() const override { return "as_double"; }
+  std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"; }
+  std::string shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const override {
+    return "__local " + type + " " + ident + "[" + std::to_string(elements) + "];";
+  }
+};
+
+const CLikePrinter& opencl_dialect() {
+  static const OpenClDialect dialect;
+  return dialect;
+}
+
+}  // namespace cannl::codegen

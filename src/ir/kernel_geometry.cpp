@@ -1,0 +1,74 @@
+// Launch geometry of a GPU kernel (kernel_geometry.h): slots by position, extents by maximum.
+#include "cannl/ir/kernel_geometry.h"
+
+#include <algorithm>
+#include <string>
+
+#include "cannl/support/error.h"
+
+namespace cannl::ir {
+
+namespace {
+
+bool is_grid(AxisType a) { return a == AxisType::Grid; }
+bool is_block(AxisType a) { return a == AxisType::Workgroup || a == AxisType::WorkgroupReduce; }
+
+// Walks the kernel; returns, for the statement, how many Grid and block loops the deepest path
+// under it holds (its "height" per kind), after recording the slots of the loops inside it.
+struct Heights {
+  int grid = 0, block = 0;
+};
+
+class GeometryWalker {
+ public:
+  explicit GeometryWalker(KernelGeometry& g) : g_(g) {}
+
+  Heights walk(const StmtRef& s) {
+    if (!s) return {};
+    return std::visit([&](const auto& node) { return visit(node); }, s->node);
+  }
+
+ private:
+  Heights visit(const Seq& s) {
+    Heights h;
+    for (const auto& c : s.stmts) {
+      const Heights ch = walk(c);
+      h.grid = std::max(h.grid, ch.grid);
+      h.block = std::max(h.block, ch.block);
+    }
+    return h;
+  }
+  Heights visit(const If& s) { return walk(s.body); }
+  Heights visit(const For& f) {
+    Heights h = walk(f.body);
+    const bool grid = is_grid(f.axis), block = is_block(f.axis);
+    if (!grid && !block) return h;
+    const int slot = grid ? h.grid : h.block;
+    internal_check(slot < 3, "kernel geometry: more than three " + std::string(grid ? "Grid" : "Workgroup") +
+                                 " loops nest around one statement");
+    internal_check(f.begin == 0, "kernel geometry: annotated loop does not start at 0");
+    auto& dims = grid ? g_.grid : g_.block;
+    dims[static_cast<std::size_t>(slot)] = std::max(dims[static_cast<std::size_t>(slot)], f.end);
+    g_.slot_of[f.index.id] = slot;
+    (grid ? h.grid : h.block) = slot + 1;
+    return h;
+  }
+  // A tile's fallback is what a GPU runs (no GPU micro-kernel), so its loops count.
+  Heights visit(const TileMma& t) { return walk(t.fallback); }
+  template <typename Other>
+  Heights visit(const Other&) {
+    return {};
+  }
+
+  KernelGeometry& g_;
+};
+
+}  // namespace
+
+KernelGeometry kernel_geometry(const StmtRef& body) {
+  KernelGeometry g;
+  GeometryWalker(g).walk(body);
+  return g;
+}
+
+}  // namespace cannl::ir

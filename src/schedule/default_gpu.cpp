@@ -1,0 +1,245 @@
+// The default GPU schedule (see default_gpu.h). Per top-level nest: the chain of provably
+// parallel loops from its top (each loop the whole body of the one before, so Grid loops never
+// sit under a serial loop), reordered so a loop contiguous in a written node is innermost, then
+// the first plan that fits the device: the loops above the chosen thread loop become Grid (slot
+// 0 innermost), the thread loop Workgroup (split by the block size when longer: outer Grid,
+// inner Workgroup), and a short thread loop takes a second thread dimension from the loop above.
+#include "cannl/schedule/default_gpu.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "cannl/ir/tree_mapper.h"
+#include "cannl/schedule/legality.h"
+#include "cannl/schedule/transforms.h"
+#include "cannl/support/error.h"
+#include "schedule/loop_tree.h"
+#include "schedule/parallel_loops.h"
+
+namespace cannl::schedule {
+
+namespace {
+
+using detail::flatten_seq;
+
+std::int64_t extent_of(const ir::For& f) { return f.end - f.begin; }
+
+// A device limit; 0 (unknown) does not limit.
+std::int64_t limit_of(std::int64_t value) { return value > 0 ? value : std::numeric_limits<std::int64_t>::max(); }
+
+std::int64_t clamped_block(const GpuScheduleOptions& o) {
+  return std::max<std::int64_t>(1, std::min({o.block_size, limit_of(o.target.gpu.max_threads_per_block),
+                                             limit_of(o.target.gpu.max_block_dims[0])}));
+}
+
+const ir::For* loop_at(const ir::LoweredRoutine& r, ir::Symbol s) {
+  const auto site = detail::find_loop(r.body, s);
+  return site ? site->loop : nullptr;
+}
+
+// Whether some store under loop `s` moves contiguously with it (consecutive threads then write
+// consecutive cells: coalesced on every GPU).
+bool contiguous_store(const ir::For& f) {
+  bool found = false;
+  ir::for_each_stmt(f.body, [&](const ir::Stmt& x) {
+    if (const auto* set = std::get_if<ir::Set>(&x.node)) found = found || ir::contiguous_in(set->index, f.index);
+  });
+  return found;
+}
+
+// One way of mapping a nest's parallel chain onto the launch: the transforms and the extents of
+// the Grid slots they make, innermost (slot 0) first.
+struct Plan {
+  std::vector<Transform> steps;
+  std::vector<std::int64_t> grid_extents;
+  std::int64_t parallel = 1;  // iterations the annotated loops share out
+};
+
+class GpuScheduler {
+ public:
+  GpuScheduler(const ir::LoweredRoutine& r, const GpuScheduleOptions& o)
+      : routine_(r), options_(o), block_(clamped_block(o)) {}
+
+  ir::LoweredRoutine run() {
+    // The nests' tops first: each nest's transforms address its own loops only.
+    std::vector<ir::Symbol> tops;
+    for (const auto& s : flatten_seq(routine_.body))
+      if (const auto* f = std::get_if<ir::For>(&s->node)) tops.push_back(f->index);
+    for (const ir::Symbol top : tops) schedule_nest(top);
+    return routine_;
+  }
+
+ private:
+  ir::LoweredRoutine routine_;
+  const GpuScheduleOptions& options_;
+  std::int64_t block_;
+
+  // The loops from `top` down, each the whole body of the one before, that may run in parallel
+  // (proven independent, not choosing a scatter's row), outermost first.
+  std::vector<ir::Symbol> parallel_chain(const ir::LoweredRoutine& r, ir::Symbol top) const {
+    const auto site = detail::find_loop(r.body, top);
+    if (!site || site->in_tile || site->in_local_scope || site->under_if || !site->enclosing.empty()) return {};
+    std::vector<ir::Symbol> chain;
+    for (const ir::For* f = site->loop; f != nullptr;) {
+      if (!detail::provably_parallel(r, *f, 1) || detail::drives_dynamic_write(site->stmt, f->index)) break;
+      chain.push_back(f->index);
+      const auto body = flatten_seq(f->body);
+      f = body.size() == 1 ? std::get_if<ir::For>(&body[0]->node) : nullptr;
+    }
+    return chain;
+  }
+
+  // `r` after the swaps, or nullopt when Swap refuses one. Swap alone may re-associate a
+  // reduction: callers keep the result only when the moved loops are then proven independent.
+  static std::optional<ir::LoweredRoutine> swapped(ir::LoweredRoutine r, const std::vector<Swap>& swaps) {
+    for (const Swap& s : swaps) {
+      try {
+        r = schedule::apply(r, s);
+      } catch (const ScheduleError&) {
+        return std::nullopt;
+      }
+    }
+    return r;
+  }
+
+  void schedule_nest(ir::Symbol top) {
+    std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
+    if (chain.empty()) return;
+    chain = contiguous_innermost(chain);
+    for (std::size_t w = chain.size(); w-- > 0;) {
+      const std::optional<Plan> plan = plan_for(chain, w);
+      if (!plan) continue;
+      if (plan->parallel < options_.min_parallel) return;  // fewer threads for smaller w
+      try {
+        routine_ = schedule::apply(routine_, plan->steps);
+      } catch (const ScheduleError&) {
+        // Every step is proven legal above; a refusal leaves the nest serial, never wrong.
+      }
+      return;
+    }
+  }
+
+  // The perfect nest under `top` with its cell loops (those every store's index mentions)
+  // moved above the others (reductions, a scatter's rows), each group in its order, when the
+  // cell loops are then a proven chain that shares out more iterations than `chain`. Every
+  // cell's updates then happen in one iteration of the chain, in the order of the loops below,
+  // which is kept: the same bits (db[o] += dy[b, o] becomes for o: for b).
+  std::vector<ir::Symbol> cells_outward(ir::Symbol top, const std::vector<ir::Symbol>& chain) {
+    ir::StmtRef leaf;
+    const std::vector<const ir::For*> nest = detail::perfect_nest(*loop_at(routine_, top), leaf);
+    std::vector<ir::Symbol> order, rest;
+    for (const ir::For* f : nest) (is_cell_loop(*nest.front(), f->index) ? order : rest).push_back(f->index);
+    const std::size_t cells = order.size();
+    if (cells == 0 || rest.empty()) return chain;
+    order.insert(order.end(), rest.begin(), rest.end());
+    const auto r = swapped(routine_, swaps_to(nest, order));
+    if (!r) return chain;
+    std::vector<ir::Symbol> moved = parallel_chain(*r, order.front());
+    if (moved.size() < cells || parallel_iterations(*r, moved) <= parallel_iterations(routine_, chain)) return chain;
+    routine_ = *r;
+    return moved;
+  }
+
+  static bool is_cell_loop(const ir::For& top, ir::Symbol s) {
+    bool every = true;
+    ir::for_each_stmt(top.body, [&](const ir::Stmt& x) {
+      if (const auto* set = std::get_if<ir::Set>(&x.node)) every = every && ir::mentions(set->index, s);
+      if (const auto* d = std::get_if<ir::SetDynamic>(&x.node)) every = every && ir::mentions(d->index, s);
+      if (std::holds_alternative<ir::ZeroOut>(x.node) || std::holds_alternative<ir::TileMma>(x.node)) every = false;
+    });
+    return every;
+  }
+
+  // Adjacent swaps taking the perfect nest `nest` (outermost first) to `order`.
+  static std::vector<Swap> swaps_to(const std::vector<const ir::For*>& nest, const std::vector<ir::Symbol>& order) {
+    std::vector<ir::Symbol> current;
+    for (const ir::For* f : nest) current.push_back(f->index);
+    std::vector<Swap> swaps;
+    for (std::size_t p = 0; p < order.size(); ++p) {
+      std::size_t q = static_cast<std::size_t>(std::find(current.begin(), current.end(), order[p]) - current.begin());
+      for (; q > p; --q) {
+        swaps.push_back(Swap{current[q - 1], current[q]});
+        std::swap(current[q - 1], current[q]);
+      }
+    }
+    return swaps;
+  }
+
+  static std::int64_t parallel_iterations(const ir::LoweredRoutine& r, const std::vector<ir::Symbol>& chain) {
+    std::int64_t n = 1;
+    for (const ir::Symbol s : chain) n *= extent_of(*loop_at(r, s));
+    return chain.empty() ? 0 : n;
+  }
+
+  // The chain with its innermost loop contiguous in a written node moved innermost, when the
+  // whole reordered chain is then proven: two distinct iterations of a proven chain touch no
+  // written cell in common (they differ first at some loop, which is proven independent with
+  // the loops inside it free), so any order of them computes the same bits.
+  std::vector<ir::Symbol> contiguous_innermost(const std::vector<ir::Symbol>& chain) {
+    std::size_t k = chain.size();
+    for (std::size_t m = chain.size(); m-- > 0;) {
+      const ir::For& f = *loop_at(routine_, chain[m]);
+      if (extent_of(f) >= 2 && contiguous_store(f)) { k = m; break; }
+    }
+    if (k + 1 >= chain.size()) return chain;
+    std::vector<Swap> swaps;
+    for (std::size_t m = k + 1; m < chain.size(); ++m) swaps.push_back(Swap{chain[k], chain[m]});
+    std::vector<ir::Symbol> order = chain;
+    order.erase(order.begin() + static_cast<std::ptrdiff_t>(k));
+    order.push_back(chain[k]);
+    const auto r = swapped(routine_, swaps);
+    if (!r || parallel_chain(*r, order.front()) != order) return chain;
+    routine_ = *r;
+    return order;
+  }
+
+  // chain[0 .. w) Grid, chain[w] the threads; nullopt when the Grid slots do not fit.
+  std::optional<Plan> plan_for(const std::vector<ir::Symbol>& chain, std::size_t w) const {
+    Plan plan;
+    std::vector<const ir::For*> loops;
+    for (std::size_t m = 0; m <= w; ++m) {
+      loops.push_back(loop_at(routine_, chain[m]));
+      plan.parallel *= extent_of(*loops.back());
+    }
+    const ir::For& threads = *loops[w];
+    std::size_t grid_loops = w;  // chain[0 .. grid_loops) retyped Grid
+    if (extent_of(threads) > block_) {
+      plan.steps.push_back(split(threads.index, block_, ir::AxisType::Grid, ir::AxisType::Workgroup));
+      plan.grid_extents.push_back((extent_of(threads) + block_ - 1) / block_);
+    } else {
+      plan.steps.push_back(Retype{threads.index, ir::AxisType::Workgroup});
+      if (w > 0) second_thread_dimension(*loops[w - 1], extent_of(threads), plan, grid_loops);
+    }
+    for (std::size_t m = grid_loops; m-- > 0;) {
+      plan.steps.push_back(Retype{loops[m]->index, ir::AxisType::Grid});
+      plan.grid_extents.push_back(extent_of(*loops[m]));
+    }
+    if (plan.grid_extents.size() > 3) return std::nullopt;
+    for (std::size_t slot = 0; slot < plan.grid_extents.size(); ++slot)
+      if (plan.grid_extents[slot] > limit_of(options_.target.gpu.max_grid_dims[slot])) return std::nullopt;
+    return plan;
+  }
+
+  // A thread loop shorter than half a block shares the block with the loop above it (threads
+  // .y): that loop split so a block holds about block_size threads, its outer part the Grid.
+  void second_thread_dimension(const ir::For& above, std::int64_t x, Plan& plan, std::size_t& grid_loops) const {
+    const std::int64_t y = std::min({block_ / x, extent_of(above), limit_of(options_.target.gpu.max_block_dims[1])});
+    if (y < 2) return;
+    --grid_loops;
+    if (y == extent_of(above)) {
+      plan.steps.push_back(Retype{above.index, ir::AxisType::Workgroup});
+      return;
+    }
+    plan.steps.push_back(split(above.index, y, ir::AxisType::Grid, ir::AxisType::Workgroup));
+    plan.grid_extents.push_back((extent_of(above) + y - 1) / y);
+  }
+};
+
+}  // namespace
+
+ir::LoweredRoutine default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options) {
+  return GpuScheduler(routine, options).run();
+}
+
+}  // namespace cannl::schedule

@@ -1,0 +1,350 @@
+// Kernel fission (see fission.h). The top-level statements are walked in order, growing one
+// open kernel: a statement joins it when both are serial (one thread runs them in order), or
+// both parallel and kernel_sharing proves every dependency on the open kernel's statements
+// block-local (a workgroup barrier goes before it when threads of a block must see each
+// other's cells), the merged launch still fits the device and every write of the merged
+// kernel stays under loops of every active hardware slot (a statement binding fewer slots than
+// the kernel gets extent-1 loops on the others). Anything else closes the kernel.
+//
+// Scalar locals the optimizer hoisted to the top level (DeclareLocal and the statements setting
+// it, writing no node: opt/hoist.cpp) are no launches of their own: they are replicated at the
+// start of every kernel using them, each thread computing its own copy. That keeps their value:
+// hoisting leaves the nodes they read unwritten from their place to their last user, and a
+// definition reading a node the open kernel writes closes that kernel first.
+#include "cannl/schedule/fission.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "cannl/ir/tree_mapper.h"
+#include "cannl/support/error.h"
+#include "schedule/access_relations.h"
+#include "schedule/kernel_sharing.h"
+#include "schedule/loop_tree.h"
+#include "schedule/schedule_error.h"
+
+namespace cannl::schedule {
+
+namespace {
+
+using detail::Sharing;
+
+bool is_write(const ir::Stmt& s) {
+  return std::holds_alternative<ir::Set>(s.node) || std::holds_alternative<ir::SetDynamic>(s.node) ||
+         std::holds_alternative<ir::TileMma>(s.node) || std::holds_alternative<ir::ZeroOut>(s.node);
+}
+
+// The safety rule of annotated kernels (semantics-backend.md 8.1): every write sits under
+// annotated loops bound to every hardware slot the launch uses, or each thread of the other
+// slots would repeat it. "" when it holds, else the first offending write.
+class SlotCoverage {
+ public:
+  explicit SlotCoverage(const ir::KernelGeometry& g) : geometry_(g) {}
+
+  std::string first_uncovered(const ir::StmtRef& s) {
+    if (!s) return "";
+    if (is_write(*s)) return covered() ? "" : ir::print_stmt(s);
+    if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
+      for (const auto& x : q->stmts)
+        if (auto bad = first_uncovered(x); !bad.empty()) return bad;
+    } else if (const auto* i = std::get_if<ir::If>(&s->node)) {
+      return first_uncovered(i->body);
+    } else if (const auto* f = std::get_if<ir::For>(&s->node)) {
+      const auto slot = geometry_.slot_of.find(f->index.id);
+      const bool hardware = slot != geometry_.slot_of.end();
+      if (hardware) bound_.push_back({f->axis == ir::AxisType::Grid, slot->second});
+      auto bad = first_uncovered(f->body);
+      if (hardware) bound_.pop_back();
+      return bad;
+    }
+    return "";  // locals and barriers write no node
+  }
+
+ private:
+  const ir::KernelGeometry& geometry_;
+  std::vector<std::pair<bool, int>> bound_;  // (grid?, slot) of the annotated loops around
+
+  bool covered() const {
+    for (int slot = 0; slot < 3; ++slot) {
+      for (const bool grid : {true, false}) {
+        const std::int64_t launched = grid ? geometry_.grid[slot] : geometry_.block[slot];
+        if (launched > 1 && std::find(bound_.begin(), bound_.end(), std::pair{grid, slot}) == bound_.end()) return false;
+      }
+    }
+    return true;
+  }
+};
+
+std::string first_uncovered_write(const ir::StmtRef& body, const ir::KernelGeometry& g) {
+  return SlotCoverage(g).first_uncovered(body);
+}
+
+bool within_limits(const ir::KernelGeometry& g, const ir::GpuLimits& limits) {
+  if (g.threads_per_block() > limits.max_threads_per_block || g.shared_bytes > limits.max_shared_bytes) return false;
+  for (std::size_t d = 0; d < 3; ++d)
+    if (g.block[d] > limits.max_block_dims[d] || g.grid[d] > limits.max_grid_dims[d]) return false;
+  return true;
+}
+
+// The ids of the locals a statement declares, sets or reads.
+std::set<int> locals_of(const ir::StmtRef& s) {
+  std::set<int> out;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    if (const auto* l = std::get_if<ir::SetLocal>(&x.node)) out.insert(l->scope_id);
+    if (const auto* d = std::get_if<ir::DeclareLocal>(&x.node)) out.insert(d->scope_id);
+  });
+  ir::for_each_scalar(s, [&](const ir::Scalar& x) {
+    if (const auto* g = std::get_if<ir::GetLocal>(&x.node)) out.insert(g->scope_id);
+  });
+  return out;
+}
+
+// The ids of the nodes a statement writes (`write`) or reads.
+std::set<int> nodes_accessed(const ir::StmtRef& s, bool write) {
+  std::set<int> out;
+  for (const auto& a : detail::collect_accesses(s).accesses)
+    if (a.write == write) out.insert(a.node->id);
+  return out;
+}
+
+bool intersects(const std::set<int>& a, const std::set<int>& b) {
+  return std::any_of(a.begin(), a.end(), [&](int x) { return b.contains(x); });
+}
+
+ir::StmtRef body_of(const std::vector<ir::StmtRef>& stmts) {
+  return stmts.size() == 1 ? stmts.front() : ir::seq(stmts);
+}
+
+// How many Grid and thread slots a statement's loops bind (the deepest path's counts).
+std::pair<int, int> slot_heights(const ir::StmtRef& s) {
+  const ir::KernelGeometry own = ir::kernel_geometry(s);
+  int grid = 0, threads = 0;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    const auto* f = std::get_if<ir::For>(&x.node);
+    const auto slot = f ? own.slot_of.find(f->index.id) : own.slot_of.end();
+    if (slot == own.slot_of.end()) return;
+    int& height = f->axis == ir::AxisType::Grid ? grid : threads;
+    height = std::max(height, slot->second + 1);
+  });
+  return {grid, threads};
+}
+
+// The slots a launch uses: up to its highest one with more than one block (thread).
+int used_slots(const std::array<std::int64_t, 3>& dims) {
+  for (int k = 2; k >= 0; --k)
+    if (dims[static_cast<std::size_t>(k)] > 1) return k + 1;
+  return 0;
+}
+
+// The kernel's statements, each under extent-1 Grid (Workgroup) loops binding the used slots
+// above its own: a statement with fewer hardware dimensions than the kernel then runs in the
+// first block (thread) along each of the others only, instead of once in every one.
+std::vector<ir::StmtRef> padded(std::vector<ir::StmtRef> stmts, const ir::KernelGeometry& kernel) {
+  for (auto& s : stmts) {
+    auto [grid, threads] = slot_heights(s);
+    if (grid == 0 && threads == 0) continue;  // barriers
+    for (; threads < used_slots(kernel.block); ++threads)
+      s = ir::for_loop(ir::fresh_symbol(), 0, 1, s, ir::AxisType::Workgroup);
+    for (; grid < used_slots(kernel.grid); ++grid) s = ir::for_loop(ir::fresh_symbol(), 0, 1, s, ir::AxisType::Grid);
+  }
+  return stmts;
+}
+
+// `stmts` padded to their kernel's slots, as one body.
+ir::StmtRef kernel_body(const std::vector<ir::StmtRef>& stmts) {
+  return body_of(padded(stmts, ir::kernel_geometry(body_of(stmts))));
+}
+
+class Fission {
+ public:
+  Fission(const ir::LoweredRoutine& r, const ir::Target& t, bool enabled) : routine_(r), target_(t), enabled_(enabled) {}
+
+  std::vector<Segment> run() {
+    for (const auto& s : ir::flatten_seq(routine_.body)) add(s);
+    close();
+    return std::move(segments_);
+  }
+
+ private:
+  const ir::LoweredRoutine& routine_;
+  const ir::Target& target_;
+  bool enabled_;
+  std::vector<Segment> segments_;
+  // The open kernel: its statements (barriers included), the top-level statements among them.
+  std::vector<ir::StmtRef> open_, members_;
+  std::vector<detail::StatementFacts> member_facts_;  // of the parallel members
+  // The most blocks and threads per block any member asks for on its own.
+  std::int64_t largest_blocks_ = 0, largest_block_ = 0;
+  bool open_serial_ = false;
+  // Locals declared at the top level, and the statements defining them, in order.
+  std::set<int> top_locals_;
+  std::vector<ir::StmtRef> definitions_;
+
+  bool defines_top_local(const ir::StmtRef& s) const {
+    return intersects(locals_of(s), top_locals_) && nodes_accessed(s, true).empty() &&
+           ir::kernel_geometry(s).serial();
+  }
+  // Whether the open kernel (or a local definition it may replicate) accesses node `id`.
+  bool touched_by_open(int id) const {
+    const auto touches = [&](const ir::StmtRef& x) {
+      return nodes_accessed(x, true).contains(id) || nodes_accessed(x, false).contains(id);
+    };
+    return std::any_of(members_.begin(), members_.end(), touches) ||
+           std::any_of(definitions_.begin(), definitions_.end(), touches);
+  }
+  std::set<int> written_by_open() const {
+    std::set<int> out;
+    for (const auto& m : members_) out.merge(nodes_accessed(m, true));
+    return out;
+  }
+  // The definitions of the top-level locals `stmts` use, and of the locals those use, in order.
+  std::vector<ir::StmtRef> definitions_for(const std::vector<ir::StmtRef>& stmts) const {
+    std::set<int> needed;
+    for (const auto& s : stmts)
+      for (int id : locals_of(s))
+        if (top_locals_.contains(id)) needed.insert(id);
+    std::vector<bool> taken(definitions_.size(), false);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (std::size_t k = 0; k < definitions_.size(); ++k) {
+        if (taken[k] || !intersects(locals_of(definitions_[k]), needed)) continue;
+        taken[k] = grew = true;
+        needed.merge(locals_of(definitions_[k]));
+      }
+    }
+    std::vector<ir::StmtRef> out;
+    for (std::size_t k = 0; k < definitions_.size(); ++k)
+      if (taken[k]) out.push_back(definitions_[k]);
+    return out;
+  }
+
+  void add(const ir::StmtRef& s) {
+    if (std::holds_alternative<ir::Comment>(s->node)) return;
+    if (const auto* d = std::get_if<ir::DeclareLocal>(&s->node)) top_locals_.insert(d->scope_id);
+    if (defines_top_local(s)) {
+      if (intersects(nodes_accessed(s, false), written_by_open())) close();
+      definitions_.push_back(s);
+      return;
+    }
+    if (const auto* z = std::get_if<ir::ZeroOut>(&s->node)) {
+      // A memset of a node the open kernel does not touch goes before it: the statements after
+      // the ZeroOut may still join the kernel (an accumulation after its zeroing).
+      if (!enabled_ || touched_by_open(z->node->id)) close();
+      Segment zero;
+      zero.kind = Segment::Kind::Zero;
+      zero.zeroed = z->node;
+      segments_.push_back(std::move(zero));
+      return;
+    }
+    const ir::KernelGeometry own = ir::kernel_geometry(s);
+    const bool serial = own.serial();
+    detail::StatementFacts facts = serial ? detail::StatementFacts{} : detail::statement_facts(s);
+    if (open_.empty() || !enabled_ || serial != open_serial_ || !(serial || join(s, facts, own))) {
+      close();
+      open_serial_ = serial;
+    }
+    open_.push_back(s);
+    members_.push_back(s);
+    member_facts_.push_back(std::move(facts));
+    largest_blocks_ = std::max(largest_blocks_, own.blocks());
+    largest_block_ = std::max(largest_block_, own.threads_per_block());
+  }
+
+  // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
+  bool join(const ir::StmtRef& s, const detail::StatementFacts& facts, const ir::KernelGeometry& own) {
+    Sharing need = Sharing::Free;
+    for (const auto& earlier : member_facts_) {
+      need = std::max(need, detail::kernel_sharing(routine_, earlier, facts));
+      if (need == Sharing::Separate) return false;
+    }
+    std::vector<ir::StmtRef> merged = open_;
+    if (need == Sharing::WithBarrier) merged.push_back(ir::barrier());
+    merged.push_back(s);
+    const ir::StmtRef body = kernel_body(merged);
+    const ir::KernelGeometry g = ir::kernel_geometry(body);
+    if (!within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty()) return false;
+    // Merged statements with different shapes leave threads and blocks idle: no block may grow
+    // (idle threads hold the multiprocessor's slots), and at most twice the blocks of the largest.
+    if (g.threads_per_block() > std::max(largest_block_, own.threads_per_block()) ||
+        g.blocks() > 2 * std::max(largest_blocks_, own.blocks()))
+      return false;
+    if (need == Sharing::WithBarrier) open_.push_back(merged[merged.size() - 2]);
+    return true;
+  }
+
+  void close() {
+    if (open_.empty()) return;
+    Segment kernel;
+    std::vector<ir::StmtRef> stmts = definitions_for(open_);
+    const ir::StmtRef body = kernel_body(open_);
+    const std::vector<ir::StmtRef> own = ir::flatten_seq(body);
+    stmts.insert(stmts.end(), own.begin(), own.end());
+    kernel.body = body_of(stmts);
+    kernel.geometry = ir::kernel_geometry(kernel.body);
+    segments_.push_back(std::move(kernel));
+    open_.clear();
+    members_.clear();
+    member_facts_.clear();
+    largest_blocks_ = largest_block_ = 0;
+  }
+};
+
+// The first loop of a kernel's body in preorder (what a message names), or a symbol of none.
+ir::Symbol first_loop(const ir::StmtRef& body) {
+  const auto loops = detail::canonical_loops(body);
+  return loops.empty() ? ir::Symbol{} : loops.front();
+}
+
+}  // namespace
+
+std::vector<Segment> fission(const ir::LoweredRoutine& routine, const ir::Target& target, bool enabled) {
+  internal_check(target.gpu.max_threads_per_block > 0,
+                 "fission of routine '" + routine.name + "': target " + target.backend + " is no GPU");
+  std::vector<Segment> segments = Fission(routine, target, enabled).run();
+  for (const Segment& s : segments) {
+    if (s.kind != Segment::Kind::Kernel) continue;
+    check_hardware_limits(s, target);
+    const std::string bad = first_uncovered_write(s.body, s.geometry);
+    if (!bad.empty())
+      throw InternalError("fission of routine '" + routine.name + "': a kernel's write is not under loops of every " +
+                          "active hardware slot (every thread of the others would repeat it): " + bad +
+                          "\n" + ir::print_stmt(s.body));
+  }
+  return segments;
+}
+
+void check_hardware_limits(const Segment& segment, const ir::Target& target) {
+  if (segment.kind != Segment::Kind::Kernel) return;
+  const ir::KernelGeometry& g = segment.geometry;
+  const ir::GpuLimits& limits = target.gpu;
+  const ir::LoweredRoutine kernel{"kernel", segment.body, {}};
+  const ir::Symbol loop = first_loop(segment.body);
+  auto fail = [&](const std::string& what, std::int64_t value, const std::string& limit, std::int64_t bound,
+                  const std::string& fix) {
+    detail::throw_schedule_error(kernel, loop,
+                                 "check_hardware_limits: the kernel from loop " + detail::name_of(kernel, loop) +
+                                     " on target " + target.backend,
+                                 what + " " + std::to_string(value) + " exceeds the device's " + limit + " of " +
+                                     std::to_string(bound),
+                                 fix);
+  };
+  static const char* const kDims[] = {"x", "y", "z"};
+  const std::string smaller_block = "a smaller gpu_schedule_block_size, or Split the Workgroup loops";
+  if (g.threads_per_block() > limits.max_threads_per_block)
+    fail("threads per block", g.threads_per_block(), "max_threads_per_block", limits.max_threads_per_block,
+         smaller_block);
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (g.block[d] > limits.max_block_dims[d])
+      fail(std::string("block dimension ") + kDims[d], g.block[d], "max_block_dims", limits.max_block_dims[d],
+           smaller_block);
+    if (g.grid[d] > limits.max_grid_dims[d])
+      fail(std::string("grid dimension ") + kDims[d], g.grid[d], "max_grid_dims", limits.max_grid_dims[d],
+           "bind that Grid loop to slot x (the innermost Grid loop) or Split it over two Grid loops");
+  }
+  if (g.shared_bytes > limits.max_shared_bytes)
+    fail("workgroup-shared memory (bytes)", g.shared_bytes, "max_shared_bytes", limits.max_shared_bytes,
+         "smaller staged tiles");
+}
+
+}  // namespace cannl::schedule

@@ -1,0 +1,173 @@
+// The CUDA device on a mock driver (mock_cuda_driver.c, compiled here by the system C compiler):
+// the device's calls run on host memory, so the whole CUDA path (context and stream handling,
+// kernel parameters and geometry, zeroing, copies, events, NVRTC's cubin through the module
+// cache, releases) is checked on machines without a GPU. The mock counts every call a real
+// driver would reject; each test expects none, and nothing left alive at the end.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <thread>
+
+#include "backends/cc/compile_cache.h"
+#include "backends/gpu/cuda_device.h"
+#include "backends/gpu/device_checks.h"
+#include "backends/gpu/module_cache.h"
+#include "backends/gpu/nvrtc_api.h"
+#include "cannl/backends/backend.h"
+
+namespace cannl::test_gpu {
+namespace {
+
+using backends::gpu::CudaDriverApi;
+
+struct MockDriver {
+  std::shared_ptr<backends::cc::SharedLibrary> library;
+  const CudaDriverApi* api = nullptr;  // never freed: devices use it until they go
+  int (*errors)() = nullptr;
+  int (*live_objects)() = nullptr;
+  int (*launches)() = nullptr;
+};
+
+// The mock, built once per process; nullptr with the reason in `why` when it cannot be (no C
+// compiler, or no NVRTC to compile the kernels).
+const MockDriver* mock_or_reason(std::string& why) {
+  static const MockDriver* mock = nullptr;
+  static std::string failure;
+  if (mock == nullptr && failure.empty()) {
+    try {
+      backends::gpu::nvrtc_version();
+      const std::string source = files::read_file(CANNL_SOURCE_DIR "/tests/backends/gpu/mock_cuda_driver.c");
+      auto* built = new MockDriver;
+      built->library = backends::cc::load_or_compile("mock_cuda_driver", source);
+      built->api = new CudaDriverApi(CudaDriverApi::load({built->library->path()}));
+      built->errors = reinterpret_cast<int (*)()>(built->library->symbol("mock_errors"));
+      built->live_objects = reinterpret_cast<int (*)()>(built->library->symbol("mock_live_objects"));
+      built->launches = reinterpret_cast<int (*)()>(built->library->symbol("mock_launches"));
+      mock = built;
+    } catch (const BackendUnavailable& e) {
+      failure = e.what();
+    }
+  }
+  why = failure;
+  return mock;
+}
+
+class CudaOnAMockDriver : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    mock_ = mock_or_reason(why);
+    if (mock_ == nullptr) GTEST_SKIP() << why;
+    errors_before_ = mock_->errors();
+  }
+  void TearDown() override {
+    if (mock_ == nullptr) return;
+    EXPECT_EQ(mock_->errors() - errors_before_, 0) << "calls a real driver would reject";
+    EXPECT_EQ(mock_->live_objects(), 0) << "allocations, modules, events, streams or contexts not released";
+  }
+  std::shared_ptr<Device> open() { return backends::gpu::open_cuda_on(*mock_->api, 0); }
+
+  const MockDriver* mock_ = nullptr;
+  int errors_before_ = 0;
+};
+
+TEST_F(CudaOnAMockDriver, PassesTheDeviceChecks) {
+  auto device = open();
+  EXPECT_EQ(device->description().rfind("Mock GPU (sm_90), CUDA driver 13.0, NVRTC ", 0), 0u) << device->description();
+  EXPECT_EQ(device->limits().max_threads_per_block, 1024);
+  EXPECT_EQ(device->limits().max_grid_dims[1], 65535);
+  EXPECT_EQ(device->limits().max_shared_bytes, 49152);
+  EXPECT_EQ(device->limits().warp_size, 32);
+  check_buffers(*device);
+
+  const int launches = mock_->launches();
+  const fs::path cache = fresh_cache_dir("cuda_mock_hit");
+  auto first = check_axpy(*device, cuda_axpy_source(), cache);
+  EXPECT_FALSE(first->from_cache());
+  auto host = backends::make_interpreter_backend()->allocate(64);
+  check_launch_errors(*device, *first, *host);
+  auto other = open();
+  EXPECT_TRUE(check_axpy(*other, cuda_axpy_source(), cache)->from_cache());
+  EXPECT_EQ(mock_->launches(), launches + 2) << "an empty grid or a rejected launch reaches no driver";
+  EXPECT_THROW(other->launch(*first, 0, ir::KernelGeometry{}, {}), RuntimeUsageError) << "another device's module";
+}
+
+// Runs `call` on a thread of its own, which has no current context until the device makes one.
+void on_a_fresh_thread(const std::function<void()>& call) {
+  std::string failure;
+  std::thread worker([&] {
+    try {
+      call();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  worker.join();
+  EXPECT_EQ(failure, "");
+}
+
+TEST_F(CudaOnAMockDriver, EveryCallMakesTheContextCurrentOnItsThread) {
+  std::shared_ptr<Device> device;
+  std::unique_ptr<backends::Buffer> a, b, c;
+  std::shared_ptr<Module> module;
+  std::unique_ptr<backends::gpu::Event> event;
+  const std::vector<float> ones(35, 1.0f);
+  on_a_fresh_thread([&] { device = open(); });
+  on_a_fresh_thread([&] { a = device->allocate(35 * 4); });
+  on_a_fresh_thread([&] { b = device->allocate(35 * 4); });
+  on_a_fresh_thread([&] { c = device->allocate(35 * 4); });
+  on_a_fresh_thread([&] { a->write(bytes_of(ones)); });
+  on_a_fresh_thread([&] { device->copy(*b, *a); });
+  on_a_fresh_thread([&] { device->fill_zero(*c); });
+  on_a_fresh_thread([&] { module = device->load(cuda_axpy_source(), {"axpy2d"}, ""); });
+  on_a_fresh_thread([&] {
+    const std::vector<KernelArg> args{c.get(), a.get(), b.get(), std::int64_t{2}, std::int64_t{5}, std::int64_t{7}};
+    device->launch(*module, 0, {.grid = {2, 5, 1}, .block = {4, 1, 1}}, args);
+  });
+  on_a_fresh_thread([&] { event = device->record(); });
+  on_a_fresh_thread([&] { event->wait(); });
+  on_a_fresh_thread([&] { device->synchronize(); });
+  on_a_fresh_thread([&] { EXPECT_EQ(read_as<float>(*c), std::vector<float>(35, 3.0f)); });
+  on_a_fresh_thread([&] { event.reset(); });
+  on_a_fresh_thread([&] { module.reset(); });
+  on_a_fresh_thread([&] { a.reset(); });
+  on_a_fresh_thread([&] { b.reset(); });
+  on_a_fresh_thread([&] { c.reset(); });
+  on_a_fresh_thread([&] { device.reset(); });
+}
+
+TEST_F(CudaOnAMockDriver, OutOfMemoryIsAResourceError) {
+  auto device = open();
+  try {
+    device->allocate(std::size_t{1} << 41);
+    FAIL() << "expected ResourceError";
+  } catch (const ResourceError& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(CudaOnAMockDriver, AMissingKernelIsACompileError) {
+  auto device = open();
+  try {
+    device->load(cuda_axpy_source(), {"axpy2d", "absent"}, "");
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("no kernel absent"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(CudaOnAMockDriver, ACachedImageTheDriverRefusesIsCompiledAgain) {
+  auto device = open();
+  const fs::path cache = fresh_cache_dir("cuda_mock_refused");
+  // A verified entry holding what no driver loads (the key as CudaDevice::load makes it).
+  const auto entry = backends::gpu::module_cache_entry(cache, "axpy2d", "cubin",
+                                                       cuda_axpy_source() + "\n" + device->cache_tag());
+  backends::gpu::store_cached_module(entry, "not a cubin");
+  auto module = check_axpy(*device, cuda_axpy_source(), cache);
+  EXPECT_FALSE(module->from_cache());
+  EXPECT_TRUE(fs::exists(cache / "quarantine" / entry.file.filename()));
+  EXPECT_NE(backends::gpu::read_cached_module(entry), std::optional<std::string>("not a cubin"));
+}
+
+}  // namespace
+}  // namespace cannl::test_gpu

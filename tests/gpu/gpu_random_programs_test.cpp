@@ -1,0 +1,63 @@
+// The optimizer's random programs (tests/opt/program_generator.h) under the default GPU schedule
+// and kernel fission, compiled and run on the GPU backend: bitwise equal to the unscheduled
+// program on the reference interpreter. Small blocks (32 threads) and a low parallelism threshold
+// make the tiny generated nests use several blocks, guards and many kernels.
+#include <gtest/gtest.h>
+
+#include "backends/run_util.h"
+#include "cannl/ir/lower.h"
+#include "cannl/support/config.h"
+#include "gpu/gpu_test_util.h"
+#include "opt/program_generator.h"
+#include "schedule/schedule_test_util.h"
+
+namespace cannl {
+namespace {
+
+bool has_annotated_loop(const ir::StmtRef& s) {
+  if (const auto* f = std::get_if<ir::For>(&s->node)) {
+    return f->axis == ir::AxisType::Grid || f->axis == ir::AxisType::Workgroup || has_annotated_loop(f->body);
+  }
+  if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
+    for (const auto& c : q->stmts) {
+      if (has_annotated_loop(c)) return true;
+    }
+  }
+  if (const auto* i = std::get_if<ir::If>(&s->node)) return has_annotated_loop(i->body);
+  return false;
+}
+
+// One batch of `count` programs from `first_seed` concatenated into one routine.
+void check_batch(std::uint64_t first_seed, int count, bool fission) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  test_util::ConfigGuard guard;
+  config::set_override("gpu_schedule_min_parallel", "4");
+  config::set_override("gpu_schedule_block_size", "32");
+  config::set_override("schedule_fission", fission ? "true" : "false");
+  std::vector<opt::testing::GeneratedProgram> programs;
+  for (int k = 0; k < count; ++k) {
+    const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(k);
+    programs.push_back(opt::testing::generate_program(seed, "g" + std::to_string(seed) + "_"));
+  }
+  const ir::LoweredRoutine lowered = ir::lower(opt::testing::concatenate(programs).comp, "gpu_batch");
+  const ir::LoweredRoutine scheduled = gpu->default_schedule(lowered);
+  EXPECT_TRUE(has_annotated_loop(scheduled.body)) << "nothing was parallelized:\n" << ir::print_loop_ir(scheduled);
+  const auto params = ir::nodes_of(lowered.body);
+  const schedule::testing::NodeBytes expected = schedule::testing::run_interp(lowered);
+  const auto got = test_util::run_on(*gpu, {scheduled, params}, schedule::testing::test_inputs(params));
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    EXPECT_EQ(got[k], expected.at(params[k]->id)) << params[k]->debug_name() << "\n" << ir::print_loop_ir(scheduled);
+  }
+}
+
+TEST(GpuRandomPrograms, DefaultGpuScheduleWithFissionIsBitwiseTheInterpreter) {
+  for (std::uint64_t batch = 0; batch < 3; ++batch) check_batch(11000 + 40 * batch, 40, /*fission=*/true);
+}
+
+TEST(GpuRandomPrograms, OneKernelPerStatementWithoutFissionMerging) {
+  check_batch(12000, 40, /*fission=*/false);
+}
+
+}  // namespace
+}  // namespace cannl

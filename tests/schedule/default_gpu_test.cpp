@@ -1,0 +1,142 @@
+// The default GPU schedule: Grid loops only in a chain from a nest's top, the Workgroup loop
+// contiguous in the written node, the block size clamped to the device, the Grid slots within
+// the device's limits, reductions and scatter rows serial, and the interpreter computing the
+// same bits before and after.
+#include <gtest/gtest.h>
+
+#include "cannl/schedule/default_gpu.h"
+#include "cannl/schedule/legality.h"
+#include "schedule/gpu_test_util.h"
+
+namespace cannl::schedule::testing {
+namespace {
+
+using ir::AxisIndex;
+using ir::AxisType;
+using ir::DType;
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+GpuScheduleOptions options(std::int64_t block_size = 256, std::int64_t min_parallel = 64,
+                           ir::GpuLimits limits = cuda_limits()) {
+  return {gpu_test_target(limits), block_size, min_parallel};
+}
+
+// The axis type of the loop printed as `for <name> in [0, <end>)`, found by its extent.
+std::string scheduled(const ir::LoweredRoutine& r, const GpuScheduleOptions& o) {
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Bitwise), "") << ir::print_loop_ir(s);
+  validate_parallel(s);
+  return ir::print_loop_ir(s);
+}
+
+TEST(DefaultGpuSchedule, LongRowsSplitIntoBlocksOfThreadsUnderTheRowGrid) {
+  const std::string text = scheduled(Elementwise(8, 600).routine(), options());
+  // Rows on grid slot 1, the columns' blocks on slot 0, 256 threads along the contiguous columns.
+  EXPECT_TRUE(has(text, "for i0 in [0, 8) grid:\n  for i1 in [0, 3) grid:\n    for i2 in [0, 256) workgroup:\n"
+                        "      if lt:i64(index(256*i1 + i2), 600:i64):")) << text;
+}
+
+TEST(DefaultGpuSchedule, ShortRowsShareABlockWithTheLoopAbove) {
+  // 10 columns: a block of 10 x 25 threads, the rows' outer part on the grid (guarded: 25 does
+  // not divide 64).
+  const std::string text = scheduled(Elementwise(64, 10).routine(), options());
+  EXPECT_TRUE(has(text, "for i0 in [0, 3) grid:\n  for i1 in [0, 25) workgroup:\n")) << text;
+  EXPECT_TRUE(has(text, "for i2 in [0, 10) workgroup:")) << text;
+}
+
+TEST(DefaultGpuSchedule, ReductionsStaySerialInsideTheirThread) {
+  RowSum sum(300, 8);
+  const std::string text = scheduled(sum.routine(), options());
+  EXPECT_TRUE(has(text, "zero_out s")) << text;
+  EXPECT_TRUE(has(text, "for i0 in [0, 2) grid:\n  for i1 in [0, 256) workgroup:")) << text;
+  EXPECT_TRUE(has(text, "for i2 in [0, 8):")) << text;  // the reduction, serial
+}
+
+TEST(DefaultGpuSchedule, BlockSizeIsClampedToTheDevice) {
+  ir::GpuLimits small = cuda_limits();
+  small.max_threads_per_block = 128;
+  const std::string text = scheduled(Elementwise(4, 1000).routine(), options(4096, 64, small));
+  EXPECT_TRUE(has(text, "for i2 in [0, 128) workgroup:")) << text;
+  ir::GpuLimits narrow = cuda_limits();
+  narrow.max_block_dims[0] = 64;
+  EXPECT_TRUE(has(scheduled(Elementwise(4, 1000).routine(), options(4096, 64, narrow)), "for i2 in [0, 64) workgroup:"));
+}
+
+TEST(DefaultGpuSchedule, SmallNestsStaySerial) {
+  const ir::LoweredRoutine r = Elementwise(4, 8).routine();
+  EXPECT_EQ(ir::print_loop_ir(default_gpu_schedule(r, options(256, 64))), ir::print_loop_ir(r));
+  EXPECT_TRUE(has(scheduled(r, options(256, 32)), "workgroup"));
+}
+
+// db[o] += dy[b, o] over rows b: the reduction loop is on top; the column loop moves up (each
+// cell still gets its updates in row order) and is shared out.
+TEST(DefaultGpuSchedule, ColumnLoopUnderAReductionMovesUp) {
+  const auto dy = ir::make_node("dy", DType::F32, {32, 300});
+  const auto db = ir::make_node("db", DType::F32, {300});
+  const ir::Symbol b = ir::fresh_symbol(), o = ir::fresh_symbol();
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(db, {it(o)}), ir::get(dy, {it(b), it(o)})});
+  const ir::LoweredRoutine r{"bias_grad", ir::for_loop(b, 0, 32, ir::for_loop(o, 0, 300, ir::set(db, {it(o)}, acc))), {}};
+  const std::string text = scheduled(r, options());
+  EXPECT_TRUE(has(text, "for i0 in [0, 2) grid:\n  for i1 in [0, 256) workgroup:\n    if lt:i64(index(256*i0 + i1), 300:i64):\n"
+                        "      for i2 in [0, 32):")) << text;
+}
+
+// dw[i, j] += x[b, i] * dy[b, j] with the batch loop on top (a weight gradient): the cell loops
+// move above it, the contiguous one the threads.
+TEST(DefaultGpuSchedule, CellLoopsMoveAboveTheReductions) {
+  const auto x = ir::make_node("x", DType::F32, {4, 40}), dy = ir::make_node("dy", DType::F32, {4, 30});
+  const auto dw = ir::make_node("dw", DType::F32, {40, 30});
+  const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(i)}), ir::get(dy, {it(b), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+  const ir::LoweredRoutine r{
+      "weight_grad", ir::for_loop(b, 0, 4, ir::for_loop(i, 0, 40, ir::for_loop(j, 0, 30, ir::set(dw, {it(i), it(j)}, acc)))), {}};
+  const std::string text = scheduled(r, options(64));
+  EXPECT_TRUE(has(text, "for i0 in [0, 20) grid:\n  for i1 in [0, 2) workgroup:\n    for i2 in [0, 30) workgroup:\n"
+                        "      for i3 in [0, 4):\n        dw[2*i0 + i1, i2] =")) << text;
+}
+
+// t[j, i] = m[i, j]: the loop contiguous in the store (i) becomes the thread loop.
+TEST(DefaultGpuSchedule, ThreadLoopIsContiguousInTheStore) {
+  const auto m = ir::make_node("m", DType::F32, {300, 6});
+  const auto t = ir::make_node("t", DType::F32, {6, 300});
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const ir::LoweredRoutine r{
+      "transpose", ir::for_loop(i, 0, 300, ir::for_loop(j, 0, 6, ir::set(t, {it(j), it(i)}, ir::get(m, {it(i), it(j)})))), {}};
+  const std::string text = scheduled(r, options());
+  EXPECT_TRUE(has(text, "for i0 in [0, 6) grid:\n  for i1 in [0, 2) grid:\n    for i2 in [0, 256) workgroup:\n"
+                        "      if lt:i64(index(256*i1 + i2), 300:i64):\n        t[i0, 256*i1 + i2] = ")) << text;
+}
+
+// A Grid slot over the device's limit (slots 1 and 2 are short on CUDA): fewer Grid loops.
+TEST(DefaultGpuSchedule, GridSlotsStayWithinTheDeviceLimits) {
+  ir::GpuLimits limits = cuda_limits();
+  limits.max_grid_dims = {2147483647, 16, 16};
+  const std::string text = scheduled(Elementwise(20, 300).routine(), options(256, 16, limits));
+  // Rows (20) would need slot 1: they become the threads, the columns serial in each.
+  EXPECT_TRUE(has(text, "for i0 in [0, 20) workgroup:\n  for i1 in [0, 300):")) << text;
+  EXPECT_FALSE(has(text, "grid")) << text;
+}
+
+// table[?ids[i], j] += g[i, j] (an embedding backward): rows may repeat, so the row loop stays
+// serial, in order, inside the column threads.
+TEST(DefaultGpuSchedule, LoopsChoosingAScatterRowStaySerial) {
+  const auto ids = ir::make_node("ids", DType::F32, {50});
+  const auto g = ir::make_node("g", DType::F32, {50, 100});
+  const auto table = ir::make_node("table", DType::F32, {8, 100});
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto scatter = ir::set_dynamic(table, {AxisIndex::fixed(0), it(j)}, 0, ir::get(ids, {it(i)}),
+                                       ir::get(g, {it(i), it(j)}));
+  const ir::LoweredRoutine r{"scatter", ir::for_loop(i, 0, 50, ir::for_loop(j, 0, 100, scatter)), {}};
+  const std::string text = scheduled(r, options());
+  EXPECT_TRUE(has(text, "for i0 in [0, 100) workgroup:\n  for i1 in [0, 50):")) << text;
+  // Without the column loop nothing is shared out.
+  const auto row = ir::set_dynamic(table, {AxisIndex::fixed(0), AxisIndex::fixed(3)}, 0, ir::get(ids, {it(i)}),
+                                   ir::get(g, {it(i), AxisIndex::fixed(3)}));
+  const ir::LoweredRoutine rows{"rows", ir::for_loop(i, 0, 50, row), {}};
+  EXPECT_EQ(ir::print_loop_ir(default_gpu_schedule(rows, options(256, 1))), ir::print_loop_ir(rows));
+}
+
+}  // namespace
+}  // namespace cannl::schedule::testing

@@ -1,0 +1,275 @@
+// Kernel fission: segments in launch order, cut at cross-block dependencies and whole-node
+// zeroing, producer/consumer nests with an aligned parallel prefix in one kernel (with a
+// workgroup barrier when threads of a block read each other's cells), serial statements
+// coalesced but never with parallel ones, the launch checked against the device (ScheduleError)
+// and every write under loops of every active hardware slot (InternalError).
+#include <gtest/gtest.h>
+
+#include "../interp/test_memory.h"
+#include "cannl/schedule/default_gpu.h"
+#include "cannl/schedule/fission.h"
+#include "cannl/schedule/lower_for_target.h"
+#include "cannl/schedule/transforms.h"
+#include "schedule/gpu_test_util.h"
+
+namespace cannl::schedule::testing {
+namespace {
+
+using ir::AxisIndex;
+using ir::AxisType;
+using ir::DType;
+using Kind = Segment::Kind;
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+// out[i, j] = in[row(i), col(j)] * 2 over an m x n nest (fresh loops); row / col map the loop
+// indices (the identity, or a reversal m-1-i).
+struct Map2 {
+  ir::NodeRef out, in;
+  bool reverse_rows = false, reverse_cols = false;
+  ir::StmtRef nest() const {
+    const std::int64_t m = out->dims[0], n = out->dims[1];
+    const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+    const AxisIndex row = reverse_rows ? AxisIndex{{{-1, i}}, m - 1} : it(i);
+    const AxisIndex col = reverse_cols ? AxisIndex{{{-1, j}}, n - 1} : it(j);
+    const auto value = ir::apply(ir::Op::Mul, DType::F32, {ir::get(in, {row, col}), ir::constant(2, DType::F32)});
+    return ir::for_loop(i, 0, m, ir::for_loop(j, 0, n, ir::set(out, {it(i), it(j)}, value)));
+  }
+};
+
+ir::NodeRef matrix(const std::string& name, std::int64_t m, std::int64_t n) {
+  return ir::make_node(name, DType::F32, {m, n});
+}
+
+// The routine scheduled and lowered for the test GPU, fissioned, and checked bitwise against
+// the unscheduled routine.
+std::vector<Segment> gpu_segments(const ir::LoweredRoutine& r, std::int64_t block_size = 256, bool enabled = true) {
+  const ir::Target t = gpu_test_target();
+  const ir::LoweredRoutine low = lower_for_target(default_gpu_schedule(r, {t, block_size, 16}), t);
+  std::vector<Segment> segments = fission(low, t, enabled);
+  const NodeBytes expected = run_interp(r);
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(expected, run_segments(r, segments, order), Tolerance::Bitwise), "")
+        << "order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(low);
+  return segments;
+}
+
+std::string kinds(const std::vector<Segment>& segments) {
+  std::string out;
+  for (const Segment& s : segments)
+    out += s.kind == Kind::Zero ? "Z" : s.geometry.serial() ? "S" : std::holds_alternative<ir::Seq>(s.body->node) ? "M" : "K";
+  return out;  // Z zero, S serial kernel, K one parallel statement, M merged parallel statements
+}
+
+TEST(Fission, ProducerAndConsumerOfTheSameCellsShareAKernel) {
+  const auto x = matrix("x", 8, 600), y = matrix("y", 8, 600), z = matrix("z", 8, 600);
+  const ir::LoweredRoutine r{"chain", ir::seq({Map2{y, x}.nest(), Map2{z, y}.nest()}), {}};
+  const auto segments = gpu_segments(r);
+  ASSERT_EQ(kinds(segments), "M");
+  EXPECT_EQ(merge_counts(segments).with_barrier, 0) << ir::print_stmt(segments[0].body);
+  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{3, 8, 1}));
+  EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{256, 1, 1}));
+}
+
+TEST(Fission, TwoDimensionalBlocksAlignThroughTheirGuards) {
+  // 10 columns: blocks of 10 x 25 threads, the rows' split guarded (25 does not divide 64).
+  const auto x = matrix("x", 64, 10), y = matrix("y", 64, 10), z = matrix("z", 64, 10);
+  const ir::LoweredRoutine r{"narrow", ir::seq({Map2{y, x}.nest(), Map2{z, y}.nest()}), {}};
+  const auto segments = gpu_segments(r);
+  ASSERT_EQ(kinds(segments), "M");
+  EXPECT_EQ(merge_counts(segments).with_barrier, 0) << ir::print_stmt(segments[0].body);
+  EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{10, 25, 1}));
+  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{3, 1, 1}));
+}
+
+TEST(Fission, NestsIndexedByAStaticAlignLikeAnyOther) {
+  // y[i, j] = x[b, i, j] * 2, z[i, j] = y[i, j] * 2 for the batch b bound at run time.
+  const ir::StaticSymbol batch{ir::fresh_symbol(), 3, "batch"};
+  const auto x = ir::make_node("x", DType::F32, {3, 8, 300});
+  const auto y = matrix("y", 8, 300), z = matrix("z", 8, 300);
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto read = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(batch.symbol), it(i), it(j)}), ir::constant(2, DType::F32)});
+  const auto first = ir::for_loop(i, 0, 8, ir::for_loop(j, 0, 300, ir::set(y, {it(i), it(j)}, read)));
+  const ir::LoweredRoutine r{"batched", ir::seq({first, Map2{z, y}.nest()}), {batch}};
+  const ir::Target t = gpu_test_target();
+  const auto segments = fission(lower_for_target(default_gpu_schedule(r, {t, 256, 16}), t), t);
+  ASSERT_EQ(kinds(segments), "M");
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(run_interp(r, {2}), run_segments(r, segments, order, {2}), Tolerance::Bitwise), "");
+}
+
+TEST(Fission, ConsumerOfItsBlocksCellsGetsABarrier) {
+  // z reads its row of y backwards: the same block, other threads.
+  const auto x = matrix("x", 8, 200), y = matrix("y", 8, 200), z = matrix("z", 8, 200);
+  const ir::LoweredRoutine r{"reversed_cols", ir::seq({Map2{y, x}.nest(), Map2{z, y, false, true}.nest()}), {}};
+  const auto segments = gpu_segments(r);
+  ASSERT_EQ(kinds(segments), "M");
+  EXPECT_EQ(merge_counts(segments).with_barrier, 1);
+  EXPECT_TRUE(has(ir::print_stmt(segments[0].body), "barrier")) << ir::print_stmt(segments[0].body);
+}
+
+TEST(Fission, ConsumerOfOtherBlocksCellsStartsAKernel) {
+  const auto x = matrix("x", 8, 200), y = matrix("y", 8, 200), z = matrix("z", 8, 200);
+  // z reads y's rows backwards (another block's), then w overwrites x, which y's nest read.
+  const auto w = Map2{x, z};
+  const ir::LoweredRoutine r{"reversed_rows", ir::seq({Map2{y, x}.nest(), Map2{z, y, true}.nest(), w.nest()}), {}};
+  EXPECT_EQ(kinds(gpu_segments(r)), "KM");
+  // Writing cells the kernel read in another block (x read reversed) is cut as well.
+  const ir::LoweredRoutine war{"war", ir::seq({Map2{y, x, true}.nest(), Map2{x, z}.nest()}), {}};
+  EXPECT_EQ(kinds(gpu_segments(war)), "KK");
+}
+
+TEST(Fission, IndependentNestsShareAKernelRunningEachWriteOnce) {
+  const auto a = matrix("a", 8, 600), b = matrix("b", 8, 600), c = matrix("c", 8, 300), d = matrix("d", 8, 300);
+  const ir::LoweredRoutine same_slots{"two", ir::seq({Map2{b, a}.nest(), Map2{d, c}.nest()}), {}};
+  const auto segments = gpu_segments(same_slots);
+  ASSERT_EQ(kinds(segments), "M");
+  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{3, 8, 1}));  // d's nest guarded on x
+  // A vector's nest has one Grid slot: it runs in the first row of blocks only (an extent-1
+  // Grid loop on slot y), not once per row.
+  const auto e = ir::make_node("e", DType::F32, {600}), f = ir::make_node("f", DType::F32, {600});
+  const ir::Symbol k = ir::fresh_symbol();
+  const auto copy = ir::for_loop(k, 0, 600, ir::set(f, {it(k)}, ir::get(e, {it(k)})));
+  const ir::LoweredRoutine fewer{"fewer", ir::seq({Map2{b, a}.nest(), copy}), {}};
+  const auto merged = gpu_segments(fewer);
+  ASSERT_EQ(kinds(merged), "M");
+  EXPECT_TRUE(has(ir::print_stmt(merged[0].body), "in [0, 1) grid:\n  for i")) << ir::print_stmt(merged[0].body);
+}
+
+TEST(Fission, IndependentNestsOfOtherBlockShapesStayApart) {
+  // Blocks of 32 threads along x, and of 8 x 4: together 32 x 4, three quarters idle in each.
+  const auto a = matrix("a", 8, 600), b = matrix("b", 8, 600), c = matrix("c", 64, 8), d = matrix("d", 64, 8);
+  const ir::LoweredRoutine r{"shapes", ir::seq({Map2{b, a}.nest(), Map2{d, c}.nest()}), {}};
+  const auto segments = gpu_segments(r, 32);
+  ASSERT_EQ(kinds(segments), "KK");
+  EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{32, 1, 1}));
+  EXPECT_EQ(segments[1].geometry.block, (std::array<std::int64_t, 3>{8, 4, 1}));
+}
+
+TEST(Fission, WholeNodeZeroingIsAMemsetAndSerialStatementsCoalesce) {
+  RowSum sum(300, 8);
+  const auto segments = gpu_segments(sum.routine());
+  ASSERT_EQ(kinds(segments), "ZK");
+  EXPECT_EQ(segments[0].zeroed, sum.s);
+  // Small statements stay serial: adjacent ones share one one-thread kernel, never a parallel one.
+  const auto x = matrix("x", 8, 600), y = matrix("y", 8, 600), s = matrix("s", 1, 4);
+  const auto one = [&](std::int64_t k) { return ir::set(s, {AxisIndex::fixed(0), AxisIndex::fixed(k)}, ir::constant(k, DType::F32)); };
+  const ir::LoweredRoutine mixed{"mixed", ir::seq({one(0), ir::comment("two"), one(1), Map2{y, x}.nest(), one(2)}), {}};
+  EXPECT_EQ(kinds(gpu_segments(mixed)), "SKS");
+}
+
+TEST(Fission, MemsetOfANodeTheKernelDoesNotTouchGoesFirst) {
+  const auto x = matrix("x", 8, 600), y = matrix("y", 8, 600), z = matrix("z", 8, 600);
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(z, {it(i), it(j)}), ir::get(y, {it(i), it(j)})});
+  const auto accumulate = ir::for_loop(i, 0, 8, ir::for_loop(j, 0, 600, ir::set(z, {it(i), it(j)}, acc)));
+  // z's zeroing goes before y's kernel, so the accumulation into z joins it.
+  const ir::LoweredRoutine r{"zero_first", ir::seq({Map2{y, x}.nest(), ir::zero_out(z), accumulate}), {}};
+  const auto segments = gpu_segments(r);
+  ASSERT_EQ(kinds(segments), "ZM");
+  EXPECT_EQ(segments[0].zeroed, z);
+  // Zeroing a node the kernel reads ends the kernel first.
+  const ir::LoweredRoutine reread{"zero_after", ir::seq({Map2{y, x}.nest(), ir::zero_out(x), Map2{z, x}.nest()}), {}};
+  EXPECT_EQ(kinds(gpu_segments(reread)), "KZK");
+}
+
+TEST(Fission, DisabledLaunchesEveryStatementAlone) {
+  const auto x = matrix("x", 8, 600), y = matrix("y", 8, 600), z = matrix("z", 8, 600), s = matrix("s", 1, 4);
+  const auto one = [&](std::int64_t k) { return ir::set(s, {AxisIndex::fixed(0), AxisIndex::fixed(k)}, ir::constant(k, DType::F32)); };
+  const ir::LoweredRoutine r{"chain", ir::seq({one(0), one(1), Map2{y, x}.nest(), Map2{z, y}.nest(), ir::zero_out(x)}), {}};
+  EXPECT_EQ(kinds(gpu_segments(r, 256, false)), "SSKKZ");
+}
+
+TEST(Fission, SmallBlocksGuardExtentsTheyDoNotDivide) {
+  const auto x = matrix("x", 45, 100), y = matrix("y", 45, 100), z = matrix("z", 45, 100);
+  RowSum sum(45, 100);
+  const ir::LoweredRoutine r{"guarded", ir::seq({Map2{y, x}.nest(), Map2{z, y}.nest(), sum.routine().body}), {}};
+  const auto segments = gpu_segments(r, 32);
+  // s's memset goes before the kernel, which never touches s; the row sums join it (on the
+  // first row of blocks).
+  ASSERT_EQ(kinds(segments), "ZM");
+  EXPECT_EQ(segments[0].zeroed, sum.s);
+  EXPECT_EQ(segments[1].geometry.block, (std::array<std::int64_t, 3>{32, 1, 1}));
+  EXPECT_EQ(segments[1].geometry.grid, (std::array<std::int64_t, 3>{4, 45, 1}));
+  EXPECT_TRUE(has(ir::print_stmt(segments[1].body), "100:i64)")) << ir::print_stmt(segments[1].body);
+}
+
+// out[i, j] = in[i, j] * v (a local) over fresh loops.
+ir::StmtRef scale_by_local(const ir::NodeRef& out, const ir::NodeRef& in, int v) {
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto value = ir::apply(ir::Op::Mul, DType::F32, {ir::get(in, {it(i), it(j)}), ir::get_local(v, DType::F32)});
+  return ir::for_loop(i, 0, out->dims[0], ir::for_loop(j, 0, out->dims[1], ir::set(out, {it(i), it(j)}, value)));
+}
+
+TEST(Fission, HoistedLocalsAreReplicatedIntoTheKernelsUsingThem) {
+  const auto w = matrix("w", 8, 300), x = matrix("x", 8, 300), y = matrix("y", 8, 300), z = matrix("z", 8, 300);
+  const auto s = matrix("s", 1, 1);
+  const int v = ir::fresh_scope_id();
+  // v = x[0, 0] + x[7, 299], hoisted above its users; it reads x, which the first kernel writes.
+  const auto sum = ir::apply(ir::Op::Add, DType::F32,
+                             {ir::get(x, {AxisIndex::fixed(0), AxisIndex::fixed(0)}), ir::get(x, {AxisIndex::fixed(7), AxisIndex::fixed(299)})});
+  const auto use = ir::set(s, {AxisIndex::fixed(0), AxisIndex::fixed(0)}, ir::get_local(v, DType::F32));
+  const ir::LoweredRoutine r{"hoisted",
+                             ir::seq({Map2{x, w}.nest(), ir::declare_local(v, DType::F32, false), ir::set_local(v, sum),
+                                      scale_by_local(y, x, v), scale_by_local(z, y, v), Map2{w, z}.nest(), use}),
+                             {}};
+  const auto segments = gpu_segments(r);
+  ASSERT_EQ(kinds(segments), "KMS");
+  for (std::size_t k : {1, 2}) {
+    const std::string text = ir::print_stmt(segments[k].body);
+    EXPECT_EQ(text.find("declare"), 0u) << text;
+  }
+}
+
+// ---- errors ----
+
+TEST(Fission, BlockOverTheHardwareLimitIsAScheduleError) {
+  const auto x = ir::make_node("x", DType::F32, {2048});
+  const ir::Symbol i = ir::fresh_symbol();
+  const ir::LoweredRoutine r{"wide", ir::for_loop(i, 0, 2048, ir::set(x, {it(i)}, ir::constant(1, DType::F32)), AxisType::Workgroup), {}};
+  expect_schedule_error([&] { fission(r, gpu_test_target()); },
+                        {"check_hardware_limits", "loop i0", "threads per block 2048", "max_threads_per_block of 1024",
+                         "gpu_schedule_block_size"});
+}
+
+TEST(Fission, GridSlotOverTheHardwareLimitIsAScheduleError) {
+  const auto x = matrix("x", 70000, 2);
+  const ir::Symbol a = ir::fresh_symbol(), b = ir::fresh_symbol();
+  const auto store = ir::set(x, {it(a), it(b)}, ir::constant(1, DType::F32));
+  const ir::LoweredRoutine r{"tall", ir::for_loop(a, 0, 70000, ir::for_loop(b, 0, 2, store, AxisType::Grid), AxisType::Grid), {}};
+  expect_schedule_error([&] { fission(r, gpu_test_target()); }, {"grid dimension y 70000", "max_grid_dims of 65535"});
+}
+
+TEST(Fission, SharedMemoryOverTheHardwareLimitIsAScheduleError) {
+  const auto x = ir::make_node("x", DType::F32, {256});
+  const ir::Symbol i = ir::fresh_symbol();
+  Segment s;
+  s.body = ir::for_loop(i, 0, 256, ir::set(x, {it(i)}, ir::constant(1, DType::F32)), AxisType::Workgroup);
+  s.geometry = ir::kernel_geometry(s.body);
+  s.geometry.shared_bytes = 65536;  // no transform stages tiles into shared memory yet
+  expect_schedule_error([&] { check_hardware_limits(s, gpu_test_target()); },
+                        {"workgroup-shared memory (bytes) 65536", "max_shared_bytes of 49152"});
+  s.geometry.shared_bytes = 49152;
+  check_hardware_limits(s, gpu_test_target());
+}
+
+TEST(Fission, RacyWorkgroupRetypeIsAScheduleError) {
+  RowSum sum(8, 300);
+  expect_schedule_error([&] { apply(sum.routine(), Retype{sum.r, AxisType::Workgroup}); },
+                        {"retype i1 to workgroup", "a race", "s[i0]"});
+}
+
+TEST(Fission, WriteRepeatedByEveryThreadIsAnInternalError) {
+  // Under an If the whole statement is one kernel: s[0] is outside the thread loop.
+  const auto x = ir::make_node("x", DType::F32, {32});
+  const auto s = ir::make_node("s", DType::F32, {1});
+  const ir::Symbol i = ir::fresh_symbol();
+  const auto threads = ir::for_loop(i, 0, 32, ir::set(x, {it(i)}, ir::constant(1, DType::F32)), AxisType::Workgroup);
+  const auto body = ir::seq({threads, ir::set(s, {AxisIndex::fixed(0)}, ir::constant(2, DType::F32))});
+  const ir::LoweredRoutine r{"repeated", ir::if_then(ir::constant(1, DType::I64), body), {}};
+  interp::testing::expect_internal_error([&] { fission(r, gpu_test_target()); },
+                                         {"active hardware slot", "s[0]"});
+}
+
+}  // namespace
+}  // namespace cannl::schedule::testing

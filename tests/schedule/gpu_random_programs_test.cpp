@@ -1,0 +1,105 @@
+// The GPU pipeline of the schedule layer on the optimizer's random programs
+// (tests/opt/program_generator.h): default GPU schedule, the final lowering round for a GPU
+// target, kernel fission. Running the segments in launch order on the interpreter must give the
+// bits of the unscheduled routine, and every kernel must launch within the device's limits
+// with every write under loops of every active hardware slot (fission asserts that).
+//
+//   CANNL_TEST_SCHEDULE_PROGRAMS=5000 ./test_schedule --gtest_filter='GpuRandomPrograms.*'   (default 300)
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "cannl/ir/lower.h"
+#include "cannl/opt/optimize.h"
+#include "cannl/schedule/default_gpu.h"
+#include "cannl/schedule/lower_for_target.h"
+#include "opt/program_generator.h"
+#include "schedule/gpu_test_util.h"
+
+namespace cannl::schedule::testing {
+namespace {
+
+std::int64_t env_count(const char* name, std::int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::strtoll(v, nullptr, 10) : fallback;
+}
+
+bool within(const ir::KernelGeometry& g, const ir::GpuLimits& limits) {
+  if (g.threads_per_block() > limits.max_threads_per_block) return false;
+  for (std::size_t d = 0; d < 3; ++d)
+    if (g.block[d] > limits.max_block_dims[d] || g.grid[d] > limits.max_grid_dims[d]) return false;
+  return true;
+}
+
+// What the test saw, so it can check it exercised the interesting cases.
+struct Census {
+  int programs = 0, parallel_kernels = 0, merged = 0, with_barrier = 0, zero = 0;
+};
+
+// Schedules, lowers and fissions `r` for a GPU with blocks of `block_size` threads; checks the
+// segments' bits and launches.
+void check_program(const ir::LoweredRoutine& r, std::int64_t block_size, ir::GpuLimits limits, Census& census,
+                   const std::string& what) {
+  const ir::Target target = gpu_test_target(limits);
+  const ir::LoweredRoutine low = lower_for_target(default_gpu_schedule(r, {target, block_size, 4}), target);
+  const std::vector<Segment> segments = fission(low, target);
+  const NodeBytes expected = run_interp(r);
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(expected, run_segments(r, segments, order), Tolerance::Bitwise), "")
+        << what << " order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(r) << "\nscheduled\n"
+        << ir::print_loop_ir(low);
+  for (const Segment& s : segments) {
+    census.zero += s.kind == Segment::Kind::Zero ? 1 : 0;
+    if (s.kind != Segment::Kind::Kernel) continue;
+    EXPECT_EQ(s.geometry, ir::kernel_geometry(s.body)) << what;
+    EXPECT_TRUE(within(s.geometry, limits)) << what << "\n" << ir::print_stmt(s.body);
+    census.parallel_kernels += s.geometry.serial() ? 0 : 1;
+  }
+  const MergeCounts merged = merge_counts(segments);
+  census.merged += merged.merged;
+  census.with_barrier += merged.with_barrier;
+  ++census.programs;
+}
+
+// Block sizes that split the generated programs' short loops (guards, two thread dimensions)
+// and one that takes them whole; small launch limits so the slot limits bite too.
+constexpr std::int64_t kBlockSizes[] = {2, 3, 4, 8, 32, 256};
+ir::GpuLimits small_limits() { return {64, {64, 64, 4}, {1 << 20, 3, 3}, 1024, 32}; }
+
+TEST(GpuRandomPrograms, ScheduledSegmentsAreBitwiseOnTheInterpreter) {
+  const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
+  Census census;
+  for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
+    const auto p = opt::testing::generate_program(static_cast<std::uint64_t>(11000 + seed));
+    const ir::LoweredRoutine lowered = ir::lower(p.comp, "generated");
+    const ir::LoweredRoutine r =
+        seed % 2 == 0 ? opt::optimize(lowered, opt::PassContext::from_config("generated"), true).routine : lowered;
+    const std::int64_t block = kBlockSizes[seed % std::size(kBlockSizes)];
+    check_program(r, block, seed % 3 == 0 ? small_limits() : cuda_limits(), census,
+                  "seed " + std::to_string(11000 + seed) + " block " + std::to_string(block));
+  }
+  std::printf("%d programs: %d parallel kernels, %d merged, %d with a barrier, %d zero segments\n", census.programs,
+              census.parallel_kernels, census.merged, census.with_barrier, census.zero);
+  EXPECT_GT(census.parallel_kernels, n / 2);
+  EXPECT_GT(census.with_barrier, 0);
+  EXPECT_GT(census.zero, 0);
+}
+
+// Programs concatenated into one routine: many independent and dependent nests side by side,
+// so fission merges (and must not merge) across programs.
+TEST(GpuRandomPrograms, ConcatenatedProgramsMergeOnlyAlignedNests) {
+  Census census;
+  for (std::uint64_t batch = 0; batch < 6 && !HasFailure(); ++batch) {
+    std::vector<opt::testing::GeneratedProgram> programs;
+    for (std::uint64_t k = 0; k < 8; ++k)
+      programs.push_back(opt::testing::generate_program(12000 + batch * 8 + k, "p" + std::to_string(k) + "_"));
+    const ir::LoweredRoutine r = ir::lower(opt::testing::concatenate(programs).comp, "batch");
+    check_program(r, kBlockSizes[batch % std::size(kBlockSizes)], cuda_limits(), census, "batch " + std::to_string(batch));
+  }
+  std::printf("%d batches: %d parallel kernels, %d merged, %d with a barrier\n", census.programs,
+              census.parallel_kernels, census.merged, census.with_barrier);
+  EXPECT_GT(census.merged, 0);
+}
+
+}  // namespace
+}  // namespace cannl::schedule::testing
