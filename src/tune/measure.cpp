@@ -136,6 +136,7 @@ void Bench::Instance::run() {
   for (const auto& s : routine.statics()) statics.push_back(s.range > 0 ? runs % s.range : 0);
   ++runs;
   twin.run(routine, statics);
+  twin.synchronize();  // a device with a queue has finished when the clock stops
 }
 
 CandidateResult Bench::judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks) {
