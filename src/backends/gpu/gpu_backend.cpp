@@ -22,12 +22,43 @@ namespace cannl::backends {
 
 namespace {
 
+// Kernel timing (config `profile_kernels`, or debug >= 2), as on the C backend.
+bool profile_kernels() { return config::get_bool("profile_kernels") || logging::debug_level() >= 2; }
+
+// The comment of the first store under `s` (names the assignment a kernel computes), or "".
+std::string first_store_comment(const ir::StmtRef& s) {
+  if (const auto* set = std::get_if<ir::Set>(&s->node)) return set->comment;
+  if (const auto* f = std::get_if<ir::For>(&s->node)) return first_store_comment(f->body);
+  if (const auto* i = std::get_if<ir::If>(&s->node)) return first_store_comment(i->body);
+  if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
+    for (const auto& c : q->stmts) {
+      if (std::string text = first_store_comment(c); !text.empty()) return text;
+    }
+  }
+  return "";
+}
+
+// 1-based line of `needle` in `text`, or 0.
+std::int64_t line_of(const std::string& text, const std::string& needle) {
+  const auto at = text.find(needle);
+  return at == std::string::npos ? 0 : 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+}
+
 class GpuExecutable final : public Executable {
  public:
   GpuExecutable(std::shared_ptr<gpu::Device> device, CompileRequest request, std::vector<schedule::Segment> segments,
-                codegen::GeneratedModule module, std::shared_ptr<gpu::Module> loaded)
+                codegen::GeneratedModule module, std::shared_ptr<gpu::Module> loaded, const std::string& file)
       : device_(std::move(device)), request_(std::move(request)), segments_(std::move(segments)),
-        module_(std::move(module)), loaded_(std::move(loaded)) {
+        module_(std::move(module)), loaded_(std::move(loaded)), profiled_(profile_kernels()) {
+    std::size_t kernel = 0;
+    for (const auto& s : segments_) {
+      if (s.kind != schedule::Segment::Kind::Kernel) continue;
+      const std::string& name = module_.kernels[kernel++].name;
+      const auto& g = s.geometry;
+      const std::string label = name + " (" + std::to_string(g.blocks()) + " x " +
+                                std::to_string(g.threads_per_block()) + " threads): " + first_store_comment(s.body);
+      timings_.push_back({label, file, line_of(module_.text, " " + name + "("), 0, 0});
+    }
     // Nodes the routine touches that are no parameter are its Local arrays: device scratch
     // memory of this executable, zeroed before every run like the C backend's local arrays.
     for (const auto& node : ir::nodes_of(request_.routine.body)) {
@@ -54,9 +85,26 @@ class GpuExecutable final : public Executable {
       std::vector<gpu::KernelArg> args;
       for (const auto& node : module_.kernels[kernel].params) args.emplace_back(bound.at(node->id));
       for (const std::int64_t v : static_values) args.emplace_back(v);
+      std::unique_ptr<gpu::Event> start = profiled_ ? device_->record(true) : nullptr;
       device_->launch(*loaded_, kernel, segment.geometry, args);
+      if (profiled_) pending_.push_back({kernel, std::move(start), device_->record(true)});
       ++kernel;
     }
+  }
+
+  std::vector<KernelTiming> kernel_timings() const override {
+    // Events are read when the timings are asked for, so a profiled run still only enqueues.
+    for (auto& p : pending_) {
+      const double ms = p.end->milliseconds_since(*p.start);
+      if (ms < 0) {  // a device that cannot time: no profile rather than zeros
+        untimed_ = true;
+        continue;
+      }
+      timings_[p.kernel].calls += 1;
+      timings_[p.kernel].total_ns += static_cast<std::int64_t>(ms * 1e6);
+    }
+    pending_.clear();
+    return profiled_ && !untimed_ ? timings_ : std::vector<KernelTiming>{};
   }
 
   const std::string& source() const override { return module_.text; }
@@ -69,6 +117,15 @@ class GpuExecutable final : public Executable {
   codegen::GeneratedModule module_;
   std::shared_ptr<gpu::Module> loaded_;
   std::map<int, std::unique_ptr<Buffer>> scratch_;
+  // Kernel timing: events around each launch, resolved into timings_ when those are read.
+  struct PendingTiming {
+    std::size_t kernel;
+    std::unique_ptr<gpu::Event> start, end;
+  };
+  bool profiled_;
+  mutable bool untimed_ = false;
+  mutable std::vector<KernelTiming> timings_;
+  mutable std::vector<PendingTiming> pending_;
 };
 
 class GpuBackend final : public Backend {
@@ -120,7 +177,7 @@ class GpuBackend final : public Backend {
       throw CompileError(std::string(e.what()) + "\n(source: " + readable.string() + ")");
     }
     return std::make_unique<GpuExecutable>(device_, CompileRequest{lowered, request.params}, std::move(segments),
-                                           std::move(module), std::move(loaded));
+                                           std::move(module), std::move(loaded), readable.filename().string());
   }
 
  private:
