@@ -36,6 +36,7 @@ std::string full_target_text(const ir::Target& t) {
   out += " fields " + target_fields_text(t);
   out += " gpu " + std::to_string(t.gpu.max_threads_per_block) + " " + std::to_string(t.gpu.max_shared_bytes) +
          " " + std::to_string(t.gpu.warp_size);
+  out += " index " + std::string(ir::dtype_name(t.index_dtype));
   return out;
 }
 

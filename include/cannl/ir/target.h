@@ -83,6 +83,14 @@ struct Target {
   /// The device's launch limits (all zero on CPUs).
   GpuLimits gpu;
 
+  // ---- index arithmetic ----
+  /// The integer type of generated loop counters, buffer offsets and dynamic rows: I32 (the
+  /// default, and GPUs': narrower registers and address arithmetic) or I64 (cpu_target's; config
+  /// `large_models`, `index_prec`). Under I32 every node the routine touches must have at most 2^31 - 1 elements
+  /// (padding included) and every offset's partial sums must fit: the printer checks and throws
+  /// IndexRangeError otherwise. Static symbols stay int64 parameters either way.
+  DType index_dtype = DType::I32;
+
   int vector_lanes() const { return vector_bytes / 4; }
   bool renders_vector_op(Op op) const;
   bool operator==(const Target&) const = default;

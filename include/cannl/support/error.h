@@ -38,6 +38,7 @@ CANNL_DEFINE_USER_ERROR(RuntimeUsageError)   // API misuse: wrong order, wrong s
 CANNL_DEFINE_USER_ERROR(IoError)             // a file could not be read or written
 CANNL_DEFINE_USER_ERROR(ResourceError)       // the machine ran out of memory for a routine's scratch
 CANNL_DEFINE_USER_ERROR(RuntimeError)        // a device failed running work (GPU driver error, kernel fault)
+CANNL_DEFINE_USER_ERROR(IndexRangeError)     // a buffer or offset does not fit the index type (large_models)
 
 #undef CANNL_DEFINE_USER_ERROR
 

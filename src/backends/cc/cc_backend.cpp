@@ -3,6 +3,7 @@
 #include "backends/cc/kernel_library.h"
 #include "backends/cc/toolchain.h"
 #include "backends/host_memory.h"
+#include "backends/index_precision.h"
 #include "cannl/backends/backend.h"
 #include "cannl/codegen/c_codegen.h"
 #include "cannl/support/config.h"
@@ -75,7 +76,7 @@ class CcExecutable final : public Executable {
 };
 
 // The target record of the current configuration: the toolchain's vector width and OpenMP,
-// `cc_threads` and `cc_parallel_chunks`.
+// `cc_threads`, `cc_parallel_chunks` and the index type (`index_prec`, `large_models`).
 ir::Target cc_target() {
   const cc::ParallelSettings parallel = cc::parallel_settings(cc::find_toolchain());
   ir::Target t = ir::cpu_target(parallel.vector_bytes);
@@ -83,6 +84,7 @@ ir::Target cc_target() {
   t.parallel_runtime = parallel.openmp_grid;
   t.threads = parallel.threads;
   t.grid_chunks = parallel.chunks;
+  t.index_dtype = configured_index_dtype(t.index_dtype);
   return t;
 }
 

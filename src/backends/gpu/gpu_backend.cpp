@@ -7,6 +7,7 @@
 
 #include "backends/gpu/cuda_compile_check.h"
 #include "backends/gpu/device.h"
+#include "backends/index_precision.h"
 #include "backends/run_arguments.h"
 #include "cannl/backends/backend.h"
 #include "cannl/codegen/gpu_codegen.h"
@@ -138,11 +139,15 @@ class GpuBackend final : public Backend {
   std::string_view name() const override { return device_->api(); }
   // The device and its compiler: a schedule tuned for one GPU is no answer for another.
   std::string fingerprint() const override { return device_->description() + " | " + device_->cache_tag(); }
-  ir::Target target() const override { return target_; }
+  ir::Target target() const override {
+    ir::Target t = target_;
+    t.index_dtype = configured_index_dtype(t.index_dtype);
+    return t;
+  }
 
   ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const override {
     if (!config::get_bool("automatic_gpu_schedule")) return routine;
-    return schedule::default_gpu_schedule(routine, {.target = target_,
+    return schedule::default_gpu_schedule(routine, {.target = target(),
                                                     .block_size = config::get_int_in("gpu_schedule_block_size", 1, 1 << 20),
                                                     .min_parallel = config::get_int_in("gpu_schedule_min_parallel", 1, 1LL << 40)});
   }
@@ -151,15 +156,16 @@ class GpuBackend final : public Backend {
   void synchronize() override { device_->synchronize(); }
 
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
-    const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, target_);
+    const ir::Target target = this->target();
+    const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, target);
     std::vector<schedule::Segment> segments =
-        schedule::fission(lowered, target_, config::get_bool("schedule_fission"));
+        schedule::fission(lowered, target, config::get_bool("schedule_fission"));
     std::vector<codegen::KernelBody> bodies;
     for (const auto& s : segments) {
       if (s.kind == schedule::Segment::Kind::Kernel) bodies.push_back({s.body, s.geometry});
     }
-    codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target_});
-    if (language_ == codegen::GpuLanguage::OpenCL) gpu::check_cuda_compiles(lowered, bodies, target_);
+    codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target});
+    if (language_ == codegen::GpuLanguage::OpenCL) gpu::check_cuda_compiles(lowered, bodies, target);
     const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : ".cl";
     const std::filesystem::path readable = files::build_dir() / (lowered.name + extension);
     try {

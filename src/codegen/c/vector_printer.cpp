@@ -126,7 +126,7 @@ void print_accumulation(BodyPrinter& p, const ir::For& f, const std::string& nam
   std::string accs;
   for (int k = 0; k < kChains; ++k) accs += (k ? ", cannl_acc" : "cannl_acc") + std::to_string(k) + " = {0}";
   p.line(w.type + " " + accs + ";");
-  p.line("int64_t " + name + " = " + std::to_string(f.begin) + ";");
+  p.line(p.index_type() + " " + name + " = " + std::to_string(f.begin) + ";");
   p.line("for (; " + name + " <= " + std::to_string(f.end - kChains * w.lanes) + "; " + name + " += " +
          std::to_string(kChains * w.lanes) + ") {");
   for (int k = 0; k < kChains; ++k) p.line("  cannl_acc" + std::to_string(k) + " += " + chain[static_cast<std::size_t>(k)] + ";");
@@ -148,7 +148,7 @@ void print_elementwise(BodyPrinter& p, const ir::For& f, const std::string& name
                      "] = " + vector_text(vexpr, s->value) + ";");
   p.line("{ /* vectorized, " + std::to_string(w.lanes) + " lanes */");
   p.indent();
-  p.line("int64_t " + name + " = " + std::to_string(f.begin) + ";");
+  p.line(p.index_type() + " " + name + " = " + std::to_string(f.begin) + ";");
   p.line("for (; " + name + " <= " + std::to_string(f.end - w.lanes) + "; " + name + " += " + std::to_string(w.lanes) + ") {");
   for (const auto& st : stores) p.line("  " + st);
   p.line("}");

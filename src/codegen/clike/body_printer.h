@@ -53,6 +53,8 @@ class BodyPrinter {
   void line(const std::string& text);
   void indent() { ++indent_; }
   void dedent() { --indent_; }
+  /// The C type of loop counters, dynamic rows and offsets: the target's index_dtype.
+  std::string index_type() const { return options_.target.index_dtype == ir::DType::I32 ? "int32_t" : "int64_t"; }
   /// A fresh C loop variable name (i0, i1, ...).
   std::string fresh_loop_name() { return "i" + std::to_string(next_loop_++); }
   /// The statement `s` (and everything under it) at the current indentation.
@@ -75,7 +77,7 @@ class BodyPrinter {
   void print_if(const ir::If& s);
   void print_set_dynamic(const ir::SetDynamic& s);
 
-  /// Emits `const int64_t r<k> = cannl_dyn_row(...)` and returns the access index with the dynamic
+  /// Emits `const <index type> r<k> = cannl_dyn_row(...)` and returns the access index with the dynamic
   /// axis bound to a fresh symbol named r<k> (registered in symbols_; `forget_row` unbinds it).
   std::vector<ir::AxisIndex> dynamic_index(const ir::TensorNode& node,
                                            const std::vector<ir::AxisIndex>& index, int axis,
@@ -97,7 +99,9 @@ class BodyPrinter {
   std::string spelled_op(const ir::Apply& a, ir::DType compute, const std::vector<std::string>& args) const;
 
   // ---- indexing (conversions.cpp) ----
-  std::string index(const ir::AxisIndex& at) const;
+  /// `wide`: the value is wanted as int64 (EmbedIndex): under 32-bit indices every symbol is
+  /// widened before it is scaled, so the sum cannot overflow where the offsets' check does not look.
+  std::string index(const ir::AxisIndex& at, bool wide = false) const;
   const std::string& local_name(int scope_id, ir::DType dtype);
 
   const CLikePrinter& d_;

@@ -12,6 +12,7 @@
 #include "codegen/clike/expr_text.h"
 #include "codegen/clike/file_layout.h"
 #include "codegen/clike/identifiers.h"
+#include "codegen/clike/index_range.h"
 #include "codegen/clike/prelude.h"
 
 namespace cannl::codegen {
@@ -252,6 +253,7 @@ GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
                                     const std::vector<ir::NodeRef>& params,
                                     const CodegenOptions& options) const {
   internal_check(routine.body != nullptr, "codegen: routine " + routine.name + " has no body");
+  check_index_range(routine, options.target.index_dtype);
   const std::vector<ir::NodeRef> locals = local_nodes(routine.body, params);
   std::vector<ir::NodeRef> all = params;
   all.insert(all.end(), locals.begin(), locals.end());

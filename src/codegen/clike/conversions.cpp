@@ -76,7 +76,8 @@ std::string BodyPrinter::zero(DType t) const {
   return "0";
 }
 
-std::string BodyPrinter::index(const ir::AxisIndex& at) const {
+std::string BodyPrinter::index(const ir::AxisIndex& at, bool wide) const {
+  const bool widen = wide && options_.target.index_dtype != ir::DType::I64;
   std::string out;
   for (const auto& term : at.terms) {
     auto it = symbols_.find(term.symbol.id);
@@ -84,7 +85,8 @@ std::string BodyPrinter::index(const ir::AxisIndex& at) const {
                    "codegen: symbol s" + std::to_string(term.symbol.id) +
                        " is used outside of any loop binding it and is not a static symbol");
     const std::int64_t mag = term.coeff < 0 ? -term.coeff : term.coeff;
-    const std::string t = mag == 1 ? it->second : std::to_string(mag) + "*" + it->second;
+    const std::string symbol = widen ? c_cast("int64_t", it->second) : it->second;
+    const std::string t = mag == 1 ? symbol : std::to_string(mag) + "*" + symbol;
     if (out.empty()) {
       out = term.coeff < 0 ? "-" + t : t;
     } else {

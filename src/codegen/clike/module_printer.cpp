@@ -10,6 +10,7 @@
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
 #include "codegen/clike/file_layout.h"
+#include "codegen/clike/index_range.h"
 #include "codegen/clike/prelude.h"
 
 namespace cannl::codegen {
@@ -85,6 +86,7 @@ std::set<int> shared_across_barriers(const ir::StmtRef& body) {
 
 GeneratedModule CLikePrinter::print_kernels(const ir::LoweredRoutine& routine, const std::vector<KernelBody>& kernels,
                                             const CodegenOptions& options) const {
+  check_index_range(routine, options.target.index_dtype);
   const std::vector<ir::NodeRef> nodes = module_nodes(kernels);
   IdentifierTable names(reserved_words());
   names.assign(nodes, routine.statics);

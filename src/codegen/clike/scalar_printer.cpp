@@ -68,7 +68,7 @@ Expr BodyPrinter::scalar(const ir::ScalarRef& s) {
     Expr operator()(const ir::LocalScope& l) const { return p.local_scope(l); }
     Expr operator()(const ir::GetLocal& l) const { return {p.local_name(l.scope_id, l.dtype), l.dtype}; }
     Expr operator()(const ir::EmbedIndex& e) const {
-      return {c_cast("int64_t", p.index(e.index)), DType::I64};
+      return {c_cast("int64_t", p.index(e.index, /*wide=*/true)), DType::I64};
     }
     Expr operator()(const ir::Apply& a) const { return p.apply(a); }
     Expr operator()(const ir::GetDynamic& g) const { return p.get_dynamic(g); }
@@ -127,7 +127,7 @@ std::vector<ir::AxisIndex> BodyPrinter::dynamic_index(const ir::TensorNode& node
                  "codegen: dynamic axis outside the node's rank");
   const std::string value = convert(scalar(row), DType::F64);
   row_name = "r" + std::to_string(next_row_++);
-  line("const int64_t " + row_name + " = cannl_dyn_row(" + value + ", " +
+  line("const " + index_type() + " " + row_name + " = cannl_dyn_row(" + value + ", " +
        std::to_string(node.dims[static_cast<std::size_t>(axis)]) + "LL);");
   // A fresh symbol stands for the row so offset() renders it like a loop index.
   const ir::Symbol s = ir::fresh_symbol();

@@ -117,7 +117,7 @@ void BodyPrinter::print_for(const ir::For& f) {
 
 void BodyPrinter::print_serial_loop(const ir::For& f, const std::string& name,
                                     const std::string& begin, const std::string& end) {
-  line("for (int64_t " + name + " = " + begin + "; " + name + " < " + end + "; ++" + name + ") {");
+  line("for (" + index_type() + " " + name + " = " + begin + "; " + name + " < " + end + "; ++" + name + ") {");
   ++indent_;
   stmt(f.body);
   --indent_;

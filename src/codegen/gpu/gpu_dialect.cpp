@@ -53,7 +53,7 @@ void GpuDialect::bind_hardware_index(BodyPrinter& p, const ir::For& f, const std
   const std::int64_t launched = (grid ? g->grid : g->block)[static_cast<std::size_t>(slot)];
   p.line("{");
   p.indent();
-  p.line("const int64_t " + name + " = (int64_t)" + (grid ? block_index(slot) : thread_index(slot)) + ";");
+  p.line("const " + p.index_type() + " " + name + " = (" + p.index_type() + ")" + (grid ? block_index(slot) : thread_index(slot)) + ";");
   // Other loops of the kernel share the slot at a larger extent: this one's surplus does nothing.
   const bool guarded = f.end < launched;
   if (guarded) {
