@@ -5,8 +5,10 @@
 
 #include "cannl/ir/lower.h"
 #include "cannl/ir/verify.h"
+#include "cannl/opt/fold_guards.h"
 #include "cannl/opt/optimize.h"
 #include "cannl/runtime/context.h"
+#include "cannl/support/config.h"
 #include "cannl/support/files.h"
 #include "cannl/support/log.h"
 #include "runtime/context_state.h"
@@ -71,13 +73,16 @@ opt::Optimized lower_and_optimize(const ir::Comp& comp, const ContextState& stat
 }
 
 /// The schedule runs after the optimizer (semantics-backend.md 8: virtualize -> schedule): the
-/// caller's when it brings one, else the backend's default.
+/// caller's when it brings one, else the backend's default; then the guards it made are folded.
 ir::LoweredRoutine scheduled(const ContextState& state, const ir::LoweredRoutine& routine,
                              const CompileOptions& options) {
   logging::ScopedTimer timer("schedule " + routine.name);
-  if (options.schedule) return options.schedule->apply(routine);
-  if (options.target) return state.backend->default_schedule_for(routine, *options.target);
-  return state.backend->default_schedule(routine);
+  const ir::LoweredRoutine out = options.schedule ? options.schedule->apply(routine)
+                                 : options.target ? state.backend->default_schedule_for(routine, *options.target)
+                                                  : state.backend->default_schedule(routine);
+  // The guards the schedule's transforms left that loop ranges now decide (optimize=false: the
+  // scheduled routine as it is).
+  return config::get_bool("optimize") ? opt::fold_guards(out) : out;
 }
 
 /// The routine's signature: only OnDevice nodes become buffer parameters (Local nodes are arrays
