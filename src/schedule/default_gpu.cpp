@@ -103,21 +103,23 @@ class GpuScheduler {
     return r;
   }
 
+  // A nest left serial keeps its loop order (the reorderings only serve the launch).
   void schedule_nest(ir::Symbol top) {
+    const ir::LoweredRoutine before = routine_;
     std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
-    if (chain.empty()) return;
-    chain = contiguous_innermost(chain);
+    if (!chain.empty()) chain = contiguous_innermost(chain);
     for (std::size_t w = chain.size(); w-- > 0;) {
       const std::optional<Plan> plan = plan_for(chain, w);
       if (!plan) continue;
-      if (plan->parallel < options_.min_parallel) return;  // fewer threads for smaller w
+      if (plan->parallel < options_.min_parallel) break;  // fewer threads for smaller w
       try {
         routine_ = schedule::apply(routine_, plan->steps);
+        return;
       } catch (const ScheduleError&) {
-        // Every step is proven legal above; a refusal leaves the nest serial, never wrong.
+        break;  // every step is proven legal above; a refusal leaves the nest serial, never wrong
       }
-      return;
     }
+    routine_ = before;
   }
 
   // The perfect nest under `top` with its cell loops (those every store's index mentions)
