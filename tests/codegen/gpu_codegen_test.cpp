@@ -83,5 +83,26 @@ TEST(GpuCodegen, ZeroingInsideAKernelIsALoop) {
   EXPECT_NE(m.text.find("for (int64_t z = 0; z < 16; ++z) acc[z] = 0;"), std::string::npos) << m.text;
 }
 
+TEST(GpuCodegen, BuffersWrittenAcrossABarrierAreNotRestrict) {
+  // t[i] = i by thread i, barrier, out[i] = t[3 - i]: the compiler may not keep a thread's own
+  // t[i] across the barrier, so t is no restrict pointer; out and the read-only input stay one.
+  const ir::NodeRef t = ir::make_node("t", DType::F32, {4});
+  const ir::NodeRef out = ir::make_node("out", DType::F32, {4});
+  const ir::NodeRef in = ir::make_node("in", DType::F32, {4});
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  AxisIndex mirrored = AxisIndex::fixed(3);
+  mirrored.terms.push_back({-1, j});
+  const auto body = ir::seq({ir::for_loop(i, 0, 4, ir::set(t, {it(i)}, ir::get(in, {it(i)})), AxisType::Workgroup),
+                             ir::barrier(),
+                             ir::for_loop(j, 0, 4, ir::set(out, {it(j)}, ir::get(t, {mirrored})), AxisType::Workgroup)});
+  const GeneratedModule cuda = emit_gpu(GpuLanguage::Cuda, {"mirror", body, {}}, {{body, ir::kernel_geometry(body)}});
+  EXPECT_NE(cuda.text.find("    float *t,"), std::string::npos) << cuda.text;
+  EXPECT_NE(cuda.text.find("float *__restrict__ in"), std::string::npos);
+  EXPECT_NE(cuda.text.find("__syncthreads();"), std::string::npos);
+  const GeneratedModule cl = emit_gpu(GpuLanguage::OpenCL, {"mirror", body, {}}, {{body, ir::kernel_geometry(body)}});
+  EXPECT_NE(cl.text.find("__global float *t"), std::string::npos) << cl.text;
+  EXPECT_NE(cl.text.find("__global float *restrict in"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cannl::codegen

@@ -86,6 +86,10 @@ class CLikePrinter {
   virtual std::string helper_prefix() const { return "static inline"; }
   /// One pointer parameter: "float *restrict w1" in C.
   virtual std::string pointer_param(const std::string& type, const std::string& ident) const;
+  /// A GPU kernel's pointer parameter to a buffer that its threads write and read across a
+  /// barrier: never `restrict` (which would let the compiler keep a thread's own load across the
+  /// barrier and miss what the other threads wrote); "float *w1" by default.
+  virtual std::string shared_pointer_param(const std::string& type, const std::string& ident) const;
   /// One static-symbol parameter: "const int64_t batch".
   virtual std::string static_param(const std::string& ident) const;
   /// C type holding a *value* of dtype `t` in expressions (narrow floats compute as "float").

@@ -9,6 +9,7 @@
 #include "cannl/codegen/gpu_codegen.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "cannl/support/files.h"
 #include "cannl/support/log.h"
 
 namespace cannl::backends::gpu {
@@ -26,6 +27,7 @@ void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<co
   const std::string arch = config::get("cuda_compile_check");
   if (arch.empty()) return;
   const codegen::GeneratedModule cuda = codegen::emit_gpu(codegen::GpuLanguage::Cuda, routine, kernels, {.target = target});
+  if (logging::debug_level() >= 2) files::write_atomically(files::build_dir() / (routine.name + ".check.cu"), cuda.text);
   {
     const std::lock_guard lock(g_mutex);
     if (!g_unavailable.empty()) return;

@@ -25,6 +25,10 @@ std::string CLikePrinter::pointer_param(const std::string& type, const std::stri
   return type + " *" + ident;
 }
 
+std::string CLikePrinter::shared_pointer_param(const std::string& type, const std::string& ident) const {
+  return type + " *" + ident;
+}
+
 std::string CLikePrinter::static_param(const std::string& ident) const {
   return "const int64_t " + ident;
 }

@@ -3,6 +3,7 @@
 #include <array>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "cannl/codegen/clike_printer.h"
 #include "cannl/support/error.h"
@@ -50,6 +51,36 @@ std::string module_header(const ir::LoweredRoutine& r, const std::vector<ir::Nod
   return s.str();
 }
 
+// Nodes a statement writes (stores, scatters, zeroings, tile outputs), and whether it has a Barrier.
+void scan_writes(const ir::StmtRef& s, std::set<int>& written, bool& barrier) {
+  std::visit(
+      [&](const auto& n) {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, ir::Seq>) {
+          for (const auto& c : n.stmts) scan_writes(c, written, barrier);
+        } else if constexpr (std::is_same_v<T, ir::For> || std::is_same_v<T, ir::If>) {
+          scan_writes(n.body, written, barrier);
+        } else if constexpr (std::is_same_v<T, ir::Set> || std::is_same_v<T, ir::SetDynamic> ||
+                             std::is_same_v<T, ir::ZeroOut>) {
+          written.insert(n.node->id);
+        } else if constexpr (std::is_same_v<T, ir::TileMma>) {
+          written.insert(n.d.node->id);
+        } else if constexpr (std::is_same_v<T, ir::Barrier>) {
+          barrier = true;
+        }
+      },
+      s->node);
+}
+
+/// Nodes whose pointer must not be `restrict` in this kernel: those it writes, when its threads
+/// synchronize at a barrier (they may read what other threads wrote before it).
+std::set<int> shared_across_barriers(const ir::StmtRef& body) {
+  std::set<int> written;
+  bool barrier = false;
+  scan_writes(body, written, barrier);
+  return barrier ? written : std::set<int>{};
+}
+
 }  // namespace
 
 GeneratedModule CLikePrinter::print_kernels(const ir::LoweredRoutine& routine, const std::vector<KernelBody>& kernels,
@@ -66,7 +97,12 @@ GeneratedModule CLikePrinter::print_kernels(const ir::LoweredRoutine& routine, c
     internal_check(kernel.body != nullptr, "codegen: kernel " + std::to_string(k) + " of " + routine.name + " has no body");
     PrintedKernel printed{base + "_k" + std::to_string(k), ir::nodes_of(kernel.body)};
     std::vector<std::string> params;
-    for (const auto& n : printed.params) params.push_back(pointer_param(storage_type(n->dtype), names.node(*n)));
+    const std::set<int> shared = shared_across_barriers(kernel.body);
+    for (const auto& n : printed.params) {
+      const std::string type = storage_type(n->dtype);
+      params.push_back(shared.contains(n->id) ? shared_pointer_param(type, names.node(*n))
+                                              : pointer_param(type, names.node(*n)));
+    }
     for (const auto& st : routine.statics) params.push_back(static_param(*names.static_symbol(st.symbol)));
     const std::string head = kernel_head(printed.name, kernel.geometry) + "(";
     BodyPrinter body(*this, names, routine.statics, options);

@@ -12,6 +12,9 @@ class OpenClDialect final : public GpuDialect {
   std::string pointer_param(const std::string& type, const std::string& ident) const override {
     return "__global " + type + " *restrict " + ident;
   }
+  std::string shared_pointer_param(const std::string& type, const std::string& ident) const override {
+    return "__global " + type + " *" + ident;
+  }
   std::string prelude_header() const override {
     // FP_CONTRACT OFF: OpenCL may otherwise fuse a*b+c into one rounding where the IR has two.
     std::string h =
