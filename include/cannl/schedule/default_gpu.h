@@ -24,6 +24,11 @@ struct GpuScheduleOptions {
   std::int64_t block_size = 256;
   /// Nests with fewer parallel iterations stay serial (config `gpu_schedule_min_parallel`).
   std::int64_t min_parallel = 64;
+  /// A long add-accumulation into few cells may become partials over blocks of its reduction
+  /// (computed by many threads) and a second nest adding them in order: deterministic but
+  /// re-associated (config `gpu_schedule_reassociate`, which the GPU backend passes; false here
+  /// keeps every kernel bitwise the serial routine).
+  bool reassociate = false;
 };
 
 ir::LoweredRoutine default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options);

@@ -87,7 +87,8 @@ class GpuBackend final : public Backend {
     if (!config::get_bool("automatic_gpu_schedule")) return routine;
     return schedule::default_gpu_schedule(routine, {.target = target_,
                                                     .block_size = config::get_int_in("gpu_schedule_block_size", 1, 1 << 20),
-                                                    .min_parallel = config::get_int_in("gpu_schedule_min_parallel", 1, 1LL << 40)});
+                                                    .min_parallel = config::get_int_in("gpu_schedule_min_parallel", 1, 1LL << 40),
+                                                    .reassociate = config::get_bool("gpu_schedule_reassociate")});
   }
 
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return device_->allocate(bytes); }
