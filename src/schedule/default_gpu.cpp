@@ -15,6 +15,7 @@
 #include "cannl/schedule/transforms.h"
 #include "cannl/support/error.h"
 #include "schedule/loop_tree.h"
+#include "schedule/matmul_nest.h"
 #include "schedule/parallel_loops.h"
 #include "schedule/access_relations.h"
 
@@ -34,6 +35,11 @@ constexpr std::int64_t kMuchWork = 16;
 // this many partial cells in all.
 constexpr std::int64_t kFewCellBlocks = 16;
 constexpr std::int64_t kMaxPartialCells = std::int64_t{1} << 20;
+// A store several cell iterations share (a convolution's input gradient dx[b, h + kh, ..]) is
+// staged into partials over every loop it mentions (one thread each, summing the others: the
+// output channels) when each sums at least this many updates and they fit this many cells.
+constexpr std::int64_t kMinSharedSteps = 4;
+constexpr std::int64_t kMaxSharedPartialCells = std::int64_t{1} << 24;
 
 // Each axis of the index holds at most one loop symbol and no symbol repeats: distinct values
 // of the loops it mentions address distinct cells.
@@ -122,15 +128,22 @@ class GpuScheduler {
   // one split at a divisor to fill the rest; then StagePartials gives p[kept, cells] += v, a
   // nest whose cells are many (one thread each, over a block of the reduction), and a second
   // nest adding p into d in the kept loops' order. Fission cuts between them (the second reads
-  // every partial). Returns the new top-level nests to schedule, or nothing (routine unchanged).
+  // every partial). A store several cell iterations share (dx[b, h + kh, w + kw, c] of a
+  // convolution's input gradient, whose bitwise chain is only b and c) is staged over every
+  // loop it mentions instead (plan_shared_store): p[b, h, kh, w, kw, c] sums the output
+  // channels, one thread per cell; the second nest adds p into dx with b and c on threads.
+  // Returns the new top-level nests to schedule, or nothing (routine unchanged).
   std::vector<ir::Symbol> stage_partials(ir::Symbol top) {
     const auto site = detail::find_loop(routine_.body, top);
     if (!site || site->in_tile || site->in_local_scope || site->under_if || !site->enclosing.empty()) return {};
     ir::StmtRef leaf;
     const std::vector<const ir::For*> nest = detail::perfect_nest(*site->loop, leaf);
     const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
-    if (!store || !injective(store->index) || detail::accumulation_op(store->node, store->index, store->value) != ir::Op::Add)
-      return {};
+    if (!store || detail::accumulation_op(store->node, store->index, store->value) != ir::Op::Add) return {};
+    if (!injective(store->index)) {
+      const auto shared = detail::plan_shared_store(*site->loop, kMinSharedSteps, kMaxSharedPartialCells);
+      return shared ? staged_tops(top, {*shared}) : std::vector<ir::Symbol>{};
+    }
     std::int64_t cells = 1, steps = 1;
     std::vector<const ir::For*> reductions;
     std::vector<ir::Symbol> keep;
@@ -167,18 +180,24 @@ class GpuScheduler {
     }
     if (parts < 2) return {};
     steps_taken.push_back(StagePartials{new_top, keep});
+    return staged_tops(new_top, steps_taken);
+  }
+
+  // `steps` applied (ending in a StagePartials of the nest `top`): the top-level nests it made,
+  // in order; nothing (the routine unchanged) when a step is refused.
+  std::vector<ir::Symbol> staged_tops(ir::Symbol top, const std::vector<Transform>& steps) {
     std::vector<ir::Symbol> before;
     for (const auto& x : flatten_seq(routine_.body))
       if (const auto* f = std::get_if<ir::For>(&x->node)) before.push_back(f->index);
     try {
-      routine_ = schedule::apply(routine_, steps_taken);
+      routine_ = schedule::apply(routine_, steps);
     } catch (const ScheduleError&) {
-      return {};  // the routine is unchanged: apply returns a new routine or throws
+      return {};  // apply returns a new routine or throws
     }
     std::vector<ir::Symbol> tops;
     for (const auto& x : flatten_seq(routine_.body)) {
       const auto* f = std::get_if<ir::For>(&x->node);
-      if (f && (f->index == new_top || std::find(before.begin(), before.end(), f->index) == before.end()))
+      if (f && (f->index == top || std::find(before.begin(), before.end(), f->index) == before.end()))
         tops.push_back(f->index);
     }
     return tops;

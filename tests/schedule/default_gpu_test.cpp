@@ -213,10 +213,10 @@ TEST(DefaultGpuSchedule, ReassociationStagesFewCellsIntoPartialsOnManyThreads) {
 // dx[b, h + kh, w + kw, c] += dy[b, h, w, o] * k[o, kh, kw, c] (a convolution's input gradient):
 // the store is not injective in h, kh, w, kw, but b and c index it alone: they move above the
 // others into the parallel chain (each cell's updates keep their order: bitwise).
-TEST(DefaultGpuSchedule, ConvolutionInputGradientSharesOutItsBatchAndChannelLoops) {
-  const auto dy = ir::make_node("dy", DType::F32, {4, 6, 6, 5});
-  const auto k = ir::make_node("k", DType::F32, {5, 3, 3, 8});
-  const auto dx = ir::make_node("dx", DType::F32, {4, 8, 8, 8});
+ir::LoweredRoutine conv_input_grad() {
+  const auto dy = ir::make_node("dy", DType::F32, {2, 4, 4, 4});
+  const auto k = ir::make_node("k", DType::F32, {4, 3, 3, 4});
+  const auto dx = ir::make_node("dx", DType::F32, {2, 6, 6, 4});
   const ir::Symbol b = ir::fresh_symbol(), h = ir::fresh_symbol(), w = ir::fresh_symbol(), o = ir::fresh_symbol();
   const ir::Symbol kh = ir::fresh_symbol(), kw = ir::fresh_symbol(), c = ir::fresh_symbol();
   const std::vector<AxisIndex> at{it(b), AxisIndex{{{1, h}, {1, kh}}, 0}, AxisIndex{{{1, w}, {1, kw}}, 0}, it(c)};
@@ -224,16 +224,37 @@ TEST(DefaultGpuSchedule, ConvolutionInputGradientSharesOutItsBatchAndChannelLoop
       ir::apply(ir::Op::Mul, DType::F32, {ir::get(dy, {it(b), it(h), it(w), it(o)}), ir::get(k, {it(o), it(kh), it(kw), it(c)})});
   const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dx, at), product});
   ir::StmtRef nest = ir::set(dx, at, acc);
-  for (const auto& [s, n] : std::vector<std::pair<ir::Symbol, std::int64_t>>{{c, 8}, {kw, 3}, {kh, 3}, {o, 5}, {w, 6}, {h, 6}, {b, 4}})
+  for (const auto& [s, n] : std::vector<std::pair<ir::Symbol, std::int64_t>>{{c, 4}, {kw, 3}, {kh, 3}, {o, 4}, {w, 4}, {h, 4}, {b, 2}})
     nest = ir::for_loop(s, 0, n, nest);
-  const ir::LoweredRoutine r{"conv_input_grad", nest, {}};
+  return {"conv_input_grad", nest, {}};
+}
+
+TEST(DefaultGpuSchedule, ConvolutionInputGradientSharesOutItsBatchAndChannelLoops) {
+  const ir::LoweredRoutine r = conv_input_grad();
   const std::string text = scheduled(r, options(256, 16));
   const ir::LoweredRoutine s = default_gpu_schedule(r, options(256, 16));
   expect_runs_as_on_a_gpu(s);
-  EXPECT_EQ(kernel_threads(s), std::vector<std::int64_t>{4 * 8}) << text;
-  // A block of 4 x 8 threads, each running its cells' updates in the original order.
-  EXPECT_TRUE(has(text, "for i0 in [0, 4) workgroup:\n  for i1 in [0, 8) workgroup:\n    for i2 in [0, 6):\n      for i3 in [0, 6):\n"
-                        "        for i4 in [0, 5):")) << text;
+  EXPECT_EQ(kernel_threads(s), std::vector<std::int64_t>{2 * 4}) << text;
+  // A block of 2 x 4 threads, each running its cells' updates in the original order.
+  EXPECT_TRUE(has(text, "for i0 in [0, 2) workgroup:\n  for i1 in [0, 4) workgroup:\n    for i2 in [0, 4):\n      for i3 in [0, 4):\n"
+                        "        for i4 in [0, 4):")) << text;
+}
+
+// With the licence the input gradient sums the output channels into p[b, h, kh, w, kw, c] first,
+// one thread per cell, then adds p into dx with b and c on threads.
+TEST(DefaultGpuSchedule, ReassociationStagesAConvolutionInputGradientOverEveryCellLoop) {
+  const ir::LoweredRoutine r = conv_input_grad();
+  GpuScheduleOptions o = options(256, 16);
+  o.reassociate = true;
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
+  EXPECT_TRUE(has(ir::print_loop_ir(s), "dx_partials")) << ir::print_loop_ir(s);
+  validate_parallel(s);
+  expect_runs_as_on_a_gpu(s);
+  const std::vector<std::int64_t> threads = kernel_threads(s);
+  ASSERT_EQ(threads.size(), 2u) << ir::print_loop_ir(s);
+  EXPECT_GE(threads[0], 2 * 4 * 4 * 3 * 3) << ir::print_loop_ir(s);  // at least b, h, w, kh, kw
+  EXPECT_EQ(threads[1], 2 * 4) << ir::print_loop_ir(s);
 }
 
 }  // namespace
