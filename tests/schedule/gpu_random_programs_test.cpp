@@ -90,6 +90,32 @@ TEST(GpuRandomPrograms, ScheduledSegmentsAreBitwiseOnTheInterpreter) {
   EXPECT_GT(census.zero, 0);
 }
 
+// With the re-association licence (and a low threshold, so the small generated reductions
+// qualify) accumulations into few cells are staged into partials: the segments, as a GPU may run
+// them, compute the bits of the scheduled routine, and those are the unscheduled routine's
+// within the re-association tolerance.
+TEST(GpuRandomPrograms, StagedPartialsRunAsTheScheduledRoutine) {
+  const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300) / 2;
+  int staged = 0;
+  for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
+    const auto p = opt::testing::generate_program(static_cast<std::uint64_t>(13000 + seed));
+    const ir::LoweredRoutine r = ir::lower(p.comp, "generated");
+    const ir::Target target = gpu_test_target(cuda_limits());
+    const ir::LoweredRoutine s = default_gpu_schedule(r, {target, kBlockSizes[seed % std::size(kBlockSizes)], 1, true});
+    const ir::LoweredRoutine low = lower_for_target(s, target);
+    const std::vector<Segment> segments = fission(low, target);
+    const std::string what = "seed " + std::to_string(13000 + seed) + "\n" + ir::print_loop_ir(r) + "\nscheduled\n" +
+                             ir::print_loop_ir(low);
+    const NodeBytes scheduled = run_interp(s);
+    EXPECT_EQ(compare(run_interp(r), scheduled, Tolerance::Reassociated), "") << what;
+    for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+      EXPECT_EQ(compare(scheduled, run_segments(s, segments, order), Tolerance::Bitwise), "") << what;
+    staged += ir::print_loop_ir(s).find("_partials") != std::string::npos ? 1 : 0;
+  }
+  std::printf("%d of %lld programs staged partials\n", staged, static_cast<long long>(n));
+  EXPECT_GT(staged, 0);
+}
+
 // Programs concatenated into one routine: many independent and dependent nests side by side,
 // so fission merges (and must not merge) across programs.
 TEST(GpuRandomPrograms, ConcatenatedProgramsMergeOnlyAlignedNests) {
