@@ -4,6 +4,9 @@
 // the first plan that fits the device: the loops above the chosen thread loop become Grid (slot
 // 0 innermost), the thread loop Workgroup (split by the block size when longer: outer Grid,
 // inner Workgroup), and a short thread loop takes a second thread dimension from the loop above.
+// With the re-association licence, an accumulation into few cells over a long reduction (or
+// into a shared store) is first staged into partials (stage_partials), and each resulting nest
+// is scheduled as above.
 #include "cannl/schedule/default_gpu.h"
 
 #include <algorithm>
