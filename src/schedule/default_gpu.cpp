@@ -38,6 +38,9 @@ constexpr std::int64_t kMuchWork = 16;
 // this many partial cells in all.
 constexpr std::int64_t kFewCellBlocks = 16;
 constexpr std::int64_t kMaxPartialCells = std::int64_t{1} << 20;
+// Any accumulation of at least this many steps per cell (a convolution's weight gradient over
+// a batch of images) is staged too, as far as the partials fit.
+constexpr std::int64_t kLongReduction = 4096;
 // A store several cell iterations share (a convolution's input gradient dx[b, h + kh, ..]) is
 // staged into partials over every loop it mentions (one thread each, summing the others: the
 // output channels) when each sums at least this many updates and they fit this many cells.
@@ -126,7 +129,7 @@ class GpuScheduler {
   std::int64_t block_;
 
   // A perfect nest around one add-accumulation d[idx] += v into few cells (injective idx) over a
-  // long reduction, staged (licensed re-association): the reduction loops, outermost first,
+  // long reduction (or into any number of cells over a very long one), staged (licensed re-association): the reduction loops, outermost first,
   // kept whole while their product stays within about sqrt(steps) partials per cell, the next
   // one split at a divisor to fill the rest; then StagePartials gives p[kept, cells] += v, a
   // nest whose cells are many (one thread each, over a block of the reduction), and a second
@@ -160,7 +163,8 @@ class GpuScheduler {
         reductions.push_back(f);
       }
     }
-    if (reductions.empty() || cells >= kFewCellBlocks * block_ || steps < kMuchWork * options_.min_parallel) return {};
+    const bool few_cells = cells < kFewCellBlocks * block_ && steps >= kMuchWork * options_.min_parallel;
+    if (reductions.empty() || !(few_cells || steps >= kLongReduction)) return {};
     const std::int64_t want = std::min(isqrt(steps), kMaxPartialCells / cells);
     std::vector<Transform> steps_taken;
     std::int64_t parts = 1;

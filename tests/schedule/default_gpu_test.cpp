@@ -257,5 +257,26 @@ TEST(DefaultGpuSchedule, ReassociationStagesAConvolutionInputGradientOverEveryCe
   EXPECT_EQ(threads[1], 2 * 4) << ir::print_loop_ir(s);
 }
 
+// Many cells (more than 16 blocks' worth) each over at least 4096 steps (a convolution's weight
+// gradient over a batch of images): staged too, about sqrt(steps) partials per cell.
+TEST(DefaultGpuSchedule, ReassociationStagesVeryLongReductionsOfManyCells) {
+  const auto x = ir::make_node("x", DType::F32, {4096, 5}), dy = ir::make_node("dy", DType::F32, {4096, 8});
+  const auto dw = ir::make_node("dw", DType::F32, {5, 8});
+  const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(i)}), ir::get(dy, {it(b), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+  const ir::LoweredRoutine r{
+      "weight_grad", ir::for_loop(b, 0, 4096, ir::for_loop(i, 0, 5, ir::for_loop(j, 0, 8, ir::set(dw, {it(i), it(j)}, acc)))), {}};
+  GpuScheduleOptions o = options(2, 16);  // 40 cells: more than 16 blocks of 2 threads
+  o.reassociate = true;
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
+  validate_parallel(s);
+  EXPECT_EQ(kernel_threads(s), (std::vector<std::int64_t>{64 * 40, 40})) << ir::print_loop_ir(s);
+  // Without the licence: the bitwise schedule, a thread per cell.
+  o.reassociate = false;
+  EXPECT_EQ(kernel_threads(default_gpu_schedule(r, o)), std::vector<std::int64_t>{40});
+}
+
 }  // namespace
 }  // namespace cannl::schedule::testing
