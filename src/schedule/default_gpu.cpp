@@ -17,10 +17,10 @@
 #include "cannl/schedule/legality.h"
 #include "cannl/schedule/transforms.h"
 #include "cannl/support/error.h"
+#include "schedule/access_relations.h"
 #include "schedule/loop_tree.h"
 #include "schedule/matmul_nest.h"
 #include "schedule/parallel_loops.h"
-#include "schedule/access_relations.h"
 
 namespace cannl::schedule {
 
@@ -129,11 +129,12 @@ class GpuScheduler {
   std::int64_t block_;
 
   // A perfect nest around one add-accumulation d[idx] += v into few cells (injective idx) over a
-  // long reduction (or into any number of cells over a very long one), staged (licensed re-association): the reduction loops, outermost first,
-  // kept whole while their product stays within about sqrt(steps) partials per cell, the next
-  // one split at a divisor to fill the rest; then StagePartials gives p[kept, cells] += v, a
-  // nest whose cells are many (one thread each, over a block of the reduction), and a second
-  // nest adding p into d in the kept loops' order. Fission cuts between them (the second reads
+  // long reduction (or into any number of cells over a very long one), staged (a licensed
+  // re-association): the reduction loops, outermost first, kept whole while their product stays
+  // within about sqrt(steps) partials per cell, the next one split at a divisor to fill the
+  // rest; then StagePartials gives p[kept, cells] += v, a nest whose cells are many (one thread
+  // each, over a block of the reduction), and a second nest adding p into d in the kept loops'
+  // order. Fission cuts between them (the second reads
   // every partial). A store several cell iterations share (dx[b, h + kh, w + kw, c] of a
   // convolution's input gradient, whose bitwise chain is only b and c) is staged over every
   // loop it mentions instead (plan_shared_store): p[b, h, kh, w, kw, c] sums the output
@@ -243,8 +244,8 @@ class GpuScheduler {
     const ir::LoweredRoutine before = routine_;
     std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
     if (!chain.empty()) chain = contiguous_innermost(chain);
-    const bool much_work = detail::work_of(detail::find_loop(routine_.body, chain.empty() ? top : chain.front())->stmt) >=
-                           kMuchWork * options_.min_parallel;
+    const ir::Symbol nest_top = chain.empty() ? top : chain.front();
+    const bool much_work = detail::work_of(detail::find_loop(routine_.body, nest_top)->stmt) >= kMuchWork * options_.min_parallel;
     for (std::size_t w = chain.size(); w-- > 0;) {
       const std::optional<Plan> plan = plan_for(chain, w);
       if (!plan) continue;
