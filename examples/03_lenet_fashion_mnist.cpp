@@ -164,7 +164,7 @@ int run(const examples::ExampleArgs& args) {
                                 .lr = 2e-3,
                                 .total_steps = epochs * n_batches,
                                 .min_lr = 2e-4};
-  auto step = train::compile_step(runtime::Context::cpu(), loss,
+  auto step = train::compile_step(runtime::Context::from_config(), loss,
                                   {.optimizer = train::Optimizer::Adam,
                                    .adam = {.schedule = schedule},
                                    .batch = batch,

@@ -33,6 +33,9 @@ struct Features {
   std::vector<LoopInfo> loops;  // outermost first (preorder)
   bool has_tile = false;
   bool has_grid = false;
+  /// The largest rows, columns and steps of a tile: a cache block at least this large is the
+  /// whole extent, whatever its size.
+  std::int64_t tile_rows = 0, tile_cols = 0, tile_steps = 0;
 };
 
 class LoopWalker {
@@ -60,8 +63,11 @@ class LoopWalker {
       stmt(i->body, depth, under_parallel, open);
     } else if (const auto* set = std::get_if<ir::Set>(&s->node)) {
       if (!open.empty()) features.loops[open.back()].stores.push_back(set);
-    } else if (std::holds_alternative<ir::TileMma>(s->node)) {
+    } else if (const auto* t = std::get_if<ir::TileMma>(&s->node)) {
       features.has_tile = true;
+      features.tile_rows = std::max(features.tile_rows, t->rows());
+      features.tile_cols = std::max(features.tile_cols, t->cols());
+      features.tile_steps = std::max(features.tile_steps, t->steps());
       if (!open.empty()) features.loops[open.back()].innermost = false;
     }
   }
@@ -151,20 +157,22 @@ std::vector<std::pair<std::string, ir::Target>> target_variants(const ir::Target
       v.gemm.nv = nv;
       add("gemm " + std::to_string(mr) + "x" + std::to_string(nv), v);
     }
+    // A block no smaller than every tile's extent covers it whole: changing it changes nothing.
+    auto same_cover = [](std::int64_t a, std::int64_t b, std::int64_t extent) { return a >= extent && b >= extent; };
     for (int kc : {t.gemm.kc / 2, t.gemm.kc * 2}) {
-      if (kc < 64 || kc > 2048) continue;
+      if (kc < 64 || kc > 2048 || same_cover(kc, t.gemm.kc, f.tile_steps)) continue;
       ir::Target v = t;
       v.gemm.kc = kc;
       add("kc " + std::to_string(kc), v);
     }
     for (int nc : {t.gemm.nc / 2, t.gemm.nc * 2}) {
-      if (nc < 64 || nc > 8192) continue;
+      if (nc < 64 || nc > 8192 || same_cover(nc, t.gemm.nc, f.tile_cols)) continue;
       ir::Target v = t;
       v.gemm.nc = nc;
       add("nc " + std::to_string(nc), v);
     }
     for (int mc : {t.gemm.mc / 4, t.gemm.mc * 2}) {
-      if (mc < 64 || mc > 16384) continue;
+      if (mc < 64 || mc > 16384 || same_cover(mc, t.gemm.mc, f.tile_rows)) continue;
       ir::Target v = t;
       v.gemm.mc = mc;
       add("mc " + std::to_string(mc), v);

@@ -58,7 +58,9 @@ class Bench {
   struct Instance {
     runtime::Context twin;
     runtime::Routine routine;
-    std::vector<std::int64_t> statics;
+    std::int64_t runs = 0;
+    /// One run: static indices 0 the first time, then stepping through their ranges.
+    void run();
   };
   Instance instantiate(const Candidate& c);
 

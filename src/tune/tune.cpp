@@ -32,7 +32,7 @@ constexpr double kMinGain = 0.01;
 /// Rounds of the finalists' second timing.
 constexpr int kConfirmRounds = 5;
 /// A candidate replaces the default schedule only when it is at least this fraction faster.
-constexpr double kMinWin = 0.03;
+constexpr double kMinWin = 0.05;
 /// Candidates timed again besides the default: the beam, within these bounds.
 constexpr int kFinalists = 2;
 constexpr int kMaxFinalists = 4;

@@ -51,12 +51,14 @@ std::set<fs::path> libraries() {
   return out;
 }
 
-// Compiles `request` (the first time) and returns the path of the library it created.
+// Compiles `request` (the first time) and returns the path of the library it created: the new
+// one named after the routine (tests running in parallel add libraries of their own meanwhile).
 fs::path compile_new(const backends::CompileRequest& request) {
   const auto before = libraries();
   test_util::cc()->compile(request);
+  const std::string prefix = request.routine.name + "-";
   for (const auto& path : libraries())
-    if (!before.count(path)) return path;
+    if (!before.count(path) && path.filename().string().rfind(prefix, 0) == 0) return path;
   ADD_FAILURE() << "no new library in " << cache_dir();
   return {};
 }

@@ -295,6 +295,19 @@ TEST_F(Tune, APlacementSearchKeepsTheMaterializeAllArmWhenItIsFaster) {
   EXPECT_EQ(run_and_read(again, replayed, y), run_and_read(plain, plain.compile(comp, "f"), y));
 }
 
+TEST_F(Tune, TheInterpreterIsCompiledWithItsDefault) {
+  Matmul m = matmul(4);
+  auto ctx = runtime::Context::interpreter();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneReport report;
+  const runtime::Routine r = tune::tune(ctx, m.comp, "mm", quick(), &report);
+  EXPECT_EQ(report.outcome, tune::TuneReport::Outcome::NotTunable);
+  EXPECT_EQ(report.compiles, 0);
+  auto plain = runtime::Context::interpreter();
+  train::upload_literals(plain, {m.y});
+  EXPECT_EQ(run_and_read(ctx, r, m.y), run_and_read(plain, plain.compile(m.comp, "mm"), m.y));
+}
+
 TEST_F(Tune, TheCacheKeyChangesWithTargetLicenceAndToolchain) {
   const std::string digest(64, 'a');
   ir::Target t = ir::cpu_target(32);

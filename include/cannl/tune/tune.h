@@ -26,9 +26,9 @@
 // whose first run already takes 4 times the best median gets that run's time (it cannot win,
 // and a serial baseline of a large matmul would eat the budget). The fastest few and the default
 // are then timed again side by side, and a candidate replaces the default only when it is at
-// least 3% faster there (within a shared machine's noise the default stays). The default schedule is always measured (it is the reference and a seed, so the
-// winner is never slower than it as measured); every other candidate only while `budget_s`
-// lasts.
+// least 5% faster there (within a shared machine's noise the default stays). The default
+// schedule is always measured (it is the reference and a seed, so the winner is never slower
+// than it as measured); every other candidate only while `budget_s` lasts.
 //
 // The winner is stored in the schedule cache (schedule_cache.h) under the program's digest, the
 // target, the backend's fingerprint and the licences; a later tune of the same program, in this

@@ -164,9 +164,9 @@ class CudaModule final : public Module {
 
 class CudaEvent final : public Event {
  public:
-  explicit CudaEvent(std::shared_ptr<CudaQueue> queue) : queue_(std::move(queue)) {
+  CudaEvent(std::shared_ptr<CudaQueue> queue, bool timing) : queue_(std::move(queue)) {
     const auto& api = queue_->api();
-    api.check(api.cuEventCreate(&event_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    api.check(api.cuEventCreate(&event_, timing ? 0u : CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     const CUresult recorded = api.cuEventRecord(event_, queue_->stream());
     if (recorded != CUDA_SUCCESS) {
       api.cuEventDestroy(event_);
@@ -183,6 +183,14 @@ class CudaEvent final : public Event {
   void wait() override {
     queue_->make_current();
     queue_->check_queue(queue_->api().cuEventSynchronize(event_), "cuEventSynchronize");
+  }
+  double milliseconds_since(const Event& start) override {
+    const auto* begin = dynamic_cast<const CudaEvent*>(&start);
+    if (begin == nullptr) return -1;
+    wait();
+    float ms = 0;
+    queue_->check_queue(queue_->api().cuEventElapsedTime(&ms, begin->event_, event_), "cuEventElapsedTime");
+    return ms;
   }
 
  private:
@@ -273,9 +281,9 @@ class CudaDevice final : public Device {
                                const std::filesystem::path& cache_dir) override;
   void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
               std::span<const KernelArg> args) override;
-  std::unique_ptr<Event> record() override {
+  std::unique_ptr<Event> record(bool timing) override {
     queue_->make_current();
-    return std::make_unique<CudaEvent>(queue_);
+    return std::make_unique<CudaEvent>(queue_, timing);
   }
   void synchronize() override {
     queue_->make_current();

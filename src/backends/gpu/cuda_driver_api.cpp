@@ -42,6 +42,7 @@ CudaDriverApi bind_driver(const ApiLibrary& lib) {
   lib.bind(api.cuEventDestroy, "cuEventDestroy_v2");
   lib.bind(api.cuEventRecord, "cuEventRecord");
   lib.bind(api.cuEventSynchronize, "cuEventSynchronize");
+  lib.bind(api.cuEventElapsedTime, "cuEventElapsedTime");
   api.library = lib.path();
   return api;
 }

@@ -107,6 +107,7 @@ struct CudaDriverApi {
   CUresult (*cuEventDestroy)(cuda::CUevent event) = nullptr;  // _v2
   CUresult (*cuEventRecord)(cuda::CUevent event, cuda::CUstream stream) = nullptr;
   CUresult (*cuEventSynchronize)(cuda::CUevent event) = nullptr;
+  CUresult (*cuEventElapsedTime)(float* milliseconds, cuda::CUevent start, cuda::CUevent end) = nullptr;
 
   /// The library that loaded ("libcuda.so.1").
   std::string library;

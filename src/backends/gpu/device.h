@@ -47,6 +47,12 @@ class Event {
   virtual ~Event() = default;
   /// Blocks the host until everything enqueued before the event finished.
   virtual void wait() = 0;
+  /// Device time between `start` and this event, both recorded with timing on the same queue,
+  /// after waiting for this one; a negative value where the device cannot time (OpenCL here).
+  virtual double milliseconds_since(const Event& start) {
+    (void)start;
+    return -1;
+  }
 };
 
 class Device {
@@ -85,8 +91,8 @@ class Device {
   /// another device, or a geometry over limits().
   virtual void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
                       std::span<const KernelArg> args) = 0;
-  /// Enqueues an event.
-  virtual std::unique_ptr<Event> record() = 0;
+  /// Enqueues an event; with `timing`, one that Event::milliseconds_since can measure from.
+  virtual std::unique_ptr<Event> record(bool timing = false) = 0;
   /// Blocks until the queue is empty; a kernel's failure surfaces here (or at the next read) as a
   /// RuntimeError naming it.
   virtual void synchronize() = 0;

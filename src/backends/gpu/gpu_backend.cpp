@@ -1,13 +1,11 @@
 // The GPU backends (CUDA, OpenCL): the default GPU schedule, the final lowering round, kernel
 // fission, one module of kernels per routine printed by the GPU dialect, compiled and cached by
-// the device, and executables that enqueue the kernels in order on the device's queue.
-#include <algorithm>
+// the device; the executables are gpu_executable.h.
 #include <exception>
-#include <map>
 
 #include "backends/gpu/cuda_compile_check.h"
 #include "backends/gpu/device.h"
-#include "backends/run_arguments.h"
+#include "backends/gpu/gpu_executable.h"
 #include "cannl/backends/backend.h"
 #include "cannl/codegen/gpu_codegen.h"
 #include "cannl/schedule/default_gpu.h"
@@ -21,55 +19,6 @@
 namespace cannl::backends {
 
 namespace {
-
-class GpuExecutable final : public Executable {
- public:
-  GpuExecutable(std::shared_ptr<gpu::Device> device, CompileRequest request, std::vector<schedule::Segment> segments,
-                codegen::GeneratedModule module, std::shared_ptr<gpu::Module> loaded)
-      : device_(std::move(device)), request_(std::move(request)), segments_(std::move(segments)),
-        module_(std::move(module)), loaded_(std::move(loaded)) {
-    // Nodes the routine touches that are no parameter are its Local arrays: device scratch
-    // memory of this executable, zeroed before every run like the C backend's local arrays.
-    for (const auto& node : ir::nodes_of(request_.routine.body)) {
-      const bool is_param = std::any_of(request_.params.begin(), request_.params.end(),
-                                        [&](const ir::NodeRef& p) { return p->id == node->id; });
-      if (!is_param) scratch_.emplace(node->id, device_->allocate(node->size_in_bytes()));
-    }
-  }
-
-  void run(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) override {
-    check_run_arguments(request_, buffers, static_values);
-    std::map<int, Buffer*> bound;
-    for (std::size_t k = 0; k < buffers.size(); ++k) bound[request_.params[k]->id] = buffers[k];
-    for (auto& [id, buffer] : scratch_) {
-      device_->fill_zero(*buffer);
-      bound[id] = buffer.get();
-    }
-    std::size_t kernel = 0;
-    for (const auto& segment : segments_) {
-      if (segment.kind == schedule::Segment::Kind::Zero) {
-        device_->fill_zero(*bound.at(segment.zeroed->id));
-        continue;
-      }
-      std::vector<gpu::KernelArg> args;
-      for (const auto& node : module_.kernels[kernel].params) args.emplace_back(bound.at(node->id));
-      for (const std::int64_t v : static_values) args.emplace_back(v);
-      device_->launch(*loaded_, kernel, segment.geometry, args);
-      ++kernel;
-    }
-  }
-
-  const std::string& source() const override { return module_.text; }
-  const ir::LoweredRoutine& routine() const override { return request_.routine; }
-
- private:
-  std::shared_ptr<gpu::Device> device_;
-  CompileRequest request_;
-  std::vector<schedule::Segment> segments_;
-  codegen::GeneratedModule module_;
-  std::shared_ptr<gpu::Module> loaded_;
-  std::map<int, std::unique_ptr<Buffer>> scratch_;
-};
 
 class GpuBackend final : public Backend {
  public:
@@ -120,8 +69,8 @@ class GpuBackend final : public Backend {
     } catch (const CompileError& e) {
       throw CompileError(std::string(e.what()) + "\n(source: " + readable.string() + ")");
     }
-    return std::make_unique<GpuExecutable>(device_, CompileRequest{lowered, request.params}, std::move(segments),
-                                           std::move(module), std::move(loaded));
+    return std::make_unique<gpu::GpuExecutable>(device_, CompileRequest{lowered, request.params}, std::move(segments),
+                                           std::move(module), std::move(loaded), readable.filename().string());
   }
 
  private:

@@ -282,7 +282,8 @@ class OpenClDevice final : public Device {
                                const std::filesystem::path& cache_dir) override;
   void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
               std::span<const KernelArg> args) override;
-  std::unique_ptr<Event> record() override { return std::make_unique<OpenClEvent>(queue_); }
+  // OpenCL events time only on a profiling queue, which this device does not open.
+  std::unique_ptr<Event> record(bool) override { return std::make_unique<OpenClEvent>(queue_); }
   void synchronize() override { queue_->finish(); }
 
  private:
