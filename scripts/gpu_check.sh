@@ -16,6 +16,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${GPU_CHECK_OUT:-$ROOT/gpu_check_out}
 WORK=${GPU_CHECK_WORK:-/tmp/cannl_gpu_check}
 BUDGET=${GPU_CHECK_BUDGET_S:-300}
+# The commit the report names (GPU_CHECK_COMMIT where the copy's git metadata is not the source's).
+COMMIT=${GPU_CHECK_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 mkdir -p "$OUT" "$WORK"
 say() { echo "[gpu_check] $(date +%T) $*" >&2; }
 start=$(date +%s)
@@ -58,7 +60,7 @@ cd "$ROOT" || exit 1
 bench_args=(--workloads mlp_small,mlp_wide,lenet,cifar_conv,gpt2_mini,gpt2_mini_train --quick
             --gpu cuda --gpu-only --fixtures "$WORK/fixtures" --results "$WORK/results"
             --cannl-bin "$BIN/bench_cannl" --peer-python python3 --budget-s "$BUDGET" --cell-timeout 120
-            --commit "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)")
+            --commit "$COMMIT")
 [[ ${GPU_CHECK_NO_COMPILE:-0} == 1 ]] && bench_args+=(--no-torch-compile)
 PYTHONUNBUFFERED=1 python3 benchmarks/orchestrate.py "${bench_args[@]}" > "$OUT/bench.log" 2>&1
 bench_rc=$?
@@ -69,7 +71,7 @@ say "benchmarks: rc $bench_rc"
 {
   echo "# cannl on CUDA: $device"
   echo
-  echo "scripts/gpu_check.sh at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), $(date -u +%F)."
+  echo "scripts/gpu_check.sh at $COMMIT, $(date -u +%F)."
   echo "Total time $(( $(date +%s) - start )) s."
   echo
   echo "## GPU tests (test_gpu, CANNL_TEST_GPU_BACKEND=cuda): exit $tests_rc"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "cannl/ir/block_reduction.h"
 #include "cannl/support/error.h"
 
 namespace cannl::ir {
@@ -50,6 +51,7 @@ class GeometryWalker {
     auto& dims = grid ? g_.grid : g_.block;
     dims[static_cast<std::size_t>(slot)] = std::max(dims[static_cast<std::size_t>(slot)], f.end);
     g_.slot_of[f.index.id] = slot;
+    if (f.axis == AxisType::WorkgroupReduce && block_reduction(f)) ++reductions_;
     (grid ? h.grid : h.block) = slot + 1;
     return h;
   }
@@ -61,13 +63,20 @@ class GeometryWalker {
   }
 
   KernelGeometry& g_;
+  std::int64_t reductions_ = 0;
+
+ public:
+  std::int64_t reductions() const { return reductions_; }
 };
 
 }  // namespace
 
 KernelGeometry kernel_geometry(const StmtRef& body) {
   KernelGeometry g;
-  GeometryWalker(g).walk(body);
+  GeometryWalker walker(g);
+  walker.walk(body);
+  // Each rendered block reduction declares its own shared array (block_reduction.h).
+  g.shared_bytes += walker.reductions() * block_reduction_bytes(g.threads_per_block());
   return g;
 }
 

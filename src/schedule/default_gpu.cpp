@@ -4,6 +4,9 @@
 // the first plan that fits the device: the loops above the chosen thread loop become Grid (slot
 // 0 innermost), the thread loop Workgroup (split by the block size when longer: outer Grid,
 // inner Workgroup), and a short thread loop takes a second thread dimension from the loop above.
+// With the re-association licence, an accumulation into few cells over a long reduction (or
+// into a shared store) is first staged into partials (stage_partials), and each resulting nest
+// is scheduled as above.
 #include "cannl/schedule/default_gpu.h"
 
 #include <algorithm>
@@ -14,7 +17,9 @@
 #include "cannl/schedule/legality.h"
 #include "cannl/schedule/transforms.h"
 #include "cannl/support/error.h"
+#include "schedule/access_relations.h"
 #include "schedule/loop_tree.h"
+#include "schedule/matmul_nest.h"
 #include "schedule/parallel_loops.h"
 
 namespace cannl::schedule {
@@ -24,6 +29,50 @@ namespace {
 using detail::flatten_seq;
 
 std::int64_t extent_of(const ir::For& f) { return f.end - f.begin; }
+
+// A nest of at least this many times min_parallel iterations shares them out on a parallel
+// chain shorter than min_parallel; an accumulation with at least this many times min_parallel
+// steps per cell may be staged into partials.
+constexpr std::int64_t kMuchWork = 16;
+// Staged partials: only for fewer cells than this many blocks' worth of threads, and at most
+// this many partial cells in all.
+constexpr std::int64_t kFewCellBlocks = 16;
+constexpr std::int64_t kMaxPartialCells = std::int64_t{1} << 20;
+// Any accumulation of at least this many steps per cell (a convolution's weight gradient over
+// a batch of images) is staged too, as far as the partials fit.
+constexpr std::int64_t kLongReduction = 4096;
+// A store several cell iterations share (a convolution's input gradient dx[b, h + kh, ..]) is
+// staged into partials over every loop it mentions (one thread each, summing the others: the
+// output channels) when each sums at least this many updates and they fit this many cells.
+constexpr std::int64_t kMinSharedSteps = 4;
+constexpr std::int64_t kMaxSharedPartialCells = std::int64_t{1} << 24;
+
+// Each axis of the index holds at most one loop symbol and no symbol repeats: distinct values
+// of the loops it mentions address distinct cells.
+bool injective(const std::vector<ir::AxisIndex>& index) {
+  std::vector<ir::Symbol> seen;
+  for (const auto& axis : index) {
+    if (axis.terms.size() > 1) return false;
+    for (const auto& term : axis.terms) {
+      if (term.coeff == 0 || std::find(seen.begin(), seen.end(), term.symbol) != seen.end()) return false;
+      seen.push_back(term.symbol);
+    }
+  }
+  return true;
+}
+
+// The largest divisor of n that is at most `most` (1 when none above 1 is).
+std::int64_t divisor_at_most(std::int64_t n, std::int64_t most) {
+  for (std::int64_t d = std::min(n, most); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+std::int64_t isqrt(std::int64_t n) {
+  std::int64_t r = 0;
+  while ((r + 1) * (r + 1) <= n) ++r;
+  return r;
+}
 
 // A device limit; 0 (unknown) does not limit.
 std::int64_t limit_of(std::int64_t value) { return value > 0 ? value : std::numeric_limits<std::int64_t>::max(); }
@@ -66,7 +115,11 @@ class GpuScheduler {
     std::vector<ir::Symbol> tops;
     for (const auto& s : flatten_seq(routine_.body))
       if (const auto* f = std::get_if<ir::For>(&s->node)) tops.push_back(f->index);
-    for (const ir::Symbol top : tops) schedule_nest(top);
+    for (const ir::Symbol top : tops) {
+      const std::vector<ir::Symbol> staged = options_.reassociate ? stage_partials(top) : std::vector<ir::Symbol>{};
+      if (staged.empty()) schedule_nest(top);
+      for (const ir::Symbol s : staged) schedule_nest(s);
+    }
     return routine_;
   }
 
@@ -74,6 +127,89 @@ class GpuScheduler {
   ir::LoweredRoutine routine_;
   const GpuScheduleOptions& options_;
   std::int64_t block_;
+
+  // A perfect nest around one add-accumulation d[idx] += v into few cells (injective idx) over a
+  // long reduction (or into any number of cells over a very long one), staged (a licensed
+  // re-association): the reduction loops, outermost first, kept whole while their product stays
+  // within about sqrt(steps) partials per cell, the next one split at a divisor to fill the
+  // rest; then StagePartials gives p[kept, cells] += v, a nest whose cells are many (one thread
+  // each, over a block of the reduction), and a second nest adding p into d in the kept loops'
+  // order. Fission cuts between them (the second reads
+  // every partial). A store several cell iterations share (dx[b, h + kh, w + kw, c] of a
+  // convolution's input gradient, whose bitwise chain is only b and c) is staged over every
+  // loop it mentions instead (plan_shared_store): p[b, h, kh, w, kw, c] sums the output
+  // channels, one thread per cell; the second nest adds p into dx with b and c on threads.
+  // Returns the new top-level nests to schedule, or nothing (routine unchanged).
+  std::vector<ir::Symbol> stage_partials(ir::Symbol top) {
+    const auto site = detail::find_loop(routine_.body, top);
+    if (!site || site->in_tile || site->in_local_scope || site->under_if || !site->enclosing.empty()) return {};
+    ir::StmtRef leaf;
+    const std::vector<const ir::For*> nest = detail::perfect_nest(*site->loop, leaf);
+    const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+    if (!store || detail::accumulation_op(store->node, store->index, store->value) != ir::Op::Add) return {};
+    if (!injective(store->index)) {
+      const auto shared = detail::plan_shared_store(*site->loop, kMinSharedSteps, kMaxSharedPartialCells);
+      return shared ? staged_tops(top, {*shared}) : std::vector<ir::Symbol>{};
+    }
+    std::int64_t cells = 1, steps = 1;
+    std::vector<const ir::For*> reductions;
+    std::vector<ir::Symbol> keep;
+    for (const ir::For* f : nest) {
+      if (f->axis != ir::AxisType::Serial) return {};
+      if (ir::mentions(store->index, f->index)) {
+        cells *= extent_of(*f);
+        keep.push_back(f->index);
+      } else {
+        steps *= extent_of(*f);
+        reductions.push_back(f);
+      }
+    }
+    const bool few_cells = cells < kFewCellBlocks * block_ && steps >= kMuchWork * options_.min_parallel;
+    if (reductions.empty() || !(few_cells || steps >= kLongReduction)) return {};
+    const std::int64_t want = std::min(isqrt(steps), kMaxPartialCells / cells);
+    std::vector<Transform> steps_taken;
+    std::int64_t parts = 1;
+    ir::Symbol new_top = top;
+    for (const ir::For* f : reductions) {
+      if (parts * extent_of(*f) <= want) {
+        keep.push_back(f->index);
+        parts *= extent_of(*f);
+        continue;
+      }
+      const std::int64_t d = divisor_at_most(extent_of(*f), want / parts);
+      if (d > 1) {
+        const Split s = split(f->index, extent_of(*f) / d);
+        steps_taken.push_back(s);
+        keep.push_back(s.outer);
+        parts *= d;
+        if (f->index == top) new_top = s.outer;
+      }
+      break;
+    }
+    if (parts < 2) return {};
+    steps_taken.push_back(StagePartials{new_top, keep});
+    return staged_tops(new_top, steps_taken);
+  }
+
+  // `steps` applied (ending in a StagePartials of the nest `top`): the top-level nests it made,
+  // in order; nothing (the routine unchanged) when a step is refused.
+  std::vector<ir::Symbol> staged_tops(ir::Symbol top, const std::vector<Transform>& steps) {
+    std::vector<ir::Symbol> before;
+    for (const auto& x : flatten_seq(routine_.body))
+      if (const auto* f = std::get_if<ir::For>(&x->node)) before.push_back(f->index);
+    try {
+      routine_ = schedule::apply(routine_, steps);
+    } catch (const ScheduleError&) {
+      return {};  // apply returns a new routine or throws
+    }
+    std::vector<ir::Symbol> tops;
+    for (const auto& x : flatten_seq(routine_.body)) {
+      const auto* f = std::get_if<ir::For>(&x->node);
+      if (f && (f->index == top || std::find(before.begin(), before.end(), f->index) == before.end()))
+        tops.push_back(f->index);
+    }
+    return tops;
+  }
 
   // The loops from `top` down, each the whole body of the one before, that may run in parallel
   // (proven independent, not choosing a scatter's row), outermost first.
@@ -103,21 +239,27 @@ class GpuScheduler {
     return r;
   }
 
+  // A nest left serial keeps its loop order (the reorderings only serve the launch).
   void schedule_nest(ir::Symbol top) {
+    const ir::LoweredRoutine before = routine_;
     std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
-    if (chain.empty()) return;
-    chain = contiguous_innermost(chain);
+    if (!chain.empty()) chain = contiguous_innermost(chain);
+    const ir::Symbol nest_top = chain.empty() ? top : chain.front();
+    const bool much_work = detail::work_of(detail::find_loop(routine_.body, nest_top)->stmt) >= kMuchWork * options_.min_parallel;
     for (std::size_t w = chain.size(); w-- > 0;) {
       const std::optional<Plan> plan = plan_for(chain, w);
       if (!plan) continue;
-      if (plan->parallel < options_.min_parallel) return;  // fewer threads for smaller w
+      // Fewer threads for smaller w. Below min_parallel a nest of much work still shares it out:
+      // a few threads beat one looping over everything.
+      if (plan->parallel < options_.min_parallel && !(much_work && plan->parallel >= 2)) break;
       try {
         routine_ = schedule::apply(routine_, plan->steps);
+        return;
       } catch (const ScheduleError&) {
-        // Every step is proven legal above; a refusal leaves the nest serial, never wrong.
+        break;  // every step is proven legal above; a refusal leaves the nest serial, never wrong
       }
-      return;
     }
+    routine_ = before;
   }
 
   // The perfect nest under `top` with its cell loops (those every store's index mentions)
@@ -125,11 +267,23 @@ class GpuScheduler {
   // cell loops are then a proven chain that shares out more iterations than `chain`. Every
   // cell's updates then happen in one iteration of the chain, in the order of the loops below,
   // which is kept: the same bits (db[o] += dy[b, o] becomes for o: for b).
-  std::vector<ir::Symbol> cells_outward(ir::Symbol top, const std::vector<ir::Symbol>& chain) {
+  //
+  // Two notions of cell loop are tried, the better chain kept: loops that some axis of every
+  // store indexes alone (b and c of a convolution's input gradient dx[b, h + kh, w + kw, c],
+  // moved above h, kh, w, kw, o: each cell's updates keep their order), then every loop the
+  // stores mention (d[i + 10 j]).
+  std::vector<ir::Symbol> cells_outward(ir::Symbol top, std::vector<ir::Symbol> chain) {
+    for (const bool alone : {true, false}) chain = cells_outward(top, chain, alone);
+    return chain;
+  }
+
+  std::vector<ir::Symbol> cells_outward(ir::Symbol top, const std::vector<ir::Symbol>& chain, bool alone) {
     ir::StmtRef leaf;
-    const std::vector<const ir::For*> nest = detail::perfect_nest(*loop_at(routine_, top), leaf);
+    const ir::For* top_loop = loop_at(routine_, chain.empty() ? top : chain.front());
+    if (top_loop == nullptr) return chain;
+    const std::vector<const ir::For*> nest = detail::perfect_nest(*top_loop, leaf);
     std::vector<ir::Symbol> order, rest;
-    for (const ir::For* f : nest) (is_cell_loop(*nest.front(), f->index) ? order : rest).push_back(f->index);
+    for (const ir::For* f : nest) (is_cell_loop(*nest.front(), f->index, alone) ? order : rest).push_back(f->index);
     const std::size_t cells = order.size();
     if (cells == 0 || rest.empty()) return chain;
     order.insert(order.end(), rest.begin(), rest.end());
@@ -141,11 +295,19 @@ class GpuScheduler {
     return moved;
   }
 
-  static bool is_cell_loop(const ir::For& top, ir::Symbol s) {
+  // Whether every store's index mentions loop `s` (with `alone`: has an axis that is `s` alone,
+  // times a nonzero coefficient, plus a constant).
+  static bool is_cell_loop(const ir::For& top, ir::Symbol s, bool alone) {
+    const auto cell_of = [&](const std::vector<ir::AxisIndex>& index) {
+      if (!alone) return ir::mentions(index, s);
+      return std::any_of(index.begin(), index.end(), [&](const ir::AxisIndex& a) {
+        return a.terms.size() == 1 && a.terms[0].symbol == s && a.terms[0].coeff != 0;
+      });
+    };
     bool every = true;
     ir::for_each_stmt(top.body, [&](const ir::Stmt& x) {
-      if (const auto* set = std::get_if<ir::Set>(&x.node)) every = every && ir::mentions(set->index, s);
-      if (const auto* d = std::get_if<ir::SetDynamic>(&x.node)) every = every && ir::mentions(d->index, s);
+      if (const auto* set = std::get_if<ir::Set>(&x.node)) every = every && cell_of(set->index);
+      if (const auto* d = std::get_if<ir::SetDynamic>(&x.node)) every = every && cell_of(d->index);
       if (std::holds_alternative<ir::ZeroOut>(x.node) || std::holds_alternative<ir::TileMma>(x.node)) every = false;
     });
     return every;

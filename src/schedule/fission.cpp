@@ -175,7 +175,7 @@ class Fission {
   std::vector<ir::StmtRef> open_, members_;
   std::vector<detail::StatementFacts> member_facts_;  // of the parallel members
   // The most blocks and threads per block any member asks for on its own.
-  std::int64_t largest_blocks_ = 0, largest_block_ = 0;
+  std::int64_t largest_blocks_ = 0, largest_block_ = 0, largest_threads_ = 0;
   bool open_serial_ = false;
   // Locals declared at the top level, and the statements defining them, in order.
   std::set<int> top_locals_;
@@ -249,6 +249,7 @@ class Fission {
     member_facts_.push_back(std::move(facts));
     largest_blocks_ = std::max(largest_blocks_, own.blocks());
     largest_block_ = std::max(largest_block_, own.threads_per_block());
+    largest_threads_ = std::max(largest_threads_, own.blocks() * own.threads_per_block());
   }
 
   // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
@@ -265,9 +266,13 @@ class Fission {
     const ir::KernelGeometry g = ir::kernel_geometry(body);
     if (!within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty()) return false;
     // Merged statements with different shapes leave threads and blocks idle: no block may grow
-    // (idle threads hold the multiprocessor's slots), and at most twice the blocks of the largest.
+    // (idle threads hold the multiprocessor's slots), at most twice the blocks of the largest,
+    // and at most twice the threads of the largest (25 busy threads in blocks of 256 would run
+    // a long nest at a tenth of the occupancy it has alone).
+    const std::int64_t threads = g.blocks() * g.threads_per_block();
     if (g.threads_per_block() > std::max(largest_block_, own.threads_per_block()) ||
-        g.blocks() > 2 * std::max(largest_blocks_, own.blocks()))
+        g.blocks() > 2 * std::max(largest_blocks_, own.blocks()) ||
+        threads > 2 * std::max(largest_threads_, own.blocks() * own.threads_per_block()))
       return false;
     if (need == Sharing::WithBarrier) open_.push_back(merged[merged.size() - 2]);
     return true;
@@ -286,7 +291,7 @@ class Fission {
     open_.clear();
     members_.clear();
     member_facts_.clear();
-    largest_blocks_ = largest_block_ = 0;
+    largest_blocks_ = largest_block_ = largest_threads_ = 0;
   }
 };
 

@@ -46,7 +46,7 @@ class Lowering {
 
  private:
   const ir::Target& target_;
-  int grid_depth_ = 0;
+  int grid_depth_ = 0, thread_depth_ = 0;
   bool at_kernel_top_ = false;  // the statement being lowered may start a chain of Grid loops
 
   bool gpu() const { return target_.workgroups && target_.gpu.max_threads_per_block > 0; }
@@ -96,15 +96,19 @@ class Lowering {
     }
     if (f.axis == ir::AxisType::Vectorized && ir::vector_form(f, target_) == ir::VectorForm::None)
       f.axis = ir::AxisType::Serial;
-    if ((f.axis == ir::AxisType::Workgroup || f.axis == ir::AxisType::WorkgroupReduce) && !target_.workgroups)
-      f.axis = ir::AxisType::Serial;
+    const bool thread_loop = f.axis == ir::AxisType::Workgroup || f.axis == ir::AxisType::WorkgroupReduce;
+    // A block has three thread dimensions: deeper thread loops run inside one thread.
+    if (thread_loop && (!target_.workgroups || thread_depth_ >= 3)) f.axis = ir::AxisType::Serial;
+    const bool threads = f.axis == ir::AxisType::Workgroup || f.axis == ir::AxisType::WorkgroupReduce;
     const bool grid = f.axis == ir::AxisType::Grid;
     grid_depth_ += grid ? 1 : 0;
+    thread_depth_ += threads ? 1 : 0;
     const auto body = ir::flatten_seq(f.body);
     at_kernel_top_ = grid && body.size() == 1;  // the next Grid loop of the chain
     f.body = stmt(f.body);
     at_kernel_top_ = false;
     grid_depth_ -= grid ? 1 : 0;
+    thread_depth_ -= threads ? 1 : 0;
     return make(std::move(f));
   }
 

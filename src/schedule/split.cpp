@@ -40,10 +40,15 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Split& t) 
                              std::to_string(extent) + "] get a remainder guard");
   internal_check(t.outer.id >= 0 && t.inner.id >= 0 && !(t.outer == t.inner),
                  "split: outer/inner symbols not minted (use schedule::split)");
+  // The remainder guard makes every access conditional, and the oracle proves no conflict
+  // between guarded accesses: a part of a loop whose iterations provably race is checked here,
+  // on the loop (the same cell in every iteration stays the same cell in every part).
+  const std::int64_t outer_extent = (extent + t.factor - 1) / t.factor;
+  if (outer_extent >= 2) check_axis_type(r, t.axis, t.outer_type, action);
+  if (t.factor >= 2) check_axis_type(r, t.axis, t.inner_type, action);
   const ir::AxisIndex value{{{t.factor, t.outer}, {1, t.inner}}, 0};
   ir::StmtRef body = substitute_symbol(f.body, t.axis, value);
   if (extent % t.factor != 0) body = ir::if_then(index_below(value, extent), body);
-  const std::int64_t outer_extent = (extent + t.factor - 1) / t.factor;
   const ir::StmtRef nest = ir::for_loop(
       t.outer, 0, outer_extent, ir::for_loop(t.inner, 0, t.factor, body, t.inner_type), t.outer_type);
   ir::LoweredRoutine out = with_body(r, replace_loop(r.body, t.axis, [&](const ir::For&) { return nest; }));

@@ -34,6 +34,7 @@ void check_batch(std::uint64_t first_seed, int count, bool fission) {
   test_util::ConfigGuard guard;
   config::set_override("gpu_schedule_min_parallel", "4");
   config::set_override("gpu_schedule_block_size", "32");
+  config::set_override("gpu_schedule_reassociate", "false");  // bitwise against the serial program
   config::set_override("schedule_fission", fission ? "true" : "false");
   std::vector<opt::testing::GeneratedProgram> programs;
   for (int k = 0; k < count; ++k) {

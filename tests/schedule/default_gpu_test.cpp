@@ -6,6 +6,7 @@
 
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/legality.h"
+#include "cannl/schedule/lower_for_target.h"
 #include "schedule/gpu_test_util.h"
 
 namespace cannl::schedule::testing {
@@ -77,6 +78,8 @@ TEST(DefaultGpuSchedule, ColumnLoopUnderAReductionMovesUp) {
   const ir::Symbol b = ir::fresh_symbol(), o = ir::fresh_symbol();
   const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(db, {it(o)}), ir::get(dy, {it(b), it(o)})});
   const ir::LoweredRoutine r{"bias_grad", ir::for_loop(b, 0, 32, ir::for_loop(o, 0, 300, ir::set(db, {it(o)}, acc))), {}};
+  // Too little to share out: the nest stays as it was, its loops in their order.
+  EXPECT_EQ(ir::print_loop_ir(default_gpu_schedule(r, options(256, 1000))), ir::print_loop_ir(r));
   const std::string text = scheduled(r, options());
   EXPECT_TRUE(has(text, "for i0 in [0, 2) grid:\n  for i1 in [0, 256) workgroup:\n    if lt:i64(index(256*i0 + i1), 300:i64):\n"
                         "      for i2 in [0, 32):")) << text;
@@ -136,6 +139,143 @@ TEST(DefaultGpuSchedule, LoopsChoosingAScatterRowStaySerial) {
                                    ir::get(g, {it(i), AxisIndex::fixed(3)}));
   const ir::LoweredRoutine rows{"rows", ir::for_loop(i, 0, 50, row), {}};
   EXPECT_EQ(ir::print_loop_ir(default_gpu_schedule(rows, options(256, 1))), ir::print_loop_ir(rows));
+}
+
+// The kernels of the scheduled routine with the threads each launches, in launch order.
+std::vector<std::int64_t> kernel_threads(const ir::LoweredRoutine& s) {
+  const ir::Target target = gpu_test_target(cuda_limits());
+  std::vector<std::int64_t> threads;
+  for (const Segment& k : fission(lower_for_target(s, target), target))
+    if (k.kind == Segment::Kind::Kernel) threads.push_back(k.geometry.threads_per_block() * k.geometry.blocks());
+  return threads;
+}
+
+// The segments as a GPU may run them compute what the scheduled routine computes on the
+// interpreter.
+void expect_runs_as_on_a_gpu(const ir::LoweredRoutine& s) {
+  const ir::Target target = gpu_test_target(cuda_limits());
+  const std::vector<Segment> segments = fission(lower_for_target(s, target), target);
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(run_interp(s), run_segments(s, segments, order), Tolerance::Bitwise), "") << ir::print_loop_ir(s);
+}
+
+// db[o] += dy[b, h, w, o], 6 cells over 16 x 8 x 8 steps (a convolution's bias gradient).
+ir::LoweredRoutine conv_bias_grad() {
+  const auto dy = ir::make_node("dy", DType::F32, {16, 8, 8, 6});
+  const auto db = ir::make_node("db", DType::F32, {6});
+  const ir::Symbol b = ir::fresh_symbol(), h = ir::fresh_symbol(), w = ir::fresh_symbol(), o = ir::fresh_symbol();
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(db, {it(o)}), ir::get(dy, {it(b), it(h), it(w), it(o)})});
+  return {"conv_bias_grad",
+          ir::for_loop(b, 0, 16, ir::for_loop(h, 0, 8, ir::for_loop(w, 0, 8, ir::for_loop(o, 0, 6, ir::set(db, {it(o)}, acc))))),
+          {}};
+}
+
+// Fewer cells than min_parallel but much work: the cells are still the threads (bitwise).
+TEST(DefaultGpuSchedule, FewCellsOfMuchWorkStillShareItOut) {
+  const ir::LoweredRoutine r = conv_bias_grad();
+  const std::string text = scheduled(r, options());
+  EXPECT_TRUE(has(text, "for i0 in [0, 6) workgroup:\n  for i1 in [0, 16):")) << text;
+  EXPECT_EQ(kernel_threads(default_gpu_schedule(r, options())), std::vector<std::int64_t>{6});
+  // Little work stays on one thread.
+  const ir::LoweredRoutine small = Elementwise(4, 8).routine();
+  EXPECT_EQ(ir::print_loop_ir(default_gpu_schedule(small, options(256, 64))), ir::print_loop_ir(small));
+}
+
+// With the licence the bias gradient's steps go to partials: p[b, h', o] over blocks of the
+// reduction (about sqrt(steps) per cell) on many threads, then a second kernel adding them per
+// cell in order. Deterministic, re-associated.
+TEST(DefaultGpuSchedule, ReassociationStagesFewCellsIntoPartialsOnManyThreads) {
+  const ir::LoweredRoutine r = conv_bias_grad();
+  GpuScheduleOptions o = options();
+  o.reassociate = true;
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
+  EXPECT_TRUE(has(ir::print_loop_ir(s), "db_partials")) << ir::print_loop_ir(s);
+  validate_parallel(s);
+  expect_runs_as_on_a_gpu(s);
+  // 1024 steps per cell: 16 x 2 partials per cell (b whole, h split in 2); adding them is too
+  // little work to share out.
+  EXPECT_EQ(kernel_threads(s), (std::vector<std::int64_t>{6 * 16 * 2, 1})) << ir::print_loop_ir(s);
+  // A loss sum into one cell: 64 partials of 64 steps each.
+  const auto rows = ir::make_node("rows", DType::F32, {4096});
+  const auto mean = ir::make_node("mean", DType::F32, {});
+  const ir::Symbol b = ir::fresh_symbol();
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(mean, {}), ir::get(rows, {it(b)})});
+  const ir::LoweredRoutine loss{"loss", ir::for_loop(b, 0, 4096, ir::set(mean, {}, acc)), {}};
+  const ir::LoweredRoutine staged = default_gpu_schedule(loss, o);
+  EXPECT_EQ(compare(run_interp(loss), run_interp(staged), Tolerance::Reassociated), "") << ir::print_loop_ir(staged);
+  expect_runs_as_on_a_gpu(staged);
+  EXPECT_EQ(kernel_threads(staged), (std::vector<std::int64_t>{64, 1})) << ir::print_loop_ir(staged);
+  // Without the licence: one thread, the serial loop's bits.
+  EXPECT_EQ(ir::print_loop_ir(default_gpu_schedule(loss, options())), ir::print_loop_ir(loss));
+}
+
+// dx[b, h + kh, w + kw, c] += dy[b, h, w, o] * k[o, kh, kw, c] (a convolution's input gradient):
+// the store is not injective in h, kh, w, kw, but b and c index it alone: they move above the
+// others into the parallel chain (each cell's updates keep their order: bitwise).
+ir::LoweredRoutine conv_input_grad() {
+  const auto dy = ir::make_node("dy", DType::F32, {2, 4, 4, 4});
+  const auto k = ir::make_node("k", DType::F32, {4, 3, 3, 4});
+  const auto dx = ir::make_node("dx", DType::F32, {2, 6, 6, 4});
+  const ir::Symbol b = ir::fresh_symbol(), h = ir::fresh_symbol(), w = ir::fresh_symbol(), o = ir::fresh_symbol();
+  const ir::Symbol kh = ir::fresh_symbol(), kw = ir::fresh_symbol(), c = ir::fresh_symbol();
+  const std::vector<AxisIndex> at{it(b), AxisIndex{{{1, h}, {1, kh}}, 0}, AxisIndex{{{1, w}, {1, kw}}, 0}, it(c)};
+  const auto product =
+      ir::apply(ir::Op::Mul, DType::F32, {ir::get(dy, {it(b), it(h), it(w), it(o)}), ir::get(k, {it(o), it(kh), it(kw), it(c)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dx, at), product});
+  ir::StmtRef nest = ir::set(dx, at, acc);
+  for (const auto& [s, n] : std::vector<std::pair<ir::Symbol, std::int64_t>>{{c, 4}, {kw, 3}, {kh, 3}, {o, 4}, {w, 4}, {h, 4}, {b, 2}})
+    nest = ir::for_loop(s, 0, n, nest);
+  return {"conv_input_grad", nest, {}};
+}
+
+TEST(DefaultGpuSchedule, ConvolutionInputGradientSharesOutItsBatchAndChannelLoops) {
+  const ir::LoweredRoutine r = conv_input_grad();
+  const std::string text = scheduled(r, options(256, 16));
+  const ir::LoweredRoutine s = default_gpu_schedule(r, options(256, 16));
+  expect_runs_as_on_a_gpu(s);
+  EXPECT_EQ(kernel_threads(s), std::vector<std::int64_t>{2 * 4}) << text;
+  // A block of 2 x 4 threads, each running its cells' updates in the original order.
+  EXPECT_TRUE(has(text, "for i0 in [0, 2) workgroup:\n  for i1 in [0, 4) workgroup:\n    for i2 in [0, 4):\n      for i3 in [0, 4):\n"
+                        "        for i4 in [0, 4):")) << text;
+}
+
+// With the licence the input gradient sums the output channels into p[b, h, kh, w, kw, c] first,
+// one thread per cell, then adds p into dx with b and c on threads.
+TEST(DefaultGpuSchedule, ReassociationStagesAConvolutionInputGradientOverEveryCellLoop) {
+  const ir::LoweredRoutine r = conv_input_grad();
+  GpuScheduleOptions o = options(256, 16);
+  o.reassociate = true;
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
+  EXPECT_TRUE(has(ir::print_loop_ir(s), "dx_partials")) << ir::print_loop_ir(s);
+  validate_parallel(s);
+  expect_runs_as_on_a_gpu(s);
+  const std::vector<std::int64_t> threads = kernel_threads(s);
+  ASSERT_EQ(threads.size(), 2u) << ir::print_loop_ir(s);
+  EXPECT_GE(threads[0], 2 * 4 * 4 * 3 * 3) << ir::print_loop_ir(s);  // at least b, h, w, kh, kw
+  EXPECT_EQ(threads[1], 2 * 4) << ir::print_loop_ir(s);
+}
+
+// Many cells (more than 16 blocks' worth) each over at least 4096 steps (a convolution's weight
+// gradient over a batch of images): staged too, about sqrt(steps) partials per cell.
+TEST(DefaultGpuSchedule, ReassociationStagesVeryLongReductionsOfManyCells) {
+  const auto x = ir::make_node("x", DType::F32, {4096, 5}), dy = ir::make_node("dy", DType::F32, {4096, 8});
+  const auto dw = ir::make_node("dw", DType::F32, {5, 8});
+  const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(i)}), ir::get(dy, {it(b), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+  const ir::LoweredRoutine r{
+      "weight_grad", ir::for_loop(b, 0, 4096, ir::for_loop(i, 0, 5, ir::for_loop(j, 0, 8, ir::set(dw, {it(i), it(j)}, acc)))), {}};
+  GpuScheduleOptions o = options(2, 16);  // 40 cells: more than 16 blocks of 2 threads
+  o.reassociate = true;
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
+  validate_parallel(s);
+  EXPECT_EQ(kernel_threads(s), (std::vector<std::int64_t>{64 * 40, 40})) << ir::print_loop_ir(s);
+  // Without the licence: the bitwise schedule, a thread per cell.
+  o.reassociate = false;
+  EXPECT_EQ(kernel_threads(default_gpu_schedule(r, o)), std::vector<std::int64_t>{40});
 }
 
 }  // namespace

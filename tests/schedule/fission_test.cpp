@@ -257,6 +257,9 @@ TEST(Fission, RacyWorkgroupRetypeIsAScheduleError) {
   RowSum sum(8, 300);
   expect_schedule_error([&] { apply(sum.routine(), Retype{sum.r, AxisType::Workgroup}); },
                         {"retype i1 to workgroup", "a race", "s[i0]"});
+  // Split into blocks of threads: the remainder guard must not hide the race.
+  expect_schedule_error([&] { apply(sum.routine(), split(sum.r, 256, AxisType::Grid, AxisType::Workgroup)); },
+                        {"split i1 by 256", "a race", "s[i0]"});
 }
 
 TEST(Fission, WriteRepeatedByEveryThreadIsAnInternalError) {

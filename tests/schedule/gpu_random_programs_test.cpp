@@ -1,20 +1,25 @@
 // The GPU pipeline of the schedule layer on the optimizer's random programs
-// (tests/opt/program_generator.h): default GPU schedule, the final lowering round for a GPU
-// target, kernel fission. Running the segments in launch order on the interpreter must give the
-// bits of the unscheduled routine, and every kernel must launch within the device's limits
-// with every write under loops of every active hardware slot (fission asserts that).
+// (tests/opt/program_generator.h): default GPU schedule (or random hardware annotations that
+// apply accepts), the final lowering round for a GPU target, kernel fission. Running the
+// segments in launch order on the interpreter, and as a GPU may run them (gpu_test_util.h),
+// must give the bits of the unscheduled routine, and every kernel must launch within the
+// device's limits with every write under loops of every active hardware slot (fission asserts
+// that).
 //
 //   CANNL_TEST_SCHEDULE_PROGRAMS=5000 ./test_schedule --gtest_filter='GpuRandomPrograms.*'   (default 300)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <random>
 
 #include "cannl/ir/lower.h"
 #include "cannl/opt/optimize.h"
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/lower_for_target.h"
+#include "cannl/schedule/transforms.h"
 #include "opt/program_generator.h"
 #include "schedule/gpu_test_util.h"
+#include "schedule/loop_tree.h"
 
 namespace cannl::schedule::testing {
 namespace {
@@ -85,6 +90,32 @@ TEST(GpuRandomPrograms, ScheduledSegmentsAreBitwiseOnTheInterpreter) {
   EXPECT_GT(census.zero, 0);
 }
 
+// With the re-association licence (and a low threshold, so the small generated reductions
+// qualify) accumulations into few cells are staged into partials: the segments, as a GPU may run
+// them, compute the bits of the scheduled routine, and those are the unscheduled routine's
+// within the re-association tolerance.
+TEST(GpuRandomPrograms, StagedPartialsRunAsTheScheduledRoutine) {
+  const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300) / 2;
+  int staged = 0;
+  for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
+    const auto p = opt::testing::generate_program(static_cast<std::uint64_t>(13000 + seed));
+    const ir::LoweredRoutine r = ir::lower(p.comp, "generated");
+    const ir::Target target = gpu_test_target(cuda_limits());
+    const ir::LoweredRoutine s = default_gpu_schedule(r, {target, kBlockSizes[seed % std::size(kBlockSizes)], 1, true});
+    const ir::LoweredRoutine low = lower_for_target(s, target);
+    const std::vector<Segment> segments = fission(low, target);
+    const std::string what = "seed " + std::to_string(13000 + seed) + "\n" + ir::print_loop_ir(r) + "\nscheduled\n" +
+                             ir::print_loop_ir(low);
+    const NodeBytes scheduled = run_interp(s);
+    EXPECT_EQ(compare(run_interp(r), scheduled, Tolerance::Reassociated), "") << what;
+    for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+      EXPECT_EQ(compare(scheduled, run_segments(s, segments, order), Tolerance::Bitwise), "") << what;
+    staged += ir::print_loop_ir(s).find("_partials") != std::string::npos ? 1 : 0;
+  }
+  std::printf("%d of %lld programs staged partials\n", staged, static_cast<long long>(n));
+  EXPECT_GT(staged, 0);
+}
+
 // Programs concatenated into one routine: many independent and dependent nests side by side,
 // so fission merges (and must not merge) across programs.
 TEST(GpuRandomPrograms, ConcatenatedProgramsMergeOnlyAlignedNests) {
@@ -99,6 +130,43 @@ TEST(GpuRandomPrograms, ConcatenatedProgramsMergeOnlyAlignedNests) {
   std::printf("%d batches: %d parallel kernels, %d merged, %d with a barrier\n", census.programs,
               census.parallel_kernels, census.merged, census.with_barrier);
   EXPECT_GT(census.merged, 0);
+}
+
+// Hand-made schedules: random loops retyped Grid / Workgroup or split into Grid x Workgroup,
+// whatever apply accepts (proven races are refused; unproven ones are the user's assertion).
+// The final round and fission must turn every accepted one into launches that compute the
+// interpreter's bits, raising no InternalError.
+TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
+  const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
+  std::mt19937_64 rng(5);
+  const auto pick = [&](std::size_t count) { return static_cast<std::size_t>(rng() % count); };
+  int accepted = 0, parallel_kernels = 0;
+  for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
+    const ir::LoweredRoutine original = ir::lower(opt::testing::generate_program(static_cast<std::uint64_t>(20000 + seed)).comp, "generated");
+    ir::LoweredRoutine r = original;
+    for (int step = 0; step < 6; ++step) {
+      const auto loops = detail::canonical_loops(r.body);
+      if (loops.empty()) break;
+      const ir::Symbol s = loops[pick(loops.size())];
+      const ir::AxisType type = pick(2) == 0 ? ir::AxisType::Grid : ir::AxisType::Workgroup;
+      try {
+        r = pick(3) == 0 ? apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, ir::AxisType::Workgroup))
+                         : apply(r, Retype{s, type});
+        ++accepted;
+      } catch (const ScheduleError&) {
+      }
+    }
+    const ir::Target target = gpu_test_target();
+    const ir::LoweredRoutine low = lower_for_target(r, target);
+    const std::vector<Segment> segments = fission(low, target);
+    for (const Segment& g : segments) parallel_kernels += g.kind == Segment::Kind::Kernel && !g.geometry.serial() ? 1 : 0;
+    const NodeBytes expected = run_interp(original);
+    for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+      EXPECT_EQ(compare(expected, run_segments(original, segments, order), Tolerance::Bitwise), "")
+          << "seed " << 20000 + seed << " order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(low);
+  }
+  std::printf("%d annotations accepted, %d parallel kernels\n", accepted, parallel_kernels);
+  EXPECT_GT(parallel_kernels, n / 2);
 }
 
 }  // namespace

@@ -145,12 +145,15 @@ ir::LoweredRoutine four_loops(AxisType a_type, AxisType b_type, AxisType c_type,
   return {"four", ir::for_loop(a, 0, 2, ir::for_loop(b, 0, 3, ir::for_loop(c, 0, 4, ir::for_loop(d, 0, 5, store, d_type), c_type), b_type), a_type), {}};
 }
 
-TEST(LowerForTarget, GpuGridLoopsOnlyInAChainOfThreeFromTheTop) {
+TEST(LowerForTarget, GpuHardwareLoopsAtMostThreePerKindGridOnlyFromTheTop) {
   const ir::LoweredRoutine chain = lower_for_target(
       four_loops(AxisType::Grid, AxisType::Grid, AxisType::Grid, AxisType::Grid), gpu_test_target());
   const std::string text = ir::print_loop_ir(chain);
   EXPECT_TRUE(has(text, "[0, 2) grid:\n  for i1 in [0, 3) grid:\n    for i2 in [0, 4) grid:\n      for i3 in [0, 5):\n"))
       << text;
+  const std::string threads = ir::print_loop_ir(lower_for_target(
+      four_loops(AxisType::Workgroup, AxisType::Workgroup, AxisType::Workgroup, AxisType::Workgroup), gpu_test_target()));
+  EXPECT_TRUE(has(threads, "[0, 4) workgroup:\n      for i3 in [0, 5):\n")) << threads;
   // Under a serial loop a Grid loop would need a grid-wide barrier between its parent's iterations.
   const std::string under = ir::print_loop_ir(lower_for_target(
       four_loops(AxisType::Serial, AxisType::Grid, AxisType::Serial, AxisType::Workgroup), gpu_test_target()));

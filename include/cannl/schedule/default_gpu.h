@@ -4,9 +4,12 @@
 // parallel loop is split by the block size (clamped to the device's limits): outer Grid, inner
 // Workgroup; with a second parallel loop inside the first, the inner becomes the Workgroup loop
 // (split when longer than a block) so consecutive threads touch consecutive cells. Nests with
-// fewer than `min_parallel` parallel iterations, reduction loops and loops driving a dynamic
-// index stay serial. Every decision is a transform of transforms.h, so the scheduled routine
-// means the same as the input on every backend (the interpreter runs it serially).
+// fewer than `min_parallel` parallel iterations (unless the nest is 16 times that much work),
+// reduction loops and loops driving a dynamic index stay serial. With `reassociate`, a long
+// add-accumulation into few cells (or into a store several iterations share, a convolution's
+// input gradient) is first staged into partials on many threads and a second nest adding them.
+// Every decision is a transform of transforms.h, so the scheduled routine means the same as the
+// input on every backend (the interpreter runs it serially).
 //
 //   auto r = schedule::default_gpu_schedule(routine, {.target = backend->target()});
 
@@ -24,6 +27,11 @@ struct GpuScheduleOptions {
   std::int64_t block_size = 256;
   /// Nests with fewer parallel iterations stay serial (config `gpu_schedule_min_parallel`).
   std::int64_t min_parallel = 64;
+  /// A long add-accumulation into few cells may become partials over blocks of its reduction
+  /// (computed by many threads) and a second nest adding them in order: deterministic but
+  /// re-associated (config `gpu_schedule_reassociate`, which the GPU backend passes; false here
+  /// keeps every kernel bitwise the serial routine).
+  bool reassociate = false;
 };
 
 ir::LoweredRoutine default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options);

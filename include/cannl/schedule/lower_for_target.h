@@ -9,12 +9,17 @@
 //    Grid loop, else the target's team when it has a parallel runtime).
 //  * A ZeroOut followed by a tile that overwrites every cell of that node: the ZeroOut goes and
 //    the tile starts at zero (`TileMma::zero_start`).
-//  * Grid loops: Serial without a parallel runtime, inside another Grid loop, or over fewer than
-//    two iterations; else their chunk count and team. Every Grid loop left must pass
-//    validate_parallel: a schedule that got this far and fails it is a bug (InternalError),
-//    never a loop quietly printed serial.
-//  * Vectorized loops without an exact vector form on the target become Serial, and so do
-//    Workgroup loops on a target without workgroups (a CPU runs them inside their Grid chunk).
+//  * Grid loops on a CPU: Serial without a parallel runtime, inside another Grid loop, or over
+//    fewer than two iterations; else their chunk count and team. On a GPU (`workgroups` and
+//    launch limits): blocks, kept only in a chain of at most three from a top-level statement
+//    (each the whole body of the one before); any other Grid loop becomes Serial (a GPU has no
+//    grid-wide barrier between the iterations of a loop around it). Every parallel loop left
+//    must pass validate_parallel: a schedule that got this far and fails it is a bug
+//    (InternalError), never a loop quietly printed serial.
+//  * Vectorized loops without an exact vector form on the target become Serial (every loop on
+//    a GPU target for now), and so do Workgroup loops on a target without workgroups (a CPU
+//    runs them inside their Grid chunk) and those under three others (a block has three
+//    thread dimensions).
 //
 //   ir::LoweredRoutine final = lower_for_target(scheduled, backend->target());
 //   codegen::emit_c(final, params, {.target = backend->target()});

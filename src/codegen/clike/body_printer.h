@@ -48,6 +48,15 @@ class BodyPrinter {
   /// The launch geometry of the GPU kernel being printed (nullptr outside print_kernels).
   const ir::KernelGeometry* geometry() const { return geometry_; }
   void set_geometry(const ir::KernelGeometry* geometry) { geometry_ = geometry; }
+  /// Whether the current line may run on some threads of a block and not others (under an If or
+  /// a guarded thread index): a barrier there would hang, so cooperative renderings fall back.
+  bool divergent() const { return divergence_ > 0; }
+  void enter_divergent() { ++divergence_; }
+  void leave_divergent() { --divergence_; }
+  /// A declaration the kernel must make at its top (OpenCL allows `__local` arrays nowhere else);
+  /// print_kernels writes them before the body.
+  void declare_at_kernel_scope(std::string declaration) { kernel_declarations_.push_back(std::move(declaration)); }
+  const std::vector<std::string>& kernel_declarations() const { return kernel_declarations_; }
   const IdentifierTable& names() const { return names_; }
   /// One line at the current indentation; `indent` / `dedent` move it by one level.
   void line(const std::string& text);
@@ -108,6 +117,8 @@ class BodyPrinter {
   const IdentifierTable& names_;
   CodegenOptions options_;
   const ir::KernelGeometry* geometry_ = nullptr;
+  int divergence_ = 0;
+  std::vector<std::string> kernel_declarations_;
   std::string* out_ = nullptr;
   int indent_ = 0;
   std::map<int, std::string> symbols_;  // symbol id -> C name (loops i<k>, statics)

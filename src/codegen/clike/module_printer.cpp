@@ -52,14 +52,19 @@ std::string module_header(const ir::LoweredRoutine& r, const std::vector<ir::Nod
   return s.str();
 }
 
-// Nodes a statement writes (stores, scatters, zeroings, tile outputs), and whether it has a Barrier.
+// Nodes a statement writes (stores, scatters, zeroings, tile outputs), and whether its rendering
+// has a barrier (a Barrier, or a WorkgroupReduce loop's tree).
 void scan_writes(const ir::StmtRef& s, std::set<int>& written, bool& barrier) {
   std::visit(
       [&](const auto& n) {
         using T = std::decay_t<decltype(n)>;
         if constexpr (std::is_same_v<T, ir::Seq>) {
           for (const auto& c : n.stmts) scan_writes(c, written, barrier);
-        } else if constexpr (std::is_same_v<T, ir::For> || std::is_same_v<T, ir::If>) {
+        } else if constexpr (std::is_same_v<T, ir::For>) {
+          // A block reduction is rendered with barriers of its own.
+          if (n.axis == ir::AxisType::WorkgroupReduce) barrier = true;
+          scan_writes(n.body, written, barrier);
+        } else if constexpr (std::is_same_v<T, ir::If>) {
           scan_writes(n.body, written, barrier);
         } else if constexpr (std::is_same_v<T, ir::Set> || std::is_same_v<T, ir::SetDynamic> ||
                              std::is_same_v<T, ir::ZeroOut>) {
@@ -110,7 +115,9 @@ GeneratedModule CLikePrinter::print_kernels(const ir::LoweredRoutine& routine, c
     BodyPrinter body(*this, names, routine.statics, options);
     body.set_geometry(&kernel.geometry);
     const std::string text = body.print(kernel.body, 1);
-    code += head + join_params(params, head) + ") {\n" + text + "}\n\n";
+    std::string declarations;
+    for (const auto& d : body.kernel_declarations()) declarations += "  " + d + "\n";
+    code += head + join_params(params, head) + ") {\n" + declarations + text + "}\n\n";
     out.kernels.push_back(std::move(printed));
   }
   const std::string prelude = select_prelude(prelude_helpers(options.target), code, helper_prefix());

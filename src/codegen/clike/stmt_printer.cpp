@@ -160,7 +160,9 @@ void BodyPrinter::print_if(const ir::If& s) {
       },
       [&] {
         ++indent_;
+        ++divergence_;
         stmt(s.body);
+        --divergence_;
         --indent_;
         line("}");
       });

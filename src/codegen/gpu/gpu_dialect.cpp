@@ -40,6 +40,10 @@ void GpuDialect::print_grid(BodyPrinter& p, const ir::For& f, const std::string&
 }
 
 void GpuDialect::print_workgroup(BodyPrinter& p, const ir::For& f, const std::string& name) const {
+  if (f.axis == ir::AxisType::WorkgroupReduce) {
+    print_workgroup_reduce(p, f, name);
+    return;
+  }
   bind_hardware_index(p, f, name, /*grid=*/false);
 }
 
@@ -59,9 +63,11 @@ void GpuDialect::bind_hardware_index(BodyPrinter& p, const ir::For& f, const std
   if (guarded) {
     p.line("if (" + name + " < " + std::to_string(f.end) + ") {");
     p.indent();
+    if (!grid) p.enter_divergent();  // a block index is the same on all of a block's threads
   }
   p.stmt(f.body);
   if (guarded) {
+    if (!grid) p.leave_divergent();
     p.dedent();
     p.line("}");
   }

@@ -5,6 +5,9 @@
 //  * A Grid loop binds its index to the block index of its slot, a Workgroup loop to the thread
 //    index of its slot (ir::kernel_geometry); a loop shorter than its slot's launch extent runs
 //    its body under `if (index < end)`.
+//  * A WorkgroupReduce loop in the form of ir::block_reduction is a two-phase block reduction:
+//    each thread's value, then a fixed balanced tree in workgroup-shared memory between barriers;
+//    any other one runs serially on the slot's first thread.
 //  * Bit casts use the dialect's intrinsics; math functions keep their C names (OpenCL maps them).
 // A dialect spells only the hardware indices, qualifiers, types and the barrier.
 
@@ -36,6 +39,10 @@ class GpuDialect : public CLikePrinter {
 
  private:
   void bind_hardware_index(BodyPrinter& p, const ir::For& f, const std::string& name, bool grid) const;
+  /// A WorkgroupReduce loop: a block reduction in shared memory (block_reduction_printer.cpp),
+  /// or, where the form or a divergent position does not allow one, the serial loop on the
+  /// slot's first thread.
+  void print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const std::string& name) const;
 };
 
 }  // namespace cannl::codegen

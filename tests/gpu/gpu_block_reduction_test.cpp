@@ -1,0 +1,117 @@
+// WorkgroupReduce loops on the GPU backend: an accumulation in the block-reduction form runs as a
+// tree in workgroup-shared memory (exact for integer sums, within rounding of the serial order
+// for floats, the same bits on every run), any other form serially on the slot's first thread.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/run_util.h"
+#include "cannl/interp/interpreter.h"
+#include "cannl/ir/kernel_geometry.h"
+#include "gpu/gpu_test_util.h"
+#include "schedule/schedule_test_util.h"
+
+namespace cannl {
+namespace {
+
+using ir::AxisType;
+using ir::DType;
+using schedule::testing::it;
+
+struct RowReduction {
+  ir::LoweredRoutine routine;
+  ir::NodeRef x, s;
+};
+
+// s[i] = accum(s[i], x[i, r]) over i in [0, rows) as blocks and r in [0, cols) reduced by threads.
+RowReduction row_reduction(ir::Op accum, DType dtype, std::int64_t rows, std::int64_t cols) {
+  RowReduction t;
+  t.x = ir::make_node("x", dtype, {rows, cols});
+  t.s = ir::make_node("s", dtype, {rows});
+  const ir::Symbol i = ir::fresh_symbol(), r = ir::fresh_symbol();
+  const auto value = ir::apply(accum, dtype, {ir::get(t.s, {it(i)}), ir::get(t.x, {it(i), it(r)})});
+  const auto body = ir::for_loop(i, 0, rows, ir::for_loop(r, 0, cols, ir::set(t.s, {it(i)}, value), AxisType::WorkgroupReduce),
+                                 AxisType::Grid);
+  t.routine = {"row_reduce", body, {}};
+  return t;
+}
+
+test_util::Bytes pattern(DType dtype, std::int64_t n) {
+  if (dtype == DType::I32) {
+    std::vector<std::int32_t> v(static_cast<std::size_t>(n));
+    for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<std::int32_t>((k * 7919) % 2001) - 1000;
+    return test_util::bytes_of(v);
+  }
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sin(static_cast<float>(k)) * 3.0f;
+  return test_util::bytes_of(v);
+}
+
+// Runs `t` on the GPU backend and on the interpreter from the same x; returns {gpu s, interp s}.
+std::pair<test_util::Bytes, test_util::Bytes> run_both(backends::Backend& gpu, const RowReduction& t) {
+  const auto x = pattern(t.x->dtype, t.x->num_elements());
+  const auto on_gpu = test_util::run_on(gpu, {t.routine, {t.x, t.s}}, {x, {}});
+  const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), {t.routine, {t.x, t.s}}, {x, {}});
+  return {on_gpu[1], on_interp[1]};
+}
+
+TEST(GpuBlockReduction, IntegerSumsAreExactWhateverTheOrder) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  for (const std::int64_t cols : {1, 2, 37, 100, 256}) {
+    const RowReduction t = row_reduction(ir::Op::Add, DType::I32, 24, cols);
+    const auto [got, want] = run_both(*gpu, t);
+    EXPECT_EQ(got, want) << cols << " columns";
+  }
+}
+
+TEST(GpuBlockReduction, FloatSumMaxAndMinAgreeWithTheSerialLoop) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  for (const ir::Op op : {ir::Op::Add, ir::Op::Max, ir::Op::Min}) {
+    const RowReduction t = row_reduction(op, DType::F32, 16, 100);
+    const auto compiled = gpu->compile({t.routine, {t.x, t.s}});
+    EXPECT_NE(compiled->source().find("cannl_red_"), std::string::npos) << "not rendered as a tree:\n" << compiled->source();
+    const auto [got, want] = run_both(*gpu, t);
+    const auto g = test_util::values_of<float>(got), w = test_util::values_of<float>(want);
+    for (std::size_t k = 0; k < w.size(); ++k) {
+      if (op == ir::Op::Add) {
+        EXPECT_NEAR(g[k], w[k], 1e-5f * 300) << "row " << k;  // re-associated: rounding only
+      } else {
+        EXPECT_EQ(g[k], w[k]) << ir::op_name(op) << " row " << k;  // max and min are exact
+      }
+    }
+    EXPECT_EQ(run_both(*gpu, t).first, got) << "a second run gave other bits";
+  }
+}
+
+TEST(GpuBlockReduction, TheTreeTakesSharedMemoryInTheGeometry) {
+  const RowReduction t = row_reduction(ir::Op::Add, DType::F32, 4, 100);
+  const ir::KernelGeometry g = ir::kernel_geometry(t.routine.body);
+  EXPECT_EQ(g.block[0], 100);
+  EXPECT_GE(g.shared_bytes, 100 * 4);
+}
+
+TEST(GpuBlockReduction, AnyOtherFormRunsOnTheFirstThreadInOrder) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  // Two statements per iteration: no tree; the serial loop on thread 0 keeps the exact order.
+  const ir::NodeRef x = ir::make_node("x", DType::F32, {8, 50});
+  const ir::NodeRef s = ir::make_node("s", DType::F32, {8});
+  const ir::NodeRef c = ir::make_node("c", DType::F32, {8});
+  const ir::Symbol i = ir::fresh_symbol(), r = ir::fresh_symbol();
+  const auto sum = ir::apply(ir::Op::Add, DType::F32, {ir::get(s, {it(i)}), ir::get(x, {it(i), it(r)})});
+  const auto count = ir::apply(ir::Op::Add, DType::F32, {ir::get(c, {it(i)}), ir::constant(1, DType::F32)});
+  const auto body = ir::for_loop(
+      i, 0, 8, ir::for_loop(r, 0, 50, ir::seq({ir::set(s, {it(i)}, sum), ir::set(c, {it(i)}, count)}), AxisType::WorkgroupReduce),
+      AxisType::Grid);
+  const ir::LoweredRoutine routine{"two_accumulations", body, {}};
+  const auto xs = pattern(DType::F32, 400);
+  const auto on_gpu = test_util::run_on(*gpu, {routine, {x, s, c}}, {xs, {}, {}});
+  const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), {routine, {x, s, c}}, {xs, {}, {}});
+  EXPECT_EQ(on_gpu[1], on_interp[1]);
+  EXPECT_EQ(on_gpu[2], on_interp[2]);
+}
+
+}  // namespace
+}  // namespace cannl
