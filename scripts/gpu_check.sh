@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU check: one command on a machine with an NVIDIA GPU, the CUDA driver, NVRTC and PyTorch
 # (the H200 machine). It
-#   1. builds test_gpu, bench_cannl and cannl in Release with all cores (or takes them from
-#      $CANNL_GPU_BIN, a folder of binaries built elsewhere);
+#   1. builds test_gpu, test_backends, bench_cannl and cannl in Release with all cores, or takes
+#      them from $CANNL_GPU_BIN or .gpu_carry/bin (binaries built and stripped on another machine
+#      and carried over: the GPU machine may lack GoogleTest, and its build time counts);
 #   2. runs the GPU test label on CUDA (CANNL_TEST_GPU_BACKEND=cuda): op parity, gradients,
 #      random programs under the GPU schedule with fission, training, backend tests; the CUDA
 #      device layer's own tests (test_backends Cuda*, Nvrtc*); `cannl demo --backend cuda`;
