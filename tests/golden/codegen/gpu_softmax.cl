@@ -1,0 +1,71 @@
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k0(
+    __global float *restrict einmax,
+    __global float *restrict logits) {
+  {
+    const int32_t i0 = (int32_t)get_group_id(0);
+    {
+      const int32_t i1 = (int32_t)get_local_id(0);
+      einmax[256*i0 + i1] = (-INFINITY);
+    }
+  }
+  {
+    const int32_t i2 = (int32_t)get_group_id(0);
+    {
+      const int32_t i3 = (int32_t)get_local_id(0);
+      for (int32_t i4 = 0; i4 < 1000; ++i4) {
+        einmax[256*i2 + i3] = cannl_fmaxf(einmax[256*i2 + i3], logits[((256*i2 + i3)*1000 + i4)]);
+      }
+    }
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k1(
+    __global float *restrict exp_,
+    __global float *restrict logits,
+    __global float *restrict einmax) {
+  {
+    const int32_t i0 = (int32_t)get_group_id(1);
+    {
+      const int32_t i1 = (int32_t)get_group_id(0);
+      {
+        const int32_t i2 = (int32_t)get_local_id(0);
+        if (((int64_t)(((int64_t)(256*((int64_t)i1) + ((int64_t)i2))) < 1000LL)) != 0) {
+          exp_[((i0)*1000 + 256*i1 + i2)] = expf((logits[((i0)*1000 + 256*i1 + i2)] - einmax[i0]));
+        }
+      }
+    }
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k2(
+    __global float *restrict einsum,
+    __global float *restrict exp_) {
+  {
+    const int32_t i0 = (int32_t)get_group_id(0);
+    {
+      const int32_t i1 = (int32_t)get_local_id(0);
+      for (int32_t i2 = 0; i2 < 1000; ++i2) {
+        einsum[256*i0 + i1] = (einsum[256*i0 + i1] + exp_[((256*i0 + i1)*1000 + i2)]);
+      }
+    }
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k3(
+    __global float *restrict div,
+    __global float *restrict exp_,
+    __global float *restrict einsum) {
+  {
+    const int32_t i0 = (int32_t)get_group_id(1);
+    {
+      const int32_t i1 = (int32_t)get_group_id(0);
+      {
+        const int32_t i2 = (int32_t)get_local_id(0);
+        if (((int64_t)(((int64_t)(256*((int64_t)i1) + ((int64_t)i2))) < 1000LL)) != 0) {
+          div[((i0)*1000 + 256*i1 + i2)] = (exp_[((i0)*1000 + 256*i1 + i2)] / einsum[i0]);
+        }
+      }
+    }
+  }
+}
+
