@@ -68,8 +68,8 @@ class Bench {
   /// "" when `routine`'s outputs in `twin` match the reference, else the first difference.
   std::string compare_outputs(runtime::Context& twin, const runtime::Routine& routine) const;
   void keep_reference(runtime::Context& twin, const runtime::Routine& routine);
-  /// The median of at least `repeats_` timed runs, more for short routines (about 25 ms of runs,
-  /// at most 64), or the hook's time.
+  /// The median of at least `repeats_` timed runs, topped up for short routines (kTopUpMs of runs,
+  /// at most kMaxRuns, measure.cpp), or the hook's time.
   double time_ms(const Candidate& c, const std::function<void()>& run, double first_run_ms, double best_ms,
                  const TuneHooks& hooks) const;
 };

@@ -22,7 +22,8 @@
 // default schedule's, bit for bit unless re-association is licensed (config
 // cpu_schedule_reassociate), else within 1e-3 of each output's largest magnitude; a candidate
 // that differs never wins. Its time is the median of at least `repeats` runs (monotonic clock)
-// after that first run, more for short routines (about 25 ms of runs, at most 64); a candidate
+// after that first run, topped up for short routines (src/tune/measure.cpp: kTopUpMs of runs,
+// at most kMaxRuns); a candidate
 // whose first run already takes 4 times the best median gets that run's time (it cannot win,
 // and a serial baseline of a large matmul would eat the budget). The fastest few and the default
 // are then timed again side by side, and a candidate replaces the default only when it is at
