@@ -50,11 +50,13 @@ struct KernelBody {
   ir::KernelGeometry geometry;
 };
 
-/// A kernel as printed: its function name and the nodes it takes, one pointer each, in
-/// parameter order (every static of the routine follows them, in the routine's order).
+/// A kernel as printed: its function name, the nodes it takes, one pointer each, in parameter
+/// order (every static of the routine follows them, in the routine's order), and a readable
+/// label for profiles ("loop 64x128 -> y (y[i0, i1] =:+ ...)").
 struct PrintedKernel {
   std::string name;
   std::vector<ir::NodeRef> params;
+  std::string label;
 };
 
 /// The source of a GPU module: one file, one kernel function per KernelBody, in launch order.

@@ -10,6 +10,7 @@
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
 #include "codegen/clike/file_layout.h"
+#include "codegen/clike/kernel_label.h"
 #include "codegen/clike/index_range.h"
 #include "codegen/clike/prelude.h"
 
@@ -102,7 +103,7 @@ GeneratedModule CLikePrinter::print_kernels(const ir::LoweredRoutine& routine, c
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const KernelBody& kernel = kernels[k];
     internal_check(kernel.body != nullptr, "codegen: kernel " + std::to_string(k) + " of " + routine.name + " has no body");
-    PrintedKernel printed{base + "_k" + std::to_string(k), ir::nodes_of(kernel.body)};
+    PrintedKernel printed{base + "_k" + std::to_string(k), ir::nodes_of(kernel.body), kernel_label(kernel.body, "", names)};
     std::vector<std::string> params;
     const std::set<int> shared = shared_across_barriers(kernel.body);
     for (const auto& n : printed.params) {
