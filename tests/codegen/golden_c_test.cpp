@@ -18,17 +18,14 @@
 #include "cannl/cannl.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "codegen/golden_util.h"
 
 namespace cannl {
 namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-std::vector<double> ramp(std::int64_t n) {
-  std::vector<double> out(static_cast<std::size_t>(n));
-  for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<double>(k % 7) - 3.0;
-  return out;
-}
+using testing::ramp;
 
 // The routine from its `static int` line on, without the assignment comments (`/* d[i3] =:+ ...
 // */`), which name process-global symbol ids.
@@ -52,17 +49,7 @@ void check_golden(const std::string& name, const Tensor& out) {
   runtime::Context ctx = runtime::Context::cpu();
   train::upload_literals(ctx, {out});
   const std::string got = routine_text(train::compile_forward(ctx, {out}, name).source());
-  const auto path = std::filesystem::path(CANNL_SOURCE_DIR) / "tests/golden/codegen" / (name + ".c");
-  if (std::getenv("CANNL_TEST_UPDATE_GOLDEN") != nullptr) {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path) << got;
-    return;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path << " is missing; run with CANNL_TEST_UPDATE_GOLDEN=1";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(got, want.str()) << name << " changed; if intended, rerun with CANNL_TEST_UPDATE_GOLDEN=1";
+  testing::expect_golden(name + ".c", got);
 }
 
 class GoldenC : public ::testing::Test {

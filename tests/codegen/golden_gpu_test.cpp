@@ -19,18 +19,14 @@
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/fission.h"
 #include "cannl/schedule/lower_for_target.h"
-#include "cannl/support/config.h"
+#include "codegen/golden_util.h"
 
 namespace cannl {
 namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-std::vector<double> ramp(std::int64_t n) {
-  std::vector<double> out(static_cast<std::size_t>(n));
-  for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<double>(k % 7) - 3.0;
-  return out;
-}
+using testing::ramp;
 
 // The kernels of a module, without the assignment comments (they name process-global symbols).
 std::string kernels_text(const std::string& source, const std::string& first_kernel) {
@@ -54,16 +50,7 @@ void check_golden(const std::string& name, const Tensor& out) {
        {std::tuple{codegen::GpuLanguage::Cuda, ".cu", "extern \"C\" __global__"},
         std::tuple{codegen::GpuLanguage::OpenCL, ".cl", "__kernel __attribute__"}}) {
     const std::string got = kernels_text(codegen::emit_gpu(language, scheduled, kernels, {.target = target}).text, head);
-    const auto path = std::filesystem::path(CANNL_SOURCE_DIR) / "tests/golden/codegen" / (name + extension);
-    if (std::getenv("CANNL_TEST_UPDATE_GOLDEN") != nullptr) {
-      std::ofstream(path) << got;
-      continue;
-    }
-    std::ifstream in(path);
-    ASSERT_TRUE(in) << path << " is missing; run with CANNL_TEST_UPDATE_GOLDEN=1";
-    std::stringstream want;
-    want << in.rdbuf();
-    EXPECT_EQ(got, want.str()) << path << " changed; if intended, rerun with CANNL_TEST_UPDATE_GOLDEN=1";
+    testing::expect_golden(name + extension, got);
   }
 }
 

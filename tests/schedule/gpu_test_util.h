@@ -107,13 +107,7 @@ inline NodeBytes run_segments(const ir::LoweredRoutine& routine, const std::vect
                               Order order = Order::Interpreter, const std::vector<std::int64_t>& statics = {}) {
   interp::testing::TestMemory mem;
   const auto nodes = ir::nodes_of(routine.body);
-  for (const auto& n : nodes) {
-    mem.add(n);
-    if (n->dtype != ir::DType::F32) continue;
-    std::vector<float> values(static_cast<std::size_t>(n->num_elements()));
-    for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
-    mem.fill(n, values);
-  }
+  fill_test_memory(mem, nodes);
   interp::Buffers buffers = mem.buffers();
   for (const Segment& s : segments) {
     if (s.kind == Segment::Kind::Zero) {

@@ -43,12 +43,8 @@ inline std::vector<test_util::Bytes> test_inputs(const std::vector<ir::NodeRef>&
   return inputs;
 }
 
-/// Runs `r` on the interpreter with every node it touches filled by test_value (f32 nodes; other
-/// dtypes start zeroed) and returns every node's bytes afterwards.
-inline NodeBytes run_interp(const ir::LoweredRoutine& r, std::vector<std::int64_t> statics = {}) {
-  ir::verify(r);
-  interp::testing::TestMemory mem;
-  const auto nodes = ir::nodes_of(r.body);
+/// Interpreter memory for `nodes`: f32 nodes filled by test_value, other dtypes zeroed.
+inline void fill_test_memory(interp::testing::TestMemory& mem, const std::vector<ir::NodeRef>& nodes) {
   for (const auto& n : nodes) {
     mem.add(n);
     if (n->dtype != ir::DType::F32) continue;
@@ -56,6 +52,15 @@ inline NodeBytes run_interp(const ir::LoweredRoutine& r, std::vector<std::int64_
     for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
     mem.fill(n, values);
   }
+}
+
+/// Runs `r` on the interpreter with every node it touches filled by test_value (f32 nodes; other
+/// dtypes start zeroed) and returns every node's bytes afterwards.
+inline NodeBytes run_interp(const ir::LoweredRoutine& r, std::vector<std::int64_t> statics = {}) {
+  ir::verify(r);
+  interp::testing::TestMemory mem;
+  const auto nodes = ir::nodes_of(r.body);
+  fill_test_memory(mem, nodes);
   interp::run(r, mem.buffers(), statics);
   NodeBytes out;
   for (const auto& n : nodes) {
