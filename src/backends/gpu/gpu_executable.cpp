@@ -2,6 +2,7 @@
 #include "backends/gpu/gpu_executable.h"
 
 #include <algorithm>
+#include <map>
 
 #include "backends/run_arguments.h"
 #include "cannl/support/config.h"
@@ -13,19 +14,6 @@ namespace {
 
 // Kernel timing (config `profile_kernels`, or debug >= 2), as on the C backend.
 bool profile_kernels() { return config::get_bool("profile_kernels") || logging::debug_level() >= 2; }
-
-// The comment of the first store under `s` (names the assignment a kernel computes), or "".
-std::string first_store_comment(const ir::StmtRef& s) {
-  if (const auto* set = std::get_if<ir::Set>(&s->node)) return set->comment;
-  if (const auto* f = std::get_if<ir::For>(&s->node)) return first_store_comment(f->body);
-  if (const auto* i = std::get_if<ir::If>(&s->node)) return first_store_comment(i->body);
-  if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
-    for (const auto& c : q->stmts) {
-      if (std::string text = first_store_comment(c); !text.empty()) return text;
-    }
-  }
-  return "";
-}
 
 // 1-based line of `needle` in `text`, or 0.
 std::int64_t line_of(const std::string& text, const std::string& needle) {
@@ -40,39 +28,54 @@ GpuExecutable::GpuExecutable(std::shared_ptr<Device> device, CompileRequest requ
                              std::shared_ptr<Module> loaded, const std::string& file)
     : device_(std::move(device)), request_(std::move(request)), segments_(std::move(segments)),
       module_(std::move(module)), loaded_(std::move(loaded)), profiled_(profile_kernels()) {
-  // Nodes the routine touches that are no parameter are its Local arrays.
-  for (const auto& node : ir::nodes_of(request_.routine.body)) {
-    const bool is_param = std::any_of(request_.params.begin(), request_.params.end(),
-                                      [&](const ir::NodeRef& p) { return p->id == node->id; });
-    if (!is_param) scratch_.emplace(node->id, device_->allocate(node->size_in_bytes()));
-  }
-  std::size_t kernel = 0;
+  // Buffer slots: the parameters in order, then the routine's Local arrays (the nodes it touches
+  // that are no parameter), which get device scratch memory of their own.
+  std::map<int, std::size_t> slot_of;
+  for (std::size_t k = 0; k < request_.params.size(); ++k) slot_of.emplace(request_.params[k]->id, k);
   for (const auto& s : segments_) {
-    if (s.kind != schedule::Segment::Kind::Kernel) continue;
-    const std::string& name = module_.kernels[kernel++].name;
+    const std::vector<ir::NodeRef> nodes =
+        s.kind == schedule::Segment::Kind::Zero ? std::vector<ir::NodeRef>{s.zeroed} : ir::nodes_of(s.body);
+    for (const auto& node : nodes) {
+      if (!slot_of.contains(node->id)) {
+        slot_of.emplace(node->id, request_.params.size() + scratch_.size());
+        // Zeroed before every run, like the C backend's local arrays, unless its first use is a
+        // memset anyway.
+        scratch_.push_back({device_->allocate(node->size_in_bytes()), s.kind != schedule::Segment::Kind::Zero});
+      }
+    }
+    if (s.kind == schedule::Segment::Kind::Zero) {
+      launch_slots_.push_back({slot_of.at(s.zeroed->id)});
+      continue;
+    }
+    const codegen::PrintedKernel& printed = module_.kernels[timings_.size()];
+    std::vector<std::size_t> slots;
+    for (const auto& node : printed.params) slots.push_back(slot_of.at(node->id));
+    launch_slots_.push_back(std::move(slots));
+    const std::string& name = printed.name;
     const std::string label = name + " (" + std::to_string(s.geometry.blocks()) + " x " +
-                              std::to_string(s.geometry.threads_per_block()) + " threads): " +
-                              first_store_comment(s.body);
+                              std::to_string(s.geometry.threads_per_block()) + " threads): " + printed.label;
     timings_.push_back({label, file, line_of(module_.text, " " + name + "("), 0, 0});
   }
 }
 
 void GpuExecutable::run(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) {
   check_run_arguments(request_, buffers, static_values);
-  std::map<int, Buffer*> bound;
-  for (std::size_t k = 0; k < buffers.size(); ++k) bound[request_.params[k]->id] = buffers[k];
-  for (auto& [id, buffer] : scratch_) {
-    device_->fill_zero(*buffer);  // like the C backend's local arrays
-    bound[id] = buffer.get();
+  auto buffer = [&](std::size_t slot) -> Buffer& {
+    return slot < buffers.size() ? *buffers[slot] : *scratch_[slot - buffers.size()].buffer;
+  };
+  for (auto& s : scratch_) {
+    if (s.zero_each_run) device_->fill_zero(*s.buffer);
   }
   std::size_t kernel = 0;
-  for (const auto& segment : segments_) {
+  std::vector<KernelArg> args;
+  for (std::size_t k = 0; k < segments_.size(); ++k) {
+    const schedule::Segment& segment = segments_[k];
     if (segment.kind == schedule::Segment::Kind::Zero) {
-      device_->fill_zero(*bound.at(segment.zeroed->id));
+      device_->fill_zero(buffer(launch_slots_[k][0]));
       continue;
     }
-    std::vector<KernelArg> args;
-    for (const auto& node : module_.kernels[kernel].params) args.emplace_back(bound.at(node->id));
+    args.clear();
+    for (const std::size_t slot : launch_slots_[k]) args.emplace_back(&buffer(slot));
     for (const std::int64_t v : static_values) args.emplace_back(v);
     std::unique_ptr<Event> start = profiled_ ? device_->record(true) : nullptr;
     device_->launch(*loaded_, kernel, segment.geometry, args);

@@ -1,7 +1,8 @@
 #pragma once
 // An executable of the GPU backends: a fissioned routine's launches (kernels of one loaded module
 // and device memsets) enqueued in order on the device's queue. The routine's Local arrays live in
-// device scratch memory of the executable, zeroed before every run. Profiled (config
+// device scratch memory of the executable, zeroed before every run unless a memset starts them.
+// Profiled (config
 // `profile_kernels`, debug >= 2), every launch is bracketed by device events, read when the
 // timings are asked for, so a run still only enqueues.
 
@@ -40,7 +41,13 @@ class GpuExecutable final : public Executable {
   std::vector<schedule::Segment> segments_;
   codegen::GeneratedModule module_;
   std::shared_ptr<Module> loaded_;
-  std::map<int, std::unique_ptr<Buffer>> scratch_;  // Local arrays by node id
+  struct Scratch {
+    std::unique_ptr<Buffer> buffer;
+    bool zero_each_run;  // false when the routine's first use of it is a memset anyway
+  };
+  std::vector<Scratch> scratch_;  // Local arrays, buffer slots params.size() on
+  /// Per segment: the buffer slots of a kernel's pointer parameters, or the memset's one slot.
+  std::vector<std::vector<std::size_t>> launch_slots_;
   bool profiled_;
   mutable bool untimed_ = false;  // the device cannot time: no profile rather than zeros
   mutable std::vector<KernelTiming> timings_;
