@@ -8,6 +8,7 @@
 // first binding, statics by their name, locals v0, v1, ..., nodes by label, with a `#k` suffix (k
 // the node's position in order of first appearance) when two nodes of the printout share a label
 // or a node has none.
+#include <algorithm>
 #include <map>
 
 #include "cannl/ir/assignments.h"
@@ -204,7 +205,12 @@ class LoopIrPrinter {
 }  // namespace
 
 std::string print_loop_ir(const LoweredRoutine& routine) {
-  LoopIrPrinter printer(nodes_of(routine.body));
+  // The packings' nodes come after the body's, so the body prints as it would without them.
+  std::vector<NodeRef> nodes = nodes_of(routine.body);
+  for (const PackedOperand& p : routine.packed)
+    for (const NodeRef& n : nodes_of(p.fill))
+      if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+  LoopIrPrinter printer(nodes);
   std::string out = "# " + routine.name;
   if (!routine.statics.empty()) {
     out += " (statics:";
@@ -218,6 +224,8 @@ std::string print_loop_ir(const LoweredRoutine& routine) {
   }
   out += "\n";
   printer.stmt(routine.body, "", out);
+  if (!routine.packed.empty()) out += "# packed before the first run and after each change of the source:\n";
+  for (const PackedOperand& p : routine.packed) printer.stmt(p.fill, "", out);
   return out;
 }
 

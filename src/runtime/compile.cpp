@@ -14,6 +14,7 @@
 #include "runtime/context_state.h"
 #include "runtime/dependencies.h"
 #include "runtime/host_transfer.h"
+#include "runtime/packing.h"
 #include "runtime/routine_data.h"
 
 namespace cannl::runtime {
@@ -94,6 +95,8 @@ void describe_signature(const ir::Comp& comp, const opt::Optimized& optimized, R
   data.params = only_on_device(optimized, nodes_not_added(optimized.routine, ir::nodes_of(data.lowered.body)));
   data.inputs = only_on_device(optimized, ir::read_before_initialized(comp));
   data.outputs = only_on_device(optimized, ir::written_nodes(comp));
+  // Packed operands are schedule-made too, but persistent: filled once, read by every call.
+  for (const ir::PackedOperand& p : data.lowered.packed) data.params.push_back(p.packed);
 }
 
 /// Remembers which nodes this routine optimized away, so host reads can say why they fail.
@@ -139,11 +142,13 @@ Routine Context::compile(const ir::Comp& comp, const std::string& name, const Co
     logging::ScopedTimer timer("backend compile " + data.name);
     data.executable = state_->backend->compile({data.lowered, data.params, options.target});
   }
+  data.packing = compile_packing(*state_, data.lowered, options.target);
   data.lowered = data.executable->routine();  // with the target's decisions (final lowering round)
   if (logging::debug_level() >= 2)
     files::write_atomically(files::build_dir() / (data.name + ".final.ll"), ir::print_loop_ir(data.lowered));
   data.source = data.executable->source();
   link_buffers(*state_, data);
+  if (data.packing && sources_initialized(*state_, *data.packing)) refresh_packing(*state_, *data.packing);
   record_placements(*state_, optimized, data.name);
   // The ledger changes only once compilation succeeded, so a failed compile leaves no trace.
   data.id = state_->next_routine_id++;

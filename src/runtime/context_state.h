@@ -63,6 +63,9 @@ class ContextState {
   /// Nodes an optimized routine placed Virtual or Local (no buffer here), with the decision
   /// text: host reads of them fail with this explanation.
   std::unordered_map<int, std::string> optimized_away;
+  /// How many times each node was written (host uploads, runs of routines writing it): packed
+  /// operands compare it with the count at their last packing (routine_data.h, Packing).
+  std::unordered_map<int, std::uint64_t> write_counts;
   int next_routine_id = 0;
   std::int64_t buffer_bytes = 0;  // the sum over `buffers`, charged against the memory budget
   /// Profiled routines by id (only those compiled with kernel profiling that ran).

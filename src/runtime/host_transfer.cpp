@@ -49,6 +49,7 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
     buffer.write(whole);
   }
   state.initialized.insert(node->id);
+  ++state.write_counts[node->id];
 }
 
 std::vector<std::byte> download_logical_bytes(const ContextState& state,

@@ -6,11 +6,13 @@
 //   RoutineData& data = *routine.impl_;   // inside a Context member
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cannl/backends/backend.h"
 #include "cannl/runtime/context.h"
+#include "runtime/packing.h"
 
 namespace cannl::runtime {
 
@@ -37,6 +39,8 @@ struct RoutineData {
   std::unique_ptr<backends::Executable> executable;
   std::string source;
   std::vector<Dependency> dependencies;
+  /// The fills of the operands a hoisted Stage packs (none: nullopt).
+  std::optional<Packing> packing;
   /// The context the routine was linked into; running it elsewhere is a usage error.
   std::weak_ptr<const ContextState> owner;
 };

@@ -74,13 +74,17 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
   std::vector<backends::Buffer*> buffers;
   buffers.reserve(data.params.size());
   for (const auto& node : data.params) buffers.push_back(&state_->ensure_buffer(node));
+  if (data.packing) refresh_packing(*state_, *data.packing);
   const auto start = std::chrono::steady_clock::now();
   {
     logging::ScopedTimer timer("run " + data.name);
     data.executable->run(buffers, static_values);
   }
   record_kernel_profile(*state_, data, std::chrono::steady_clock::now() - start);
-  for (const auto& node : data.outputs) state_->initialized.insert(node->id);
+  for (const auto& node : data.outputs) {
+    state_->initialized.insert(node->id);
+    ++state_->write_counts[node->id];
+  }
   state_->routines_run.insert(data.id);
 }
 

@@ -4,6 +4,8 @@
 // box of the reads' index over the loops inside the anchor (every corner of an affine box is
 // reached by some iteration, so the copy stays in bounds). Same dtype, same values: bitwise.
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "cannl/ir/rewrite.h"
 #include "cannl/ir/tree_mapper.h"
@@ -91,16 +93,119 @@ class ReadRedirect : public ir::TreeMapper {
   std::vector<ir::AxisIndex> tile_index_;
 };
 
+// The packed node of a hoisted stage: one axis per loop around the anchor that the reads
+// mention (outermost first, its range shifted to start at 0), then the tile's axes. `fill`
+// copies every cell once: the packed loops run their whole ranges, which the routine's loops
+// also do (the anchor is under no guard), so each source cell read is one the routine reads.
+struct PackedGeometry {
+  std::vector<const ir::For*> loops;       // the loops around the anchor the reads mention
+  std::vector<ir::AxisIndex> packed_read;  // replaces each read of the source
+  ir::StmtRef fill;
+};
+
+PackedGeometry packed_geometry(const ir::LoweredRoutine& r, const LoopSite& site, const ir::NodeRef& source,
+                               const ir::NodeRef& packed_node, const TileGeometry& g,
+                               const std::vector<ir::AxisIndex>& read, const std::string& action) {
+  std::vector<const ir::For*> around = site.enclosing;
+  around.push_back(site.loop);
+  std::set<ir::Symbol> known;
+  for (const ir::For* f : around) known.insert(f->index);
+  const auto inner = collect_accesses(site.loop->body).inner;
+  for (const ir::AxisIndex& i : read)
+    for (const auto& term : span(i, inner).outer.terms)
+      if (!known.contains(term.symbol))
+        throw_schedule_error(r, site.loop->index, action, "a read of " + source->debug_name() + " depends on a static index",
+                             "stage it in the routine (hoisted = false)");
+  PackedGeometry p;
+  for (const ir::For* f : around)
+    if (ir::mentions(read, f->index)) p.loops.push_back(f);
+  std::vector<ir::AxisIndex> packed_cell, source_cell = g.source_at_tile;
+  std::vector<std::pair<ir::Symbol, const ir::For*>> fill_loops;
+  std::map<ir::Symbol, ir::AxisIndex> at_fill;
+  for (const ir::For* f : p.loops) {
+    ir::AxisIndex at = ir::AxisIndex::iterator(f->index);
+    at.offset = -f->begin;
+    p.packed_read.push_back(at);
+    const ir::Symbol s = ir::fresh_symbol();
+    fill_loops.push_back({s, f});
+    packed_cell.push_back(ir::AxisIndex::iterator(s));
+    ir::AxisIndex value = ir::AxisIndex::iterator(s);
+    value.offset = f->begin;
+    at_fill[f->index] = value;
+  }
+  for (ir::AxisIndex& c : source_cell) c = ir::substitute(c, at_fill);
+  for (const ir::AxisIndex& a : g.tile_read) p.packed_read.push_back(a);
+  for (const ir::Symbol s : g.copy_loops) packed_cell.push_back(ir::AxisIndex::iterator(s));
+  p.fill = ir::set(packed_node, packed_cell, ir::get(source, source_cell), "pack " + source->debug_name());
+  for (std::size_t d = g.dims.size(); d-- > 0;) p.fill = ir::for_loop(g.copy_loops[d], 0, g.dims[d], p.fill);
+  for (std::size_t k = fill_loops.size(); k-- > 0;) {
+    const ir::For& f = *fill_loops[k].second;
+    p.fill = ir::for_loop(fill_loops[k].first, 0, f.end - f.begin, p.fill);
+  }
+  return p;
+}
+
+// `g` without its unit axes: the packed node indexes those by the loops around the anchor.
+TileGeometry without_unit_axes(TileGeometry g) {
+  std::map<ir::Symbol, ir::AxisIndex> zero;
+  TileGeometry out;
+  out.source_at_tile = g.source_at_tile;
+  for (std::size_t d = 0; d < g.dims.size(); ++d) {
+    if (g.dims[d] == 1) {
+      zero[g.copy_loops[d]] = ir::AxisIndex{};
+      continue;
+    }
+    out.dims.push_back(g.dims[d]);
+    out.tile_read.push_back(g.tile_read[d]);
+    out.copy_loops.push_back(g.copy_loops[d]);
+  }
+  for (ir::AxisIndex& c : out.source_at_tile) c = ir::substitute(c, zero);
+  return out;
+}
+
+// Whether any statement of the routine writes `source` (stores, dynamic stores, zeroing).
+bool routine_writes(const ir::LoweredRoutine& r, const ir::NodeRef& source) {
+  for (const Access& a : collect_accesses(r.body).accesses)
+    if (a.write && a.node == source) return true;
+  return false;
+}
+
+ir::LoweredRoutine hoisted_stage(const ir::LoweredRoutine& r, const LoopSite& site, const ir::NodeRef& source,
+                                 const std::vector<ir::AxisIndex>& read, const std::string& action) {
+  if (routine_writes(r, source))
+    throw_schedule_error(r, site.loop->index, action, "the routine writes " + source->debug_name() + ", so its packing would go stale within a call",
+                         "stage it in the routine (hoisted = false)");
+  if (site.under_if || site.in_local_scope)
+    throw_schedule_error(r, site.loop->index, action, "the anchor loop runs under a guard, so the packing could read cells the routine never reads",
+                         "an anchor outside every guard, or hoisted = false");
+  const TileGeometry g = without_unit_axes(tile_geometry(read, collect_accesses(site.loop->body).inner));
+  const ir::NodeRef packed = ir::make_node(source->debug_name() + "_packed", source->dtype, {});
+  const PackedGeometry p = packed_geometry(r, site, source, packed, g, read, action);
+  for (const ir::For* f : p.loops) packed->dims.push_back(f->end - f->begin);
+  for (const std::int64_t d : g.dims) packed->dims.push_back(d);
+  ReadRedirect redirect(source, packed, p.packed_read);
+  ir::LoweredRoutine out = with_body(r, replace_loop(r.body, site.loop->index, [&](const ir::For& f) {
+    return ir::for_loop(f.index, f.begin, f.end, redirect.map_stmt(f.body), f.axis);
+  }));
+  out.packed.push_back({source, packed, p.fill});
+  return out;
+}
+
 }  // namespace
 
 ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Stage& t) {
   const auto nodes = ir::nodes_of(r.body);
   const auto found = std::find_if(nodes.begin(), nodes.end(), [&](const ir::NodeRef& n) { return n->id == t.source_id; });
-  const std::string action = "stage n" + std::to_string(t.source_id) + " at " + name_of(r, t.anchor);
+  const std::string action = std::string(t.hoisted ? "hoisted stage n" : "stage n") + std::to_string(t.source_id) +
+                             " at " + name_of(r, t.anchor);
   const LoopSite site = require_loop(r, t.anchor, action);
   if (found == nodes.end())
     throw_schedule_error(r, t.anchor, action, "the routine does not touch that node", "a node the anchor loop reads");
   const ir::NodeRef source = *found;
+  const SourceReads reads = common_reads(site.loop->body, source);
+  if (!reads.index)
+    throw_schedule_error(r, t.anchor, action, reads.problem, "an anchor loop whose reads of the node share one index");
+  if (t.hoisted) return hoisted_stage(r, site, source, *reads.index, action);
   // Every iteration of the anchor rewrites the one tile: the anchor and the loops around it must
   // run in order (a Grid anchor would race on the tile).
   std::vector<const ir::For*> around = site.enclosing;
@@ -110,9 +215,6 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Stage& t) 
       throw_schedule_error(r, f->index, action,
                            "the tile would be rewritten by the parallel iterations of " + name_of(r, f->index),
                            "stage at a loop inside the parallel one, or before retyping it");
-  const SourceReads reads = common_reads(site.loop->body, source);
-  if (!reads.index)
-    throw_schedule_error(r, t.anchor, action, reads.problem, "an anchor loop whose reads of the node share one index");
   const TileGeometry g = tile_geometry(*reads.index, collect_accesses(site.loop->body).inner);
   const ir::NodeRef tile = ir::make_node(source->debug_name() + "_tile", source->dtype, g.dims);
   std::vector<ir::AxisIndex> tile_cell;
@@ -126,11 +228,21 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Stage& t) 
   }));
 }
 
-// In traces: stage <source node> <anchor loop>
+// In traces: stage <source node> <anchor loop> [hoisted]
 std::string_view trace_name(Kind<Stage>) { return "stage"; }
 
-void print_args(StepWriter& out, const Stage& t) { out.node(t.source_id).loop(t.anchor); }
+void print_args(StepWriter& out, const Stage& t) {
+  out.node(t.source_id).loop(t.anchor);
+  if (t.hoisted) out.word("hoisted");
+}
 
-Stage parse_args(const StepReader& in, Kind<Stage>) { return Stage{in.node(1), in.loop(2)}; }
+Stage parse_args(const StepReader& in, Kind<Stage>) {
+  Stage t{in.node(1), in.loop(2)};
+  if (in.size() > 3) {
+    if (in.word(3) != "hoisted") in.bad("expected 'hoisted' or nothing after the anchor loop");
+    t.hoisted = true;
+  }
+  return t;
+}
 
 }  // namespace cannl::schedule::detail

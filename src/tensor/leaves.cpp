@@ -69,6 +69,7 @@ Tensor literal(const std::string& name, std::vector<double> values, const LeafOp
   auto terminal = shape::Terminal{.total_elems = static_cast<std::int64_t>(values.size())};
   auto impl = make_leaf(name, given, terminal, options.dtype.value_or(detail::default_dtype()));
   impl->host_values = std::make_shared<const std::vector<double>>(std::move(values));
+  impl->value->host_constant = true;
   ir::update_memory_mode(*impl->value, ir::MemoryMode::Materialized, 49);
   return Tensor(std::move(impl));
 }

@@ -26,8 +26,9 @@ std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, cons
 
 /// Moves from `from`: its target's one-field neighbours (team, chunks, blocking) with the same
 /// transforms, and one more transform appended to its own (Unroll, Retype to Vectorized or Grid,
-/// Split into vector-wide pieces, Swap of a perfect pair, Privatize, Stage, and with the
-/// re-association licence an interleaved Split_reduce).
+/// Split into vector-wide pieces, Swap of a perfect pair, Privatize, Stage (hoisted too, for
+/// constant operands: literals, link-time data), and with the re-association licence an
+/// interleaved Split_reduce).
 /// `optimized`: the routine of `from`'s placement arm.
 std::vector<Candidate> menu_moves(const ir::LoweredRoutine& optimized, const Candidate& from, const ir::Target& base);
 

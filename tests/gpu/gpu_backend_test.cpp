@@ -8,6 +8,7 @@
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "gpu/gpu_test_util.h"
+#include "runtime/packing_check.h"
 #include "schedule/schedule_test_util.h"
 
 namespace cannl {
@@ -62,6 +63,12 @@ TEST(GpuBackend, AWorkgroupOverTheDeviceLimitIsAScheduleErrorBeforeLaunch) {
   } catch (const ScheduleError& e) {
     EXPECT_NE(std::string(e.what()).find(std::to_string(limit)), std::string::npos) << e.what();
   }
+}
+
+TEST(GpuBackend, AHoistedStagePacksOnceOnTheDevice) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  testing::expect_packed_once_and_after_changes(runtime::Context(gpu));
 }
 
 TEST(GpuBackend, LocalArraysLiveInDeviceMemoryZeroedEveryRun) {

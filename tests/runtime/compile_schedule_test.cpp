@@ -13,6 +13,7 @@
 #include "cannl/schedule/default_cpu.h"
 #include "cannl/schedule/trace.h"
 #include "cannl/support/error.h"
+#include "runtime/packing_check.h"
 #include "runtime/test_util.h"
 
 namespace cannl::testing {
@@ -303,6 +304,14 @@ TEST(CompileScheduleTest, ParallelAnnotationsAreValidatedAtCompile) {
   ctx.set_values(x, values(2 * 3 * 4 * 5, 9));
   ctx.run(routine);
   EXPECT_EQ(ctx.get_values(y)[1], 3.0 / 8.0);  // y = -x, x[1] = (1 - 4) / 8
+}
+
+TEST(CompileScheduleTest, AHoistedStagePacksOnceOnTheCBackend) {
+  expect_packed_once_and_after_changes(Context::cpu());
+}
+
+TEST(CompileScheduleTest, AHoistedStagePacksOnceOnTheInterpreter) {
+  expect_packed_once_and_after_changes(Context::interpreter());
 }
 
 }  // namespace

@@ -77,7 +77,8 @@ class RandomTransforms {
       case 7: return number(0, 1) ? Transform{SplitReduce{s, number(2, 4)}} : Transform{split_reduce_lanes(s, number(1, 9), any_type())};
       case 8: {
         const auto nodes = ir::nodes_of(r.body);
-        return Stage{nodes[static_cast<std::size_t>(number(0, static_cast<int>(nodes.size()) - 1))]->id, s};
+        const int source = nodes[static_cast<std::size_t>(number(0, static_cast<int>(nodes.size()) - 1))]->id;
+        return Stage{source, s, number(0, 2) == 0};  // a third packed once, out of the routine
       }
       case 9: return Partition{s, {site->loop->begin + number(0, extent)}};
       case 11: {

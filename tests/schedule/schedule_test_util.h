@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -55,12 +56,16 @@ inline void fill_test_memory(interp::testing::TestMemory& mem, const std::vector
 }
 
 /// Runs `r` on the interpreter with every node it touches filled by test_value (f32 nodes; other
-/// dtypes start zeroed) and returns every node's bytes afterwards.
+/// dtypes start zeroed) and returns every node's bytes afterwards. Packed operands (a hoisted
+/// Stage) are filled first, as the runtime does before a routine's first run.
 inline NodeBytes run_interp(const ir::LoweredRoutine& r, std::vector<std::int64_t> statics = {}) {
   ir::verify(r);
   interp::testing::TestMemory mem;
-  const auto nodes = ir::nodes_of(r.body);
+  auto nodes = ir::nodes_of(r.body);
+  for (const ir::PackedOperand& p : r.packed)
+    if (std::find(nodes.begin(), nodes.end(), p.source) == nodes.end()) nodes.push_back(p.source);
   fill_test_memory(mem, nodes);
+  for (const ir::PackedOperand& p : r.packed) interp::run({r.name + "_pack", p.fill, {}, {}}, mem.buffers(), {});
   interp::run(r, mem.buffers(), statics);
   NodeBytes out;
   for (const auto& n : nodes) {

@@ -29,6 +29,21 @@ TEST(ScheduleTrace, HandWrittenScheduleRoundTripsOntoAnEqualProgram) {
   EXPECT_EQ(compare(run_interp(second.routine()), run_interp(replayed), Tolerance::Bitwise), "");
 }
 
+TEST(ScheduleTrace, HoistedStageRoundTrips) {
+  Matmul first(4, 6, 5);
+  const Split s = split(first.j, 3);
+  const std::vector<Transform> steps = {s, Stage{first.b->id, s.outer, true}};
+  const std::string text = print_trace(record(first.routine(), steps));
+  EXPECT_NE(text.find("\nstage n2 i1 hoisted\n"), std::string::npos) << text;
+  Matmul second(4, 6, 5);
+  const auto replayed = replay(second.routine(), parse_trace(text));
+  EXPECT_EQ(ir::print_loop_ir(replayed), ir::print_loop_ir(schedule::apply(first.routine(), steps)));
+  EXPECT_EQ(compare(run_interp(second.routine()), run_interp(replayed), Tolerance::Bitwise), "");
+  std::string bad = text;
+  bad.replace(bad.find(" hoisted"), 8, " hoist");
+  EXPECT_THROW(replay(second.routine(), parse_trace(bad)), ScheduleError);
+}
+
 TEST(ScheduleTrace, DefaultScheduleRoundTrips) {
   Elementwise first(256, 64);
   const ScheduledRoutine s = default_cpu_schedule(first.routine(), CpuScheduleOptions{});

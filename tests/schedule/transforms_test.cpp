@@ -240,6 +240,55 @@ TEST(Stage, AWrittenSourceIsAScheduleError) {
   expect_schedule_error([&] { schedule::apply(grid, Stage{mm.b->id, mm.i}); }, {"rewritten by the parallel iterations of i0"});
 }
 
+TEST(Stage, HoistedPacksEveryPanelOnceOutOfTheRoutineBitwise) {
+  Matmul mm(4, 6, 5);
+  const Split s = split(mm.j, 3);
+  const auto r = schedule::apply(mm.routine(), s);
+  const auto out = schedule::apply(r, Stage{mm.b->id, s.outer, true});
+  ASSERT_EQ(out.packed.size(), 1u);
+  EXPECT_EQ(out.packed[0].source, mm.b);
+  // One axis for the chunk loop the reads mention, then the panel's (k, inner j).
+  EXPECT_EQ(out.packed[0].packed->dims, (std::vector<std::int64_t>{2, 5, 3}));
+  const std::string text = ir::print_loop_ir(out);
+  const std::string body = text.substr(0, text.find("# packed"));
+  EXPECT_TRUE(has(body, "mul(a[i0, i3], b_packed[i1, i3, i2])")) << text;
+  EXPECT_FALSE(has(body, "b[")) << "the routine copies nothing per call:\n" << text;
+  EXPECT_TRUE(has(text, "# packed before the first run and after each change of the source:\n"
+                        "for i4 in [0, 2):\n  for i5 in [0, 5):\n    for i6 in [0, 3):\n"
+                        "      b_packed[i4, i5, i6] = b[i5, 3*i4 + i6]")) << text;
+  expect_same(mm.routine(), out);
+}
+
+TEST(Stage, HoistedIsAllowedUnderParallelLoops) {
+  Matmul mm(6, 4, 5);
+  const auto grid = schedule::apply(mm.routine(), Retype{mm.i, ir::AxisType::Grid});
+  const auto out = schedule::apply(grid, Stage{mm.a->id, mm.i, true});
+  EXPECT_EQ(out.packed.at(0).packed->dims, (std::vector<std::int64_t>{6, 5}));  // row i, then its panel
+  expect_same(mm.routine(), out);
+}
+
+TEST(Stage, HoistedNeedsAnOperandTheRoutineNeverWritesAnUnguardedAnchorAndNoStatics) {
+  Matmul mm(4, 4, 4);
+  expect_schedule_error([&] { schedule::apply(mm.routine(), Stage{mm.c->id, mm.i, true}); }, {"hoisted stage n"});
+  // c is written inside the anchor (the common check); here only the packing's own rule applies.
+  Matmul two(4, 4, 4);
+  const ir::LoweredRoutine writes_b{"m", ir::seq({ir::zero_out(two.b), two.nest()}), {}};
+  expect_schedule_error([&] { schedule::apply(writes_b, Stage{two.b->id, two.i, true}); },
+                        {"the routine writes b", "hoisted = false"});
+  Matmul ragged(7, 4, 4);
+  const Split s = split(ragged.i, 3);
+  const auto guarded = schedule::apply(ragged.routine(), s);
+  expect_schedule_error([&] { schedule::apply(guarded, Stage{ragged.b->id, ragged.j, true}); }, {"under a guard"});
+  EXPECT_NO_THROW(schedule::apply(guarded, Stage{ragged.b->id, ragged.j}));  // packing per call is fine there
+
+  const ir::NodeRef x = ir::make_node("x", ir::DType::F32, {3, 4});
+  const ir::NodeRef y = ir::make_node("y", ir::DType::F32, {4});
+  const ir::Symbol row = ir::fresh_symbol(), col = ir::fresh_symbol(), inner = ir::fresh_symbol();
+  const ir::StmtRef copy = ir::for_loop(inner, 0, 1, ir::set(y, {it(col)}, ir::get(x, {it(row), it(col)}), "y = x[row]"));
+  const ir::LoweredRoutine by_static{"pick", ir::for_loop(col, 0, 4, copy), {ir::StaticSymbol{row, 3, "row"}}};
+  expect_schedule_error([&] { schedule::apply(by_static, Stage{x->id, col, true}); }, {"depends on a static index"});
+}
+
 TEST(Partition, SegmentsCoverTheLoopInOrder) {
   Elementwise e(7, 3);
   const auto out = schedule::apply(e.routine(), Partition{e.i, {2, 5}});

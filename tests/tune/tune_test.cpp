@@ -255,6 +255,37 @@ TEST_F(Tune, TheSearchIsDeterministicGivenItsTimings) {
   EXPECT_GT(first.first.size(), 2u) << "the round proposed moves";
 }
 
+TEST_F(Tune, PackingALiteralOnceIsProposedBesidePackingPerCallAndMayWin) {
+  config::set_override("cpu_schedule_reassociate", "false");
+  Matmul m = matmul(8);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneOptions o = quick();
+  o.use_cache = false;
+  o.rounds = 1;
+  o.beam_width = 1;
+  o.budget_s = 1e6;
+  o.hooks.measure = [](const tune::Candidate& c, const std::function<void()>& run) {
+    run();
+    return c.label.find("hoisted") != std::string::npos ? 1.0 : 5.0;
+  };
+  tune::TuneReport report;
+  const runtime::Routine tuned = tune::tune(ctx, m.comp, "mm", o, &report);
+  int per_call = 0, once = 0;
+  for (const auto& c : report.candidates) {
+    if (c.label.find("stage") == std::string::npos) continue;
+    ++(c.label.find("hoisted") != std::string::npos ? once : per_call);
+    EXPECT_NE(c.verdict, tune::Verdict::WrongResult) << c.label << ": " << c.why;
+  }
+  EXPECT_GT(per_call, 0);
+  EXPECT_GT(once, 0);
+  EXPECT_NE(report.winner.trace.find(" hoisted\n"), std::string::npos) << report.winner.trace;
+  EXPECT_FALSE(tuned.lowered().packed.empty());
+  auto plain = runtime::Context::cpu();
+  train::upload_literals(plain, {m.y});
+  EXPECT_EQ(run_and_read(ctx, tuned, m.y), run_and_read(plain, plain.compile(m.comp, "mm"), m.y));
+}
+
 TEST_F(Tune, APlacementSearchKeepsTheMaterializeAllArmWhenItIsFaster) {
   config::set_override("cpu_schedule_reassociate", "false");
   // relu(w * x) + 1: the product and the relu are inlined by default, stored under

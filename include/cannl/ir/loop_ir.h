@@ -207,11 +207,22 @@ std::int64_t dynamic_row(double value, std::int64_t extent);
 /// A fresh process-unique id for LocalScope/GetLocal.
 int fresh_scope_id();
 
+/// An operand packed once outside the routine (a hoisted Stage): `fill` writes every cell of
+/// `packed` from `source`, and the routine reads `packed` instead of copying a tile per call. The
+/// runtime runs the fills before the routine's first run and again only after `source` changed
+/// (a host upload, or a routine writing it); the routine itself never writes `source`.
+struct PackedOperand {
+  NodeRef source;
+  NodeRef packed;
+  StmtRef fill;
+};
+
 /// A lowered routine: what backends compile.
 struct LoweredRoutine {
   std::string name;                  // a C identifier
   StmtRef body;
   std::vector<StaticSymbol> statics; // runtime-bound symbols, in parameter order
+  std::vector<PackedOperand> packed; // packings hoisted out of `body` (run by the runtime)
 };
 
 /// Readable text of the loop IR (the `.ll` dumps), with symbols renamed i0, i1, ... per routine.

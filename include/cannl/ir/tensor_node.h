@@ -49,6 +49,9 @@ struct TensorNode {
   /// Host data uploaded at link time (literals, loaded weights), in the node's storage format,
   /// unpadded row-major. Empty when none.
   std::shared_ptr<const std::vector<std::byte>> host_init;
+  /// Its values come from the host once (a literal) and no routine is meant to write them: the
+  /// tuner may pack it once out of a routine (a hoisted Stage), since real use pays that once too.
+  bool host_constant = false;
 
   /// Number of elements of the padded buffer (1 for a scalar).
   std::int64_t num_elements() const;

@@ -76,7 +76,17 @@ struct SplitReduce {
 /// CPU packing copy: inside loop `anchor`, reads of node `source_id` (all with one index, none
 /// guarded, the node not written there) go through a fresh tile node `<source>_tile` spanning the
 /// reads' bounding box over the loops inside the anchor, copied at the top of the anchor's body.
-struct Stage { int source_id = -1; ir::Symbol anchor; };
+/// Hoisted: the routine writes the source nowhere, and instead of a copy per anchor iteration
+/// every tile is packed once, out of the routine, into `<source>_packed` (one axis per loop
+/// around the anchor that the reads mention, then the tile's axes): an ir::PackedOperand the
+/// runtime fills before the first run and again only after the source changes. Parallel loops
+/// around the anchor are then allowed (nothing is written per call); the anchor may not sit under
+/// a guard, and the reads may not depend on a static index.
+struct Stage {
+  int source_id = -1;
+  ir::Symbol anchor;
+  bool hoisted = false;
+};
 /// Index-set splitting: loop [b, e) becomes consecutive segment loops [b, p1), [p1, p2), ...,
 /// [pn, e) over copies of the body (fresh symbols), so each segment's guards can fold.
 struct Partition { ir::Symbol axis; std::vector<std::int64_t> breakpoints; };
