@@ -21,7 +21,21 @@ fi
 # The module's build (build-python/, beside build/) compiles the layers with the flags of the
 # main build; ccache with the repository as base directory then serves their objects.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
-# The same -Werror setting as the main build (build/), so the compile commands are equal too.
-werror="$(sed -n 's/^CANNL_WERROR:BOOL=//p' build/CMakeCache.txt 2>/dev/null || true)"
+# The same compilers and -Werror setting as the main build (build/), so the compile commands are
+# equal too (scikit-build-core would otherwise take Python's CC / CXX, "g++" where CMake found
+# "c++", and ccache keys on the compiler's name).
+cached() { sed -n "s/^$1:[A-Z]*=//p" build/CMakeCache.txt 2>/dev/null || true; }
+werror="$(cached CANNL_WERROR)"
+[ -n "$(cached CMAKE_CXX_COMPILER)" ] && export CXX="${CXX:-$(cached CMAKE_CXX_COMPILER)}"
+[ -n "$(cached CMAKE_C_COMPILER)" ] && export CC="${CC:-$(cached CMAKE_C_COMPILER)}"
+# pip builds in a fresh environment each time (nanobind at a new path: no ccache hits for the
+# module itself), so an install of the same sources for the same interpreter is skipped.
+stamp=build-python/installed.stamp
+state="$(command -v "$python") $werror ${CXX:-} $(git rev-parse HEAD 2>/dev/null) $(git diff HEAD 2>/dev/null | sha256sum)
+$(git ls-files -z --others --exclude-standard 2>/dev/null | xargs -0 cat 2>/dev/null | sha256sum)"
+if [[ -f $stamp && "$(cat "$stamp")" == "$state" ]] && (cd / && "$python" -c "import cannl" 2>/dev/null); then
+  exit 0
+fi
 "$python" -m pip install "${args[@]}" --config-settings=cmake.define.CANNL_WERROR="${werror:-OFF}" .
-"$python" -c "import cannl" || { echo "setup_python.sh: cannl does not import with $python" >&2; exit 1; }
+(cd / && "$python" -c "import cannl") || { echo "setup_python.sh: cannl does not import with $python" >&2; exit 1; }
+echo "$state" > "$stamp"

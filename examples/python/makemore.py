@@ -72,7 +72,8 @@ def sample_names(ctx, model, vocab, count=5, seed=7):
     ids = cannl.nn.ids_literal("mm_sample", [0] * CONTEXT, [1, CONTEXT])
     logits = model(ids)
     routine = cannl.train.compile_forward(ctx, [logits], "mm_sample")
-    context_view = ctx.numpy(ids)                     # the routine's input, in place
+    ctx.run(routine)                                  # its output is written once ...
+    context_view = ctx.numpy(ids)                     # ... then input and output are viewed in place
     logits_view = ctx.numpy(logits)
     rng = np.random.default_rng(seed)
     names = []
