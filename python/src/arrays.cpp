@@ -302,6 +302,26 @@ void remember_context_of_graph(const std::vector<Tensor>& roots, const runtime::
     if (ctx.has_buffer(t.value())) remember_context(t, ctx);
 }
 
+int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  // The buffer of the same view Tensor.numpy() gives (an nb_ndarray over the context's memory,
+  // or over a copy): view->obj is that array, whose release ends the export.
+  try {
+    nb::object array;
+    {
+      Locked locked;
+      const Tensor& t = nb::cast<const Tensor&>(nb::handle(self));
+      array = nb::cast(node_array<nb::array_api>(context_of(t), t.value()));
+    }
+    return PyObject_GetBuffer(array.ptr(), view, flags);
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_BufferError, e.what());
+  }
+  view->obj = nullptr;
+  return -1;
+}
+
 void bind_arrays(nb::module_& m) { bind_literals(m); }
 
 }  // namespace cannl::python

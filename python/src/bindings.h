@@ -52,6 +52,9 @@ void add_context_array_methods(nb::class_<runtime::Context>& c);
 /// Tensor.numpy, __array__, __dlpack__, __dlpack_device__ (arrays.cpp).
 void add_tensor_array_methods(nb::class_<Tensor>& c);
 
+/// The buffer protocol of Tensor (arrays.cpp): the same memory as Tensor.numpy().
+int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags);
+
 void bind_errors(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_arrays(nb::module_& m);

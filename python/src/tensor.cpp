@@ -78,10 +78,15 @@ void bind_node(nb::module_& m) {
       .def("__repr__", &node_repr);
 }
 
+PyType_Slot tensor_slots[] = {{Py_bf_getbuffer, reinterpret_cast<void*>(&tensor_getbuffer)}, {0, nullptr}};
+
 void bind_tensor_class(nb::module_& m) {
   auto cls = nb::class_<Tensor>(m, "Tensor",
                      "A node of the expression graph. Shapes are inferred from use and printed\n"
-                     "as cannl prints them, batch|input->output: `64|2->3`.")
+                     "as cannl prints them, batch|input->output: `64|2->3`. Its values (in the\n"
+                     "context that last compiled or uploaded it) support the buffer protocol,\n"
+                     "__array__ and DLPack: memoryview(t), np.asarray(t), np.from_dlpack(t).",
+                     nb::type_slots(tensor_slots))
       .def_prop_ro("id", &Tensor::id)
       .def_prop_ro("label", &Tensor::label)
       .def_prop_ro("shape", &Tensor::shape_string,

@@ -53,6 +53,9 @@ def test_tensor_remembers_its_context_for_numpy_and_dlpack():
     assert np.shares_memory(through_dlpack, ctx.numpy(y))   # the capsule shares the buffer
     ctx.numpy(y)[0, 0] = 5.0
     assert through_dlpack[0, 0] == 5.0
+    buffer = memoryview(y)                           # the buffer protocol: the same memory
+    assert buffer.format == "f" and buffer.shape == (2, 2)
+    assert np.shares_memory(np.asarray(buffer), ctx.numpy(y))
     if through_dlpack.flags.writeable:               # NumPy >= 2 (1.x imports DLPack read-only)
         through_dlpack[0, 1] = 7.0
         assert ctx.get_values(y)[0, 1] == 7.0
