@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${CANNL_PYTHON:-python3}"
-args=(--no-deps --quiet)
+args=(--no-deps --quiet --root-user-action=ignore)
 if "$python" -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then
   args+=(--break-system-packages)
 fi
