@@ -18,12 +18,13 @@ cannl.config. C++ errors arrive as cannl.Error subclasses with the same names an
 import sys as _sys
 
 from . import _cannl
-from ._cannl import *  # noqa: F401,F403  (the core: Tensor, ops, Context, errors)
+from ._cannl import *  # noqa: F401,F403  (the core: Tensor, ops, Context)
 from ._cannl import config
+from .errors import *  # noqa: F401,F403  (cannl.Error and its subclasses)
 
 _sys.modules[__name__ + ".config"] = config
 
-from . import datasets, io, nn, train  # noqa: E402
+from . import datasets, errors, io, nn, train  # noqa: E402
 
 # Names of the submodules live only there, as in C++ (cannl::nn::Linear is cannl.nn.Linear).
 for _module in (datasets, io, nn, train):

@@ -15,40 +15,33 @@
 namespace cannl::python {
 namespace {
 
-/// A translator per C++ class: nanobind tries the most recently registered first, so the
-/// subclasses (registered after UserError) are matched before their base.
-template <typename CppError>
-void bind_error(nb::module_& m, const char* name, nb::handle base, const char* doc) {
-  auto type = nb::exception<CppError>(m, name, base);
-  type.attr("__doc__") = doc;
-  type.attr("__module__") = "cannl";
+/// The Python class cannl.errors.<name> (the classes are Python code, so type checkers and the
+/// generated stubs see them); an invalid object when there is no such class.
+nb::object error_class(const char* name) {
+  try {
+    return nb::module_::import_("cannl.errors").attr(name);
+  } catch (const nb::python_error&) {
+    return {};
+  }
 }
 
 }  // namespace
 
 void bind_errors(nb::module_& m) {
-  nb::object error = nb::steal(PyErr_NewExceptionWithDoc(
-      "cannl.Error", "Base of every error cannl raises.", PyExc_Exception, nullptr));
-  m.attr("Error") = error;
-  auto user = nb::exception<UserError>(m, "UserError", error);
-  user.attr("__doc__") = "A mistake the user can fix; the message says what, where and how.";
-  user.attr("__module__") = "cannl";
-  bind_error<InternalError>(m, "InternalError", error, "A bug in cannl itself (please report it).");
-#define CANNL_BIND_ERROR(Name, doc) bind_error<Name>(m, #Name, user, doc)
-  CANNL_BIND_ERROR(ShapeError, "Shape inference failed.");
-  CANNL_BIND_ERROR(EinsumSyntaxError, "A malformed einsum spec.");
-  CANNL_BIND_ERROR(ScheduleError, "An illegal schedule transform.");
-  CANNL_BIND_ERROR(CompileError, "The system compiler rejected generated code.");
-  CANNL_BIND_ERROR(BackendUnavailable, "A compiler, driver or device is missing.");
-  CANNL_BIND_ERROR(FormatError, "A corrupt or lying file (safetensors, checkpoints, configs).");
-  CANNL_BIND_ERROR(ConfigError, "A bad configuration value.");
-  CANNL_BIND_ERROR(UninitializedError, "A routine or a read needs a node no one wrote.");
-  CANNL_BIND_ERROR(RuntimeUsageError, "API misuse: wrong order, sizes or arguments.");
-  CANNL_BIND_ERROR(IoError, "A file could not be read or written.");
-  CANNL_BIND_ERROR(ResourceError, "The machine ran out of memory for a routine's scratch.");
-  CANNL_BIND_ERROR(RuntimeError, "A device failed running work.");
-  CANNL_BIND_ERROR(IndexRangeError, "A buffer or offset does not fit the index type.");
-#undef CANNL_BIND_ERROR
+  // One translator: a UserError's kind() names its class (ShapeError, ...), so a class added to
+  // error.h needs only its line in cannl/errors.py.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const UserError& e) {
+      nb::object cls = error_class(e.kind());
+      if (!cls.is_valid()) cls = error_class("UserError");
+      PyErr_SetString(cls.is_valid() ? cls.ptr() : PyExc_RuntimeError, e.what());
+    } catch (const InternalError& e) {
+      nb::object cls = error_class("InternalError");
+      PyErr_SetString(cls.is_valid() ? cls.ptr() : PyExc_RuntimeError, e.what());
+    }
+  });
   // For the tests of this translation: errors the Python API cannot provoke on a healthy machine
   // (a device fault, a cannl bug) are thrown here by name.
   m.def("_throw_cpp_error", [](const std::string& kind, const std::string& message) {

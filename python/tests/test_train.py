@@ -77,3 +77,15 @@ def test_blocks_and_functional_ops_build_and_run():
     cannl.train.fit(step, epochs=1)  # the forward compiled next depends on the step's writes
     ctx.run(cannl.train.compile_forward(ctx, [probs], "blocks_forward"))
     assert np.allclose(probs.numpy().sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_fit_releases_the_gil_for_other_python_threads():
+    loss, _, _ = regression("gil")
+    step = cannl.train.compile_step(cannl.Context.interpreter(), loss, sgd=cannl.train.SgdOptions(lr=0.01))
+    worker = threading.Thread(target=cannl.train.fit, args=(step,), kwargs={"epochs": 20})
+    spins = 0
+    worker.start()
+    while worker.is_alive():          # runs only while fit has let go of the GIL
+        spins += 1
+    worker.join()
+    assert spins > 10000
