@@ -13,6 +13,7 @@
 #include "bindings.h"
 #include "cannl/ir/dtype.h"
 #include "cannl/ir/tensor_node.h"
+#include "cannl/support/error.h"
 #include "cannl/tensor/autodiff.h"
 #include "cannl/tensor/einsum_ops.h"
 
@@ -58,6 +59,9 @@ void bind_enums(nb::module_& m) {
                                "An index bound at run time (the batch of a training step):\n"
                                "batch = cannl.StaticSymbol(16, \"batch\") takes values 0..15.")
       .def("__init__", [](ir::StaticSymbol* self, std::int64_t range, const std::string& name) {
+             if (range < 0)
+               throw RuntimeUsageError("StaticSymbol '" + name + "': range must be >= 0 (0: unknown), got " +
+                                       std::to_string(range));
              new (self) ir::StaticSymbol{ir::fresh_symbol(), range, name};
            }, nb::arg("range"), nb::arg("name") = "index", kLocked)
       .def_ro("range", &ir::StaticSymbol::range)

@@ -70,6 +70,11 @@ def test_uninitialized_error_when_a_buffer_was_never_written():
         ctx.numpy(y)
 
 
+def test_negative_static_range_is_a_usage_error():
+    with pytest.raises(cannl.RuntimeUsageError, match="range must be >= 0"):
+        cannl.StaticSymbol(-1, "batch")
+
+
 def test_size_mismatch_is_a_usage_error():
     ctx = cannl.Context.interpreter()
     t = cannl.literal("sized", np.zeros(4))
