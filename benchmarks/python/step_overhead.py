@@ -75,9 +75,12 @@ def timed_rounds(ctx, routine, steps, rounds, n_batches):
     python_loop(ctx, routine, 3 * n_batches, n_batches)       # warm-up: caches, OpenMP pool
     cpp_loop(ctx, routine, 3 * n_batches, n_batches)
     py, cc = [], []
-    for _ in range(rounds):
-        py.append(python_loop(ctx, routine, steps, n_batches))
+    for k in range(rounds):                                   # which goes first alternates too
+        if k % 2:
+            py.append(python_loop(ctx, routine, steps, n_batches))
         cc.append(cpp_loop(ctx, routine, steps, n_batches))
+        if not k % 2:
+            py.append(python_loop(ctx, routine, steps, n_batches))
     return py, cc
 
 
@@ -91,12 +94,11 @@ def main():
     ctx = cannl.Context.from_config()
     step, n_batches = mlp_small(ctx)
     py, cc = timed_rounds(ctx, step.step, args.steps, args.rounds, n_batches)
-    # The fastest round is the least disturbed by other jobs on a shared machine.
-    py_us, cc_us = min(py) * 1e6, min(cc) * 1e6
+    py_us, cc_us = statistics.median(py) * 1e6, statistics.median(cc) * 1e6
     probe = trivial_routine(ctx)
     probe_py, probe_cc = timed_rounds(ctx, probe, 20 * args.steps, args.rounds, 1)
     call_us = (min(probe_py) - min(probe_cc)) * 1e6
-    print(f"mlp_small step on {ctx.backend_name} (fastest of {args.rounds} rounds x {args.steps} steps): "
+    print(f"mlp_small step on {ctx.backend_name} (medians of {args.rounds} rounds x {args.steps} steps): "
           f"C++ loop {cc_us:.1f} us, Python loop {py_us:.1f} us ({(py_us - cc_us) / cc_us * 100:+.1f}%)")
     print(f"call overhead (a near-empty routine, {20 * args.steps} calls per round): Python "
           f"{min(probe_py) * 1e6:.2f} us, C++ {min(probe_cc) * 1e6:.2f} us: {call_us:+.2f} us per step = "
