@@ -4,6 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-default}"
 scripts/setup.sh
+# Paths relative to the checkout in ccache's keys: the Python package's build (build-python/)
+# then finds the objects of this one.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 jobs="$(nproc)"
 cmake --preset "$preset" -DCANNL_WERROR=ON
 cmake --build --preset "$preset" -j "$jobs"
@@ -24,6 +27,14 @@ sanitizer_slow+='|MatmulNest\.LicensedPlansTileTheWidestReductionAndInputGradien
 sanitizer_slow+='|KernelProfile\.InterpreterHasNoKernelTimings|DefaultCpuSchedule\.LongReductionsGetInterleavedVectorPartials'
 [[ $preset == default ]] || exclude=(-LE gpu -E "^($sanitizer_slow)\$")
 ctest --preset "$preset" -j "$jobs" "${exclude[@]}"
+# The Python package (python/): installed into the default python3, then its pytest suite (the
+# moons demo from Python against build/cannl, NumPy / DLPack, errors, PyTorch parity).
+if [[ $preset == default ]]; then
+  scripts/setup_python.sh
+  mkdir -p build/test_work/python
+  CANNL_APP="$PWD/build/cannl" CANNL_PYTEST_WORKDIR="$PWD/build/test_work/python" OMP_WAIT_POLICY=passive \
+    "${CANNL_PYTHON:-python3}" -m pytest -q -p no:cacheprovider python/tests
+fi
 if [[ -f $check_log ]]; then
   awk -F'\t' '{ m += $1; k += $2; if ($3 != "ok") u = 1 }
     END { printf "[test.sh] NVRTC compiled %d CUDA modules (%d kernels) for sm_90 from test_gpu%s\n", m, k,

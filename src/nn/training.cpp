@@ -120,6 +120,7 @@ std::vector<double> fit(TrainingStep& s, const FitOptions& options) {
         report.steps_per_second = static_cast<double>(b + 1) / std::max(secs, 1e-9);
         draw_progress(report, b + 1, s.n_batches, losses.empty() ? 0.0 : losses.back());
       }
+      if (options.on_step) options.on_step(epoch, b);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     report.mean_loss = s.ctx.get_values(s.epoch_loss).at(0) / static_cast<double>(s.n_batches);

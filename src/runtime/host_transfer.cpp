@@ -52,10 +52,10 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
   ++state.write_counts[node->id];
 }
 
-std::vector<std::byte> download_logical_bytes(const ContextState& state,
-                                              const ir::NodeRef& node, std::string_view what) {
+backends::Buffer& readable_buffer(const ContextState& state, const ir::NodeRef& node,
+                                  std::string_view what) {
   require_node(node, what);
-  const backends::Buffer* buffer = state.find_buffer(*node);
+  backends::Buffer* buffer = state.find_buffer(*node);
   const auto away = state.optimized_away.find(node->id);
   if (away != state.optimized_away.end() &&
       (buffer == nullptr || !state.initialized.contains(node->id)))
@@ -73,8 +73,14 @@ std::vector<std::byte> download_logical_bytes(const ContextState& state,
     throw UninitializedError(std::string(what) + ": node " + describe_node(*node) +
                              " was never written or uploaded in this context; run the routine "
                              "that computes it or upload it with set_values first");
-  std::vector<std::byte> whole(buffer->size());
-  buffer->read(whole);
+  return *buffer;
+}
+
+std::vector<std::byte> download_logical_bytes(const ContextState& state,
+                                              const ir::NodeRef& node, std::string_view what) {
+  const backends::Buffer& buffer = readable_buffer(state, node, what);
+  std::vector<std::byte> whole(buffer.size());
+  buffer.read(whole);
   if (!node->is_padded()) return whole;
   const std::size_t cell = ir::dtype_bytes(node->dtype);
   const auto offsets = logical_cell_offsets(*node);
@@ -123,6 +129,12 @@ std::vector<std::byte> Context::get_bytes(const ir::NodeRef& node) const {
 
 void Context::set_bytes(const ir::NodeRef& node, std::span<const std::byte> bytes) {
   upload_logical_bytes(*state_, node, bytes, "set_bytes");
+}
+
+std::span<std::byte> Context::host_storage(const ir::NodeRef& node) {
+  backends::Buffer& buffer = readable_buffer(*state_, node, "host_storage");
+  if (buffer.host_data() == nullptr || node->is_padded()) return {};
+  return {buffer.host_data(), std::min(buffer.size(), logical_bytes(*node))};
 }
 
 }  // namespace cannl::runtime

@@ -111,6 +111,24 @@ TEST_F(Training, RejectsBadOptimizerSettings) {
   }
 }
 
+TEST_F(Training, OnStepSeesEveryStepAndItsExceptionEndsFit) {
+  Tensor w = param("w", {.input = Dims{}, .output = Dims{2}});
+  Tensor loss = sum(pointmul(w, w));
+  ir::StaticSymbol batch{ir::fresh_symbol(), 3, "batch"};
+  auto step = train::compile_step(runtime::Context::interpreter(), loss,
+                                  {.batch = batch, .n_batches = 3});
+  std::vector<std::pair<int, std::int64_t>> seen;
+  train::fit(step, {.epochs = 2, .on_step = [&](int epoch, std::int64_t b) { seen.emplace_back(epoch, b); }});
+  EXPECT_EQ(seen, (std::vector<std::pair<int, std::int64_t>>{{1, 0}, {1, 1}, {1, 2}, {2, 0}, {2, 1}, {2, 2}}));
+  struct Stop {};
+  int epochs_reported = 0;
+  EXPECT_THROW(train::fit(step, {.epochs = 5,
+                                 .on_epoch = [&](const train::EpochReport&) { ++epochs_reported; },
+                                 .on_step = [](int epoch, std::int64_t b) { if (epoch == 2 && b == 1) throw Stop{}; }}),
+               Stop);
+  EXPECT_EQ(epochs_reported, 1);
+}
+
 struct RunResult {
   std::vector<double> losses;
   double accuracy;

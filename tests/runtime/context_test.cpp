@@ -223,6 +223,37 @@ TEST(ContextTest, PaddedNodesTransferOnlyTheirInterior) {
   EXPECT_THROW_WITH(ctx.get_value(node, 4), RuntimeUsageError, "index 4 is out of range");
 }
 
+TEST(ContextTest, HostStorageIsTheBufferInPlace) {
+  auto ctx = Context::interpreter();
+  auto node = ir::make_node("cells", DType::F32, {3});
+  EXPECT_THROW_WITH(ctx.host_storage(node), RuntimeUsageError, "host_storage", "no buffer");
+  ctx.set_values(node, std::vector<double>{1, 2, 3});
+  std::span<std::byte> cells = ctx.host_storage(node);
+  ASSERT_EQ(cells.size(), 12u);
+  const float written = 7.5f;
+  std::memcpy(cells.data() + 4, &written, sizeof(written));  // what a NumPy view's write does
+  EXPECT_EQ(ctx.get_values(node), (std::vector<double>{1, 7.5, 3}));
+  EXPECT_EQ(ctx.host_storage(node).data(), cells.data());
+  auto padded = ir::make_node("padded", DType::F32, {4});
+  padded->padding = {{1, 1}};
+  ctx.set_values(padded, std::vector<double>{1, 2});
+  EXPECT_TRUE(ctx.host_storage(padded).empty());  // margins: only copies see the interior
+}
+
+TEST(ContextTest, WeakContextLocksOnlyWhileAHandleLives) {
+  auto node = ir::make_node("kept", DType::F32, {1});
+  runtime::WeakContext weak;
+  {
+    auto ctx = Context::interpreter();
+    ctx.set_values(node, std::vector<double>{4});
+    weak = runtime::WeakContext(ctx);
+    auto alive = weak.lock();
+    ASSERT_TRUE(alive.has_value());
+    EXPECT_EQ(alive->get_values(node), (std::vector<double>{4}));
+  }
+  EXPECT_FALSE(weak.lock().has_value());
+}
+
 TEST(ContextTest, HostInitDataIsUploadedAtLink) {
   auto ctx = Context::interpreter();
   auto c = ir::make_node("c", DType::F32, {2});

@@ -80,6 +80,10 @@ struct FitOptions {
   int epochs = 10;
   /// Called after every epoch (e.g. to print a line or record the loss curve).
   std::function<void(const EpochReport&)> on_epoch;
+  /// Called after every step with the 1-based epoch and the 0-based batch, e.g. to stop a run
+  /// from outside: an exception thrown here ends fit (the Python package raises Ctrl-C this way).
+  ///   .on_step = [&](int, std::int64_t) { if (stop_requested) throw Interrupted(); }
+  std::function<void(int epoch, std::int64_t batch)> on_step;
 };
 
 /// Runs `epochs` epochs of `n_batches` steps; a progress bar (epoch, step, loss, steps/s) is drawn

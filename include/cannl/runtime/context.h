@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,6 +47,8 @@ class Routine {
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };
+
+class WeakContext;
 
 class Context {
  public:
@@ -118,6 +121,15 @@ class Context {
   /// Raw bytes in storage format (unpadded, row-major), for checkpoints and exact comparisons.
   std::vector<std::byte> get_bytes(const ir::NodeRef& node) const;
   void set_bytes(const ir::NodeRef& node, std::span<const std::byte> bytes);
+  /// The node's logical cells in place, for zero-copy host views (the Python package's NumPy
+  /// arrays and DLPack capsules): its buffer's bytes in storage format, row-major, when the
+  /// backend keeps buffers in host memory (cc, interpreter) and the node has no padding margins;
+  /// an empty span otherwise (a GPU buffer, a padded node: use get_bytes / set_bytes). The span
+  /// stays valid while the context lives (a buffer is never moved); writing through it changes
+  /// what the next run reads. Throws as get_bytes does when the node has no buffer here or was
+  /// never written.
+  ///   std::span<std::byte> cells = ctx.host_storage(w);   // empty on an OpenCL context
+  std::span<std::byte> host_storage(const ir::NodeRef& node);
 
   /// Per-kernel times of this context's routines that ran with kernel profiling (config key
   /// `profile_kernels`, or debug >= 2), largest total first; empty when none did.
@@ -131,7 +143,27 @@ class Context {
   bool is_initialized(const ir::NodeRef& node) const;
 
  private:
+  friend class WeakContext;
+  explicit Context(std::shared_ptr<ContextState> state) : state_(std::move(state)) {}
   std::shared_ptr<ContextState> state_;
+};
+
+/// A handle that does not keep its context alive, for caches keyed by context (the Python
+/// package remembers which context last held a tensor's values without prolonging its life).
+///   WeakContext weak(ctx);  if (auto alive = weak.lock()) alive->get_values(node);
+class WeakContext {
+ public:
+  WeakContext() = default;
+  explicit WeakContext(const Context& ctx) : state_(ctx.state_) {}
+  /// The context while some Context handle to it lives; nullopt after.
+  std::optional<Context> lock() const {
+    auto state = state_.lock();
+    if (!state) return std::nullopt;
+    return Context(std::move(state));
+  }
+
+ private:
+  std::weak_ptr<ContextState> state_;
 };
 
 }  // namespace cannl::runtime

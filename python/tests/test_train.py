@@ -1,0 +1,91 @@
+"""Training from Python: optimizers, the fit loop's callbacks, Ctrl-C during fit, checkpoints."""
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+import cannl
+
+
+def regression(prefix, n=32):
+    """A linear regression problem: y = x . [2, -3] + 1, one batch."""
+    rng = np.random.default_rng(0)
+    xs = rng.normal(size=(n, 2))
+    ys = xs @ np.array([2.0, -3.0]) + 1.0
+    x = cannl.literal(prefix + "_x", xs, batch=[n], output=[2])
+    y = cannl.literal(prefix + "_y", ys, batch=[n], output=[1])
+    w = cannl.param(prefix + "_w", output=[1], init=cannl.Init(kind=cannl.InitKind.Constant))
+    b = cannl.param(prefix + "_b", init=cannl.Init(kind=cannl.InitKind.Constant))
+    err = w * x + b - y
+    return cannl.mean(cannl.pointmul(err, err)), w, b
+
+
+def test_adam_fits_a_line_and_reports_each_epoch():
+    loss, w, b = regression("adam")
+    step = cannl.train.compile_step(cannl.Context.cpu(), loss, optimizer=cannl.train.Optimizer.Adam,
+                                    adam=cannl.train.AdamOptions(lr=0.1))
+    reports = []
+    losses = cannl.train.fit(step, epochs=300, on_epoch=reports.append)
+    assert [r.epoch for r in reports[:3]] == [1, 2, 3] and reports[-1].epochs == 300
+    assert losses[-1] < 1e-4 < losses[0]
+    assert np.allclose(w.numpy(), [[2.0, -3.0]], atol=1e-2)
+    assert len(step.adam_state) == 1 + 2 * 2
+
+
+def test_keyboard_interrupt_during_fit_raises_and_the_step_survives():
+    loss, _, _ = regression("sigint")
+    step = cannl.train.compile_step(cannl.Context.cpu(), loss, sgd=cannl.train.SgdOptions(lr=0.01))
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            cannl.train.fit(step, epochs=10**9)
+    finally:
+        timer.cancel()
+    assert len(cannl.train.fit(step, epochs=2)) == 2
+
+
+def test_checkpoint_round_trip_restores_bit_for_bit(tmp_path):
+    loss, w, b = regression("ckpt")
+    step = cannl.train.compile_step(cannl.Context.cpu(), loss, sgd=cannl.train.SgdOptions(lr=0.05))
+    cannl.train.fit(step, epochs=5)
+    entries = cannl.io.checkpoint_entries("model", [loss])
+    assert [e.name for e in entries] == ["model/ckpt_w", "model/ckpt_b"]
+    path = tmp_path / "ckpt.safetensors"
+    cannl.io.save_checkpoint(step.ctx, entries, path, {"epochs": "5"})
+    saved = w.numpy().copy()
+    cannl.train.fit(step, epochs=5)
+    assert not np.array_equal(w.numpy(), saved)
+    cannl.io.restore_checkpoint(step.ctx, entries, path)
+    assert np.array_equal(w.numpy(), saved)
+    f = cannl.io.SafetensorsFile.open(path)
+    assert f.metadata()["epochs"] == "5"
+    assert np.array_equal(f.numpy("model/ckpt_w"), saved)
+    with pytest.raises(cannl.FormatError, match="model/other"):
+        cannl.io.restore_checkpoint(step.ctx, [cannl.io.CheckpointEntry("model/other", w.node)], path)
+
+
+def test_blocks_and_functional_ops_build_and_run():
+    x = cannl.literal("blocks_x", np.linspace(-1, 1, 24).reshape(4, 6), batch=[4], output=[6])
+    mlp = cannl.nn.Mlp("blocks_mlp", hidden=[8], out=[3])
+    ln = cannl.nn.LayerNorm("blocks_ln")
+    probs = cannl.nn.softmax(mlp(ln(cannl.nn.gelu(x))))
+    ctx = cannl.Context.interpreter()
+    step = cannl.train.compile_step(ctx, cannl.sum(probs))  # initializes the parameters
+    cannl.train.fit(step, epochs=1)  # the forward compiled next depends on the step's writes
+    ctx.run(cannl.train.compile_forward(ctx, [probs], "blocks_forward"))
+    assert np.allclose(probs.numpy().sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_fit_releases_the_gil_for_other_python_threads():
+    loss, _, _ = regression("gil")
+    step = cannl.train.compile_step(cannl.Context.interpreter(), loss, sgd=cannl.train.SgdOptions(lr=0.01))
+    worker = threading.Thread(target=cannl.train.fit, args=(step,), kwargs={"epochs": 20})
+    spins = 0
+    worker.start()
+    while worker.is_alive():          # runs only while fit has let go of the GIL
+        spins += 1
+    worker.join()
+    assert spins > 10000
