@@ -82,12 +82,19 @@ struct SplitSource {
   int unique_kernels = 0;  // distinct kernel functions among them
 };
 
+/// How emit_c_split groups kernels into translation units.
+struct SplitOptions {
+  /// A group ends at the first content-defined boundary after this many lines (and at ten times
+  /// as many in any case).
+  std::size_t unit_lines = 250;
+};
+
 /// Generates C for `routine` like emit_c, with every self-contained top-level loop nest or matmul
 /// tile (a kernel) as a function of its own: kernels of equal text (a model's repeated layers)
 /// are one function, and the functions are grouped into translation units that can be compiled
 /// in parallel and cached one by one. Results are bitwise those of emit_c's file.
 /// Throws InternalError like emit_c.
 SplitSource emit_c_split(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
-                         const CodegenOptions& options = {});
+                         const CodegenOptions& options = {}, const SplitOptions& split = {});
 
 }  // namespace cannl::codegen

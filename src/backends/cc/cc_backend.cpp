@@ -112,7 +112,9 @@ class CcBackend final : public Backend {
                                           .profile_kernels = profile_kernels()};
     const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, options.target);
     if (config::get_bool("cc_split")) {
-      codegen::SplitSource split = codegen::emit_c_split(lowered, request.params, options);
+      const codegen::SplitOptions split_options{
+          .unit_lines = static_cast<std::size_t>(config::get_int_in("cc_split_unit_lines", 1, 1 << 20))};
+      codegen::SplitSource split = codegen::emit_c_split(lowered, request.params, options, split_options);
       if (split.kernels >= kMinSplitKernels) return compile_split(request, lowered, options, std::move(split));
     }
     codegen::GeneratedSource source = codegen::emit_c(lowered, request.params, options);

@@ -207,7 +207,9 @@ std::shared_ptr<SharedLibrary> load_or_compile_units(const std::string& name, co
     openmp = openmp || omp;
     Planned p{&u, unit_flags(tc, omp, u.hot ? top : cold), "", {}, {}};
     p.digest = sha256_hex(u.text + "\n" + tc.identity + "\n" + join(p.flags));
-    p.object = cache_dir / (u.name + "-" + p.digest.substr(0, 16) + ".o");
+    // Named by the routine and the digest only: a group that moves to another part number
+    // (an earlier group split or merged) is still found.
+    p.object = cache_dir / (name + "-" + p.digest.substr(0, 16) + ".o");
     p.user_source = dir / (u.name + ".c");
     write_readable_copy(p.user_source, u.text);
     library_text += "\n" + p.digest;

@@ -11,8 +11,9 @@
 // call per kernel, commented with the kernel's label in the routine's own names.
 //
 // Groups are content-defined: a group ends after a kernel whose digest says so (one in
-// kBoundaryEvery) once the group has kMinUnitLines, or at kMaxUnitLines, so that a changed
-// kernel changes its own group and leaves the others' texts (and cached objects) alone.
+// kBoundaryEvery) once the group has SplitOptions::unit_lines, or at ten times as many, so that a
+// changed kernel changes its own group (and at most the next, when it moves a boundary) and
+// leaves the others' texts (and cached objects) alone.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -34,8 +35,6 @@ namespace cannl::codegen {
 
 namespace {
 
-constexpr std::size_t kMinUnitLines = 250;
-constexpr std::size_t kMaxUnitLines = 2500;
 constexpr unsigned kBoundaryEvery = 3;
 
 // ---- which statements are kernels ----
@@ -209,7 +208,8 @@ std::string unit_text(const CDialect& d, const ir::LoweredRoutine& routine, cons
 }
 
 // Content-defined groups of `kernels` (see the file comment).
-std::vector<std::vector<const KernelFunction*>> group_kernels(const std::vector<const KernelFunction*>& kernels) {
+std::vector<std::vector<const KernelFunction*>> group_kernels(const std::vector<const KernelFunction*>& kernels,
+                                                              std::size_t unit_lines) {
   std::vector<std::vector<const KernelFunction*>> groups;
   std::vector<const KernelFunction*> current;
   std::size_t lines = 0;
@@ -217,7 +217,7 @@ std::vector<std::vector<const KernelFunction*>> group_kernels(const std::vector<
     current.push_back(f);
     lines += count_lines(f->definition);
     const bool boundary = std::stoul(f->digest.substr(16, 8), nullptr, 16) % kBoundaryEvery == 0;
-    if (lines >= kMaxUnitLines || (lines >= kMinUnitLines && boundary)) {
+    if (lines >= 10 * unit_lines || (lines >= unit_lines && boundary)) {
       groups.push_back(std::move(current));
       current.clear();
       lines = 0;
@@ -230,7 +230,7 @@ std::vector<std::vector<const KernelFunction*>> group_kernels(const std::vector<
 }  // namespace
 
 SplitSource emit_c_split(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
-                         const CodegenOptions& options) {
+                         const CodegenOptions& options, const SplitOptions& split) {
   internal_check(routine.body != nullptr, "codegen: routine " + routine.name + " has no body");
   check_index_range(routine, options.target.index_dtype);
   const CDialect d;
@@ -298,7 +298,7 @@ SplitSource emit_c_split(const ir::LoweredRoutine& routine, const std::vector<ir
   for (const KernelFunction* f : order) (f->hot ? hot : cold).push_back(f);
   int part = 0;
   for (const auto* kernels : {&cold, &hot}) {
-    for (const auto& group : group_kernels(*kernels)) {
+    for (const auto& group : group_kernels(*kernels, split.unit_lines)) {
       const std::string index = std::to_string(part++);
       out.units.push_back({stem + ".part" + std::string(index.size() < 2 ? "0" : "") + index,
                            unit_text(d, routine, options, group), group.front()->hot});
