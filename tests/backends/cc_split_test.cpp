@@ -31,9 +31,10 @@ double fresh_salt() {
 }
 
 // `layers` layers: h[k+1][i, j] = h[k][i, j] * 1.5 + salt(k) over [kRows, kCols] (hot), then
-// s[k][j] = h[k+1][0, j] + 1 (cold). Layers of equal salt run equal kernels on other nodes.
+// s[k][j] = h[k+1][0, j] + `add` (cold). Layers of equal salt run equal kernels on other nodes.
 // Params: h[0..layers], then s[0..layers-1].
-backends::CompileRequest layered(const std::string& name, int layers, const std::function<double(int)>& salt) {
+backends::CompileRequest layered(const std::string& name, int layers, const std::function<double(int)>& salt,
+                                 double add = 1) {
   std::vector<NodeRef> h, s;
   for (int k = 0; k <= layers; ++k) h.push_back(make_node("h" + std::to_string(k), DType::F32, {kRows, kCols}));
   for (int k = 0; k < layers; ++k) s.push_back(make_node("s" + std::to_string(k), DType::F32, {kCols}));
@@ -49,7 +50,7 @@ backends::CompileRequest layered(const std::string& name, int layers, const std:
     const std::vector<AxisIndex> row0{AxisIndex::fixed(0), AxisIndex::iterator(c)};
     body.push_back(for_loop(c, 0, kCols,
                             set(s[k], {AxisIndex::iterator(c)},
-                                apply(Op::Add, DType::F32, {get(h[k + 1], row0), constant(1, DType::F32)}))));
+                                apply(Op::Add, DType::F32, {get(h[k + 1], row0), constant(add, DType::F32)}))));
   }
   std::vector<NodeRef> params = h;
   params.insert(params.end(), s.begin(), s.end());
@@ -132,8 +133,8 @@ TEST(CcSplit, ChangedKernelRecompilesItsUnitAndTheMainOneOnly) {
   test_util::ConfigGuard guard;
   config::set_override("cc_split_unit_lines", "10");  // about one kernel per unit
   const double base = fresh_salt();
-  const auto first = layered("split_change", 12, [&](int k) { return base + k; });
-  const auto second = layered("split_change", 12, [&](int k) { return base + k + (k == 6 ? 100 : 0); });
+  const auto first = layered("split_change", 12, [&](int k) { return base + k; }, base);
+  const auto second = layered("split_change", 12, [&](int k) { return base + k + (k == 6 ? 100 : 0); }, base);
   const codegen::SplitSource a = split_of(first, 10), b = split_of(second, 10);
   ASSERT_GE(a.units.size(), 5u);
   std::set<std::string> old_texts;
