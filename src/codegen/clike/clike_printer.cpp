@@ -58,6 +58,8 @@ std::string CLikePrinter::libm_suffix(DType compute) const {
   return compute == DType::F64 ? "" : "f";
 }
 
+std::string CLikePrinter::own_function(ir::Op, DType) const { return ""; }
+
 std::string CLikePrinter::prelude_header() const {
   return "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n";
 }
