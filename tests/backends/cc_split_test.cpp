@@ -154,5 +154,33 @@ TEST(CcSplit, ChangedKernelRecompilesItsUnitAndTheMainOneOnly) {
   EXPECT_EQ(backends::cc::compiler_invocations(), again + static_cast<int>(changed) + 1);  // + the link
 }
 
+TEST(CcSplit, ProfiledRoutineTimesEveryKernelAtItsCall) {
+  test_util::ConfigGuard guard;
+  config::set_override("profile_kernels", "true");
+  const double base = fresh_salt();
+  const auto request = layered("split_profiled", 6, [&](int k) { return base + k % 2; });
+  auto exe = test_util::cc()->compile(request);
+  std::vector<std::unique_ptr<backends::Buffer>> owned;
+  std::vector<backends::Buffer*> buffers;
+  for (const auto& n : request.params) {
+    owned.push_back(test_util::cc()->allocate(n->size_in_bytes()));
+    buffers.push_back(owned.back().get());
+  }
+  exe->run(buffers, {});
+  const auto timings = exe->kernel_timings();
+  ASSERT_EQ(timings.size(), 12u);  // two loops per layer; the comments are no kernels
+  std::vector<std::string> lines{""};
+  for (char c : exe->source()) {
+    if (c == '\n') lines.emplace_back();
+    else lines.back() += c;
+  }
+  for (const auto& t : timings) {
+    EXPECT_EQ(t.calls, 1) << t.label;
+    EXPECT_EQ(t.source_file, "split_profiled.c");
+    ASSERT_LT(static_cast<std::size_t>(t.source_line), lines.size());
+    EXPECT_EQ(lines[static_cast<std::size_t>(t.source_line) - 1].rfind("  /* loop ", 0), 0u) << t.label;
+  }
+}
+
 }  // namespace
 }  // namespace cannl

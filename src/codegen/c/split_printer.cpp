@@ -152,7 +152,8 @@ struct KernelFunction {
   bool hot = false;
 };
 
-const char* kHidden = "__attribute__((visibility(\"hidden\"))) ";
+// Kernel functions are global in their library only: never exported, never interposed.
+constexpr const char* kHidden = "__attribute__((visibility(\"hidden\"))) ";
 
 // The function of kernel `s` with positional names; `args` gets the call's arguments in the
 // routine's names.
@@ -183,7 +184,7 @@ KernelFunction print_kernel(const CDialect& d, const ir::LoweredRoutine& routine
   f.name = "cannl_k_" + f.digest.substr(0, 16);
   f.hot = work(s) >= kHotIterations;
   const std::string head = "int " + f.name + "(";
-  f.definition = "/* " + comment_safe(kernel_label(s, "", names)) + " */\n" + kHidden + head + tail;
+  f.definition = "/* " + comment_safe(kernel_label(s, "", names, false)) + " */\n" + kHidden + head + tail;
   f.declaration = kHidden + head + join_params(params, head) + ");\n";
   return f;
 }
