@@ -10,6 +10,10 @@
 //
 //   auto lib = load_or_compile("add", source_text);   // CompileError on failure
 //
+// A routine printed as several files (codegen::emit_c_split) is built by load_or_compile_units:
+// each file an object entry of the cache, compiled in parallel, the objects linked into the
+// routine's library.
+//
 // A library may link others of the same cache directory (a routine and the kernel library it
 // calls, see kernel_library.h): they are found next to it at run time, by their sonames.
 
