@@ -54,18 +54,27 @@ def flag_of(r):
     return r.get("parity") or "-"
 
 
+def warm_compile(r):
+    """A second compile in the same process with the compile cache filled, and how many C
+    compiler processes it ran (cannl's cc cells; "-" for the others)."""
+    if r.get("warm_compile_s") is None:
+        return "-"
+    return f"{fmt(r.get('warm_compile_s'))} ({r.get('warm_cc_invocations', '?')} cc)"
+
+
 def workload_table(name, rows):
     gpt = any(r.get("tokens_per_s") for r in rows)
     ok = sorted([r for r in rows if passed(r)], key=lambda r: r.get("step_p50_ms") or float("inf"))
     failed = [r for r in rows if r.get("status") == "ok" and not passed(r)]
     flagged = [r for r in rows if r.get("status") != "ok"]
-    head = ["framework", "backend", "variant", "step p50 ms", "p10", "p90", "queued ms", "compile s", "parity"]
+    head = ["framework", "backend", "variant", "step p50 ms", "p10", "p90", "queued ms", "compile s",
+            "warm compile s", "parity"]
     if gpt:
         head.append("tok/s")
     lines = [f"### {name}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in ok + failed:
         timing = [fmt(r.get("step_p50_ms")), fmt(r.get("step_p10_ms")), fmt(r.get("step_p90_ms")),
-                  fmt(r.get("queued_step_ms")), fmt(r.get("compile_s"))]
+                  fmt(r.get("queued_step_ms")), fmt(r.get("compile_s")), warm_compile(r)]
         if not passed(r):  # flagged: timings are not compared
             timing = [f"({t})" for t in timing]
         cells = [r["framework"], r["backend"], r["variant"]] + timing + [flag_of(r)]
@@ -73,7 +82,7 @@ def workload_table(name, rows):
             cells.append(fmt(r.get("tokens_per_s"), 4) if passed(r) else "-")
         lines.append("| " + " | ".join(cells) + " |")
     for r in flagged:
-        cells = [r["framework"], r["backend"], r["variant"]] + ["-"] * 5 + [flag_of(r)]
+        cells = [r["framework"], r["backend"], r["variant"]] + ["-"] * 6 + [flag_of(r)]
         if gpt:
             cells.append("-")
         lines.append("| " + " | ".join(cells) + " |")
@@ -134,7 +143,9 @@ def markdown(rows, h, chart_name=None):
            f"{h.min_movement:g} relative over the window (else FAIL loss stationary). Failing cells "
            f"are flagged and their timings (in parentheses) not compared. Step = forward + loss "
            f"(+ backward + plain SGD); step ms with a sync per step, queued ms = mean per step with "
-           f"one sync at the end; compile s = building, compiling and running step 0. "
+           f"one sync at the end; compile s = building, compiling and running step 0 (cannl's default cc "
+           f"cell: into an empty compile cache); warm compile s = the same again in that process with "
+           f"the cache filled, and the C compiler processes it ran. "
            f"Per-cell cap {h.timeout:.0f} s."
            + (" Quick mode: a tenth of the warmup and timed steps (parity steps unchanged)." if h.quick else ""),
            ""]

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cannl/ir/own_math.h"
 #include "cannl/support/error.h"
 
 namespace cannl::interp::detail {
@@ -16,7 +17,7 @@ using ir::Op;
 namespace {
 
 // The libm function of each precision, named explicitly: f32 ops must call the float variants
-// (expf, not exp) exactly as the generated C does.
+// (expf, not exp) exactly as the generated C does; f32 exp and tanh are cannl's own.
 template <class T>
 struct Libm;
 // Max and min as IEEE 754-2019 maximumNumber / minimumNumber: a NaN operand loses, and +0 is
@@ -37,14 +38,15 @@ T minimum_number(T a, T b) {
 
 template <>
 struct Libm<float> {
-  static float exp(float x) { return ::expf(x); }
+  // cannl's own: the generated C calls the same sequence of operations (ir/own_math.h).
+  static float exp(float x) { return ir::own_expf(x); }
   static float log(float x) { return ::logf(x); }
   static float exp2(float x) { return ::exp2f(x); }
   static float log2(float x) { return ::log2f(x); }
   static float sin(float x) { return ::sinf(x); }
   static float cos(float x) { return ::cosf(x); }
   static float sqrt(float x) { return ::sqrtf(x); }
-  static float tanh(float x) { return ::tanhf(x); }
+  static float tanh(float x) { return ir::own_tanhf(x); }
   static float trunc(float x) { return ::truncf(x); }
   static float pow(float x, float y) { return ::powf(x, y); }
   static float fmax(float x, float y) { return maximum_number(x, y); }

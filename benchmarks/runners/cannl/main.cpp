@@ -17,7 +17,15 @@
 #include <sstream>
 #include <string>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+
 #include "bench_harness.h"
+#include "cannl/backends/backend.h"
+#include "cannl/backends/cc_backend.h"
+#include "cannl/support/process.h"
 #include "bench_models.h"
 #include "cannl/runtime/kernel_profile.h"
 #include "cannl/support/config.h"
@@ -33,6 +41,8 @@ struct Args {
   double tolerance = 2e-3;
   bool profile = false;
   bool tune = false;
+  bool fresh_build_files = false;
+  bool warm_probe = false;  // internal: the second run of add_warm_compile
 };
 
 [[noreturn]] void usage(const std::string& problem) {
@@ -40,11 +50,13 @@ struct Args {
             << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
             << "         [--backend cc|interpreter|cuda|opencl] [--variant NAME] [--parity-steps N]\n"
             << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
-            << "         [--tolerance 2e-3] [--profile] [--tune]\n"
+            << "         [--tolerance 2e-3] [--profile] [--tune] [--fresh-build-files]\n"
             << "  --profile: time each kernel (config key profile_kernels) and print the top 10 of\n"
             << "             the timed steps on stderr\n"
             << "  --tune: compile the step with the tuner (autotune_* config keys, e.g.\n"
-            << "          CANNL_AUTOTUNE_BUDGET_S); the row gets tune_outcome and tune_search_s\n";
+            << "          CANNL_AUTOTUNE_BUDGET_S); the row gets tune_outcome and tune_search_s\n"
+            << "  --fresh-build-files: compile into an empty build_files/ folder (removed at exit),\n"
+            << "          so that compile_s is a cold compile\n";
   std::exit(2);
 }
 
@@ -58,6 +70,14 @@ Args parse_args(int argc, char** argv) {
     }
     if (flag == "--profile") {
       a.profile = true;
+      continue;
+    }
+    if (flag == "--fresh-build-files") {
+      a.fresh_build_files = true;
+      continue;
+    }
+    if (flag == "--warm-probe") {
+      a.warm_probe = true;
       continue;
     }
     if (i + 1 >= argc) usage("missing a value after " + flag);
@@ -141,6 +161,51 @@ std::string parity_failure(const std::vector<double>& got, const std::vector<dou
   return "";
 }
 
+/// CPU seconds of the finished child processes (the C compiler's) so far.
+double children_cpu_s() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+/// The warm compile: this program run again (`--warm-probe`) on the same build_files/ folder,
+/// which compiles the workload and runs step 0 with everything in the compile cache. A second
+/// compile in this process would not do: node numbers, which the generated files mention, run on.
+void add_warm_compile(std::map<std::string, std::string>& row, const Args& args, const std::string& prefix) {
+  std::vector<std::string> argv{std::filesystem::read_symlink("/proc/self/exe").string(), "--fixture", args.fixture,
+                                "--digests", args.digests, "--backend", args.backend, "--warm-probe"};
+  if (args.profile) argv.push_back("--profile");
+  if (args.tune) argv.push_back("--tune");
+  if (!prefix.empty()) ::setenv("CANNL_BUILD_FILES_PREFIX", prefix.c_str(), 1);
+  const process::Captured probe = process::capture(argv);
+  if (!probe.result.started || probe.result.exit_status != 0) {
+    row["warm_compile_s"] = "null";
+    return;
+  }
+  // The probe prints one line: {"warm_cc_invocations": N, "warm_compile_s": S}.
+  for (const std::string key : {"warm_compile_s", "warm_cc_invocations"}) {
+    const auto at = probe.output.find("\"" + key + "\": ");
+    if (at == std::string::npos) continue;
+    const auto begin = at + key.size() + 4;
+    row[key] = probe.output.substr(begin, probe.output.find_first_of(",}", begin) - begin);
+  }
+}
+
+/// The warm probe's run: compile and step 0, timed, and the compiler processes they ran.
+int warm_probe(bench::BenchCell& cell) {
+  const int invocations = backends::cc::compiler_invocations();
+  const auto start = std::chrono::steady_clock::now();
+  cell.compile();
+  cell.step(0);
+  cell.loss();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << bench::json_row({{"warm_compile_s", bench::json_number(seconds)},
+                                {"warm_cc_invocations", std::to_string(backends::cc::compiler_invocations() - invocations)}})
+            << "\n";
+  return 0;
+}
+
 /// The top kernels of the timed steps (and the queued ones after them), on stderr: stdout
 /// carries only the JSON row.
 void print_profile(const runtime::Context& ctx) {
@@ -163,6 +228,9 @@ int main(int argc, char** argv) {
   std::vector<double> losses;
   // Before the context exists: routines compiled from here on carry the timing table.
   if (args.profile) config::set_override("profile_kernels", "true");
+  // A folder of its own under build_files/: nothing cached from earlier runs.
+  const std::string fresh = "bench_cannl-fresh-" + std::to_string(getpid());
+  if (args.fresh_build_files) config::set_override("build_files_prefix", fresh);
   try {
     row["fixture_sha256"] = bench::json_string(bench::checked_fixture_digest(args.fixture, args.digests));
     auto file = io::SafetensorsFile::open(args.fixture);
@@ -173,8 +241,11 @@ int main(int argc, char** argv) {
     row["workload"] = bench::json_string(w.text("name"));
     const bench::StepCounts steps = step_counts(w, args);
     bench::BenchCell cell(w, file, runtime::Context(backends::make_backend(args.backend)), args.tune);
+    if (args.warm_probe) return warm_probe(cell);
     // The profile leaves out the parity and warm-up steps (the first pays for the thread pool).
     const std::int64_t first_timed = std::max<std::int64_t>(steps.parity, 1) + steps.warmup;
+    const int invocations = backends::cc::compiler_invocations();
+    const double cpu = children_cpu_s();
     const bench::Measurement m = bench::measure(
         steps, [&] { cell.compile(); },
         [&](std::int64_t k) {
@@ -183,6 +254,10 @@ int main(int argc, char** argv) {
         },
         [&] { return cell.loss(); });
     add_measurement(row, w, steps, m);
+    // Compiler processes and their CPU time over the whole run (the compile probe runs them all).
+    row["cc_invocations"] = std::to_string(backends::cc::compiler_invocations() - invocations);
+    row["compile_cpu_s"] = bench::json_number(children_cpu_s() - cpu);
+    if (args.backend == "cc") add_warm_compile(row, args, args.fresh_build_files ? fresh : "");
     if (const auto& report = cell.tune_report()) {
       // compile_s includes the search; a replay from the schedule cache searches 0 s.
       row["tune_outcome"] = bench::json_string(report->outcome == tune::TuneReport::Outcome::CacheReplay ? "cache"
@@ -198,6 +273,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     row["status"] = bench::json_string("error");
     row["reason"] = bench::json_string(e.what());
+  }
+  if (args.fresh_build_files) {
+    std::error_code ignored;
+    std::filesystem::remove_all(std::filesystem::current_path() / "build_files" / fresh, ignored);
   }
   const std::string line = bench::json_row(row);
   std::cout << line << "\n";

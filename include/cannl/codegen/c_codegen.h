@@ -60,4 +60,41 @@ struct CodegenOptions {
 GeneratedSource emit_c(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
                        const CodegenOptions& options = {});
 
+/// One translation unit of a split routine.
+struct SourceUnit {
+  /// File stem: the routine's name for its main unit, "<routine>.part03" for a group of kernels.
+  std::string name;
+  std::string text;
+  /// Hot units hold kernels worth the full optimization level; cold ones (the main unit, and
+  /// kernels of little work per call) are compiled at a lower one.
+  bool hot = false;
+};
+
+/// A routine printed as several translation units (emit_c_split).
+struct SplitSource {
+  /// The main unit's text, the entry symbol and, profiled, the profile symbol (the kernel table
+  /// is the main unit's: a kernel's line is that of its call).
+  GeneratedSource routine;
+  /// The main unit (the routine function, its entry, one call per kernel) first, then the groups
+  /// of kernel functions it calls.
+  std::vector<SourceUnit> units;
+  int kernels = 0;         // kernel calls of the routine
+  int unique_kernels = 0;  // distinct kernel functions among them
+};
+
+/// How emit_c_split groups kernels into translation units.
+struct SplitOptions {
+  /// A group ends at the first content-defined boundary after this many lines (and at ten times
+  /// as many in any case).
+  std::size_t unit_lines = 250;
+};
+
+/// Generates C for `routine` like emit_c, with every self-contained top-level loop nest or matmul
+/// tile (a kernel) as a function of its own: kernels of equal text (a model's repeated layers)
+/// are one function, and the functions are grouped into translation units that can be compiled
+/// in parallel and cached one by one. Results are bitwise those of emit_c's file.
+/// Throws InternalError like emit_c.
+SplitSource emit_c_split(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
+                         const CodegenOptions& options = {}, const SplitOptions& split = {});
+
 }  // namespace cannl::codegen

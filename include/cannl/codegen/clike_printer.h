@@ -100,6 +100,9 @@ class CLikePrinter {
   virtual std::string storage_type(ir::DType t) const;
   /// Suffix of libm names for a float compute type: "f" for f32, "" for f64.
   virtual std::string libm_suffix(ir::DType compute) const;
+  /// The prelude function the dialect calls for unary `op` computed in `compute` instead of the
+  /// spelling of ops.def, or "" for that spelling (C: cannl's own f32 exp and tanh).
+  virtual std::string own_function(ir::Op op, ir::DType compute) const;
   /// Lines before the prelude (#include directives in C).
   virtual std::string prelude_header() const;
   /// Text after the routine (the C entry trampoline); "" for none. Sets `entry_symbol`.

@@ -111,6 +111,12 @@ class CcBackend final : public Backend {
     const codegen::CodegenOptions options{.target = request.target.value_or(target()),
                                           .profile_kernels = profile_kernels()};
     const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, options.target);
+    if (config::get_bool("cc_split")) {
+      const codegen::SplitOptions split_options{
+          .unit_lines = static_cast<std::size_t>(config::get_int_in("cc_split_unit_lines", 1, 1 << 20))};
+      codegen::SplitSource split = codegen::emit_c_split(lowered, request.params, options, split_options);
+      if (split.kernels >= kMinSplitKernels) return compile_split(request, lowered, options, std::move(split));
+    }
     codegen::GeneratedSource source = codegen::emit_c(lowered, request.params, options);
     // The entry symbol is "cannl_entry_<sanitized routine name>"; files use the routine name.
     const std::string& entry = source.entry_symbol;
@@ -119,6 +125,34 @@ class CcBackend final : public Backend {
                                        cc::kernel_link_options(source.text, options.target));
     return std::make_unique<CcExecutable>(CompileRequest{lowered, request.params}, std::move(source), std::move(library),
                                           file_stem + ".c");
+  }
+
+ private:
+  // Routines with fewer kernels are one file: splitting them saves no compile time.
+  static constexpr int kMinSplitKernels = 8;
+
+  std::unique_ptr<Executable> compile_split(const CompileRequest& request, const ir::LoweredRoutine& lowered,
+                                            const codegen::CodegenOptions& options, codegen::SplitSource split) {
+    std::vector<cc::CompileUnit> units;
+    std::string all;
+    for (auto& u : split.units) {
+      all += u.text;
+      units.push_back({u.name, std::move(u.text), u.hot});
+    }
+    const std::string& entry = split.routine.entry_symbol;
+    const std::string file_stem = entry.substr(kEntryPrefix.size());
+    const ir::Target& target = options.target;
+    auto library = cc::load_or_compile_units(
+        file_stem, units, [&all, &target] { return cc::kernel_link_options(all, target); },
+        cc::kernel_link_key(all, target));
+    if (logging::debug_level() >= 1)
+      logging::info("cc: " + file_stem + ": " + std::to_string(split.kernels) + " kernels, " +
+                    std::to_string(split.unique_kernels) + " distinct, in " + std::to_string(units.size()) +
+                    " files");
+    // source(): every unit, the main one first.
+    split.routine.text = all;
+    return std::make_unique<CcExecutable>(CompileRequest{lowered, request.params}, std::move(split.routine),
+                                          std::move(library), file_stem + ".c");
   }
 };
 

@@ -1,9 +1,14 @@
 // Compiler driver and compile cache of the cc backend (see compile_cache.h).
 #include "backends/cc/compile_cache.h"
 
+#include <algorithm>
 #include <atomic>
+#include <exception>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <mutex>
+#include <thread>
 
 #include "backends/cc/cache_entry.h"
 #include "backends/cc/process.h"
@@ -64,18 +69,16 @@ std::string link_digest_text(const LinkOptions& link) {
   return out;
 }
 
-// Compiles `source_path` into the cache entry `library` for `key` (atomically: temp name, record,
-// then rename; see cache_entry.h).
-void compile(const Toolchain& tc, const std::vector<std::string>& flags, const fs::path& source_path,
-             const fs::path& user_source, const fs::path& library, const std::string& key,
-             const LinkOptions& link) {
-  const fs::path temp = files::temporary_beside(library);
+// Runs the compiler as `tc.path args... -o <temp> tail...` and makes its output the cache entry
+// `entry` for `key` (atomically: temp name, record, then rename; see cache_entry.h).
+void build_entry(const Toolchain& tc, const std::vector<std::string>& args, const std::vector<std::string>& tail,
+                 const fs::path& user_source, const fs::path& entry, const std::string& key) {
+  const fs::path temp = files::temporary_beside(entry);
   const fs::path output = temp.string() + ".log";
   std::vector<std::string> argv{tc.path};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {source_path.string(), "-o", temp.string(), "-lm"});
-  const std::vector<std::string> linked = link_arguments(link, library);
-  argv.insert(argv.end(), linked.begin(), linked.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"-o", temp.string()});
+  argv.insert(argv.end(), tail.begin(), tail.end());
   const std::string command = shell_quoted(argv);
   if (logging::debug_level() >= 3) logging::info("cc: " + command);
   ++g_invocations;
@@ -87,7 +90,18 @@ void compile(const Toolchain& tc, const std::vector<std::string>& flags, const f
     fs::remove(temp, ec);
     throw_compile_error(r, command, messages, user_source);
   }
-  commit_cache_entry(temp, library, key);
+  commit_cache_entry(temp, entry, key);
+}
+
+// Compiles `source_path` into the cache entry `library` for `key`.
+void compile(const Toolchain& tc, std::vector<std::string> flags, const fs::path& source_path,
+             const fs::path& user_source, const fs::path& library, const std::string& key,
+             const LinkOptions& link) {
+  flags.push_back(source_path.string());
+  std::vector<std::string> tail{"-lm"};
+  const std::vector<std::string> linked = link_arguments(link, library);
+  tail.insert(tail.end(), linked.begin(), linked.end());
+  build_entry(tc, flags, tail, user_source, library, key);
 }
 
 // The readable copy of the source for people. Written only when it changed, and a failure is a
@@ -119,6 +133,130 @@ bool usable_cache_entry(const fs::path& library, const std::string& key) {
 }  // namespace
 
 int compiler_invocations() { return g_invocations.load(); }
+
+int compile_jobs() {
+  constexpr int kMaxJobs = 16;
+  int jobs = static_cast<int>(config::get_int_in("cc_compile_jobs", 0, kMaxJobs));
+  if (jobs == 0) jobs = static_cast<int>(config::get_int_in("cc_threads", 0, 4096));
+  if (jobs == 0) jobs = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(jobs, 1, kMaxJobs);
+}
+
+namespace {
+
+// Flags of one unit: compile only (-c), at its optimization level.
+std::vector<std::string> unit_flags(const Toolchain& tc, bool openmp, int level) {
+  std::vector<std::string> flags = compile_flags(tc, openmp);
+  std::erase(flags, "-shared");
+  for (auto& f : flags)
+    if (f.rfind("-O", 0) == 0) f = "-O" + std::to_string(level);
+  flags.push_back("-c");
+  return flags;
+}
+
+bool uses_openmp(const std::string& source) { return source.find("#pragma omp") != std::string::npos; }
+
+// Runs `jobs[k]()` for every k on up to `workers` threads, largest first as the caller ordered
+// them; rethrows the first failure once all have finished.
+void run_in_parallel(const std::vector<std::function<void()>>& jobs, int workers) {
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::exception_ptr failure;
+  auto work = [&] {
+    for (std::size_t k = next++; k < jobs.size(); k = next++) {
+      try {
+        jobs[k]();
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  const std::size_t count = std::min<std::size_t>(jobs.size(), static_cast<std::size_t>(workers));
+  for (std::size_t t = 1; t < count; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+std::shared_ptr<SharedLibrary> load_or_compile_units(const std::string& name, const std::vector<CompileUnit>& units,
+                                                     const std::function<LinkOptions()>& link,
+                                                     const std::string& link_key) {
+  const Toolchain& tc = find_toolchain();
+  const fs::path dir = fs::absolute(files::build_dir());
+  const fs::path cache_dir = dir / "cache";
+  prepare_cache_directory(cache_dir);
+  const bool cached = config::get_bool("cc_cache");
+  const int top = static_cast<int>(config::get_int_in("cc_optimization_level", 0, 3));
+  const int cold = std::min(top, static_cast<int>(config::get_int_in("cc_cold_optimization_level", 0, 3)));
+
+  struct Planned {
+    const CompileUnit* unit;
+    std::vector<std::string> flags;
+    std::string digest;
+    fs::path object, user_source;
+  };
+  std::vector<Planned> planned;
+  bool openmp = false;
+  std::string library_text = "units\n" + tc.identity + "\n" + link_key;
+  for (const auto& u : units) {
+    const bool omp = uses_openmp(u.text);
+    openmp = openmp || omp;
+    Planned p{&u, unit_flags(tc, omp, u.hot ? top : cold), "", {}, {}};
+    p.digest = sha256_hex(u.text + "\n" + tc.identity + "\n" + join(p.flags));
+    // Named by the routine and the digest only: a group that moves to another part number
+    // (an earlier group split or merged) is still found.
+    p.object = cache_dir / (name + "-" + p.digest.substr(0, 16) + ".o");
+    p.user_source = dir / (u.name + ".c");
+    write_readable_copy(p.user_source, u.text);
+    library_text += "\n" + p.digest;
+    planned.push_back(std::move(p));
+  }
+  const std::vector<std::string> link_flags = compile_flags(tc, openmp);
+  const std::string digest = sha256_hex(library_text + "\n" + join(link_flags));
+  const fs::path library = cache_dir / (name + "-" + digest.substr(0, 16) + ".so");
+  if (cached && usable_cache_entry(library, digest)) {
+    link();  // loads (and verifies) the libraries it links
+    if (logging::debug_level() >= 3) logging::info("cc: reusing " + library.string());
+    return SharedLibrary::open(library.string(), openmp);
+  }
+
+  // The kernel library the units link may need compiling too: beside the units.
+  std::future<LinkOptions> linked = std::async(std::launch::async, link);
+  std::vector<const Planned*> missing;
+  for (const auto& p : planned)
+    if (!(cached && usable_cache_entry(p.object, p.digest))) missing.push_back(&p);
+  // Largest first, so that the longest compile does not start last.
+  std::stable_sort(missing.begin(), missing.end(),
+                   [](const Planned* a, const Planned* b) { return a->unit->text.size() > b->unit->text.size(); });
+  std::vector<std::function<void()>> jobs;
+  for (const Planned* p : missing) {
+    jobs.push_back([&tc, &cache_dir, p] {
+      const fs::path cache_source = cache_dir / (p->object.stem().string() + ".c");
+      files::write_atomically(cache_source, p->unit->text);
+      std::vector<std::string> args = p->flags;
+      args.push_back(cache_source.string());
+      build_entry(tc, args, {}, p->user_source, p->object, p->digest);
+    });
+  }
+  try {
+    run_in_parallel(jobs, compile_jobs());
+  } catch (...) {
+    linked.wait();
+    throw;
+  }
+  const LinkOptions options = linked.get();
+  std::vector<std::string> args = link_flags;
+  for (const auto& p : planned) args.push_back(p.object.string());
+  std::vector<std::string> tail{"-lm"};
+  const std::vector<std::string> libraries = link_arguments(options, library);
+  tail.insert(tail.end(), libraries.begin(), libraries.end());
+  build_entry(tc, args, tail, planned.front().user_source, library, digest);
+  return SharedLibrary::open(library.string(), openmp);
+}
 
 std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source,
                                                const LinkOptions& link) {

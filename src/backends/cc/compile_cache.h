@@ -10,9 +10,14 @@
 //
 //   auto lib = load_or_compile("add", source_text);   // CompileError on failure
 //
+// A routine printed as several files (codegen::emit_c_split) is built by load_or_compile_units:
+// each file an object entry of the cache, compiled in parallel, the objects linked into the
+// routine's library.
+//
 // A library may link others of the same cache directory (a routine and the kernel library it
 // calls, see kernel_library.h): they are found next to it at run time, by their sonames.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,5 +42,28 @@ struct LinkOptions {
 /// BackendUnavailable (no compiler).
 std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source,
                                                const LinkOptions& link = {});
+
+/// One translation unit of a library built from several (load_or_compile_units).
+struct CompileUnit {
+  std::string name;  // file stem under build_files/<exe>/
+  std::string text;
+  /// Compiled at cc_optimization_level; else at cc_cold_optimization_level (not above it).
+  bool hot = true;
+};
+
+/// Builds one library from `units`: each unit is compiled to an object file of the cache
+/// (cache/<unit>-<digest16>.o, verified like libraries) unless it is there already, at most
+/// `cc_compile_jobs` at once, and the objects are linked into cache/<name>-<digest16>.so, whose
+/// digest is that of the units' digests, the flags and `link_key`. `link` gives the libraries to
+/// link: it runs beside the unit compiles (it may compile the kernel library) and must depend
+/// only on what `link_key` names. Fully cached, no compiler runs. Readable copies of the units
+/// are build_files/<exe>/<unit>.c. Throws CompileError like load_or_compile (the first failing
+/// unit's).
+std::shared_ptr<SharedLibrary> load_or_compile_units(const std::string& name, const std::vector<CompileUnit>& units,
+                                                     const std::function<LinkOptions()>& link,
+                                                     const std::string& link_key);
+
+/// The compiler processes one routine's units may run at once (config cc_compile_jobs).
+int compile_jobs();
 
 }  // namespace cannl::backends::cc

@@ -7,6 +7,7 @@
 #include "backends/cc/toolchain.h"
 #include "cannl/codegen/c_kernels.h"
 #include "cannl/support/files.h"
+#include "cannl/support/hash.h"
 
 namespace cannl::backends::cc {
 
@@ -31,6 +32,13 @@ LinkOptions kernel_link_options(const std::string& routine_source, const ir::Tar
   const std::string name = codegen::sgemm_kernel_library(target.vector_bytes, target.gemm).name;
   if (routine_source.find(name) == std::string::npos) return {};
   return {.libraries = {sgemm_kernel_library(target.vector_bytes, target.gemm)->path()}};
+}
+
+std::string kernel_link_key(const std::string& routine_source, const ir::Target& target) {
+  if (target.vector_bytes <= 0) return "";
+  const codegen::KernelLibrarySource source = codegen::sgemm_kernel_library(target.vector_bytes, target.gemm);
+  if (routine_source.find(source.name) == std::string::npos) return "";
+  return source.name + " " + sha256_hex(source.text);
 }
 
 LinkOptions kernel_link_options(const std::string& routine_source, int vector_bytes) {

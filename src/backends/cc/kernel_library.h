@@ -26,6 +26,10 @@ std::shared_ptr<SharedLibrary> sgemm_kernel_library(int vector_bytes, const ir::
 /// What a generated routine links: the kernel library of the target's vector width and kernel
 /// shape when its source calls it, else nothing (vector_bytes 0: no explicit SIMD, no kernels).
 LinkOptions kernel_link_options(const std::string& routine_source, const ir::Target& target);
+/// What kernel_link_options(routine_source, target) will link, named without compiling it: the
+/// kernel library's name and the digest of its source ("" when the routine links none). Part of
+/// the digest of a library built from units (load_or_compile_units).
+std::string kernel_link_key(const std::string& routine_source, const ir::Target& target);
 /// The same for the default kernel shape of `vector_bytes`-byte vectors.
 LinkOptions kernel_link_options(const std::string& routine_source, int vector_bytes);
 

@@ -3,6 +3,7 @@
 
 #include "cannl/support/error.h"
 #include "codegen/clike/prelude.h"
+#include "codegen/c/kernel_texts.h"
 #include "codegen/c/simd.h"
 
 namespace cannl::codegen {
@@ -33,7 +34,17 @@ std::string CDialect::entry_trampoline(const RoutineSignature& sig, std::string&
          "  return " + sig.name + "(" + args + ");\n}\n";
 }
 
+std::string CDialect::own_function(ir::Op op, ir::DType compute) const {
+  if (compute != ir::DType::F32) return "";
+  if (op == ir::Op::Exp) return "cannl_expf";
+  if (op == ir::Op::Tanh) return "cannl_tanhf";
+  return "";
+}
+
 void CDialect::append_prelude_helpers(std::vector<PreludeHelper>& out, const ir::Target& target) const {
+  // Both functions are one text (the interpreter's, src/ir/own_math.c).
+  out.push_back({"cannl_expf", kernel_texts::cannl_own_math_c, {}});
+  out.push_back({"cannl_tanhf", "", {"cannl_expf"}});
   out.push_back({"CANNL_STATUS_OK",
                  "/* Status codes of routines and kernels. */\n"
                  "#define CANNL_STATUS_OK 0\n#define CANNL_STATUS_OUT_OF_MEMORY 1\n",

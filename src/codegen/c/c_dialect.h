@@ -5,6 +5,7 @@
 // routine through one signature. Its renderings of annotated statements:
 //  * Grid loops: contiguous chunks under `#pragma omp parallel for` (grid_printer.cpp);
 //  * Vectorized loops: GCC/Clang vector types with a serial remainder (vector_printer.cpp);
+//  * f32 exp and tanh: cannl's own (src/ir/own_math.c, and its lane-wise copy in simd.cpp);
 //  * matmul tiles: one call of the packed register-tiled sgemm kernel library (tile_printer.cpp);
 //  * kernel timing with the monotonic clock (kernel_profile.cpp).
 //
@@ -20,6 +21,9 @@ class CDialect : public CLikePrinter {
   std::string function_prefix() const override { return "static"; }
   std::string pointer_param(const std::string& type, const std::string& ident) const override;
   bool returns_status() const override { return true; }
+  /// cannl_expf and cannl_tanhf for f32 (and the narrow floats computed in f32): the interpreter's
+  /// own exp and tanh, whose vector forms compute the same bits.
+  std::string own_function(ir::Op op, ir::DType compute) const override;
   std::string entry_trampoline(const RoutineSignature& sig, std::string& entry_symbol) const override;
 
   void append_prelude_helpers(std::vector<PreludeHelper>& out, const ir::Target& target) const override;

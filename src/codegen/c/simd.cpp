@@ -22,19 +22,21 @@ std::string gemm_function(const SimdWidth& w) { return "cannl_sgemm_x" + std::to
 
 namespace {
 
-// The fused multiply-add intrinsic guarded by the macro that says the target has it.
+// The fused multiply-add guarded by the macro that says the target has it: the GCC/Clang
+// builtin that immintrin.h's _mm*_fmadd_ps wraps (including immintrin.h costs each compile a
+// quarter of a second).
 std::string fma_body(const SimdWidth& w) {
   std::string guard;
   std::string intrinsic;
   if (w.bytes == 64) {
     guard = "defined(__AVX512F__)";
-    intrinsic = "_mm512_fmadd_ps(a, b, c)";
+    intrinsic = "__builtin_ia32_vfmaddps512_mask(a, b, c, (unsigned short)-1, 4 /* current rounding */)";
   } else if (w.bytes == 32) {
     guard = "defined(__AVX__) && defined(__FMA__)";
-    intrinsic = "_mm256_fmadd_ps(a, b, c)";
+    intrinsic = "__builtin_ia32_vfmaddps256(a, b, c)";
   } else {
     guard = "defined(__FMA__)";
-    intrinsic = "_mm_fmadd_ps(a, b, c)";
+    intrinsic = "__builtin_ia32_vfmaddps(a, b, c)";
   }
   std::string s = "#if " + guard + "\n  return " + intrinsic + ";\n";
   if (w.bytes == 16) s += "#elif defined(__ARM_FEATURE_FMA)\n  return vfmaq_f32(c, a, b);\n";
@@ -45,8 +47,7 @@ std::string fma_body(const SimdWidth& w) {
 
 std::string type_text(const SimdWidth& w) {
   const std::string bytes = std::to_string(w.bytes);
-  return "#if defined(__x86_64__) || defined(__i386__)\n#include <immintrin.h>\n#endif\n"
-         "#if defined(__ARM_NEON)\n#include <arm_neon.h>\n#endif\n"
+  return "#if defined(__ARM_NEON)\n#include <arm_neon.h>\n#endif\n"
          "typedef float " + w.type + " __attribute__((vector_size(" + bytes + ")));\n"
          "/* Unaligned, aliasing view for loads and stores at any float address. */\n"
          "typedef float " + w.type + "u __attribute__((vector_size(" + bytes +
@@ -75,6 +76,68 @@ std::string hsum_text(const SimdWidth& w) {
          "    for (int l = 0; l < w; ++l) h[l] += h[l + w];\n  return h[0];\n}\n";
 }
 
+// cannl_expf and cannl_tanhf of src/ir/own_math.c lane by lane: the same operations on the same
+// constants, its selects as lane masks, so every lane has the scalar function's bits.
+std::string own_math_text(const SimdWidth& w) {
+  const std::string F = w.type, M = "cannl_i32x" + std::to_string(w.lanes);
+  auto c = [&](const std::string& literal) { return F + "_splat(" + literal + ")"; };
+  auto fma = [&](const std::string& a, const std::string& b, const std::string& d) {
+    return F + "_fma(" + a + ", " + b + ", " + d + ")";
+  };
+  // v = m ? a : b, lane by lane.
+  auto select = [&](const std::string& m, const std::string& a, const std::string& b) {
+    return "(" + F + ")((" + m + " & (" + M + ")" + a + ") | (~" + m + " & (" + M + ")" + b + "))";
+  };
+  // e^r for |r| <= ln 2 / 2 after the reduction of `arg` (t, k, r, the polynomial, e).
+  auto exp_steps = [&](const std::string& arg, const std::string& poly) {
+    return "  const " + F + " t = " + fma(arg, c("1.44269502f"), c("12582912.0f")) + ";\n"
+           "  const " + F + " k = t - " + c("12582912.0f") + ";\n"
+           "  " + F + " r = " + fma("k", c("-0.693145752f"), arg) + ";\n"
+           "  r = " + fma("k", c("-1.42860677e-06f"), "r") + ";\n"
+           "  " + F + " " + poly + " = " + c("1.98756915e-4f") + ";\n"
+           "  " + poly + " = " + fma(poly, "r", c("1.39819995e-3f")) + ";\n"
+           "  " + poly + " = " + fma(poly, "r", c("8.33345190e-3f")) + ";\n"
+           "  " + poly + " = " + fma(poly, "r", c("4.16657959e-2f")) + ";\n"
+           "  " + poly + " = " + fma(poly, "r", c("1.66666655e-1f")) + ";\n"
+           "  " + poly + " = " + fma(poly, "r", c("5.00000012e-1f")) + ";\n"
+           "  const " + F + " e = " + fma(poly, "r * r", "r") + " + " + c("1.0f") + ";\n";
+  };
+  const std::string nan_passes =
+      "  const " + M + " nan = x != x;\n  return " + select("nan", "(x + x)", "result") + ";\n}\n";
+  return "/* cannl_expf lane by lane (the same operations, src/ir/own_math.c). */\n"
+         "$P " + F + " " + F + "_exp(" + F + " x) {\n"
+         "  const " + M + " above = x > " + c("-104.0f") + ";\n"
+         "  " + F + " clamped = " + select("above", "x", c("-104.0f")) + ";\n"
+         "  const " + M + " below = clamped < " + c("89.0f") + ";\n"
+         "  clamped = " + select("below", "clamped", c("89.0f")) + ";\n" +
+         exp_steps("clamped", "p") +
+         "  const " + M + " ki = (" + M + ")t - 0x4B400000;\n"
+         "  const " + M + " k1 = ki >> 1;\n"
+         "  const " + M + " k2 = ki - k1;\n"
+         "  const " + F + " s1 = (" + F + ")((k1 + 127) << 23), s2 = (" + F + ")((k2 + 127) << 23);\n"
+         "  const " + F + " result = (e * s1) * s2;\n" + nan_passes +
+         "/* cannl_tanhf lane by lane (the same operations, src/ir/own_math.c). */\n"
+         "$P " + F + " " + F + "_tanh(" + F + " x) {\n"
+         "  const " + M + " xbits = (" + M + ")x;\n"
+         "  const " + F + " a = (" + F + ")(xbits & 0x7FFFFFFF);\n"
+         "  const " + F + " z = a * a;\n"
+         "  " + F + " p = " + c("-5.70498872745e-3f") + ";\n"
+         "  p = " + fma("p", "z", c("2.06390887954e-2f")) + ";\n"
+         "  p = " + fma("p", "z", c("-5.37397155531e-2f")) + ";\n"
+         "  p = " + fma("p", "z", c("1.33314422036e-1f")) + ";\n"
+         "  p = " + fma("p", "z", c("-3.33332819422e-1f")) + ";\n"
+         "  const " + F + " small = " + fma("p * z", "a", "a") + ";\n"
+         "  const " + M + " under = a < " + c("10.0f") + ";\n"
+         "  const " + F + " b = " + select("under", "a", c("10.0f")) + ";\n"
+         "  const " + F + " d = b + b;\n" +
+         exp_steps("d", "q") +
+         "  const " + F + " exp2a = (" + F + ")((" + M + ")e + (((" + M + ")t - 0x4B400000) << 23));\n"
+         "  const " + F + " large = " + c("1.0f") + " - " + c("2.0f") + " / (exp2a + " + c("1.0f") + ");\n"
+         "  const " + M + " near = a < " + c("0.625f") + ";\n"
+         "  const " + M + " magnitude = (near & (" + M + ")small) | (~near & (" + M + ")large);\n"
+         "  const " + F + " result = (" + F + ")(magnitude | (xbits & (-2147483647 - 1)));\n" + nan_passes;
+}
+
 // The declarations of the matmul kernel library's two functions (kernels/cannl_sgemm.c): the
 // library is compiled once per width and flags and linked with the generated file.
 std::string gemm_declarations(const SimdWidth& w) {
@@ -101,6 +164,8 @@ void append_simd_helpers(std::vector<PreludeHelper>& out, const SimdWidth& w) {
   out.push_back({t + "_splat", splat_text(w), {t}});
   out.push_back({t + "_fma", fma_text(w), {t}});
   out.push_back({t + "_sum", hsum_text(w), {t}});
+  out.push_back({t + "_exp", own_math_text(w), {t, t + "_splat", t + "_fma", "cannl_i32x" + std::to_string(w.lanes)}});
+  out.push_back({t + "_tanh", "", {t + "_exp"}});
   out.push_back({gemm_function(w) + "_nd", "", {gemm_function(w)}});  // declared with the driver
   out.push_back({gemm_function(w), gemm_declarations(w), {}});
 }

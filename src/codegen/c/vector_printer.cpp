@@ -3,7 +3,7 @@
 // other Vectorized loop):
 //  * elementwise: vector loads, per-lane arithmetic that rounds exactly like the scalar C (+ - * /
 //    neg, fma, relu and relu_gate as bit masks, max and min as maximumNumber / minimumNumber lane
-//    masks) and vector stores: bitwise equal to the serial loop. The lane loops of an
+//    masks, cannl's own exp and tanh) and vector stores: bitwise equal to the serial loop. The lane loops of an
 //    interleaved Split_reduce have this shape (p[.., l] = p[.., l] + x[.., q*lanes + l]).
 //  * accumulation: four independent vector accumulator chains, a fixed-order horizontal sum and
 //    a serial remainder (the Vectorized annotation licenses the re-association).
@@ -91,6 +91,9 @@ struct VectorExpr {
         return "((" + w.type + ")(" + bits(v[0]) + " & (" + atom(v[0]) + " > " + zero + ")))";
       case ir::Op::ReluGate:
         return "((" + w.type + ")(" + bits(v[1]) + " & (" + atom(v[0]) + " > " + zero + ")))";
+      // cannl's own exp and tanh, lane by lane the scalar functions' operations (simd.cpp).
+      case ir::Op::Exp: return w.type + "_exp(" + v[0] + ")";
+      case ir::Op::Tanh: return w.type + "_tanh(" + v[0] + ")";
       case ir::Op::Max: return min_max(v[0], v[1], mask, true);
       case ir::Op::Min: return min_max(v[0], v[1], mask, false);
       default: return std::nullopt;

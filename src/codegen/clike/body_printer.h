@@ -58,6 +58,9 @@ class BodyPrinter {
   void declare_at_kernel_scope(std::string declaration) { kernel_declarations_.push_back(std::move(declaration)); }
   const std::vector<std::string>& kernel_declarations() const { return kernel_declarations_; }
   const IdentifierTable& names() const { return names_; }
+  /// Whether Comment statements and the source assignments of Sets are printed (on by default).
+  /// Off for shared kernel functions: the comments name the nodes of one caller.
+  void set_comments(bool on) { comments_ = on; }
   /// One line at the current indentation; `indent` / `dedent` move it by one level.
   void line(const std::string& text);
   void indent() { ++indent_; }
@@ -118,6 +121,7 @@ class BodyPrinter {
   CodegenOptions options_;
   const ir::KernelGeometry* geometry_ = nullptr;
   int divergence_ = 0;
+  bool comments_ = true;
   std::vector<std::string> kernel_declarations_;
   std::string* out_ = nullptr;
   int indent_ = 0;

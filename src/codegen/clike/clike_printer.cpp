@@ -58,6 +58,8 @@ std::string CLikePrinter::libm_suffix(DType compute) const {
   return compute == DType::F64 ? "" : "f";
 }
 
+std::string CLikePrinter::own_function(ir::Op, DType) const { return ""; }
+
 std::string CLikePrinter::prelude_header() const {
   return "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n";
 }
@@ -150,9 +152,6 @@ std::string CLikePrinter::timed_file(const FileParts&, const std::vector<TimedKe
   cannot_spell("kernel timing");
 }
 
-namespace {
-
-
 std::string header_comment(const ir::LoweredRoutine& r, const std::vector<ir::NodeRef>& params,
                            const std::vector<ir::NodeRef>& locals, const IdentifierTable& names) {
   std::ostringstream s;
@@ -171,7 +170,6 @@ std::string header_comment(const ir::LoweredRoutine& r, const std::vector<ir::No
 }
 
 
-// Nodes the body touches that are not parameters: arrays local to the function.
 std::vector<ir::NodeRef> local_nodes(const ir::StmtRef& body, const std::vector<ir::NodeRef>& params) {
   std::vector<ir::NodeRef> locals;
   for (const auto& n : ir::nodes_of(body)) {
@@ -180,6 +178,8 @@ std::vector<ir::NodeRef> local_nodes(const ir::StmtRef& body, const std::vector<
   }
   return locals;
 }
+
+namespace {
 
 // Locals whose first touch in the routine zeroes the whole node (a ZeroOut, or a tile that starts
 // at zero): their declaration needs no memset (a staged partials node of megabytes is zeroed once, not twice per call).
@@ -200,13 +200,8 @@ std::set<int> zeroed_before_use(const ir::StmtRef& body) {
   return zeroed;
 }
 
-// Declarations of the local arrays (zeroed unless a ZeroOut comes first), and the matching
-// frees for heap-allocated ones. A failed allocation makes the routine return
-// CANNL_STATUS_OUT_OF_MEMORY before its body runs (every heap pointer is allocated before any is
-// checked, so the frees after `cannl_done` see each one allocated or NULL).
-struct LocalArrays {
-  std::string decls, frees;
-};
+}  // namespace
+
 LocalArrays local_arrays(const CLikePrinter& d, const std::vector<ir::NodeRef>& locals, const IdentifierTable& names,
                          const ir::StmtRef& body) {
   std::string stack, heap, checks, zeroing, frees;
@@ -247,7 +242,6 @@ RoutineSignature signature(const CLikePrinter& d, const ir::LoweredRoutine& rout
   return sig;
 }
 
-}  // namespace
 
 GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
                                     const std::vector<ir::NodeRef>& params,

@@ -89,6 +89,12 @@ void IdentifierTable::assign(const std::vector<ir::NodeRef>& nodes,
   }
 }
 
+void IdentifierTable::assign_positional(const std::vector<ir::NodeRef>& nodes,
+                                        const std::vector<ir::StaticSymbol>& statics) {
+  for (std::size_t k = 0; k < nodes.size(); ++k) nodes_[nodes[k]->id] = unique("b" + std::to_string(k));
+  for (std::size_t k = 0; k < statics.size(); ++k) statics_[statics[k].symbol.id] = unique("s" + std::to_string(k));
+}
+
 const std::string& IdentifierTable::node(const ir::TensorNode& node) const {
   auto it = nodes_.find(node.id);
   internal_check(it != nodes_.end(), "codegen: node " + node.debug_name() + " has no identifier");

@@ -32,6 +32,9 @@ class IdentifierTable {
 
   /// Names every node (in order) and static symbol; call once.
   void assign(const std::vector<ir::NodeRef>& nodes, const std::vector<ir::StaticSymbol>& statics);
+  /// Names the nodes by position, `b0`, `b1`, ..., and the statics `s0`, `s1`, ...: the text of
+  /// a kernel printed with them depends on what it computes, not on which nodes it was given.
+  void assign_positional(const std::vector<ir::NodeRef>& nodes, const std::vector<ir::StaticSymbol>& statics);
   /// Identifier of an assigned node; InternalError for an unknown node.
   const std::string& node(const ir::TensorNode& node) const;
   /// Identifier of an assigned static symbol, or nullptr.

@@ -87,14 +87,15 @@ std::string one_line(const std::string& text, std::size_t limit) {
 
 }  // namespace
 
-std::string kernel_label(const ir::StmtRef& stmt, const std::string& section, const IdentifierTable& names) {
+std::string kernel_label(const ir::StmtRef& stmt, const std::string& section, const IdentifierTable& names,
+                         bool first_assignment) {
   KernelFacts facts{{}, {}, nullptr, {}, names};
   facts.stmt(stmt, true);
   std::string label = section.empty() ? "" : one_line(section, kMaxCommentInLabel) + ": ";
   label += what(stmt, facts);
   for (std::size_t k = 0; k < facts.writes.size(); ++k) label += (k ? ", " : " -> ") + facts.writes[k];
   // A memset or a tile says all there is; a loop's first assignment tells which op it runs.
-  if (facts.tile == nullptr && !facts.first_comment.empty()) {
+  if (first_assignment && facts.tile == nullptr && !facts.first_comment.empty()) {
     label += " (" + one_line(facts.first_comment, kMaxCommentInLabel) + ")";
   }
   return label;

@@ -10,8 +10,10 @@
 namespace cannl::codegen {
 
 /// A readable name for a kernel: "<section>: <what> -> <written nodes> (<first assignment>)",
-/// with `section` the block comment it sits under.
+/// with `section` the block comment it sits under; without `first_assignment`, no "(<first
+/// assignment>)" (its comment names the nodes of one caller).
 ///   kernel_label(zero_out(w), "forward", names) == "forward: memset -> w"
-std::string kernel_label(const ir::StmtRef& stmt, const std::string& section, const IdentifierTable& names);
+std::string kernel_label(const ir::StmtRef& stmt, const std::string& section, const IdentifierTable& names,
+                         bool first_assignment = true);
 
 }  // namespace cannl::codegen

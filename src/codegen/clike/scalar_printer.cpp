@@ -179,6 +179,7 @@ std::string BodyPrinter::spelled_op(const ir::Apply& a, DType compute,
   }
   // u4x32 takes the integer spellings: for its four ops they are plain selections (the float
   // select helpers take floats).
+  if (const std::string own = d_.own_function(a.op, compute); !own.empty()) return own + "(" + args[0] + ")";
   const std::string_view spelling =
       ir::is_float(compute) ? ir::op_c_float_spelling(a.op) : ir::op_c_int_spelling(a.op);
   internal_check(!spelling.empty(), "codegen: op " + std::string(ir::op_name(a.op)) +

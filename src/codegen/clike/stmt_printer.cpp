@@ -74,7 +74,9 @@ void BodyPrinter::stmt(const ir::StmtRef& s) {
     void operator()(const ir::Seq& q) const {
       for (const auto& x : q.stmts) p.stmt(x);
     }
-    void operator()(const ir::Comment& c) const { p.line("/* " + comment_safe(c.text) + " */"); }
+    void operator()(const ir::Comment& c) const {
+      if (p.comments_) p.line("/* " + comment_safe(c.text) + " */");
+    }
     void operator()(const ir::For& f) const { p.print_for(f); }
     void operator()(const ir::ZeroOut& z) const {
       const auto bytes = static_cast<std::size_t>(z.node->num_elements()) * ir::dtype_bytes(z.node->dtype);
@@ -125,7 +127,7 @@ void BodyPrinter::print_serial_loop(const ir::For& f, const std::string& name,
 }
 
 void BodyPrinter::print_set(const ir::Set& s) {
-  if (!s.comment.empty()) line("/* " + comment_safe(s.comment) + " */");
+  if (comments_ && !s.comment.empty()) line("/* " + comment_safe(s.comment) + " */");
   with_hoisted_locals([&] {
     const Expr value = scalar(s.value);
     const std::string target = names_.node(*s.node) + "[" + offset(*s.node, s.index) + "]";
@@ -175,7 +177,7 @@ namespace cannl::codegen {
 // if (r >= 0) node[.. r ..] = accum(node[.. r ..], value): a serial read-modify-write, so rows
 // repeated across iterations accumulate in program order (deterministic, no atomics).
 void BodyPrinter::print_set_dynamic(const ir::SetDynamic& s) {
-  if (!s.comment.empty()) line("/* " + comment_safe(s.comment) + " */");
+  if (comments_ && !s.comment.empty()) line("/* " + comment_safe(s.comment) + " */");
   std::vector<ir::AxisIndex> at;
   with_hoisted_locals(
       [&] {

@@ -68,8 +68,14 @@ static int softmax(float *restrict logits, float *restrict exp_, float *restrict
     #pragma omp parallel for schedule(static)
     for (int64_t i9 = 0; i9 < i10; ++i9) {
       for (int64_t i8 = 512 * i9 / i10; i8 < 512 * (i9 + 1) / i10; ++i8) {
-        for (int64_t i11 = 0; i11 < 1000; ++i11) {
-          exp_[((i8)*1000 + i11)] = expf((logits[((i8)*1000 + i11)] - einmax[i8]));
+        { /* vectorized, 16 lanes */
+          int64_t i11 = 0;
+          for (; i11 <= 984; i11 += 16) {
+            *(cannl_f32x16u *)&exp_[((i8)*1000 + i11)] = cannl_f32x16_exp((*(const cannl_f32x16u *)&logits[((i8)*1000 + i11)] - cannl_f32x16_splat(einmax[i8])));
+          }
+          for (; i11 < 1000; ++i11) {
+            exp_[((i8)*1000 + i11)] = cannl_expf((logits[((i8)*1000 + i11)] - einmax[i8]));
+          }
         }
       }
     }
