@@ -59,7 +59,7 @@ class GpuBackend final : public Backend {
     }
     codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target});
     if (language_ == codegen::GpuLanguage::OpenCL) gpu::check_cuda_compiles(lowered, bodies, target);
-    const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : ".cl";
+    const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : language_ == codegen::GpuLanguage::Hip ? ".hip" : ".cl";
     const std::filesystem::path readable = files::build_dir() / (lowered.name + extension);
     try {
       files::write_atomically(readable, module.text);
