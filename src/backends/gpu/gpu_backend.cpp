@@ -61,7 +61,7 @@ class GpuBackend final : public Backend {
     codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target});
     if (language_ == codegen::GpuLanguage::OpenCL) {
       gpu::check_cuda_compiles(lowered, bodies, target);
-      gpu::check_hip_compiles(lowered, bodies, target);
+      gpu::write_hip_check_modules(lowered, bodies, target);
     }
     const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : language_ == codegen::GpuLanguage::Hip ? ".hip" : ".cl";
     const std::filesystem::path readable = files::build_dir() / (lowered.name + extension);

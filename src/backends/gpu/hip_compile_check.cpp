@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "backends/gpu/hiprtc_api.h"
@@ -13,17 +11,12 @@
 #include "cannl/support/error.h"
 #include "cannl/support/files.h"
 #include "cannl/support/hash.h"
-#include "cannl/support/log.h"
 
 namespace cannl::backends::gpu {
 
-namespace {
+namespace fs = std::filesystem;
 
-// One lock for the counts, the compiled set and hiprtc itself (serialized: its thread safety
-// varies between ROCm releases).
-std::mutex g_mutex;
-HipCompileChecks g_checks;
-std::set<std::string> g_compiled;  // digests of (architecture, module text)
+namespace {
 
 std::vector<std::string> architectures(const std::string& value) {
   std::vector<std::string> out;
@@ -39,6 +32,14 @@ std::vector<std::string> architectures(const std::string& value) {
   return out;
 }
 
+std::int64_t count_kernels(const std::string& text) {
+  std::int64_t n = 0;
+  for (std::size_t at = text.find("extern \"C\" __global__"); at != std::string::npos;
+       at = text.find("extern \"C\" __global__", at + 1))
+    ++n;
+  return n;
+}
+
 }  // namespace
 
 int hip_wave_size(const std::string& arch) {
@@ -47,44 +48,50 @@ int hip_wave_size(const std::string& arch) {
   return 64;
 }
 
-void check_hip_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
-                        const ir::Target& target) {
+fs::path hip_check_dir() { return files::build_dir() / "hip_compile_check"; }
+
+void write_hip_check_modules(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
+                             const ir::Target& target) {
   const std::string value = config::get("hip_compile_check");
   if (value.empty()) return;
   for (const std::string& arch : architectures(value)) {
     ir::Target wave_target = target;
     wave_target.gpu.warp_size = hip_wave_size(arch);
-    const codegen::GeneratedModule hip =
-        codegen::emit_gpu(codegen::GpuLanguage::Hip, routine, kernels, {.target = wave_target});
-    if (logging::debug_level() >= 2)
-      files::write_atomically(files::build_dir() / (routine.name + "." + arch + ".check.hip"), hip.text);
-    const std::lock_guard lock(g_mutex);
-    if (!g_checks.unavailable.empty()) return;
-    if (!g_compiled.insert(sha256_hex(arch + "\n" + hip.text)).second) {
-      ++g_checks.duplicates;
-      continue;
-    }
-    const auto start = std::chrono::steady_clock::now();
-    try {
-      (void)hiprtc_compile_program(hip.text, hiprtc_options(arch), routine.name + ".hip");
-    } catch (const BackendUnavailable& e) {
-      // A machine without ROCm checks nothing, and says so once.
-      logging::warn(std::string("hip_compile_check: ") + e.what() + "; no HIP kernel is checked");
-      g_checks.unavailable = e.what();
-      return;
-    } catch (const CompileError& e) {
-      throw CompileError("hip_compile_check: hiprtc rejected the HIP form of routine " + routine.name + " for " + arch +
-                         ":\n" + e.what() + "\n--- source ---\n" + hip.text);
-    }
-    g_checks.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    g_checks.modules += 1;
-    g_checks.kernels += static_cast<std::int64_t>(kernels.size());
+    const std::string text =
+        codegen::emit_gpu(codegen::GpuLanguage::Hip, routine, kernels, {.target = wave_target}).text;
+    const fs::path dir = hip_check_dir();
+    const fs::path file = dir / (arch + "-" + sha256_hex(text).substr(0, 20) + ".hip");
+    if (fs::exists(file)) continue;
+    fs::create_directories(dir);
+    files::write_atomically(file, text);
   }
 }
 
-HipCompileChecks hip_compile_checks() {
-  const std::lock_guard lock(g_mutex);
-  return g_checks;
+HipCompileChecks compile_hip_check_modules(const fs::path& dir) {
+  std::vector<fs::path> modules;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error))
+    if (entry.is_regular_file() && entry.path().extension() == ".hip") modules.push_back(entry.path());
+  std::sort(modules.begin(), modules.end());
+  HipCompileChecks out;
+  for (const fs::path& file : modules) {
+    const std::string name = file.filename().string();
+    const std::string arch = name.substr(0, name.find('-'));
+    const std::string text = files::read_file(file);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      (void)hiprtc_compile_program(text, hiprtc_options(arch), name);
+    } catch (const CompileError& e) {
+      throw CompileError("hip_compile_check: hiprtc rejected " + file.string() + " for " + arch + ":\n" + e.what());
+    }
+    out.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.modules += 1;
+    out.kernels += count_kernels(text);
+    if (std::find(out.architectures.begin(), out.architectures.end(), arch) == out.architectures.end())
+      out.architectures.push_back(arch);
+    fs::remove(file, error);
+  }
+  return out;
 }
 
 }  // namespace cannl::backends::gpu

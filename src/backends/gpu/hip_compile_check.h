@@ -1,14 +1,18 @@
 #pragma once
 // Config key `hip_compile_check`: the OpenCL backend also prints every module it compiles as HIP,
-// once per named AMD architecture with that architecture's wave size, and compiles it with
-// hiprtc, so that CI, which has Debian's ROCm packages but no AMD GPU, checks every HIP kernel
-// the tests generate (wave64 and wave32 block reductions included). A module text met before
-// for an architecture is not compiled again. The counts are for the test report.
+// once per named AMD architecture with that architecture's wave size, into a folder; a later
+// step compiles the folder with hiprtc, so that CI, which has Debian's ROCm packages but no AMD
+// GPU, checks every HIP kernel the tests generate (wave64 and wave32 block reductions included).
 //
-//   check_hip_compiles(routine, kernels, target);   // CompileError naming the kernel's module
-//   hip_compile_checks().modules                     // how many modules hiprtc compiled
+// Two steps because hiprtc cannot run beside PoCL, which the OpenCL tests use: ROCm's comgr,
+// which hiprtc loads, carries its own copy of clang, and LLVM aborts a process that registers
+// its options twice (PoCL's libclang-cpp and comgr's).
+//
+//   write_hip_check_modules(routine, kernels, target);      // in the OpenCL process
+//   compile_hip_check_modules(hip_check_dir()).modules     // in one of its own
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -18,24 +22,29 @@
 
 namespace cannl::backends::gpu {
 
-struct HipCompileChecks {
-  std::int64_t modules = 0;     // module compiles (one per distinct text and architecture)
-  std::int64_t kernels = 0;     // their kernels
-  std::int64_t duplicates = 0;  // module texts met again for an architecture, not recompiled
-  double seconds = 0;           // spent in hiprtc
-  std::string unavailable;      // why hiprtc could not be loaded (nothing was checked); "" otherwise
-};
-
 /// The wave size HIP compiles for on `arch`: 32 on RDNA (gfx10xx, gfx11xx, gfx12xx), else 64.
 int hip_wave_size(const std::string& arch);
 
-/// With `hip_compile_check` set: prints `kernels` of `routine` as HIP for each architecture it
-/// names and compiles them with hiprtc (throws CompileError with hiprtc's log on a rejection).
-/// Does nothing when the key is empty; without hiprtc it warns once and checks nothing.
-void check_hip_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
-                        const ir::Target& target);
+/// The folder the modules go to: build_files/<exe>/hip_compile_check/.
+std::filesystem::path hip_check_dir();
 
-/// What check_hip_compiles compiled in this process.
-HipCompileChecks hip_compile_checks();
+/// With `hip_compile_check` set (comma-separated architectures): prints `kernels` of `routine` as
+/// HIP for each architecture and writes it to hip_check_dir() as `<arch>-<digest>.hip` (a text
+/// already there is not written again). Does nothing when the key is empty.
+void write_hip_check_modules(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
+                             const ir::Target& target);
+
+struct HipCompileChecks {
+  std::int64_t modules = 0;  // module texts compiled (one per distinct text and architecture)
+  std::int64_t kernels = 0;  // their kernels
+  double seconds = 0;        // spent in hiprtc
+  std::vector<std::string> architectures;
+};
+
+/// Compiles every `<arch>-<digest>.hip` in `dir` with hiprtc for its architecture, in name
+/// order, and removes each one that compiled (so that a folder holds only what is left to check).
+/// Throws CompileError naming the file (which stays) with hiprtc's log, BackendUnavailable
+/// without hiprtc or when this process already holds another clang (libclang-cpp).
+HipCompileChecks compile_hip_check_modules(const std::filesystem::path& dir);
 
 }  // namespace cannl::backends::gpu

@@ -118,9 +118,26 @@ std::string hiprtc_version() {
 
 std::string hiprtc_library() { return hiprtc().library; }
 
+namespace {
+
+void check_no_second_clang() {
+  // hiprtc compiles through ROCm's comgr, loaded on first use; a comgr that carries its own clang
+  // beside a process's libclang-cpp (PoCL's) registers LLVM's options twice, and LLVM aborts.
+  if (!loaded_library_containing("libamd_comgr").empty()) return;
+  const std::string clang = loaded_library_containing("libclang-cpp.so");
+  if (!clang.empty())
+    throw BackendUnavailable("hiprtc cannot compile in this process: it holds " + clang +
+                             " (PoCL's, the OpenCL on the CPU), and ROCm's comgr, which hiprtc loads, carries "
+                             "a clang of its own; LLVM aborts a process that registers its options twice. "
+                             "Compile HIP in a process of its own (the hip_compile_modules tool).");
+}
+
+}  // namespace
+
 HiprtcOutput hiprtc_compile_program(const std::string& source, const std::vector<std::string>& options,
                                     const std::string& program_name) {
   const HiprtcApi& api = hiprtc();
+  check_no_second_clang();
   ProgramGuard guard{api};
   api.check(api.hiprtcCreateProgram(&guard.program, source.c_str(), program_name.c_str(), 0, nullptr, nullptr),
             "hiprtcCreateProgram");

@@ -25,8 +25,10 @@ struct HiprtcOutput {
 std::vector<std::string> hiprtc_options(const std::string& arch);
 
 /// Compiles `source` with `options`; `program_name` names it in hiprtc's messages. Throws
-/// BackendUnavailable when hiprtc cannot be loaded (naming every name tried), CompileError
-/// carrying hiprtc's log (and the options) when the source does not compile.
+/// BackendUnavailable when hiprtc cannot be loaded (naming every name tried) or cannot run in
+/// this process (it already holds PoCL's libclang-cpp, whose LLVM options ROCm's comgr would
+/// register again: LLVM aborts the process then; the same holds for loading PoCL after a HIP
+/// compile), CompileError carrying hiprtc's log (and the options) when the source does not compile.
 HiprtcOutput hiprtc_compile_program(const std::string& source, const std::vector<std::string>& options,
                                     const std::string& program_name = "cannl.hip");
 
