@@ -43,8 +43,11 @@ struct HipCompileChecks {
 
 /// Compiles every `<arch>-<digest>.hip` in `dir` with hiprtc for its architecture, in name
 /// order, and removes each one that compiled (so that a folder holds only what is left to check).
-/// Throws CompileError naming the file (which stays) with hiprtc's log, BackendUnavailable
-/// without hiprtc or when this process already holds another clang (libclang-cpp).
+/// Modules are compiled 64 to a program, each in a namespace of its own with its kernels' C
+/// linkage dropped (their names repeat across modules); a rejected batch is compiled again one
+/// module at a time. Throws CompileError naming the module's file (which stays) with hiprtc's
+/// log, BackendUnavailable without hiprtc or when this process already holds another clang
+/// (libclang-cpp).
 HipCompileChecks compile_hip_check_modules(const std::filesystem::path& dir);
 
 }  // namespace cannl::backends::gpu
