@@ -88,14 +88,15 @@ void write_hip_check_modules(const ir::LoweredRoutine& routine, const std::vecto
   }
 }
 
-HipCompileChecks compile_hip_check_modules(const fs::path& dir) {
+HipCompileChecks compile_hip_check_modules(const fs::path& dir, const std::string& only_arch) {
   // Modules by architecture, in name order.
   std::map<std::string, std::vector<fs::path>> by_arch;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && entry.path().extension() == ".hip" && name.find('-') != std::string::npos)
-      by_arch[name.substr(0, name.find('-'))].push_back(entry.path());
+    if (!entry.is_regular_file() || entry.path().extension() != ".hip" || name.find('-') == std::string::npos) continue;
+    const std::string arch = name.substr(0, name.find('-'));
+    if (only_arch.empty() || arch == only_arch) by_arch[arch].push_back(entry.path());
   }
   HipCompileChecks out;
   for (auto& [arch, modules] : by_arch) {

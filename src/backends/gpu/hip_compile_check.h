@@ -48,6 +48,8 @@ struct HipCompileChecks {
 /// module at a time. Throws CompileError naming the module's file (which stays) with hiprtc's
 /// log, BackendUnavailable without hiprtc or when this process already holds another clang
 /// (libclang-cpp).
-HipCompileChecks compile_hip_check_modules(const std::filesystem::path& dir);
+/// With `only_arch` set, only that architecture's modules (CTest runs one process per
+/// architecture, in parallel).
+HipCompileChecks compile_hip_check_modules(const std::filesystem::path& dir, const std::string& only_arch = "");
 
 }  // namespace cannl::backends::gpu
