@@ -1,7 +1,8 @@
 #pragma once
 // The HIP runtime (libamdhip64.so), loaded at run time. The declarations below are the few of
-// hip_runtime_api.h that cannl uses, with the values and signatures of ROCm 5.2's header (ROCm 6
-// keeps them; its plain hipGetDeviceProperties still fills the ROCm 5 layout of the properties).
+// hip_runtime_api.h that cannl uses, with the values and signatures of ROCm 5.2's header (the
+// one CI has). ROCm 6 renamed its hipGetDeviceProperties to hipGetDevicePropertiesR0600 for a new
+// layout and kept the plain symbol for the ROCm 5 layout read here.
 //
 //   const HipRuntimeApi& hip = HipRuntimeApi::get();        // BackendUnavailable without ROCm
 //   hip.check(hip.hipSetDevice(0), "hipSetDevice");         // RuntimeError / ResourceError
