@@ -134,6 +134,10 @@ TEST(HipOnAMockRuntime, EveryCallSetsTheDeviceOnItsThread) {
     std::shared_ptr<Module> module;
     std::unique_ptr<backends::gpu::Event> event;
     const std::vector<float> ones(35, 1.0f);
+    // hiprtc compiles on this thread, into the cache that the fresh thread's load then reads: a
+    // thread that ran LLVM ends with LLVM's alternate signal stack, which ASan fails to unmap.
+    const fs::path cache = fresh_cache_dir("hip_mock_threads");
+    open(mock)->load(cuda_axpy_source(), {"axpy2d"}, cache);
     on_a_fresh_thread([&] { device = open(mock); });
     on_a_fresh_thread([&] { a = device->allocate(35 * 4); });
     on_a_fresh_thread([&] { b = device->allocate(35 * 4); });
@@ -141,7 +145,8 @@ TEST(HipOnAMockRuntime, EveryCallSetsTheDeviceOnItsThread) {
     on_a_fresh_thread([&] { a->write(bytes_of(ones)); });
     on_a_fresh_thread([&] { device->copy(*b, *a); });
     on_a_fresh_thread([&] { device->fill_zero(*c); });
-    on_a_fresh_thread([&] { module = device->load(cuda_axpy_source(), {"axpy2d"}, ""); });
+    on_a_fresh_thread([&] { module = device->load(cuda_axpy_source(), {"axpy2d"}, cache); });
+    EXPECT_TRUE(module->from_cache());
     on_a_fresh_thread([&] {
       const std::vector<KernelArg> args{c.get(), a.get(), b.get(), std::int64_t{2}, std::int64_t{5}, std::int64_t{7}};
       device->launch(*module, 0, {.grid = {2, 5, 1}, .block = {4, 1, 1}}, args);
