@@ -7,7 +7,9 @@ packages=(build-essential cmake ninja-build ccache libgtest-dev gnuplot-nox clan
           # OpenCL on the CPU: runs the GPU backends' kernels in the tests (tests/backends/gpu)
           pocl-opencl-icd ocl-icd-libopencl1
           # the Python package (scripts/setup_python.sh, python/tests): headers, pip, NumPy, pytest
-          python3-dev python3-pip python3-numpy python3-pytest)
+          python3-dev python3-pip python3-numpy python3-pytest
+          # HIP (ROCm 5.2): hiprtc and hipcc compile the generated HIP kernels for gfx90a and gfx1030
+          hipcc)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,9 +15,10 @@ std::shared_ptr<Backend> make_named(std::string_view name) {
   if (name == "cc") return make_cc_backend();
   if (name == "interpreter") return make_interpreter_backend();
   if (name == "cuda") return make_cuda_backend(config_index("cuda_device"));
+  if (name == "hip") return make_hip_backend(config_index("hip_device"));
   if (name == "opencl") return make_opencl_backend(config_index("opencl_platform"), config_index("opencl_device"));
   throw ConfigError("backend '" + std::string(name) +
-                    "' does not exist; valid values: cc, interpreter, cuda, opencl, auto");
+                    "' does not exist; valid values: cc, interpreter, cuda, hip, opencl, auto");
 }
 
 }  // namespace
@@ -25,7 +26,7 @@ std::shared_ptr<Backend> make_named(std::string_view name) {
 std::shared_ptr<Backend> make_backend(std::string_view name, std::vector<std::string>* skipped) {
   if (name != "auto") return make_named(name);
   std::string reasons;
-  for (const std::string_view candidate : {"cuda", "opencl", "cc"}) {
+  for (const std::string_view candidate : {"cuda", "hip", "opencl", "cc"}) {
     try {
       return make_named(candidate);
     } catch (const BackendUnavailable& e) {

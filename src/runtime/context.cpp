@@ -18,6 +18,8 @@ Context Context::interpreter() { return Context(backends::make_interpreter_backe
 
 Context Context::cuda(int ordinal) { return Context(backends::make_cuda_backend(ordinal)); }
 
+Context Context::hip(int ordinal) { return Context(backends::make_hip_backend(ordinal)); }
+
 Context Context::opencl(int platform, int device) { return Context(backends::make_opencl_backend(platform, device)); }
 
 Context Context::from_config() {
@@ -31,7 +33,7 @@ Context Context::from_config() {
     return Context(std::move(backend));
   } catch (const ConfigError&) {
     throw ConfigError("config key 'backend' has value '" + name + "' (from " + config::source_of("backend") +
-                      "), which names no backend; valid values: cc, interpreter, cuda, opencl, auto");
+                      "), which names no backend; valid values: cc, interpreter, cuda, hip, opencl, auto");
   }
 }
 

@@ -25,6 +25,16 @@ TEST(GpuBackendChoice, MissingCudaDriverIsNamed) {
   }
 }
 
+TEST(GpuBackendChoice, MissingHipRuntimeIsNamed) {
+  try {
+    (void)backends::make_backend("hip");
+    GTEST_SKIP() << "a HIP device is present here";
+  } catch (const BackendUnavailable& e) {
+    // Not installed, or installed (Debian's ROCm packages in CI) without an AMD GPU.
+    EXPECT_NE(std::string(e.what()).find("libamdhip64.so"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GpuBackendChoice, UnknownNameIsAConfigError) {
   EXPECT_THROW((void)backends::make_backend("vulkan"), ConfigError);
 }
@@ -33,7 +43,7 @@ TEST(GpuBackendChoice, AutoTakesTheFirstThatOpensAndSaysWhyOthersWereSkipped) {
   std::vector<std::string> skipped;
   const auto backend = backends::make_backend("auto", &skipped);
   ASSERT_NE(backend, nullptr);
-  const std::vector<std::string> order = {"cuda", "opencl", "cc"};
+  const std::vector<std::string> order = {"cuda", "hip", "opencl", "cc"};
   const auto chosen = std::find(order.begin(), order.end(), std::string(backend->name()));
   ASSERT_NE(chosen, order.end());
   // Every backend before the chosen one was skipped, with its reason.

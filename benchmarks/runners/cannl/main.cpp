@@ -48,7 +48,7 @@ struct Args {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "bench_cannl: " << problem << "\n"
             << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
-            << "         [--backend cc|interpreter|cuda|opencl] [--variant NAME] [--parity-steps N]\n"
+            << "         [--backend cc|interpreter|cuda|hip|opencl] [--variant NAME] [--parity-steps N]\n"
             << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
             << "         [--tolerance 2e-3] [--profile] [--tune] [--fresh-build-files]\n"
             << "  --profile: time each kernel (config key profile_kernels) and print the top 10 of\n"
@@ -95,8 +95,9 @@ Args parse_args(int argc, char** argv) {
     else usage("unknown flag " + flag);
   }
   if (a.fixture.empty()) usage("--fixture is required");
-  if (a.backend != "cc" && a.backend != "interpreter" && a.backend != "cuda" && a.backend != "opencl")
-    usage("--backend must be cc, interpreter, cuda or opencl");
+  if (a.backend != "cc" && a.backend != "interpreter" && a.backend != "cuda" && a.backend != "hip" &&
+      a.backend != "opencl")
+    usage("--backend must be cc, interpreter, cuda, hip or opencl");
   if (a.digests.empty())
     a.digests = (std::filesystem::path(a.fixture).parent_path() / "DIGESTS.txt").string();
   return a;

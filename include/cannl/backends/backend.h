@@ -109,13 +109,18 @@ std::shared_ptr<Backend> make_interpreter_backend();
 /// The CUDA backend on device `ordinal`: CUDA C++ compiled by NVRTC, run by the driver API, both
 /// loaded at run time. Throws BackendUnavailable naming the missing library or device.
 std::shared_ptr<Backend> make_cuda_backend(int ordinal = 0);
+/// The HIP backend on device `ordinal` (AMD GPUs): HIP compiled by hiprtc to a code object for
+/// the device's architecture, run by the HIP runtime, both loaded at run time (libamdhip64).
+/// Config key hip_printf_fifo_size sizes the device's printf buffer. Throws BackendUnavailable
+/// naming the missing library or device.
+std::shared_ptr<Backend> make_hip_backend(int ordinal = 0);
 /// The OpenCL backend on device `device` of platform `platform` (libOpenCL.so.1 loaded at run
 /// time; PoCL runs it on the CPU). Throws BackendUnavailable naming what is missing.
 std::shared_ptr<Backend> make_opencl_backend(int platform = 0, int device = 0);
 
-/// The backend named `name` (cc, interpreter, cuda, opencl), its device from the config keys
-/// cuda_device / opencl_platform / opencl_device; "auto" takes the first of cuda, opencl, cc
-/// that opens and appends to `skipped` why each one before it did not ("cuda: libcuda.so.1 not
+/// The backend named `name` (cc, interpreter, cuda, hip, opencl), its device from the config keys
+/// cuda_device / hip_device / opencl_platform / opencl_device; "auto" takes the first of cuda,
+/// hip, opencl, cc that opens and appends to `skipped` why each one before it did not ("cuda: libcuda.so.1 not
 /// found"). Throws ConfigError for an unknown name, BackendUnavailable when none opens.
 std::shared_ptr<Backend> make_backend(std::string_view name, std::vector<std::string>* skipped = nullptr);
 

@@ -1,5 +1,5 @@
 #pragma once
-// GPU code generation: one module (CUDA C++ for NVRTC, or OpenCL C 1.2) per fissioned routine,
+// GPU code generation: one module (CUDA C++ for NVRTC, HIP for hiprtc, or OpenCL C 1.2) per fissioned routine,
 // one kernel function per launch, over the one C-family printer (the dialects are thin hooks).
 // Kernels compute the bits the interpreter and the C backend compute: the same prelude
 // (threefry, narrow-float codecs, maximumNumber / minimumNumber), no contraction of a*b+c (fma
@@ -16,11 +16,12 @@
 
 namespace cannl::codegen {
 
-enum class GpuLanguage { Cuda, OpenCL };
+enum class GpuLanguage { Cuda, Hip, OpenCL };
 std::string_view gpu_language_name(GpuLanguage language);
 
 /// The module of `kernels` (statements of `routine`, already lowered for the target and
-/// fissioned), in launch order, named `<routine>_k<index>`.
+/// fissioned), in launch order, named `<routine>_k<index>`. HIP block reductions follow the wave
+/// size of `options.target.gpu.warp_size` (64 on CDNA, 32 on RDNA).
 GeneratedModule emit_gpu(GpuLanguage language, const ir::LoweredRoutine& routine,
                          const std::vector<KernelBody>& kernels, const CodegenOptions& options = {});
 

@@ -59,11 +59,15 @@ class Context {
   /// CUDA device `ordinal` (driver and NVRTC loaded at run time). Throws BackendUnavailable
   /// naming the missing library or device.
   static Context cuda(int ordinal = 0);
+  /// HIP device `ordinal` (AMD GPUs; the HIP runtime and hiprtc loaded at run time). Throws
+  /// BackendUnavailable naming the missing library or device.
+  static Context hip(int ordinal = 0);
   /// OpenCL device `device` of platform `platform` (PoCL runs it on the CPU). Throws
   /// BackendUnavailable naming the missing library, platform or device.
   static Context opencl(int platform = 0, int device = 0);
-  /// The backend named by config key `backend` (cc | interpreter | cuda | opencl | auto: the first
-  /// of cuda, opencl, cc that opens; the reasons for skipping the others are logged at debug 1).
+  /// The backend named by config key `backend` (cc | interpreter | cuda | hip | opencl | auto: the
+  /// first of cuda, hip, opencl, cc that opens; the reasons for skipping the others are logged at
+  /// debug 1).
   static Context from_config();
   explicit Context(std::shared_ptr<backends::Backend> backend);
 

@@ -1,6 +1,8 @@
 // GPU API libraries loaded at run time (see api_library.h).
 #include "backends/gpu/api_library.h"
 
+#include <link.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -17,6 +19,23 @@ void* ApiLibrary::require(const char* name) const {
     throw BackendUnavailable(what_ + " is not usable: " + library_->path() + " has no function " + name +
                              " (an older version than cannl needs?)");
   return address;
+}
+
+std::string loaded_library_containing(const std::string& part) {
+  struct Search {
+    const std::string* part;
+    std::string found;
+  } search{&part, ""};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        const std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (std::filesystem::path(path).filename().string().find(*s->part) == std::string::npos) return 0;
+        s->found = path;
+        return 1;
+      },
+      &search);
+  return search.found;
 }
 
 std::vector<std::string> cuda_toolkit_candidates(const std::vector<std::string>& sonames) {

@@ -41,6 +41,10 @@ class ApiLibrary {
   std::string what_;
 };
 
+/// The path of a shared object loaded in this process whose file name contains `part`
+/// ("libclang-cpp.so"), or "" when there is none.
+std::string loaded_library_containing(const std::string& part);
+
 /// Where to look for a library of the CUDA toolkit: each soname as the loader finds it, then in
 /// the lib64/ and lib/ folders of $CUDA_PATH, $CUDA_HOME and /usr/local/cuda (a toolkit is often
 /// installed without adding itself to the loader's path).

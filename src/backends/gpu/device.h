@@ -1,6 +1,6 @@
 #pragma once
 // The device model of the GPU backends (private to the backends layer): one device of one GPU API
-// (CUDA driver + NVRTC, or OpenCL), with its buffers, one in-order queue (CUDA stream, OpenCL
+// (CUDA driver + NVRTC, HIP runtime + hiprtc, or OpenCL), with its buffers, one in-order queue (CUDA stream, OpenCL
 // command queue), events, copies, and compiled modules. The GPU libraries are loaded at run time
 // (dlopen): cannl builds and runs its CPU backends on a machine without any of them, and opening
 // a device there is a BackendUnavailable naming the missing library.
@@ -58,7 +58,7 @@ class Event {
 class Device {
  public:
   virtual ~Device() = default;
-  /// "cuda" or "opencl".
+  /// "cuda", "hip" or "opencl".
   virtual std::string_view api() const = 0;
   /// For messages and reports: "NVIDIA H200 (sm_90), CUDA driver 13.0",
   /// "cpu-haswell-AMD EPYC 7B13 (Portable Computing Language, OpenCL 3.0 PoCL 3.1)".
@@ -77,7 +77,7 @@ class Device {
   /// Enqueues a device-to-device copy of the whole of `src` into `dst` (same size).
   virtual void copy(Buffer& dst, const Buffer& src) = 0;
 
-  /// Compiles `source` (CUDA C++ for NVRTC, its kernels `extern "C"` so that they keep their
+  /// Compiles `source` (CUDA C++ for NVRTC or HIP for hiprtc, its kernels `extern "C"` so that they keep their
   /// names; OpenCL C 1.2) and loads it, looking the compiled code
   /// up first in `cache_dir` (keyed by the source, cache_tag() and the options; "" disables the
   /// cache) and storing it there atomically after a compile. Throws CompileError carrying the
@@ -101,6 +101,10 @@ class Device {
 /// Device `ordinal` of the CUDA driver (libcuda.so.1) with NVRTC (libnvrtc.so.*). Throws
 /// BackendUnavailable naming the library that is missing, or "no CUDA device <ordinal>".
 std::shared_ptr<Device> open_cuda(int ordinal);
+/// Device `ordinal` of the HIP runtime (libamdhip64.so) with hiprtc; `printf_fifo_bytes` > 0
+/// sizes the device's printf buffer. Throws BackendUnavailable naming the library that is missing,
+/// hipInit's failure (no AMD GPU), or "no HIP device <ordinal>".
+std::shared_ptr<Device> open_hip(int ordinal, std::size_t printf_fifo_bytes = 0);
 /// Device `device` of OpenCL platform `platform` (libOpenCL.so.1). Throws BackendUnavailable
 /// naming the library, or the platform / device that does not exist.
 std::shared_ptr<Device> open_opencl(int platform, int device);

@@ -1,9 +1,10 @@
-// The GPU backends (CUDA, OpenCL): the default GPU schedule, the final lowering round, kernel
+// The GPU backends (CUDA, HIP, OpenCL): the default GPU schedule, the final lowering round, kernel
 // fission, one module of kernels per routine printed by the GPU dialect, compiled and cached by
 // the device; the executables are gpu_executable.h.
 #include <exception>
 
 #include "backends/gpu/cuda_compile_check.h"
+#include "backends/gpu/hip_compile_check.h"
 #include "backends/gpu/device.h"
 #include "backends/gpu/gpu_executable.h"
 #include "backends/index_precision.h"
@@ -58,8 +59,11 @@ class GpuBackend final : public Backend {
       if (s.kind == schedule::Segment::Kind::Kernel) bodies.push_back({s.body, s.geometry});
     }
     codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target});
-    if (language_ == codegen::GpuLanguage::OpenCL) gpu::check_cuda_compiles(lowered, bodies, target);
-    const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : ".cl";
+    if (language_ == codegen::GpuLanguage::OpenCL) {
+      gpu::check_cuda_compiles(lowered, bodies, target);
+      gpu::write_hip_check_modules(lowered, bodies, target);
+    }
+    const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : language_ == codegen::GpuLanguage::Hip ? ".hip" : ".cl";
     const std::filesystem::path readable = files::build_dir() / (lowered.name + extension);
     try {
       files::write_atomically(readable, module.text);
@@ -89,6 +93,11 @@ class GpuBackend final : public Backend {
 
 std::shared_ptr<Backend> make_cuda_backend(int ordinal) {
   return std::make_shared<GpuBackend>(gpu::open_cuda(ordinal), codegen::GpuLanguage::Cuda);
+}
+
+std::shared_ptr<Backend> make_hip_backend(int ordinal) {
+  const auto fifo = static_cast<std::size_t>(config::get_int_in("hip_printf_fifo_size", 0, 1LL << 32));
+  return std::make_shared<GpuBackend>(gpu::open_hip(ordinal, fifo), codegen::GpuLanguage::Hip);
 }
 
 std::shared_ptr<Backend> make_opencl_backend(int platform, int device) {

@@ -16,6 +16,26 @@
 //
 // Only the loop's own iterations enter the tree (no neutral value needed), in a fixed order: the
 // result depends on the loop's extent alone, never on the block size or the device.
+//
+// A dialect with wave shuffles (HIP) takes the steps whose pairs lie in one wave (s < wave) in
+// registers instead, when the loop's threads start at a wave's first lane (slot 0, and each
+// group of them a whole number of waves or the only group):
+//
+//     for (int64_t s = 64; s >= 64; s >>= 1) { ...the steps above... }   // wave 64
+//     if (r < 64) {                                  // the group's first wave, all lanes together
+//       float v = cannl_red_i4[lin];
+//       for (int64_t s = 32; s > 0; s >>= 1) {
+//         const float o = __shfl_down(v, (unsigned int)s);
+//         if (r < s && r + s < 100) v = v + o;
+//       }
+//       if (r == 0) d[idx] = d[idx] + v;
+//     }
+//     __syncthreads();
+//
+// Lane r combines the same two values as the shared-memory step, so the bits do not depend on
+// the wave size either: wave32 and wave64 modules differ in text only.
+#include <algorithm>
+
 #include "cannl/ir/block_reduction.h"
 #include "cannl/support/error.h"
 #include "codegen/clike/body_printer.h"
@@ -52,6 +72,19 @@ std::string linear_thread(const GpuDialect& d, const ir::KernelGeometry& g) {
   return lin;
 }
 
+// The wave size whose in-wave steps the reduction takes as shuffles, or 0 for none: the dialect
+// spells shuffles, the target's wave has at least two lanes, the value is a 32- or 64-bit one
+// (what shuffles move), and each group of the loop's threads starts at a wave's first lane.
+int shuffle_wave(const GpuDialect& d, const BodyPrinter& p, const ir::KernelGeometry& g, int slot, std::int64_t end,
+                 ir::DType t) {
+  const int wave = p.options().target.gpu.warp_size;
+  if (d.shuffle_down("v", "s").empty() || wave < 2 || end < 2 || slot != 0) return 0;
+  const bool word = t == ir::DType::F32 || t == ir::DType::F64 || t == ir::DType::I32 || t == ir::DType::I64 ||
+                    t == ir::DType::U32 || t == ir::DType::U64;
+  const bool aligned = g.block[0] % wave == 0 || g.block[1] * g.block[2] == 1;
+  return word && aligned ? wave : 0;
+}
+
 }  // namespace
 
 void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const std::string& name) const {
@@ -82,6 +115,7 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   const std::string mine = arr + "[" + lin + "]";
   const std::string other = arr + "[" + lin + " + " + s + (stride == 1 ? "" : " * " + std::to_string(stride)) + "]";
   const std::string end = std::to_string(f.end);
+  const int wave = shuffle_wave(*this, p, *g, slot, f.end, reduction->dtype);
   p.declare_at_kernel_scope(shared_array(type, arr, g->threads_per_block()));
   p.line("{");
   p.indent();
@@ -95,18 +129,43 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   p.dedent();
   p.line("}");
   p.line(barrier());
-  p.line("for (int64_t " + s + " = " + std::to_string(f.end > 1 ? half : 0) + "; " + s + " > 0; " + s + " >>= 1) {");
-  p.indent();
-  p.line("if (" + name + " < " + s + " && " + name + " + " + s + " < " + end + ") " + mine + " = " +
-         combine(reduction->accum, reduction->dtype, mine, other) + ";");
-  p.line(barrier());
-  p.dedent();
-  p.line("}");
+  // The steps in shared memory: all of them, or those whose pairs span waves.
+  const std::int64_t first = f.end > 1 ? half : 0;
+  if (wave == 0 || first >= wave) {
+    p.line("for (int64_t " + s + " = " + std::to_string(first) + "; " + s + (wave == 0 ? " > 0" : " >= " + std::to_string(wave)) +
+           "; " + s + " >>= 1) {");
+    p.indent();
+    p.line("if (" + name + " < " + s + " && " + name + " + " + s + " < " + end + ") " + mine + " = " +
+           combine(reduction->accum, reduction->dtype, mine, other) + ";");
+    p.line(barrier());
+    p.dedent();
+    p.line("}");
+  }
   const ir::TensorNode& d = *reduction->target;
   const std::string cell = p.names().node(d) + "[" + p.offset(d, reduction->index) + "]";
   const std::string current = p.convert({p.load(cell, d.dtype), d.dtype}, reduction->dtype);
-  const Expr total{combine(reduction->accum, reduction->dtype, current, mine), reduction->dtype};
-  p.line("if (" + name + " == 0) " + cell + " = " + p.store(total, d.dtype) + ";");
+  if (wave == 0) {
+    const Expr total{combine(reduction->accum, reduction->dtype, current, mine), reduction->dtype};
+    p.line("if (" + name + " == 0) " + cell + " = " + p.store(total, d.dtype) + ";");
+  } else {
+    // The rest in registers, on the group's first wave (every lane of it takes this branch).
+    const std::string v = p.fresh_loop_name(), o = p.fresh_loop_name();
+    p.line("if (" + name + " < " + std::to_string(wave) + ") {");
+    p.indent();
+    p.line(type + " " + v + " = " + mine + ";");
+    p.line("for (int64_t " + s + " = " + std::to_string(std::min<std::int64_t>(first, wave / 2)) + "; " + s + " > 0; " + s +
+           " >>= 1) {");
+    p.indent();
+    p.line("const " + type + " " + o + " = " + shuffle_down(v, s) + ";");
+    p.line("if (" + name + " < " + s + " && " + name + " + " + s + " < " + end + ") " + v + " = " +
+           combine(reduction->accum, reduction->dtype, v, o) + ";");
+    p.dedent();
+    p.line("}");
+    const Expr total{combine(reduction->accum, reduction->dtype, current, v), reduction->dtype};
+    p.line("if (" + name + " == 0) " + cell + " = " + p.store(total, d.dtype) + ";");
+    p.dedent();
+    p.line("}");
+  }
   p.line(barrier());
   p.dedent();
   p.line("}");

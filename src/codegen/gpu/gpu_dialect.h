@@ -1,13 +1,14 @@
 #pragma once
-// What the GPU dialects (CUDA C, OpenCL C; HIP and Metal next) share over the C-family printer:
+// What the GPU dialects (CUDA C, HIP, OpenCL C; Metal next) share over the C-family printer:
 // kernels are `void` functions taking every buffer they touch, annotated loops bind hardware
 // indices instead of looping, and buffers are zeroed by loops (no memset in device code).
 //  * A Grid loop binds its index to the block index of its slot, a Workgroup loop to the thread
 //    index of its slot (ir::kernel_geometry); a loop shorter than its slot's launch extent runs
 //    its body under `if (index < end)`.
 //  * A WorkgroupReduce loop in the form of ir::block_reduction is a two-phase block reduction:
-//    each thread's value, then a fixed balanced tree in workgroup-shared memory between barriers;
-//    any other one runs serially on the slot's first thread.
+//    each thread's value, then a fixed balanced tree in workgroup-shared memory between barriers
+//    (its steps within one wave as shuffles where the dialect spells them); any other one runs
+//    serially on the slot's first thread.
 //  * Bit casts use the dialect's intrinsics; math functions keep their C names (OpenCL maps them).
 // A dialect spells only the hardware indices, qualifiers, types and the barrier.
 
@@ -30,6 +31,13 @@ class GpuDialect : public CLikePrinter {
   virtual std::string bits_f32_fn() const = 0;  // int32_t -> float
   virtual std::string f64_bits_fn() const = 0;  // double -> int64_t
   virtual std::string bits_f64_fn() const = 0;  // int64_t -> double
+  /// The `value` of the lane `delta` places above this one in its wave (HIP: `__shfl_down`), or
+  /// "" where the dialect has no shuffles: block reductions then combine in shared memory only.
+  virtual std::string shuffle_down(const std::string& value, const std::string& delta) const {
+    (void)value;
+    (void)delta;
+    return "";
+  }
 
   bool returns_status() const override { return false; }
   void append_bitcast_helpers(std::vector<PreludeHelper>& out) const override;

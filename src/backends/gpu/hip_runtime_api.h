@@ -1,0 +1,119 @@
+#pragma once
+// The HIP runtime (libamdhip64.so), loaded at run time. The declarations below are the few of
+// hip_runtime_api.h that cannl uses, with the values and signatures of ROCm 5.2's header (the
+// one CI has). ROCm 6 renamed its hipGetDeviceProperties to hipGetDevicePropertiesR0600 for a new
+// layout and kept the plain symbol for the ROCm 5 layout read here.
+//
+//   const HipRuntimeApi& hip = HipRuntimeApi::get();        // BackendUnavailable without ROCm
+//   hip.check(hip.hipSetDevice(0), "hipSetDevice");         // RuntimeError / ResourceError
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cannl::backends::gpu {
+
+namespace hip {
+using hipError_t = int;
+using hipDevice_t = int;
+using hipDeviceptr_t = void*;
+struct ihipStream_t;
+struct ihipModule_t;
+struct ihipModuleSymbol_t;
+struct ihipEvent_t;
+using hipStream_t = ihipStream_t*;
+using hipModule_t = ihipModule_t*;
+using hipFunction_t = ihipModuleSymbol_t*;
+using hipEvent_t = ihipEvent_t*;
+
+constexpr hipError_t hipSuccess = 0;
+constexpr hipError_t hipErrorOutOfMemory = 2;
+constexpr hipError_t hipErrorNoDevice = 100;
+constexpr hipError_t hipErrorInvalidDevice = 101;
+
+// hipDeviceAttribute_t
+constexpr int hipDeviceAttributeMaxBlockDimX = 26;  // Y = 27, Z = 28
+constexpr int hipDeviceAttributeMaxGridDimX = 29;   // Y = 30, Z = 31
+constexpr int hipDeviceAttributeMaxThreadsPerBlock = 56;
+constexpr int hipDeviceAttributeMaxSharedMemoryPerBlock = 74;  // LDS bytes of one block
+constexpr int hipDeviceAttributeWarpSize = 87;                 // the wave: 64 (CDNA, GCN) or 32 (RDNA)
+
+// hipLimit_t
+constexpr int hipLimitPrintfFifoSize = 1;
+
+constexpr unsigned hipStreamNonBlocking = 0x1;
+constexpr unsigned hipEventDisableTiming = 0x2;
+
+/// Where hipGetDeviceProperties (ROCm 5 layout) writes gcnArchName ("gfx90a:sramecc+:xnack-"),
+/// and a size comfortably above the whole structure's (792 bytes).
+constexpr std::size_t kPropertiesArchOffset = 396;
+constexpr std::size_t kPropertiesBytes = 4096;
+}  // namespace hip
+
+/// The runtime's entry points, bound once per process.
+struct HipRuntimeApi {
+  /// Loads libamdhip64 and runs hipInit(0) on first use. Throws BackendUnavailable naming the
+  /// library (or hipInit's error: no device, no driver); a later call tries again.
+  static const HipRuntimeApi& get();
+  /// The runtime from the first of `candidates` that loads, initialized; a new table each call.
+  static HipRuntimeApi load(const std::vector<std::string>& candidates);
+
+  /// Throws, for a `result` other than hipSuccess, ResourceError (out of memory) or RuntimeError
+  /// naming `call`, the error's name and its description, then `context` when given.
+  void check(hip::hipError_t result, const char* call, const std::string& context = "") const;
+  /// "hipErrorOutOfMemory (out of memory)"
+  std::string describe(hip::hipError_t result) const;
+
+  using hipError_t = hip::hipError_t;
+  using hipDeviceptr_t = hip::hipDeviceptr_t;
+  using hipStream_t = hip::hipStream_t;
+  hipError_t (*hipInit)(unsigned flags) = nullptr;
+  hipError_t (*hipRuntimeGetVersion)(int* version) = nullptr;
+  const char* (*hipGetErrorName)(hipError_t error) = nullptr;
+  const char* (*hipGetErrorString)(hipError_t error) = nullptr;
+  hipError_t (*hipGetDeviceCount)(int* count) = nullptr;
+  hipError_t (*hipSetDevice)(int ordinal) = nullptr;
+  hipError_t (*hipDeviceGet)(hip::hipDevice_t* device, int ordinal) = nullptr;
+  hipError_t (*hipDeviceGetAttribute)(int* value, int attribute, int ordinal) = nullptr;
+  hipError_t (*hipDeviceGetName)(char* name, int length, hip::hipDevice_t device) = nullptr;
+  hipError_t (*hipGetDeviceProperties)(void* properties, int ordinal) = nullptr;
+  hipError_t (*hipDeviceSetLimit)(int limit, std::size_t value) = nullptr;  // optional: ROCm 5.3 on
+  hipError_t (*hipStreamCreateWithFlags)(hipStream_t* stream, unsigned flags) = nullptr;
+  hipError_t (*hipStreamDestroy)(hipStream_t stream) = nullptr;
+  hipError_t (*hipStreamSynchronize)(hipStream_t stream) = nullptr;
+  hipError_t (*hipMalloc)(void** pointer, std::size_t bytes) = nullptr;
+  hipError_t (*hipFree)(void* pointer) = nullptr;
+  hipError_t (*hipMemsetD8Async)(hipDeviceptr_t pointer, unsigned char value, std::size_t count,
+                                 hipStream_t stream) = nullptr;
+  hipError_t (*hipMemcpyHtoDAsync)(hipDeviceptr_t dst, void* src, std::size_t bytes, hipStream_t stream) = nullptr;
+  hipError_t (*hipMemcpyDtoHAsync)(void* dst, hipDeviceptr_t src, std::size_t bytes, hipStream_t stream) = nullptr;
+  hipError_t (*hipMemcpyDtoDAsync)(hipDeviceptr_t dst, hipDeviceptr_t src, std::size_t bytes,
+                                   hipStream_t stream) = nullptr;
+  hipError_t (*hipModuleLoadData)(hip::hipModule_t* module, const void* image) = nullptr;
+  hipError_t (*hipModuleUnload)(hip::hipModule_t module) = nullptr;
+  hipError_t (*hipModuleGetFunction)(hip::hipFunction_t* function, hip::hipModule_t module, const char* name) = nullptr;
+  hipError_t (*hipModuleLaunchKernel)(hip::hipFunction_t function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                                      unsigned block_x, unsigned block_y, unsigned block_z, unsigned shared_bytes,
+                                      hipStream_t stream, void** params, void** extra) = nullptr;
+  hipError_t (*hipEventCreateWithFlags)(hip::hipEvent_t* event, unsigned flags) = nullptr;
+  hipError_t (*hipEventDestroy)(hip::hipEvent_t event) = nullptr;
+  hipError_t (*hipEventRecord)(hip::hipEvent_t event, hipStream_t stream) = nullptr;
+  hipError_t (*hipEventSynchronize)(hip::hipEvent_t event) = nullptr;
+  hipError_t (*hipEventElapsedTime)(float* milliseconds, hip::hipEvent_t start, hip::hipEvent_t end) = nullptr;
+
+  /// The library that loaded ("libamdhip64.so.5").
+  std::string library;
+  /// hipRuntimeGetVersion: 50221153 for ROCm 5.2 (major * 10^7 + minor * 10^5 + patch).
+  int runtime_version = 0;
+};
+
+/// The sonames tried for the runtime (libamdhip64.so.6, .so.5, .so), each as the loader finds it
+/// and then under $ROCM_PATH, $HIP_PATH and /opt/rocm (see rocm_candidates).
+std::vector<std::string> hip_runtime_candidates();
+
+/// Where to look for a ROCm library: each soname as the loader finds it, then in the lib/ folder
+/// of $ROCM_PATH, $HIP_PATH and /opt/rocm (ROCm often installs outside the loader's path).
+///   rocm_candidates({"libamdhip64.so.6"}) == {"libamdhip64.so.6", "/opt/rocm/lib/libamdhip64.so.6"}
+std::vector<std::string> rocm_candidates(const std::vector<std::string>& sonames);
+
+}  // namespace cannl::backends::gpu

@@ -1,0 +1,212 @@
+// The HIP device on a mock runtime (mock_hip_runtime.c, compiled here by the system C compiler):
+// the device's calls run on host memory, so the whole HIP path (the current device per thread,
+// the stream, kernel parameters and geometry, zeroing, copies, events, hiprtc's code object
+// through the module cache, the printf buffer, releases) is checked on machines without an AMD
+// GPU. The mock counts every call a real runtime would reject; each test expects none, and
+// nothing left alive at the end.
+//
+// Each test runs in a child process (a death test that re-executes this binary), since hiprtc's
+// comgr and PoCL's clang, which the OpenCL tests of this binary load, abort one process together.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <thread>
+
+#include "backends/cc/compile_cache.h"
+#include "backends/gpu/device_checks.h"
+#include "backends/gpu/hip_device.h"
+#include "backends/gpu/hiprtc_api.h"
+#include "backends/gpu/module_cache.h"
+#include "cannl/backends/backend.h"
+
+namespace cannl::test_gpu {
+namespace {
+
+using backends::gpu::HipRuntimeApi;
+
+struct MockRuntime {
+  std::shared_ptr<backends::cc::SharedLibrary> library;
+  const HipRuntimeApi* api = nullptr;  // never freed: devices use it until they go
+  int (*errors)() = nullptr;
+  int (*live_objects)() = nullptr;
+  int (*launches)() = nullptr;
+  std::size_t (*printf_fifo)() = nullptr;
+};
+
+// Why the mock cannot run here (no hiprtc, no C compiler), or "".
+std::string unavailable() {
+  try {
+    backends::gpu::hiprtc_version();
+    (void)backends::cc::load_or_compile("mock_hip_runtime",
+                                        files::read_file(CANNL_SOURCE_DIR "/tests/backends/gpu/mock_hip_runtime.c"));
+    return "";
+  } catch (const BackendUnavailable& e) {
+    return e.what();
+  }
+}
+
+// Runs `test` with the mock in a child process, then checks that the mock saw no misuse and
+// that nothing is left alive; the child's failures fail the test.
+void on_the_mock(const std::function<void(const MockRuntime&)>& test) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        MockRuntime mock;
+        mock.library = backends::cc::load_or_compile(
+            "mock_hip_runtime", files::read_file(CANNL_SOURCE_DIR "/tests/backends/gpu/mock_hip_runtime.c"));
+        mock.api = new HipRuntimeApi(HipRuntimeApi::load({mock.library->path()}));
+        mock.errors = reinterpret_cast<int (*)()>(mock.library->symbol("mock_errors"));
+        mock.live_objects = reinterpret_cast<int (*)()>(mock.library->symbol("mock_live_objects"));
+        mock.launches = reinterpret_cast<int (*)()>(mock.library->symbol("mock_launches"));
+        mock.printf_fifo = reinterpret_cast<std::size_t (*)()>(mock.library->symbol("mock_printf_fifo"));
+        try {
+          test(mock);
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << "threw: " << e.what();
+        }
+        EXPECT_EQ(mock.errors(), 0) << "calls a real runtime would reject";
+        EXPECT_EQ(mock.live_objects(), 0) << "allocations, modules, events or streams not released";
+        // _Exit: no exit-time leak check, which would report what ROCm's compiler keeps for the
+        // life of the process (under ASan).
+        std::fflush(nullptr);
+        std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+#define SKIP_WITHOUT_MOCK()                           \
+  do {                                                \
+    const std::string why = unavailable();            \
+    if (!why.empty()) GTEST_SKIP() << why;            \
+  } while (false)
+
+std::shared_ptr<Device> open(const MockRuntime& mock, std::size_t printf_fifo = 0) {
+  return backends::gpu::open_hip_on(*mock.api, 0, {.printf_fifo_bytes = printf_fifo});
+}
+
+TEST(HipOnAMockRuntime, PassesTheDeviceChecks) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock([](const MockRuntime& mock) {
+    auto device = open(mock);
+    EXPECT_EQ(device->description().rfind("Mock AMD GPU (gfx90a, wave64), HIP runtime 6.2, hiprtc ", 0), 0u)
+        << device->description();
+    EXPECT_EQ(device->limits().max_threads_per_block, 1024);
+    EXPECT_EQ(device->limits().max_grid_dims[1], 2147483647);
+    EXPECT_EQ(device->limits().max_shared_bytes, 65536);
+    EXPECT_EQ(device->limits().warp_size, 64);
+    EXPECT_NE(device->cache_tag().find("--offload-arch=gfx90a"), std::string::npos) << device->cache_tag();
+    check_buffers(*device);
+
+    const int launches = mock.launches();
+    const fs::path cache = fresh_cache_dir("hip_mock_hit");
+    auto first = check_axpy(*device, cuda_axpy_source(), cache);
+    EXPECT_FALSE(first->from_cache());
+    auto host = backends::make_interpreter_backend()->allocate(64);
+    check_launch_errors(*device, *first, *host);
+    auto other = open(mock);
+    EXPECT_TRUE(check_axpy(*other, cuda_axpy_source(), cache)->from_cache());
+    EXPECT_EQ(mock.launches(), launches + 2) << "an empty grid or a rejected launch reaches no runtime";
+    EXPECT_THROW(other->launch(*first, 0, ir::KernelGeometry{}, {}), RuntimeUsageError) << "another device's module";
+  });
+}
+
+// Runs `call` on a thread of its own, which has no current device until the device sets it.
+void on_a_fresh_thread(const std::function<void()>& call) {
+  std::string failure;
+  std::thread worker([&] {
+    try {
+      call();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  worker.join();
+  EXPECT_EQ(failure, "");
+}
+
+TEST(HipOnAMockRuntime, EveryCallSetsTheDeviceOnItsThread) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock([](const MockRuntime& mock) {
+    std::shared_ptr<Device> device;
+    std::unique_ptr<backends::Buffer> a, b, c;
+    std::shared_ptr<Module> module;
+    std::unique_ptr<backends::gpu::Event> event;
+    const std::vector<float> ones(35, 1.0f);
+    // hiprtc compiles on this thread, into the cache that the fresh thread's load then reads: a
+    // thread that ran LLVM ends with LLVM's alternate signal stack, which ASan fails to unmap.
+    const fs::path cache = fresh_cache_dir("hip_mock_threads");
+    open(mock)->load(cuda_axpy_source(), {"axpy2d"}, cache);
+    on_a_fresh_thread([&] { device = open(mock); });
+    on_a_fresh_thread([&] { a = device->allocate(35 * 4); });
+    on_a_fresh_thread([&] { b = device->allocate(35 * 4); });
+    on_a_fresh_thread([&] { c = device->allocate(35 * 4); });
+    on_a_fresh_thread([&] { a->write(bytes_of(ones)); });
+    on_a_fresh_thread([&] { device->copy(*b, *a); });
+    on_a_fresh_thread([&] { device->fill_zero(*c); });
+    on_a_fresh_thread([&] { module = device->load(cuda_axpy_source(), {"axpy2d"}, cache); });
+    EXPECT_TRUE(module->from_cache());
+    on_a_fresh_thread([&] {
+      const std::vector<KernelArg> args{c.get(), a.get(), b.get(), std::int64_t{2}, std::int64_t{5}, std::int64_t{7}};
+      device->launch(*module, 0, {.grid = {2, 5, 1}, .block = {4, 1, 1}}, args);
+    });
+    on_a_fresh_thread([&] { event = device->record(); });
+    on_a_fresh_thread([&] { event->wait(); });
+    on_a_fresh_thread([&] { device->synchronize(); });
+    on_a_fresh_thread([&] { EXPECT_EQ(read_as<float>(*c), std::vector<float>(35, 3.0f)); });
+    on_a_fresh_thread([&] { event.reset(); });
+    on_a_fresh_thread([&] { module.reset(); });
+    on_a_fresh_thread([&] { a.reset(); });
+    on_a_fresh_thread([&] { b.reset(); });
+    on_a_fresh_thread([&] { c.reset(); });
+    on_a_fresh_thread([&] { device.reset(); });
+  });
+}
+
+TEST(HipOnAMockRuntime, PrintfFifoSizeIsSetWhenAsked) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock([](const MockRuntime& mock) {
+    { auto device = open(mock); }
+    EXPECT_EQ(mock.printf_fifo(), 0u) << "0 keeps the runtime's size";
+    { auto device = open(mock, std::size_t{1} << 20); }
+    EXPECT_EQ(mock.printf_fifo(), std::size_t{1} << 20);
+  });
+}
+
+TEST(HipOnAMockRuntime, OutOfMemoryIsAResourceError) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock([](const MockRuntime& mock) {
+    auto device = open(mock);
+    try {
+      device->allocate(std::size_t{1} << 41);
+      ADD_FAILURE() << "expected ResourceError";
+    } catch (const ResourceError& e) {
+      EXPECT_NE(std::string(e.what()).find("hipErrorOutOfMemory"), std::string::npos) << e.what();
+    }
+  });
+}
+
+TEST(HipOnAMockRuntime, AMissingKernelIsACompileErrorAndARefusedCacheEntryIsCompiledAgain) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock([](const MockRuntime& mock) {
+    auto device = open(mock);
+    try {
+      device->load(cuda_axpy_source(), {"axpy2d", "absent"}, "");
+      ADD_FAILURE() << "expected CompileError";
+    } catch (const CompileError& e) {
+      EXPECT_NE(std::string(e.what()).find("no kernel absent"), std::string::npos) << e.what();
+    }
+    const fs::path cache = fresh_cache_dir("hip_mock_refused");
+    // A verified entry holding what no runtime loads (the key as HipDevice::load makes it).
+    const auto entry = backends::gpu::module_cache_entry(cache, "axpy2d", "hsaco",
+                                                         cuda_axpy_source() + "\n" + device->cache_tag());
+    backends::gpu::store_cached_module(entry, "not a code object");
+    auto module = check_axpy(*device, cuda_axpy_source(), cache);
+    EXPECT_FALSE(module->from_cache());
+    EXPECT_TRUE(fs::exists(cache / "quarantine" / entry.file.filename()));
+  });
+}
+
+}  // namespace
+}  // namespace cannl::test_gpu
