@@ -158,6 +158,37 @@ TEST_F(Gpt2Test, GreedyGenerationMatchesPyTorch) {
   EXPECT_EQ(nn::generate(model, read_ids("ids.txt"), 9, {.greedy = true}).size(), 5u);
 }
 
+/// Greedy tokens from the whole-window forward, one forward per token (what generate did before
+/// the key-value cache).
+std::vector<std::int64_t> greedy_full_window(Gpt2& model, std::vector<std::int64_t> ids,
+                                             std::int64_t n) {
+  std::vector<std::int64_t> added;
+  nn::TokenSampler greedy({});
+  for (std::int64_t i = 0; i < n; ++i) {
+    added.push_back(greedy.next(model.last_logits(ids)));
+    ids.push_back(added.back());
+  }
+  return added;
+}
+
+TEST_F(Gpt2Test, CachedStepsMatchTheWholeWindow) {
+  Gpt2 model(small(), runtime::Context::cpu(), 16);
+  model.randomize_weights(3);
+  const std::vector<std::int64_t> prompt = {7, 42, 3};
+  const auto cached = nn::generate(model, prompt, 13, {.greedy = true});
+  EXPECT_EQ(cached, greedy_full_window(model, prompt, 13));
+  // The step's logits are the whole window's last row (within rounding: other reduction
+  // lengths), and a second sequence overwrites the first one's cache rows.
+  std::vector<double> stepped;
+  const std::vector<std::int64_t> other = {99, 0, 5, 61, 8};
+  for (std::size_t p = 0; p < other.size(); ++p) stepped = model.step(other[p], static_cast<std::int64_t>(p));
+  const auto full = model.last_logits(other);
+  ASSERT_EQ(stepped.size(), full.size());
+  for (std::size_t v = 0; v < full.size(); ++v) EXPECT_NEAR(stepped[v], full[v], 1e-5) << v;
+  EXPECT_THROW(model.step(1, 16), RuntimeUsageError);
+  EXPECT_THROW(model.step(100, 0), RuntimeUsageError);
+}
+
 TEST_F(Gpt2Test, SamplingIsSeededAndDeterministic) {
   Gpt2 model(small(), runtime::Context::cpu(), 16);
   model.load_weights(io::SafetensorsFile::open(fixture("bare.safetensors")));
