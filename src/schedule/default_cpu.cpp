@@ -14,6 +14,7 @@
 #include "cannl/support/log.h"
 #include "cannl/ir/tree_mapper.h"
 #include "schedule/access_relations.h"
+#include "schedule/gemv_nest.h"
 #include "schedule/loop_tree.h"
 #include "schedule/matmul_nest.h"
 #include "schedule/parallel_loops.h"
@@ -48,6 +49,7 @@ class Scheduler {
 
   ScheduledRoutine run() {
     if (options_.tensorize) tensorize_round();
+    strided_gemv_round();
     window_round();
     grid_round();
     if (options_.reassociate && options_.vectorize) reassociate_round();
@@ -283,6 +285,14 @@ class Scheduler {
       return;
     }
     for (const auto& x : flatten_seq(f->body)) grid_in(x);
+  }
+
+  // ---- strided matrix-vector products (gemv_nest.h) ----
+  void strided_gemv_round() {
+    std::vector<std::vector<Transform>> plans;
+    for (const ir::For* f : nest_tops())
+      if (auto p = detail::plan_strided_gemv(*f)) plans.push_back(std::move(*p));
+    push_each(plans);
   }
 
   // ---- reassociate ----

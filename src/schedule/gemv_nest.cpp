@@ -1,0 +1,58 @@
+// Strided matrix-vector products (see gemv_nest.h).
+#include "schedule/gemv_nest.h"
+
+#include "cannl/ir/target.h"
+#include "schedule/access_relations.h"
+#include "schedule/loop_tree.h"
+
+namespace cannl::schedule::detail {
+namespace {
+
+// Chunks of the cell loop: enough cells for the vector loop and a thread's share, few enough
+// that the chunk's accumulators (16 KiB of f32 at most) stay in the L1 cache across the steps.
+constexpr std::int64_t kMinChunk = 256;
+constexpr std::int64_t kMaxChunk = 4096;
+constexpr std::int64_t kMinSteps = 16;
+
+std::int64_t chunk_of(std::int64_t extent) {
+  for (std::int64_t c = std::min(kMaxChunk, extent); c >= kMinChunk; --c)
+    if (extent % c == 0) return c;
+  return 0;
+}
+
+// Whether some read moving with r runs contiguously along c and none along r.
+void scan_reads(const ir::ScalarRef& v, ir::Symbol c, ir::Symbol r, bool& along_c, bool& along_r) {
+  if (const auto* g = std::get_if<ir::Get>(&v->node)) {
+    if (!ir::mentions(g->index, r)) return;
+    if (ir::contiguous_in(g->index, r)) along_r = true;
+    else if (ir::contiguous_in(g->index, c)) along_c = true;
+    return;
+  }
+  if (const auto* a = std::get_if<ir::Apply>(&v->node))
+    for (const auto& x : a->args) scan_reads(x, c, r, along_c, along_r);
+}
+
+}  // namespace
+
+std::optional<std::vector<Transform>> plan_strided_gemv(const ir::For& top) {
+  ir::StmtRef leaf;
+  const std::vector<const ir::For*> loops = perfect_nest(top, leaf);
+  if (loops.size() != 2 || !leaf) return std::nullopt;
+  const ir::For& c = *loops[0];
+  const ir::For& r = *loops[1];
+  const auto* store = std::get_if<ir::Set>(&leaf->node);
+  if (!store || c.axis != ir::AxisType::Serial || r.axis != ir::AxisType::Serial || c.begin != 0 ||
+      store->node->dtype != ir::DType::F32 || r.end - r.begin < kMinSteps)
+    return std::nullopt;
+  if (accumulation_op(store->node, store->index, store->value) != ir::Op::Add || ir::mentions(store->index, r.index) ||
+      !ir::contiguous_in(store->index, c.index))
+    return std::nullopt;
+  bool along_c = false, along_r = false;
+  scan_reads(store->value, c.index, r.index, along_c, along_r);
+  const std::int64_t chunk = chunk_of(c.end);
+  if (!along_c || along_r || chunk == 0) return std::nullopt;
+  const Split s = split(c.index, chunk);
+  return std::vector<Transform>{s, Swap{s.inner, r.index}};
+}
+
+}  // namespace cannl::schedule::detail
