@@ -14,16 +14,21 @@ constexpr std::int64_t kMinChunk = 256;
 constexpr std::int64_t kMaxChunk = 4096;
 constexpr std::int64_t kMinSteps = 16;
 
+// The chunk: the largest divisor of the extent in [kMinChunk, kMaxChunk] leaving at least
+// kMinChunks chunks for the threads; 0 when there is none.
+constexpr std::int64_t kMinChunks = 4;
+
 std::int64_t chunk_of(std::int64_t extent) {
-  for (std::int64_t c = std::min(kMaxChunk, extent); c >= kMinChunk; --c)
+  for (std::int64_t c = std::min(kMaxChunk, extent / kMinChunks); c >= kMinChunk; --c)
     if (extent % c == 0) return c;
   return 0;
 }
 
-// Whether some read moving with r runs contiguously along c and none along r.
+// Whether some matrix (a read moving with both loops) runs contiguously along c, and whether
+// one runs along r (a dot product per cell: the interleaved Split_reduce's case).
 void scan_reads(const ir::ScalarRef& v, ir::Symbol c, ir::Symbol r, bool& along_c, bool& along_r) {
   if (const auto* g = std::get_if<ir::Get>(&v->node)) {
-    if (!ir::mentions(g->index, r)) return;
+    if (!ir::mentions(g->index, r) || !ir::mentions(g->index, c)) return;
     if (ir::contiguous_in(g->index, r)) along_r = true;
     else if (ir::contiguous_in(g->index, c)) along_c = true;
     return;

@@ -17,8 +17,8 @@
 namespace cannl::schedule::detail {
 
 /// For a perfect serial nest `for c: for r: d[.., c] = add(d[.., c], v)` (or fma(a, b, d)) in
-/// f32, whose store is contiguous in c, with a read moving with r contiguous in c and none
-/// contiguous in r: a Split of c into chunks (the largest divisor of c's extent in [256, 4096])
+/// f32, whose store is contiguous in c, with a matrix (a read moving with both loops) contiguous
+/// in c and none contiguous in r: a Split of c into chunks (the largest divisor of c's extent in [256, 4096] that leaves at least 4 chunks)
 /// and the Swap of the chunk's cells below r. nullopt for any other nest or extent.
 std::optional<std::vector<Transform>> plan_strided_gemv(const ir::For& top);
 
