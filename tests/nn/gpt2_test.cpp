@@ -16,6 +16,8 @@
 
 #include "cannl/io/safetensors.h"
 #include "cannl/nn/gpt2.h"
+#include "cannl/nn/ops.h"
+#include "cannl/nn/training.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
@@ -234,6 +236,32 @@ TEST_F(Gpt2Test, RandomWeightsAreSeeded) {
   model.randomize_weights(5);
   EXPECT_EQ(model.logits(ids), a);
   for (double v : a) EXPECT_TRUE(std::isfinite(v) && v != 0) << v;
+}
+
+// The cache's pieces on a tiny table: gather_at reads the row at a run-time index, write_at
+// writes it into the cache row at another and keeps the rows written before.
+TEST(NnIndexOps, GatherAndWriteAtRunTimeIndices) {
+  reset_tensor_state();
+  std::vector<double> cells(15);
+  for (std::size_t k = 0; k < cells.size(); ++k) cells[k] = static_cast<double>(k);
+  const ir::StaticSymbol row{ir::fresh_symbol(), 5, "row"}, slot{ir::fresh_symbol(), 4, "slot"};
+  const Tensor table = literal("table", cells, {.input = std::vector<std::int64_t>{5}, .output = std::vector<std::int64_t>{3}});
+  const Tensor cache = literal("cache", std::vector<double>(12, 0.0),
+                               {.batch = std::vector<std::int64_t>{4}, .output = std::vector<std::int64_t>{3}});
+  const Tensor written = nn::write_at(nn::gather_at(table, row), cache, slot);
+  runtime::Context ctx = runtime::Context::cpu();
+  const runtime::Routine r = train::compile_forward(ctx, {written}, "write_row");
+  const auto run = [&](std::int64_t at_row, std::int64_t at_slot) {
+    std::vector<std::int64_t> statics;
+    for (const auto& s : r.statics()) statics.push_back(s.symbol == row.symbol ? at_row : at_slot);
+    ctx.run(r, statics);
+    return ctx.get_values(cache.value());
+  };
+  // table is [3 <- 5] (memory [3][5]): row 2 holds 2, 7, 12.
+  EXPECT_EQ(run(2, 1), (std::vector<double>{0, 0, 0, 2, 7, 12, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(run(4, 3), (std::vector<double>{0, 0, 0, 2, 7, 12, 0, 0, 0, 4, 9, 14}));
+  EXPECT_THROW(run(5, 0), RuntimeUsageError);  // the index checked against its range
+  EXPECT_THROW(nn::write_at(table, table + table, slot), RuntimeUsageError);  // not a host literal
 }
 
 TEST(Gpt2Sampler, TopKSamplesOnlyTheTopK) {
