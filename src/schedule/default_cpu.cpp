@@ -289,10 +289,13 @@ class Scheduler {
 
   // ---- strided matrix-vector products (gemv_nest.h) ----
   void strided_gemv_round() {
-    std::vector<std::vector<Transform>> plans;
-    for (const ir::For* f : nest_tops())
-      if (auto p = detail::plan_strided_gemv(*f)) plans.push_back(std::move(*p));
-    push_each(plans);
+    // Twice: a partitioned extent's head segment is planned on the second pass.
+    for (int pass = 0; pass < 2; ++pass) {
+      std::vector<std::vector<Transform>> plans;
+      for (const ir::For* f : nest_tops())
+        if (auto p = detail::plan_strided_gemv(*f)) plans.push_back(std::move(*p));
+      push_each(plans);
+    }
   }
 
   // ---- reassociate ----

@@ -8,10 +8,14 @@
 namespace cannl::schedule::detail {
 namespace {
 
-// Chunks of the cell loop: enough cells for the vector loop and a thread's share, few enough
-// that the chunk's accumulators (16 KiB of f32 at most) stay in the L1 cache across the steps.
+// Chunks of the cell loop: enough cells for the vector loop and long contiguous runs of each
+// matrix row (DRAM streams), few enough that the chunk's accumulators (64 KiB of f32 at most)
+// stay in the L2 cache across the steps.
 constexpr std::int64_t kMinChunk = 256;
-constexpr std::int64_t kMaxChunk = 4096;
+constexpr std::int64_t kMaxChunk = 16384;
+// An extent without such a divisor (a vocabulary of 50257 = 29 x 1733) is partitioned first at
+// a multiple of this: a head with one, and a short tail left plain.
+constexpr std::int64_t kHeadMultiple = 64;
 constexpr std::int64_t kMinSteps = 16;
 
 // The chunk: the largest divisor of the extent in [kMinChunk, kMaxChunk] leaving at least
@@ -54,10 +58,14 @@ std::optional<std::vector<Transform>> plan_strided_gemv(const ir::For& top) {
     return std::nullopt;
   bool along_c = false, along_r = false;
   scan_reads(store->value, c.index, r.index, along_c, along_r);
-  const std::int64_t chunk = chunk_of(c.end);
-  if (!along_c || along_r || chunk == 0) return std::nullopt;
-  const Split s = split(c.index, chunk);
-  return std::vector<Transform>{s, Swap{s.inner, r.index}};
+  if (!along_c || along_r) return std::nullopt;
+  if (const std::int64_t chunk = chunk_of(c.end); chunk > 0) {
+    const Split s = split(c.index, chunk);
+    return std::vector<Transform>{s, Swap{s.inner, r.index}};
+  }
+  for (std::int64_t head = c.end - c.end % kHeadMultiple; head >= kMinChunks * kMinChunk; head -= kHeadMultiple)
+    if (head < c.end && chunk_of(head) > 0) return std::vector<Transform>{Partition{c.index, {head}}};
+  return std::nullopt;
 }
 
 }  // namespace cannl::schedule::detail
