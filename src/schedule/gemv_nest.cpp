@@ -13,6 +13,7 @@ namespace {
 // stay in the L2 cache across the steps.
 constexpr std::int64_t kMinChunk = 256;
 constexpr std::int64_t kMaxChunk = 16384;
+constexpr std::int64_t kLongChunk = 4096;  // preferred: row runs of 16 KiB and more
 // An extent without such a divisor (a vocabulary of 50257 = 29 x 1733) is partitioned first at
 // a multiple of this: a head with one, and a short tail left plain.
 constexpr std::int64_t kHeadMultiple = 64;
@@ -22,8 +23,8 @@ constexpr std::int64_t kMinSteps = 16;
 // kMinChunks chunks for the threads; 0 when there is none.
 constexpr std::int64_t kMinChunks = 4;
 
-std::int64_t chunk_of(std::int64_t extent) {
-  for (std::int64_t c = std::min(kMaxChunk, extent / kMinChunks); c >= kMinChunk; --c)
+std::int64_t chunk_of(std::int64_t extent, std::int64_t least = kMinChunk) {
+  for (std::int64_t c = std::min(kMaxChunk, extent / kMinChunks); c >= least; --c)
     if (extent % c == 0) return c;
   return 0;
 }
@@ -59,12 +60,15 @@ std::optional<std::vector<Transform>> plan_strided_gemv(const ir::For& top) {
   bool along_c = false, along_r = false;
   scan_reads(store->value, c.index, r.index, along_c, along_r);
   if (!along_c || along_r) return std::nullopt;
-  if (const std::int64_t chunk = chunk_of(c.end); chunk > 0) {
+  const auto chunked = [&](std::int64_t chunk) {
     const Split s = split(c.index, chunk);
     return std::vector<Transform>{s, Swap{s.inner, r.index}};
-  }
-  for (std::int64_t head = c.end - c.end % kHeadMultiple; head >= kMinChunks * kMinChunk; head -= kHeadMultiple)
-    if (head < c.end && chunk_of(head) > 0) return std::vector<Transform>{Partition{c.index, {head}}};
+  };
+  // Long chunks first: of the whole extent, else of a head; else any the extent has.
+  if (const std::int64_t chunk = chunk_of(c.end, kLongChunk); chunk > 0) return chunked(chunk);
+  for (std::int64_t head = c.end - c.end % kHeadMultiple; head >= kMinChunks * kLongChunk; head -= kHeadMultiple)
+    if (head < c.end && chunk_of(head, kLongChunk) > 0) return std::vector<Transform>{Partition{c.index, {head}}};
+  if (const std::int64_t chunk = chunk_of(c.end); chunk > 0) return chunked(chunk);
   return std::nullopt;
 }
 

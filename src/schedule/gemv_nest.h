@@ -19,9 +19,10 @@ namespace cannl::schedule::detail {
 /// For a perfect serial nest `for c: for r: d[.., c] = add(d[.., c], v)` (or fma(a, b, d)) in
 /// f32, whose store is contiguous in c, with a matrix (a read moving with both loops) contiguous
 /// in c and none contiguous in r: a Split of c into chunks (the largest divisor of c's extent in
-/// [256, 16384] that leaves at least 4 chunks) and the Swap of the chunk's cells below r; when the
+/// [4096, 16384] that leaves at least 4 chunks) and the Swap of the chunk's cells below r; when the
 /// extent has no such divisor, a Partition of c at the largest multiple of 64 that has one (plan
-/// the head segment again afterwards). nullopt for any other nest.
+/// the head segment again afterwards); failing both, chunks down to 256 cells. nullopt for any
+/// other nest.
 std::optional<std::vector<Transform>> plan_strided_gemv(const ir::For& top);
 
 }  // namespace cannl::schedule::detail

@@ -128,15 +128,15 @@ TEST(DefaultCpuSchedule, StridedMatrixVectorProductsRunAlongTheRows) {
   const std::string text = ir::print_loop_ir(scheduled.routine);
   EXPECT_TRUE(has(text, "in [0, 4) grid:\n  for i1 in [0, 64):\n    for i2 in [0, 768) vectorized:")) << text;
   EXPECT_EQ(compare(run_interp(gemv), run_interp(scheduled.routine), Tolerance::Bitwise), "");
-  // 3079 cells (a prime): the head [0, 3072) gets the chunks, the tail of 7 stays plain.
-  const auto y2 = ir::make_node("y2", DType::F32, {3079});
-  const auto w2 = ir::make_node("w2", DType::F32, {64, 3079});
+  // 16391 cells (a prime): the head [0, 16384) gets the chunks, the tail of 7 stays plain.
+  const auto y2 = ir::make_node("y2", DType::F32, {16391});
+  const auto w2 = ir::make_node("w2", DType::F32, {16, 16391});
   const auto sum2 = ir::apply(ir::Op::Add, DType::F32, {ir::get(y2, {it(v)}), ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(d)}), ir::get(w2, {it(d), it(v)})})});
-  const ir::LoweredRoutine prime{"gemv", ir::seq({ir::zero_out(y2), ir::for_loop(v, 0, 3079, ir::for_loop(d, 0, 64, ir::set(y2, {it(v)}, sum2)))}), {}};
+  const ir::LoweredRoutine prime{"gemv", ir::seq({ir::zero_out(y2), ir::for_loop(v, 0, 16391, ir::for_loop(d, 0, 16, ir::set(y2, {it(v)}, sum2)))}), {}};
   const ScheduledRoutine headed = default_cpu_schedule(prime, options);
   const std::string head_text = ir::print_loop_ir(headed.routine);
-  EXPECT_TRUE(has(head_text, "in [0, 4) grid:\n  for i1 in [0, 64):\n    for i2 in [0, 768) vectorized:")) << head_text;
-  EXPECT_TRUE(has(head_text, "in [3072, 3079)")) << head_text;
+  EXPECT_TRUE(has(head_text, "in [0, 4) grid:\n  for i1 in [0, 16):\n    for i2 in [0, 4096) vectorized:")) << head_text;
+  EXPECT_TRUE(has(head_text, "in [16384, 16391)")) << head_text;
   EXPECT_EQ(compare(run_interp(prime), run_interp(headed.routine), Tolerance::Bitwise), "");
 }
 
