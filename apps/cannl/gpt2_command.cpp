@@ -165,6 +165,9 @@ int run_gpt2_command(const ParsedArgs& args, std::ostream& out, std::ostream& er
 
   auto start = std::chrono::steady_clock::now();
   nn::Gpt2 model(config, runtime::Context::from_config(), std::max<std::int64_t>(window, 1));
+  // --print-logits runs the whole-window forward once; generation runs the cached step.
+  if (r.print_logits) model.compile_forward();
+  else model.compile_step();
   err << "gpt2: compiled in " << ms_since(start) << " ms\n";
   start = std::chrono::steady_clock::now();
   if (weights) model.load_weights(*weights);
@@ -185,9 +188,11 @@ int run_gpt2_command(const ParsedArgs& args, std::ostream& out, std::ostream& er
   start = std::chrono::steady_clock::now();
   const auto added = nn::generate(model, prompt, r.tokens, r.sampling);
   const double ms = ms_since(start);
-  err << "gpt2: " << added.size() << " tokens in " << ms << " ms, "
-      << (added.empty() ? 0.0 : ms / static_cast<double>(added.size())) << " ms per token (window "
-      << window << ")\n";
+  // One step of the cache per position: the prompt's, then every new token but the last.
+  const auto steps = added.empty() ? 0 : n + static_cast<std::int64_t>(added.size()) - 1;
+  err << "gpt2: " << added.size() << " tokens in " << ms << " ms (" << steps
+      << " steps of the key-value cache, window " << window << "), "
+      << (steps == 0 ? 0.0 : ms / static_cast<double>(steps)) << " ms per token\n";
   out << "tokens: " << join(added) << "\n";
   if (tokenizer) {
     std::vector<io::TokenId> all(prompt.begin(), prompt.end());

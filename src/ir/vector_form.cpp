@@ -16,6 +16,14 @@ bool contiguous_in(const std::vector<AxisIndex>& index, Symbol s) {
   return count == 1;
 }
 
+bool loop_invariant(const ScalarRef& s, Symbol loop) {
+  if (std::holds_alternative<Constant>(s->node)) return true;
+  if (const auto* g = std::get_if<Get>(&s->node)) return !mentions(g->index, loop);
+  if (const auto* a = std::get_if<Apply>(&s->node))
+    return std::all_of(a->args.begin(), a->args.end(), [&](const ScalarRef& x) { return loop_invariant(x, loop); });
+  return false;
+}
+
 namespace {
 
 // Statements of a loop body that is a flat sequence of Sets; empty when it is anything else.
@@ -51,7 +59,7 @@ bool reads(const ScalarRef& s, const TensorNode& node) {
 // vectors when they do) and ops with exact vector forms.
 bool vector_expr(const ScalarRef& s, Symbol loop, const Target& target) {
   if (scalar_dtype(*s) != DType::F32) return false;
-  if (std::holds_alternative<Constant>(s->node)) return true;
+  if (loop_invariant(s, loop)) return true;  // a splat of the scalar value (of any inner dtype)
   if (const auto* g = std::get_if<Get>(&s->node))
     return g->node->dtype == DType::F32 && (!mentions(g->index, loop) || contiguous_in(g->index, loop));
   const auto* a = std::get_if<Apply>(&s->node);

@@ -6,6 +6,8 @@
 #include "cannl/nn/gpt2.h"
 #include "cannl/nn/training.h"
 #include "cannl/support/error.h"
+#include "cannl/tensor/autodiff.h"
+#include "nn/gpt2_tokens.h"
 
 namespace cannl::nn {
 namespace {
@@ -36,6 +38,13 @@ std::vector<DecoderBlock> decoder_blocks(const Gpt2Config& c, const std::string&
 
 }  // namespace
 
+void detail::check_token(std::int64_t id, std::int64_t position, std::int64_t vocab_size) {
+  if (id < 0 || id >= vocab_size)
+    throw RuntimeUsageError("gpt2: token id " + std::to_string(id) + " at position " +
+                            std::to_string(position) + " is outside [0, " +
+                            std::to_string(vocab_size) + ")");
+}
+
 Gpt2Blocks::Gpt2Blocks(const Gpt2Config& c, const std::string& label)
     : config(c),
       wte(label + "_wte", c.vocab_size, c.n_embd),
@@ -56,13 +65,17 @@ Tensor Gpt2Blocks::logits(const Tensor& ids, std::int64_t window) const {
 
 Gpt2::Gpt2(const Gpt2Config& config, runtime::Context ctx, std::int64_t window,
            const std::string& label)
-    : blocks_(config, label), ctx_(std::move(ctx)), window_(window) {
+    : blocks_(config, label), ctx_(std::move(ctx)), window_(window), label_(label) {
   if (window < 1 || window > config.n_positions)
     throw RuntimeUsageError("gpt2: the window must be in [1, n_positions=" +
                             std::to_string(config.n_positions) + "], got " + std::to_string(window));
   ids_ = ids_literal(label + "_ids", std::vector<std::int64_t>(static_cast<std::size_t>(window), 0));
   logits_ = blocks_.logits(ids_, window);
-  forward_ = train::compile_forward(ctx_, {logits_}, label + "_forward");
+  resolve_shapes({logits_});  // the parameters' dims, for uploads before any compile
+}
+
+void Gpt2::compile_forward() {
+  if (!forward_) forward_ = train::compile_forward(ctx_, {logits_}, label_ + "_forward");
 }
 
 std::vector<double> Gpt2::logits(std::span<const std::int64_t> ids) {
@@ -73,14 +86,12 @@ std::vector<double> Gpt2::logits(std::span<const std::int64_t> ids) {
   std::vector<double> padded(static_cast<std::size_t>(window_), 0.0);
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t id = ids[static_cast<std::size_t>(i)];
-    if (id < 0 || id >= config().vocab_size)
-      throw RuntimeUsageError("gpt2: token id " + std::to_string(id) + " at position " +
-                              std::to_string(i) + " is outside [0, " +
-                              std::to_string(config().vocab_size) + ")");
+    detail::check_token(id, i, config().vocab_size);
     padded[static_cast<std::size_t>(i)] = static_cast<double>(id);
   }
+  compile_forward();
   ctx_.set_values(ids_.value(), padded);
-  ctx_.run(forward_);
+  ctx_.run(*forward_);
   std::vector<double> all = ctx_.get_values(logits_.value());
   all.resize(static_cast<std::size_t>(n * config().vocab_size));
   return all;

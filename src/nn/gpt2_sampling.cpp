@@ -68,12 +68,16 @@ std::vector<std::int64_t> generate(Gpt2& model, std::vector<std::int64_t> prompt
                                    std::int64_t n_tokens, const SamplingOptions& options) {
   if (prompt.empty()) throw RuntimeUsageError("gpt2 generate: the prompt is empty");
   TokenSampler sampler(options);
+  const auto n = static_cast<std::int64_t>(prompt.size());
+  // A new token needs a free position after the sequence so far: at most window - n of them.
+  const std::int64_t count = std::min(n_tokens, model.window() - n);
   std::vector<std::int64_t> added;
-  for (std::int64_t i = 0; i < n_tokens; ++i) {
-    if (static_cast<std::int64_t>(prompt.size()) >= model.window()) break;
-    const std::vector<double> next = model.last_logits(prompt);
+  if (count <= 0) return added;
+  std::vector<double> next;
+  for (std::int64_t p = 0; p < n; ++p) next = model.step(prompt[static_cast<std::size_t>(p)], p);
+  for (std::int64_t i = 0; i < count; ++i) {
     added.push_back(sampler.next(next));
-    prompt.push_back(added.back());
+    if (i + 1 < count) next = model.step(added.back(), n + i);
   }
   return added;
 }

@@ -14,6 +14,7 @@
 #include "cannl/support/log.h"
 #include "cannl/ir/tree_mapper.h"
 #include "schedule/access_relations.h"
+#include "schedule/gemv_nest.h"
 #include "schedule/loop_tree.h"
 #include "schedule/matmul_nest.h"
 #include "schedule/parallel_loops.h"
@@ -48,6 +49,7 @@ class Scheduler {
 
   ScheduledRoutine run() {
     if (options_.tensorize) tensorize_round();
+    strided_gemv_round();
     window_round();
     grid_round();
     if (options_.reassociate && options_.vectorize) reassociate_round();
@@ -285,6 +287,17 @@ class Scheduler {
     for (const auto& x : flatten_seq(f->body)) grid_in(x);
   }
 
+  // ---- strided matrix-vector products (gemv_nest.h) ----
+  void strided_gemv_round() {
+    // Twice: a partitioned extent's head segment is planned on the second pass.
+    for (int pass = 0; pass < 2; ++pass) {
+      std::vector<std::vector<Transform>> plans;
+      for (const ir::For* f : nest_tops())
+        if (auto p = detail::plan_strided_gemv(*f)) plans.push_back(std::move(*p));
+      push_each(plans);
+    }
+  }
+
   // ---- reassociate ----
   // v reads only nodes and constants (what the vector printer renders), every read moving with
   // the loop is contiguous in it, and at least one does.
@@ -298,8 +311,8 @@ class Scheduler {
     const auto* a = std::get_if<ir::Apply>(&v->node);
     return a && std::all_of(a->args.begin(), a->args.end(), [&](const ir::ScalarRef& x) { return streams(x, r, moves); });
   }
-  // An innermost f32 add / max / min reduction over a contiguous stream, long enough to pay for
-  // the partials and their combine.
+  // An innermost f32 add / max / min reduction (a dot product's fma included) over a contiguous
+  // stream, long enough to pay for the partials and their combine.
   bool streaming_reduction(const ir::For& f) const {
     if (f.axis != ir::AxisType::Serial || f.end - f.begin < std::max(options_.min_reassociate_extent, options_.reassociate_lanes))
       return false;
@@ -309,7 +322,9 @@ class Scheduler {
       return false;
     const auto op = detail::accumulation_op(x->node, x->index, x->value);
     const auto* a = std::get_if<ir::Apply>(&x->value->node);
-    if (!op || (*op != ir::Op::Add && *op != ir::Op::Max && *op != ir::Op::Min) || a->op != *op || a->dtype != ir::DType::F32)
+    const bool fused = op && *op == ir::Op::Add && a->op == ir::Op::Fma;  // d = fma(a, b, d)
+    if (!op || (*op != ir::Op::Add && *op != ir::Op::Max && *op != ir::Op::Min) || (a->op != *op && !fused) ||
+        a->dtype != ir::DType::F32)
       return false;
     bool moves = false;
     for (const auto& arg : a->args) {

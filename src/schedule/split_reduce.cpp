@@ -30,11 +30,19 @@ ir::ScalarRef combine(ir::Op op, ir::DType dt, const std::vector<ir::ScalarRef>&
   return ir::apply(op, dt, {combine(op, dt, xs, lo, mid), combine(op, dt, xs, mid, hi)});
 }
 
-// The accumulated value v of `d = accum(d, v)`.
-ir::ScalarRef contribution(const ir::Set& x) {
+// The accumulated value v of `d = accum(d, v)`; of `d = fma(a, b, d)` the product's factors.
+std::vector<ir::ScalarRef> contribution(const ir::Set& x) {
   const auto& a = std::get<ir::Apply>(x.value->node);
+  if (a.op == ir::Op::Fma) return {a.args[0], a.args[1]};
   const auto* g = std::get_if<ir::Get>(&a.args[0]->node);
-  return g && g->node == x.node && g->index == x.index ? a.args[1] : a.args[0];
+  return {g && g->node == x.node && g->index == x.index ? a.args[1] : a.args[0]};
+}
+
+// `accum(acc, v)` for a contribution of one value, `fma(a, b, acc)` for one of two factors (the
+// fused product of the serial loop, each lane's partial taking its own fused updates).
+ir::ScalarRef accumulate(ir::Op op, ir::DType dt, const ir::ScalarRef& acc, const std::vector<ir::ScalarRef>& v) {
+  if (v.size() == 2) return ir::apply(ir::Op::Fma, dt, {v[0], v[1], acc});
+  return ir::apply(op, dt, {acc, v[0]});
 }
 
 // The interleaved form's partials: a fresh node with one row of `lanes` per iteration of each
@@ -71,13 +79,16 @@ Partials make_partials(const LoopSite& site, const ir::Set& x, ir::DType dt, std
 
 // for lane in [0, count): p[lane] = accum(p[lane], v(first + lane)), v copied with fresh symbols.
 ir::StmtRef lane_loop(ir::Symbol lane, std::int64_t count, const ir::For& f, const ir::AxisIndex& first,
-                      const Partials& p, ir::Op op, ir::DType dt, const ir::ScalarRef& v, ir::AxisType type) {
+                      const Partials& p, ir::Op op, ir::DType dt, const std::vector<ir::ScalarRef>& v,
+                      ir::AxisType type) {
   ir::Replay replay;
   ir::AxisIndex r = first;
   r.terms.push_back({1, lane});
   replay.bind(f.index, r);
   const ir::AxisIndex l = ir::AxisIndex::iterator(lane);
-  const ir::StmtRef update = ir::set(p.node, p.at(l), ir::apply(op, dt, {p.get(l), replay.scalar(v)}), "partials");
+  std::vector<ir::ScalarRef> replayed;
+  for (const ir::ScalarRef& x : v) replayed.push_back(replay.scalar(x));
+  const ir::StmtRef update = ir::set(p.node, p.at(l), accumulate(op, dt, p.get(l), replayed), "partials");
   return ir::for_loop(lane, 0, count, update, type);
 }
 
@@ -110,7 +121,7 @@ Interleaved interleaved(const ir::LoweredRoutine& r, const SplitReduce& t, const
   check_interleaved(r, t, site, p, action);
   const ir::Symbol chunk = ir::fresh_symbol(), init = ir::fresh_symbol(), tail = ir::fresh_symbol();
   const std::int64_t chunks = extent / t.lanes, rest = extent % t.lanes;
-  const ir::ScalarRef v = contribution(x);
+  const std::vector<ir::ScalarRef> v = contribution(x);
   Interleaved result;
   result.lane_loops = {init, t.lane};
   std::vector<ir::StmtRef>& out = result.stmts;
@@ -146,13 +157,16 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const SplitReduc
   const auto op = x ? accumulation_op(x->node, x->index, x->value) : std::nullopt;
   const bool free_of_loop = x && std::none_of(x->index.begin(), x->index.end(), [&](const ir::AxisIndex& i) { return i.mentions(f.index); });
   const auto reads_target = [&] {
-    const auto read = ir::nodes_of(contribution(*x));
-    return std::find(read.begin(), read.end(), x->node) != read.end();
+    for (const ir::ScalarRef& v : contribution(*x)) {
+      const auto read = ir::nodes_of(v);
+      if (std::find(read.begin(), read.end(), x->node) != read.end()) return true;
+    }
+    return false;
   };
-  if (!op || *op == ir::Op::Mul || std::get<ir::Apply>(x->value->node).op == ir::Op::Fma || !free_of_loop ||
-      reads_target())
+  if (!op || *op == ir::Op::Mul || !free_of_loop || reads_target())
     throw_schedule_error(r, t.axis, action,
-                         "the loop body is not one reduction d[idx] = add|max|min(d[idx], v) with idx free of the loop and v not reading d",
+                         "the loop body is not one reduction d[idx] = add|max|min(d[idx], v) or fma(a, b, d[idx]) with idx free "
+                         "of the loop and v (a, b) not reading d",
                          "none");
   if (t.lanes > 0) {
     const Interleaved form = interleaved(r, t, site, *x, *op, action);
@@ -168,7 +182,7 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const SplitReduc
     const std::int64_t lo = f.begin + extent * b / t.num_blocks, hi = f.begin + extent * (b + 1) / t.num_blocks;
     out.push_back(ir::declare_local(id, dt, false));
     out.push_back(ir::set_local(id, ir::constant(ir::op_neutral(*op), dt)));
-    const ir::StmtRef update = ir::set_local(id, ir::apply(*op, dt, {ir::get_local(id, dt), contribution(*x)}));
+    const ir::StmtRef update = ir::set_local(id, accumulate(*op, dt, ir::get_local(id, dt), contribution(*x)));
     ir::Replay replay;  // fresh symbols for the block's loop and anything inside v
     out.push_back(replay.stmt(ir::for_loop(f.index, lo, hi, update)));
     partials.push_back(ir::get_local(id, dt));

@@ -16,6 +16,8 @@
 
 #include "cannl/io/safetensors.h"
 #include "cannl/nn/gpt2.h"
+#include "cannl/nn/ops.h"
+#include "cannl/nn/training.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
@@ -150,12 +152,65 @@ TEST_F(Gpt2Test, LongSumsStayExactInF32) {
   EXPECT_LT(error, kTolerance / 5);
 }
 
+// The cached step's guard: its contractions accumulate in f32 (Gpt2Config::step_accumulate, 64
+// interleaved lanes per dot product under the CPU schedule) and stay within half the budget of
+// the same exact oracle. Measured: 3.0e-5.
+TEST_F(Gpt2Test, StepSumsStayCloseInF32) {
+  const Gpt2Config config{.vocab_size = 512, .n_positions = 8, .n_embd = 768, .n_layer = 2, .n_head = 12};
+  const std::vector<std::int64_t> ids = {5, 300, 17, 511, 42, 0, 99, 256};
+  reset_tensor_state();
+  config::set_override("default_prec", "f64");
+  Gpt2 exact(config, runtime::Context::cpu(), 8);
+  exact.randomize_weights(11);
+  const auto want = exact.last_logits(ids);
+  reset_tensor_state();
+  config::set_override("default_prec", "f32");
+  Gpt2 model(config, runtime::Context::cpu(), 8);
+  model.randomize_weights(11);
+  std::vector<double> got;
+  for (std::size_t p = 0; p < ids.size(); ++p) got = model.step(ids[p], static_cast<std::int64_t>(p));
+  const double error = max_relative_error(got, want);
+  std::printf("  n_embd 768, 2 layers, cached step: f32 vs f64 max rel err %.3g\n", error);
+  EXPECT_LT(error, kTolerance / 2);
+}
+
 TEST_F(Gpt2Test, GreedyGenerationMatchesPyTorch) {
   Gpt2 model(small(), runtime::Context::cpu(), 16);
   model.load_weights(io::SafetensorsFile::open(fixture("model.safetensors")));
   EXPECT_EQ(nn::generate(model, read_ids("ids.txt"), 4, {.greedy = true}), read_ids("greedy.txt"));
   // The window bounds generation: 11 ids + at most 5 more in a window of 16.
   EXPECT_EQ(nn::generate(model, read_ids("ids.txt"), 9, {.greedy = true}).size(), 5u);
+}
+
+/// Greedy tokens from the whole-window forward, one forward per token (what generate did before
+/// the key-value cache).
+std::vector<std::int64_t> greedy_full_window(Gpt2& model, std::vector<std::int64_t> ids,
+                                             std::int64_t n) {
+  std::vector<std::int64_t> added;
+  nn::TokenSampler greedy({});
+  for (std::int64_t i = 0; i < n; ++i) {
+    added.push_back(greedy.next(model.last_logits(ids)));
+    ids.push_back(added.back());
+  }
+  return added;
+}
+
+TEST_F(Gpt2Test, CachedStepsMatchTheWholeWindow) {
+  Gpt2 model(small(), runtime::Context::cpu(), 16);
+  model.randomize_weights(3);
+  const std::vector<std::int64_t> prompt = {7, 42, 3};
+  const auto cached = nn::generate(model, prompt, 13, {.greedy = true});
+  EXPECT_EQ(cached, greedy_full_window(model, prompt, 13));
+  // The step's logits are the whole window's last row (within rounding: other reduction
+  // lengths), and a second sequence overwrites the first one's cache rows.
+  std::vector<double> stepped;
+  const std::vector<std::int64_t> other = {99, 0, 5, 61, 8};
+  for (std::size_t p = 0; p < other.size(); ++p) stepped = model.step(other[p], static_cast<std::int64_t>(p));
+  const auto full = model.last_logits(other);
+  ASSERT_EQ(stepped.size(), full.size());
+  for (std::size_t v = 0; v < full.size(); ++v) EXPECT_NEAR(stepped[v], full[v], 1e-5) << v;
+  EXPECT_THROW(model.step(1, 16), RuntimeUsageError);
+  EXPECT_THROW(model.step(100, 0), RuntimeUsageError);
 }
 
 TEST_F(Gpt2Test, SamplingIsSeededAndDeterministic) {
@@ -181,6 +236,32 @@ TEST_F(Gpt2Test, RandomWeightsAreSeeded) {
   model.randomize_weights(5);
   EXPECT_EQ(model.logits(ids), a);
   for (double v : a) EXPECT_TRUE(std::isfinite(v) && v != 0) << v;
+}
+
+// The cache's pieces on a tiny table: gather_at reads the row at a run-time index, write_at
+// writes it into the cache row at another and keeps the rows written before.
+TEST(NnIndexOps, GatherAndWriteAtRunTimeIndices) {
+  reset_tensor_state();
+  std::vector<double> cells(15);
+  for (std::size_t k = 0; k < cells.size(); ++k) cells[k] = static_cast<double>(k);
+  const ir::StaticSymbol row{ir::fresh_symbol(), 5, "row"}, slot{ir::fresh_symbol(), 4, "slot"};
+  const Tensor table = literal("table", cells, {.input = std::vector<std::int64_t>{5}, .output = std::vector<std::int64_t>{3}});
+  const Tensor cache = literal("cache", std::vector<double>(12, 0.0),
+                               {.batch = std::vector<std::int64_t>{4}, .output = std::vector<std::int64_t>{3}});
+  const Tensor written = nn::write_at(nn::gather_at(table, row), cache, slot);
+  runtime::Context ctx = runtime::Context::cpu();
+  const runtime::Routine r = train::compile_forward(ctx, {written}, "write_row");
+  const auto run = [&](std::int64_t at_row, std::int64_t at_slot) {
+    std::vector<std::int64_t> statics;
+    for (const auto& s : r.statics()) statics.push_back(s.symbol == row.symbol ? at_row : at_slot);
+    ctx.run(r, statics);
+    return ctx.get_values(cache.value());
+  };
+  // table is [3 <- 5] (memory [3][5]): row 2 holds 2, 7, 12.
+  EXPECT_EQ(run(2, 1), (std::vector<double>{0, 0, 0, 2, 7, 12, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(run(4, 3), (std::vector<double>{0, 0, 0, 2, 7, 12, 0, 0, 0, 4, 9, 14}));
+  EXPECT_THROW(run(5, 0), RuntimeUsageError);  // the index checked against its range
+  EXPECT_THROW(nn::write_at(table, table + table, slot), RuntimeUsageError);  // not a host literal
 }
 
 TEST(Gpt2Sampler, TopKSamplesOnlyTheTopK) {

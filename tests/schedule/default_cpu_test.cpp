@@ -91,6 +91,54 @@ TEST(DefaultCpuSchedule, LongReductionsGetInterleavedVectorPartials) {
   }
 }
 
+// A dot product in the optimizer's fused form, s[i] = fma(w[i, r], x[r], s[i]): the same
+// interleaved partials, each lane taking its own fused updates.
+TEST(DefaultCpuSchedule, FusedDotProductsGetInterleavedVectorPartials) {
+  using ir::DType;
+  const auto w = ir::make_node("w", DType::F32, {16, 1000});
+  const auto x = ir::make_node("x", DType::F32, {1000});
+  const auto s = ir::make_node("s", DType::F32, {16});
+  const ir::Symbol i = ir::fresh_symbol(), r = ir::fresh_symbol();
+  const auto it = [](ir::Symbol v) { return ir::AxisIndex::iterator(v); };
+  const auto fma = ir::apply(ir::Op::Fma, DType::F32, {ir::get(w, {it(i), it(r)}), ir::get(x, {it(r)}), ir::get(s, {it(i)})});
+  const ir::LoweredRoutine dot{"dot", ir::seq({ir::zero_out(s), ir::for_loop(i, 0, 16, ir::for_loop(r, 0, 1000, ir::set(s, {it(i)}, fma)))}), {}};
+  CpuScheduleOptions options;
+  options.min_parallel = 1;
+  const ScheduledRoutine scheduled = default_cpu_schedule(dot, options);
+  const std::string text = ir::print_loop_ir(scheduled.routine);
+  EXPECT_TRUE(has(text, "vectorized:\n      s_partials[i0, i3] = fma(")) << text;
+  EXPECT_EQ(compare(run_interp(dot), run_interp(scheduled.routine), Tolerance::Reassociated), "");
+}
+
+// A matrix-vector product reading its matrix along the cells (a tied lm_head, y[v] += x[d] *
+// w[d, v]): the cells split into chunks (4 of 256) below the steps, each chunk a Grid
+// iteration with a vector loop over its cells; bitwise, since each cell keeps its order.
+TEST(DefaultCpuSchedule, StridedMatrixVectorProductsRunAlongTheRows) {
+  using ir::DType;
+  const auto w = ir::make_node("w", DType::F32, {16, 1024});
+  const auto x = ir::make_node("x", DType::F32, {16});
+  const auto y = ir::make_node("y", DType::F32, {1024});
+  const ir::Symbol v = ir::fresh_symbol(), d = ir::fresh_symbol();
+  const auto it = [](ir::Symbol s) { return ir::AxisIndex::iterator(s); };
+  const auto sum = ir::apply(ir::Op::Add, DType::F32, {ir::get(y, {it(v)}), ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(d)}), ir::get(w, {it(d), it(v)})})});
+  const ir::LoweredRoutine gemv{"gemv", ir::seq({ir::zero_out(y), ir::for_loop(v, 0, 1024, ir::for_loop(d, 0, 16, ir::set(y, {it(v)}, sum)))}), {}};
+  CpuScheduleOptions options;
+  options.min_parallel = 1;
+  const ScheduledRoutine scheduled = default_cpu_schedule(gemv, options);
+  const std::string text = ir::print_loop_ir(scheduled.routine);
+  EXPECT_TRUE(has(text, "in [0, 4) grid:\n  for i1 in [0, 16):\n    for i2 in [0, 256) vectorized:")) << text;
+  EXPECT_EQ(compare(run_interp(gemv), run_interp(scheduled.routine), Tolerance::Bitwise), "");
+  // 16391 cells (a prime): the head [0, 16384) gets the chunks, the tail of 7 stays plain.
+  const auto y2 = ir::make_node("y2", DType::F32, {16391});
+  const auto w2 = ir::make_node("w2", DType::F32, {16, 16391});
+  const auto sum2 = ir::apply(ir::Op::Add, DType::F32, {ir::get(y2, {it(v)}), ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(d)}), ir::get(w2, {it(d), it(v)})})});
+  const ir::LoweredRoutine prime{"gemv", ir::seq({ir::zero_out(y2), ir::for_loop(v, 0, 16391, ir::for_loop(d, 0, 16, ir::set(y2, {it(v)}, sum2)))}), {}};
+  const ScheduledRoutine headed = default_cpu_schedule(prime, options);
+  const std::string head_text = ir::print_loop_ir(headed.routine);
+  EXPECT_TRUE(has(head_text, "in [0, 4) grid:\n  for i1 in [0, 16):\n    for i2 in [0, 4096) vectorized:")) << head_text;
+  EXPECT_TRUE(has(head_text, "in [16384, 16391)")) << head_text;
+}
+
 // NaN and signed zeros: the vector max / min lanes follow maximumNumber / minimumNumber.
 TEST(DefaultCpuSchedule, VectorMaxAndMinKeepNanAndSignedZeroRules) {
   try {

@@ -103,6 +103,10 @@ struct Target {
 /// coefficient 1 (a vector load or store along `s`).
 bool contiguous_in(const std::vector<AxisIndex>& index, Symbol s);
 
+/// Whether `s` (constants, reads and ops only) reads nothing that moves with `loop`: a vector
+/// loop evaluates it once as a scalar and splats it, e.g. the f32 rounding of an f64 cell.
+bool loop_invariant(const ScalarRef& s, Symbol loop);
+
 /// A tile's rows, columns and steps: each group's folded loops outermost first, then i, j, k.
 struct TileGroups {
   std::vector<TileAxis> rows, cols, steps;

@@ -41,6 +41,12 @@ struct Gpt2Config {
   /// keeps the 124M model's f32 logits within 1.3e-5 of exact; F32 is what PyTorch's GEMMs
   /// do (6.1e-5 there) and runs on the f32 register tiles, the faster path on the CPU.
   ir::DType accumulate = ir::DType::F64;
+  /// Precision of the contractions of the cached generation step (Gpt2::step): one position's
+  /// dot products over n_embd or 4 n_embd contiguous terms, which the CPU schedule sums in 64
+  /// interleaved f32 lanes (vector fma) and a fixed pairwise combine, at memory speed. Measured
+  /// against f64 on two 768-wide layers: 3e-5 (F64 accumulation of those sums is a scalar loop,
+  /// an order of magnitude slower). The LayerNorms keep `accumulate`.
+  ir::DType step_accumulate = ir::DType::F32;
 
   /// "vocab 50257, n_ctx 1024, n_embd 768, n_layer 12, n_head 12, eps 1e-05".
   std::string describe() const;
@@ -62,12 +68,23 @@ Gpt2Config read_gpt2_config(const std::filesystem::path& path);
 Gpt2Config find_gpt2_config(const std::optional<std::filesystem::path>& weights,
                             const std::optional<std::filesystem::path>& config);
 
+/// One layer's key-value cache: host literals of batch [window] (positions) and output
+/// [n_head, head_dim], state buffers of the context that each generation step writes a row of.
+struct Gpt2LayerCache {
+  Tensor keys, values;
+};
+
 /// The model's blocks (parameters created at construction, labels prefixed by `label`).
 ///   Gpt2Blocks blocks(config, "gpt2");  blocks.h.size() == config.n_layer
 struct Gpt2Blocks {
   Gpt2Blocks(const Gpt2Config& config, const std::string& label);
   /// Logits [window | -> vocab] of the one-hot token ids (batch [window], output [vocab]).
   Tensor logits(const Tensor& ids, std::int64_t window) const;
+  /// Logits [| -> vocab] of one position: the token row `token` of wte (a gather) at position
+  /// `position`, attending to the positions 0..position of the caches (one per layer, of
+  /// `position.range` rows), into which it writes its own keys and values first.
+  Tensor step_logits(const ir::StaticSymbol& token, const ir::StaticSymbol& position,
+                     const std::vector<Gpt2LayerCache>& caches) const;
 
   Gpt2Config config;
   Embedding wte, wpe;
@@ -75,16 +92,25 @@ struct Gpt2Blocks {
   LayerNorm ln_f;
 };
 
-/// GPT-2's forward compiled over a fixed window of positions. Shorter sequences are padded with
-/// id 0 after their end: the causal mask keeps the padding out of every earlier position, so the
-/// logits of the real positions are exact (generation reuses one routine as the sequence grows).
+/// GPT-2 over a fixed window of positions, with two routines compiled on first use:
+///  - the forward over the whole window (logits, last_logits): shorter sequences are padded with
+///    id 0 after their end, and the causal mask keeps the padding out of every earlier position,
+///    so the logits of the real positions are exact;
+///  - the step (step, generate): one position per run with a key-value cache of `window`
+///    positions per layer kept in the context; the token and the position are the routine's
+///    run-time indices, so one compile serves every position.
 class Gpt2 {
  public:
-  /// Builds the graph and compiles the forward routine; parameters are still unset. Throws
+  /// Builds the graph (compiling nothing yet); parameters are still unset. Throws
   /// RuntimeUsageError unless 1 <= window <= config.n_positions.
   ///   Gpt2 model(config, runtime::Context::cpu(), 16);
   Gpt2(const Gpt2Config& config, runtime::Context ctx, std::int64_t window,
        const std::string& label = "gpt2");
+
+  /// Compiles the whole-window forward now (logits does it on first use).
+  void compile_forward();
+  /// Builds and compiles the one-position step with its caches now (step does it on first use).
+  void compile_step();
 
   /// Uploads the checkpoint's tensors (bare or `transformer.`-prefixed names; the buffers
   /// h.N.attn.bias / masked_bias and any other extra tensor are ignored; lm_head.weight, when
@@ -106,6 +132,13 @@ class Gpt2 {
   ///   std::vector<double> next = model.last_logits(ids);  next.size() == vocab_size
   std::vector<double> last_logits(std::span<const std::int64_t> ids);
 
+  /// The logits of token `id` at `position` after writing its keys and values into the cache:
+  /// the logits of the sequence whose earlier positions were the ids stepped before at
+  /// 0..position-1 (since the last step at those positions). Throws RuntimeUsageError for a
+  /// position outside [0, window) or an id outside [0, vocab_size).
+  ///   for (p = 0; p < ids.size(); ++p) next = model.step(ids[p], p);   // == last_logits(ids)
+  std::vector<double> step(std::int64_t id, std::int64_t position);
+
   const Gpt2Config& config() const { return blocks_.config; }
   std::int64_t window() const { return window_; }
   const Gpt2Blocks& blocks() const { return blocks_; }
@@ -114,9 +147,15 @@ class Gpt2 {
   Gpt2Blocks blocks_;
   runtime::Context ctx_;
   std::int64_t window_;
+  std::string label_;
   Tensor ids_;
   Tensor logits_;
-  runtime::Routine forward_;
+  std::optional<runtime::Routine> forward_;
+  // The step: its run-time indices, caches, logits and routine (built by compile_step).
+  ir::StaticSymbol token_, position_;
+  std::vector<Gpt2LayerCache> caches_;
+  Tensor step_logits_;
+  std::optional<runtime::Routine> step_;
 };
 
 /// How the next token is chosen: greedy (argmax, lowest id on ties) or sampled from the softmax
@@ -145,8 +184,9 @@ class TokenSampler {
   double uniform();
 };
 
-/// Appends `n_tokens` tokens to `prompt`, one forward per token; stops early when the model's
-/// window is full. Returns the new tokens only.
+/// Appends `n_tokens` tokens to `prompt`, one step of the key-value cache per position (the
+/// prompt's, then each new token's); stops early when the model's window is full. Returns the new
+/// tokens only.
 ///   generate(model, {464, 3290}, 5, {.greedy = true}).size() == 5
 std::vector<std::int64_t> generate(Gpt2& model, std::vector<std::int64_t> prompt,
                                    std::int64_t n_tokens, const SamplingOptions& options);

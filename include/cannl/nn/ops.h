@@ -61,4 +61,20 @@ struct RunningAverageOptions {
 ///   Tensor mu = running_average(mean(x, spec), running_mean, {.momentum = 0.1});
 Tensor running_average(const Tensor& stat, const Tensor& running,
                        const RunningAverageOptions& options = {});
+
+/// Row `index` of a table with one input axis: result[o...] = table[o..., index] with the input
+/// axis dropped, `index` bound at run time (a gather: the generated code reads that row only,
+/// where table * one_hot reads every row). Not differentiable. Throws ShapeError (when code is
+/// built) unless 1 <= index.range <= the table's rows.
+///   Tensor x = gather_at(wte.table, token);   // token: StaticSymbol with range vocab
+Tensor gather_at(const Tensor& table, const ir::StaticSymbol& index);
+
+/// Writes `value` (no batch axes, any output axes) into row `index` (run time) of the batch axis
+/// of `cache`, a host literal of batch [index.range] and value's output axes, and returns the cache after the write. The cache is a
+/// state buffer of the context, updated in place by every routine computing the result (a
+/// transformer's keys and values of earlier positions). Not differentiable. Throws
+/// RuntimeUsageError for a cache that is not a host literal; ShapeError (when code is built) for a
+/// cache without a leading batch axis of index's range or with other dims than value's.
+///   Tensor keys = write_at(k(x), key_cache, position);   // key_cache: batch [window], output [h, d]
+Tensor write_at(const Tensor& value, const Tensor& cache, const ir::StaticSymbol& index);
 }  // namespace cannl::nn

@@ -42,6 +42,8 @@ struct VectorExpr {
     if (const auto* c = std::get_if<ir::Constant>(&s->node)) {
       return w.type + "_splat(" + float_literal(static_cast<float>(c->value)) + ")";
     }
+    // The scalar value, as the serial loop computes it, in every lane.
+    if (ir::loop_invariant(s, loop)) return w.type + "_splat(" + p.scalar(s).text + ")";
     if (const auto* g = std::get_if<ir::Get>(&s->node)) return get(*g, s);
     if (const auto* a = std::get_if<ir::Apply>(&s->node)) return apply(*a);
     return std::nullopt;
