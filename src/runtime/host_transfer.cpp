@@ -35,6 +35,7 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
                             std::to_string(node->num_logical_elements()) + " elements of " +
                             std::string(ir::dtype_name(node->dtype)) + ")");
   backends::Buffer& buffer = state.ensure_buffer(node);
+  state.wait_for_device();  // routines queued before may still read or write the buffer
   if (!node->is_padded()) {
     buffer.write(bytes);
   } else {
@@ -72,6 +73,7 @@ std::vector<std::byte> download_logical_bytes(const ContextState& state,
     throw UninitializedError(std::string(what) + ": node " + describe_node(*node) +
                              " was never written or uploaded in this context; run the routine "
                              "that computes it or upload it with set_values first");
+  state.wait_for_device();
   std::vector<std::byte> whole(buffer->size());
   buffer->read(whole);
   if (!node->is_padded()) return whole;

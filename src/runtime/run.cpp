@@ -74,12 +74,20 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
   std::vector<backends::Buffer*> buffers;
   buffers.reserve(data.params.size());
   for (const auto& node : data.params) buffers.push_back(&state_->ensure_buffer(node));
-  const auto start = std::chrono::steady_clock::now();
-  {
-    logging::ScopedTimer timer("run " + data.name);
-    data.executable->run(buffers, static_values);
+  if (state_->queue) {
+    // The routine's handle keeps its executable alive until the task ran.
+    std::vector<std::int64_t> statics(static_values.begin(), static_values.end());
+    state_->queue->enqueue([impl = routine.impl_, buffers = std::move(buffers), statics = std::move(statics)] {
+      impl->executable->run(buffers, statics);
+    });
+  } else {
+    const auto start = std::chrono::steady_clock::now();
+    {
+      logging::ScopedTimer timer("run " + data.name);
+      data.executable->run(buffers, static_values);
+    }
+    record_kernel_profile(*state_, data, std::chrono::steady_clock::now() - start);
   }
-  record_kernel_profile(*state_, data, std::chrono::steady_clock::now() - start);
   for (const auto& node : data.outputs) state_->initialized.insert(node->id);
   state_->routines_run.insert(data.id);
 }
