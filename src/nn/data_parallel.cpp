@@ -3,11 +3,13 @@
 
 #include <csignal>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "cannl/io/checkpoint.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "cannl/support/log.h"
 #include "nn/step_parts.h"
 
 namespace cannl::train {
@@ -86,26 +88,77 @@ void DataParallel::run_step(std::int64_t steps_per_epoch, std::int64_t step_in_e
   ++steps_done;
 }
 
+namespace {
+
+/// Adds a gradient's values to `sum` (f32 and f64 straight from their bytes; other dtypes through
+/// get_values' conversion).
+void add_gradient(runtime::Context& ctx, const ir::NodeRef& g, double* sum) {
+  if (g->dtype == ir::DType::F32 || g->dtype == ir::DType::F64) {
+    const std::vector<std::byte> bytes = ctx.get_bytes(g);
+    if (g->dtype == ir::DType::F32) {
+      const std::size_t n = bytes.size() / sizeof(float);
+      for (std::size_t i = 0; i < n; ++i) {
+        float v;
+        std::memcpy(&v, bytes.data() + i * sizeof(float), sizeof v);
+        sum[i] += static_cast<double>(v);
+      }
+    } else {
+      const std::size_t n = bytes.size() / sizeof(double);
+      for (std::size_t i = 0; i < n; ++i) {
+        double v;
+        std::memcpy(&v, bytes.data() + i * sizeof(double), sizeof v);
+        sum[i] += v;
+      }
+    }
+    return;
+  }
+  const std::vector<double> values = ctx.get_values(g);
+  for (std::size_t i = 0; i < values.size(); ++i) sum[i] += values[i];
+}
+
+/// Writes the averaged gradient (rounded once to the node's dtype).
+void set_gradient(runtime::Context& ctx, const ir::NodeRef& g, std::span<const double> values) {
+  if (g->dtype == ir::DType::F32) {
+    std::vector<std::byte> bytes(values.size() * sizeof(float));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const auto v = static_cast<float>(values[i]);
+      std::memcpy(bytes.data() + i * sizeof(float), &v, sizeof v);
+    }
+    ctx.set_bytes(g, bytes);
+  } else if (g->dtype == ir::DType::F64) {
+    ctx.set_bytes(g, std::as_bytes(values));
+  } else {
+    ctx.set_values(g, values);
+  }
+}
+
+}  // namespace
+
 void DataParallel::all_reduce_gradients() {
   // One contiguous buffer of every gradient, summed over the local replicas in device order (in
   // double: one rounding at the end), then over the processes in one all-reduce, then averaged.
-  std::vector<double> sum;
-  for (std::size_t d = 0; d < local.size(); ++d) {
+  std::size_t total = 0;
+  for (const auto& g : gradients) total += static_cast<std::size_t>(g->num_logical_elements());
+  std::vector<double> sum(total, 0.0);
+  logging::ScopedTimer timer("all-reduce of " + std::to_string(total) + " gradient values");
+  for (Replica& r : local) {
     std::size_t at = 0;
     for (const auto& g : gradients) {
-      const std::vector<double> values = local[d].ctx.get_values(g);
-      if (d == 0) sum.resize(sum.size() + values.size());
-      for (double v : values) sum[at++] += v;
+      add_gradient(r.ctx, g, sum.data() + at);
+      at += static_cast<std::size_t>(g->num_logical_elements());
     }
   }
-  communicator->allreduce_sum(sum, "gradients of global step " + std::to_string(steps_done));
+  {
+    logging::ScopedTimer between("sum over " + communicator->describe());
+    communicator->allreduce_sum(sum, "gradients of global step " + std::to_string(steps_done));
+  }
   const double scale = 1.0 / static_cast<double>(replicas());
   for (double& v : sum) v *= scale;
   for (Replica& r : local) {
     std::size_t at = 0;
     for (const auto& g : gradients) {
       const auto n = static_cast<std::size_t>(g->num_logical_elements());
-      r.ctx.set_values(g, std::span<const double>(sum.data() + at, n));
+      set_gradient(r.ctx, g, std::span<const double>(sum.data() + at, n));
       at += n;
     }
   }

@@ -47,9 +47,11 @@ class Deadline {
   bool passed() const { return std::chrono::steady_clock::now() >= end_; }
   double seconds() const { return seconds_; }
   /// Between two polls: yield at first (a step's collective is usually quick), then sleep a
-  /// little so that a waiting rank leaves the cores to the ranks it waits for.
-  void pause() {
-    if (++polls_ < 100) {
+  /// little so that a waiting rank leaves the cores to the ranks it waits for. `moving`: data is
+  /// in flight between ranks that all arrived, and every poll lets MPI's non-blocking collective
+  /// progress (libnbc advances only inside MPI_Test), so only yield.
+  void pause(bool moving = false) {
+    if (moving || ++polls_ < 100) {
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -100,7 +102,7 @@ class MpiCommunicator final : public Communicator {
       if (deadline.passed())
         fail("rank " + std::to_string(rank_) + ": the sum '" + std::string(what) + "' did not complete within " +
              seconds_text(deadline) + " although every rank had arrived; a rank failed during it");
-      deadline.pause();
+      deadline.pause(true);
     }
   }
 
