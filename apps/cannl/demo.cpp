@@ -57,7 +57,7 @@ const CommandSpec& demo_command_spec() {
       .options = {{.name = "epochs", .kind = OptionKind::Int, .value_name = "N",
                    .help = "training epochs (default 40)", .min = 1, .max = 100000},
                   {.name = "lr", .kind = OptionKind::Number, .value_name = "X",
-                   .help = "SGD learning rate (default 0.1)", .min_number = 0, .max_number = 100,
+                   .help = "SGD learning rate of the moons MLP (default 0.1)", .min_number = 0, .max_number = 100,
                    .exclusive_min = true},
                   {.name = "model", .kind = OptionKind::Choice, .value_name = "NAME",
                    .help = "moons (default) or makemore (the makemore MLP on --data)",
