@@ -73,14 +73,9 @@ file(WRITE ${CMAKE_BINARY_DIR}/cannl_package/cannlConfig.cmake.in [=[
 @PACKAGE_INIT@
 include(CMakeFindDependencyMacro)
 find_dependency(Threads)
-@cannl_mpi_dependency@
 include("${CMAKE_CURRENT_LIST_DIR}/cannlTargets.cmake")
 check_required_components(cannl)
 ]=])
-set(cannl_mpi_dependency "")
-if(MPI_C_FOUND)
-  set(cannl_mpi_dependency "find_dependency(MPI COMPONENTS C)")
-endif()
 configure_package_config_file(${CMAKE_BINARY_DIR}/cannl_package/cannlConfig.cmake.in
   ${CMAKE_BINARY_DIR}/cannl_package/cannlConfig.cmake INSTALL_DESTINATION ${cannl_package_dir})
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/cannl_package/cannlConfigVersion.cmake

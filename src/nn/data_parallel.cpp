@@ -135,12 +135,64 @@ void set_gradient(runtime::Context& ctx, const ir::NodeRef& g, std::span<const d
 }  // namespace
 
 void DataParallel::all_reduce_gradients() {
-  // One contiguous buffer of every gradient, summed over the local replicas in device order (in
-  // double: one rounding at the end), then over the processes in one all-reduce, then averaged.
   std::size_t total = 0;
-  for (const auto& g : gradients) total += static_cast<std::size_t>(g->num_logical_elements());
-  std::vector<double> sum(total, 0.0);
+  bool all_f32 = true;
+  for (const auto& g : gradients) {
+    total += static_cast<std::size_t>(g->num_logical_elements());
+    all_f32 = all_f32 && g->dtype == ir::DType::F32;
+  }
   logging::ScopedTimer timer("all-reduce of " + std::to_string(total) + " gradient values");
+  if (all_f32) {
+    all_reduce_f32(total);
+  } else {
+    all_reduce_f64(total);
+  }
+}
+
+void DataParallel::all_reduce_f32(std::size_t total) {
+  // f32 gradients stay f32 (half the bytes of doubles): one contiguous buffer, the local
+  // replicas added in device order, the processes' buffers added by one all-reduce, the sum
+  // scaled by 1/R. Two replicas make one rounded addition either way, so two devices and two
+  // processes compute the same bits.
+  std::vector<float> sum(total, 0.0f);
+  for (std::size_t d = 0; d < local.size(); ++d) {
+    std::size_t at = 0;
+    for (const auto& g : gradients) {
+      const std::vector<std::byte> bytes = local[d].ctx.get_bytes(g);
+      const std::size_t n = bytes.size() / sizeof(float);
+      if (d == 0) {
+        std::memcpy(sum.data() + at, bytes.data(), bytes.size());
+      } else {
+        for (std::size_t i = 0; i < n; ++i) {
+          float v;
+          std::memcpy(&v, bytes.data() + i * sizeof(float), sizeof v);
+          sum[at + i] += v;
+        }
+      }
+      at += n;
+    }
+  }
+  {
+    logging::ScopedTimer between("sum over " + communicator->describe());
+    communicator->allreduce_sum(std::span<float>(sum), "gradients of global step " + std::to_string(steps_done));
+  }
+  const auto scale = static_cast<float>(1.0 / static_cast<double>(replicas()));
+  if (replicas() > 1)
+    for (float& v : sum) v *= scale;
+  const auto bytes = std::as_bytes(std::span<const float>(sum));
+  for (Replica& r : local) {
+    std::size_t at = 0;
+    for (const auto& g : gradients) {
+      const auto n = static_cast<std::size_t>(g->num_logical_elements()) * sizeof(float);
+      r.ctx.set_bytes(g, bytes.subspan(at, n));
+      at += n;
+    }
+  }
+}
+
+void DataParallel::all_reduce_f64(std::size_t total) {
+  // Mixed or other dtypes: summed in double (one rounding to each node's dtype at the end).
+  std::vector<double> sum(total, 0.0);
   for (Replica& r : local) {
     std::size_t at = 0;
     for (const auto& g : gradients) {
@@ -150,7 +202,7 @@ void DataParallel::all_reduce_gradients() {
   }
   {
     logging::ScopedTimer between("sum over " + communicator->describe());
-    communicator->allreduce_sum(sum, "gradients of global step " + std::to_string(steps_done));
+    communicator->allreduce_sum(std::span<double>(sum), "gradients of global step " + std::to_string(steps_done));
   }
   const double scale = 1.0 / static_cast<double>(replicas());
   for (double& v : sum) v *= scale;
@@ -167,7 +219,7 @@ void DataParallel::all_reduce_gradients() {
 double DataParallel::epoch_loss_sum() {
   double sum[] = {0.0};
   for (Replica& r : local) sum[0] += r.ctx.get_values(epoch_loss).at(0);
-  communicator->allreduce_sum(sum, "epoch loss after global step " + std::to_string(steps_done));
+  communicator->allreduce_sum(std::span<double>(sum), "epoch loss after global step " + std::to_string(steps_done));
   return sum[0];
 }
 

@@ -13,6 +13,7 @@ class SingleProcess final : public Communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void allreduce_sum(std::span<double>, std::string_view) override {}
+  void allreduce_sum(std::span<float>, std::string_view) override {}
   void barrier(std::string_view) override {}
   [[noreturn]] void abort(int exit_code) override { std::exit(exit_code); }
   std::string describe() const override { return "one process"; }

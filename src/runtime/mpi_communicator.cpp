@@ -89,21 +89,10 @@ class MpiCommunicator final : public Communicator {
   int size() const override { return size_; }
 
   void allreduce_sum(std::span<double> values, std::string_view what) override {
-    arrive(what);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check(MPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
-                         MPI_SUM, comm_, &request),
-          what, -1);
-    Deadline deadline;
-    int done = 0;
-    for (;;) {
-      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what, -1);
-      if (done) return;
-      if (deadline.passed())
-        fail("rank " + std::to_string(rank_) + ": the sum '" + std::string(what) + "' did not complete within " +
-             seconds_text(deadline) + " although every rank had arrived; a rank failed during it");
-      deadline.pause(true);
-    }
+    sum(values.data(), values.size(), MPI_DOUBLE, what);
+  }
+  void allreduce_sum(std::span<float> values, std::string_view what) override {
+    sum(values.data(), values.size(), MPI_FLOAT, what);
   }
 
   void barrier(std::string_view what) override { arrive(what); }
@@ -119,6 +108,22 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
+  void sum(void* data, std::size_t count, MPI_Datatype type, std::string_view what) {
+    arrive(what);
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), type, MPI_SUM, comm_, &request), what, -1);
+    Deadline deadline;
+    int done = 0;
+    for (;;) {
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what, -1);
+      if (done) return;
+      if (deadline.passed())
+        fail("rank " + std::to_string(rank_) + ": the sum '" + std::string(what) + "' did not complete within " +
+             seconds_text(deadline) + " although every rank had arrived; a rank failed during it");
+      deadline.pause(true);
+    }
+  }
+
   /// Every rank sends its collective number to every other one; returns when all arrived.
   void arrive(std::string_view what) {
     if (broken_)

@@ -1,7 +1,8 @@
 #pragma once
 // Data-parallel training: one replica of the training step per device and per process, each on
-// its share of every global batch, their gradients summed in a fixed order and averaged, the same
-// update applied on every replica.
+// its share of every global batch, their gradients summed in a fixed order (the local devices in
+// order, then one all-reduce over the processes; in f32 when every gradient is f32, else in
+// double) and averaged, the same update applied on every replica.
 //
 // The loss is written for one replica's batch (the global batch divided by the number of replicas
 // R), over a data set cut into `n_batches` such micro-batches; global step g runs micro-batch
@@ -67,6 +68,8 @@ class DataParallel {
 
  private:
   void all_reduce_gradients();
+  void all_reduce_f32(std::size_t total);
+  void all_reduce_f64(std::size_t total);
 };
 
 /// Compiles the replicas (init, loss reset, gradients, update on every local device), runs init

@@ -30,6 +30,8 @@ class Communicator {
   /// Replaces `values` on every rank with the elementwise sum over the ranks (the same bits on
   /// every rank). `what` names the collective in errors ("gradients of step 12").
   virtual void allreduce_sum(std::span<double> values, std::string_view what) = 0;
+  /// The same in f32 (half the bytes: f32 gradients are summed in their own precision).
+  virtual void allreduce_sum(std::span<float> values, std::string_view what) = 0;
   /// Returns once every rank called it (e.g. after rank 0 wrote a checkpoint the others read).
   virtual void barrier(std::string_view what) = 0;
   /// Ends every process of the run with `exit_code` (after a DistributedError: the other ranks
