@@ -46,7 +46,7 @@ done > medians.dat
 cat medians.dat
 if command -v gnuplot > /dev/null; then
   gnuplot <<GNUPLOT
-set terminal pngcairo size 760,420 noenhanced
+set terminal pngcairo size 900,420 noenhanced
 set output "$out.png"
 set title "mlp_wide data-parallel training, global batch 256 (median global steps/s)"
 set ylabel "global steps / s"
