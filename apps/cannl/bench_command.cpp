@@ -125,7 +125,7 @@ int bench_mlp_data_parallel(const ParsedArgs& args, std::ostream& out) {
     auto step = training.compile(loss, {.sgd = {.lr = 0.01}, .batch = batch, .n_batches = n_batches});
     std::int64_t k = 0;
     const double ms = median_ms(steps, [&] {
-      step.parallel->run_step(step.n_batches, k++ % step.n_batches);
+      step.parallel->run_step(k++ % step.n_batches);
       for (auto& r : step.parallel->local) r.ctx.synchronize();
     });
     if (!training.is_rank0()) return 0;

@@ -72,8 +72,7 @@ void inject_fault(const runtime::Communicator& comm, std::int64_t global_step) {
 
 }  // namespace
 
-void DataParallel::run_step(std::int64_t steps_per_epoch, std::int64_t step_in_epoch) {
-  (void)steps_per_epoch;
+void DataParallel::run_step(std::int64_t step_in_epoch) {
   inject_fault(*communicator, steps_done);
   const auto replicas_total = static_cast<std::int64_t>(replicas());
   const std::int64_t first = static_cast<std::int64_t>(communicator->rank()) * static_cast<std::int64_t>(local.size());

@@ -126,7 +126,7 @@ namespace {
 
 void run_one_step(TrainingStep& s, std::int64_t b) {
   if (s.parallel) {
-    s.parallel->run_step(s.n_batches, b);
+    s.parallel->run_step(b);
     return;
   }
   const std::int64_t index[] = {b};

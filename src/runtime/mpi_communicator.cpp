@@ -13,6 +13,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -110,8 +111,19 @@ class MpiCommunicator final : public Communicator {
  private:
   void sum(void* data, std::size_t count, MPI_Datatype type, std::string_view what) {
     arrive(what);
+    // MPI counts are ints: a larger buffer goes in pieces, one after another (the same on every rank).
+    constexpr std::size_t kPiece = std::size_t{1} << 30;
+    int type_bytes = 0;
+    MPI_Type_size(type, &type_bytes);
+    for (std::size_t at = 0; at < count; at += kPiece) {
+      const std::size_t n = std::min(kPiece, count - at);
+      sum_piece(static_cast<char*>(data) + at * static_cast<std::size_t>(type_bytes), static_cast<int>(n), type, what);
+    }
+  }
+
+  void sum_piece(void* data, int count, MPI_Datatype type, std::string_view what) {
     MPI_Request request = MPI_REQUEST_NULL;
-    check(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), type, MPI_SUM, comm_, &request), what, -1);
+    check(MPI_Iallreduce(MPI_IN_PLACE, data, count, type, MPI_SUM, comm_, &request), what, -1);
     Deadline deadline;
     int done = 0;
     for (;;) {

@@ -50,9 +50,9 @@ class DataParallel {
  public:
   /// Replicas over every process.
   int replicas() const { return static_cast<int>(local.size()) * communicator->size(); }
-  /// Global step `global_step`: gradients on every local replica (concurrently, on their
-  /// devices' queues), the all-reduce, the update on every replica.
-  void run_step(std::int64_t micro_batches_per_epoch, std::int64_t global_step_in_epoch);
+  /// Global step `step_in_epoch` of an epoch: gradients on every local replica (concurrently,
+  /// on their devices' queues), the all-reduce, the update on every replica (queued).
+  void run_step(std::int64_t step_in_epoch);
   /// Sum over every replica of every process of the step losses since the last reset.
   double epoch_loss_sum();
   void reset_loss();

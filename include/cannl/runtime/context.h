@@ -73,8 +73,9 @@ class Context {
   static Context from_config();
   /// `n` devices of the C backend in one context (config `multidev_num_devices` when n is 0; 0
   /// there means one per core), each with its own buffers and FIFO queue run by a worker thread.
-  /// The handle returned is device 0. Kernel profiles (profile_kernels) are not kept for queued
-  /// runs. Throws BackendUnavailable without a C compiler.
+  /// The handle returned is device 0. Kernel profiles are not kept for queued runs (leave
+  /// profile_kernels off: the generated code's counters are per library, which the devices
+  /// share). Throws BackendUnavailable without a C compiler.
   static Context cpu_devices(int n = 0);
   explicit Context(std::shared_ptr<backends::Backend> backend);
 
