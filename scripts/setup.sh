@@ -9,7 +9,10 @@ packages=(build-essential cmake ninja-build ccache libgtest-dev gnuplot-nox clan
           # the Python package (scripts/setup_python.sh, python/tests): headers, pip, NumPy, pytest
           python3-dev python3-pip python3-numpy python3-pytest
           # HIP (ROCm 5.2): hiprtc and hipcc compile the generated HIP kernels for gfx90a and gfx1030
-          hipcc)
+          hipcc
+
+          # MPI: data-parallel training across processes (mpirun; tests/apps/distributed.sh)
+          openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

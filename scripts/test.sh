@@ -16,7 +16,8 @@ check_log="$build_dir/test_work/gpu/cuda_compile_check.tsv"
 hip_check_log="$build_dir/test_work/gpu/hip_compile_check.tsv"
 rm -f "$check_log" "$hip_check_log"
 # The GPU label (test_gpu: end-to-end runs on OpenCL/PoCL) runs in the plain build; under the
-# sanitizers the GPU device layer's own tests (test_backends) stand for it.
+# sanitizers the GPU device layer's own tests (test_backends) stand for it. The mpi label
+# (mpirun -np 2) also runs in the plain build only: Open MPI's own allocations are no leaks of ours.
 exclude=()
 # Under the sanitizers, also leave out the few differential tests whose cost is the reference
 # interpreter on large programs and dozens of cold cc compiles (6-14x slower there, half the
@@ -26,7 +27,7 @@ sanitizer_slow='CcTileMma\.(EveryOperandLayoutPacksToTheSameBits|LastRowPanelsOf
 sanitizer_slow+='|StagePartials\.(LongSmallCellReductionsGetFourOrderedPartials|SharedStoreBecomesAnInjectiveNestAndAnOrderedScatter)'
 sanitizer_slow+='|MatmulNest\.LicensedPlansTileTheWidestReductionAndInputGradients|example_02_makemore'
 sanitizer_slow+='|KernelProfile\.InterpreterHasNoKernelTimings|DefaultCpuSchedule\.LongReductionsGetInterleavedVectorPartials'
-[[ $preset == default ]] || exclude=(-LE gpu -E "^($sanitizer_slow)\$")
+[[ $preset == default ]] || exclude=(-LE 'gpu|mpi' -E "^($sanitizer_slow)\$")
 ctest --preset "$preset" -j "$jobs" "${exclude[@]}"
 # The Python package (python/): installed into the default python3, then its pytest suite (the
 # moons demo from Python against build/cannl, NumPy / DLPack, errors, PyTorch parity).

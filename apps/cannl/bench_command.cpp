@@ -13,6 +13,7 @@
 #include "cannl/support/error.h"
 #include "cannl/support/memory_budget.h"
 #include "cannl/tune/tune.h"
+#include "demo_training.h"
 
 namespace cannl::app {
 namespace {
@@ -87,25 +88,64 @@ int bench_matmul(const ParsedArgs& args, std::ostream& out) {
   return 0;
 }
 
-int bench_mlp(const ParsedArgs& args, std::ostream& out) {
-  // mlp_wide: dims [256, 1024, 1024, 10], batch 256, 16 batches, lr 0.01 (reference 10.2).
-  constexpr std::int64_t kBatch = 256, kBatches = 16, kClasses = 10;
+/// mlp_wide's loss over `n_batches` batches of `batch` rows (micro-batches of a data-parallel run).
+Tensor mlp_wide_loss(const ir::StaticSymbol& batch, std::int64_t n_batches, std::int64_t rows) {
+  constexpr std::int64_t kClasses = 10;
   const Dims dims{256, 1024, 1024, kClasses};
-  const int steps = static_cast<int>(args.integer("steps", 20));
-  ir::StaticSymbol batch{ir::fresh_symbol(), kBatches, "batch"};
-  const auto samples = static_cast<std::size_t>(kBatch * kBatches);
+  const auto samples = static_cast<std::size_t>(rows * n_batches);
   std::vector<double> onehot(samples * kClasses, 0.0);
   std::mt19937 gen(3);
   for (std::size_t s = 0; s < samples; ++s) onehot[s * kClasses + gen() % kClasses] = 1.0;
-  Tensor x = literal("x", gaussian(samples * 256, 4, 1.0), {.batch = Dims{kBatches, kBatch}, .output = Dims{256}});
-  Tensor y = literal("y", onehot, {.batch = Dims{kBatches, kBatch}, .output = Dims{kClasses}});
+  Tensor x = literal("x", gaussian(samples * 256, 4, 1.0), {.batch = Dims{n_batches, rows}, .output = Dims{256}});
+  Tensor y = literal("y", onehot, {.batch = Dims{n_batches, rows}, .output = Dims{kClasses}});
   Tensor h = slice_batch(x, batch);
   for (std::size_t i = 1; i < dims.size(); ++i) {
     nn::Linear layer("l" + std::to_string(i - 1), Dims{dims[i]});
     h = layer(h);
     if (i + 1 < dims.size()) h = relu(h);
   }
-  Tensor loss = nn::cross_entropy_loss(h, slice_batch(y, batch));
+  return nn::cross_entropy_loss(h, slice_batch(y, batch));
+}
+
+/// mlp_wide data-parallel: the global batch of 256 split over --devices x processes replicas;
+/// rank 0 prints the median global step and global steps/s.
+int bench_mlp_data_parallel(const ParsedArgs& args, std::ostream& out) {
+  constexpr std::int64_t kBatch = 256, kBatches = 16;
+  if (args.has("tune")) throw RuntimeUsageError("cannl bench mlp: --tune works on one device only");
+  DemoOptions options;
+  options.devices = static_cast<int>(args.integer("devices", 1));
+  options.distributed = args.flag("distributed");
+  const DemoTraining training = demo_training(options);
+  return run_distributed_safely(training, [&] {
+    const int steps = static_cast<int>(args.integer("steps", 20));
+    const std::int64_t micro = training.micro_batch(kBatch);
+    const std::int64_t n_batches = kBatches * training.replicas();
+    ir::StaticSymbol batch{ir::fresh_symbol(), n_batches, "batch"};
+    Tensor loss = mlp_wide_loss(batch, n_batches, micro);
+    auto step = training.compile(loss, {.sgd = {.lr = 0.01}, .batch = batch, .n_batches = n_batches});
+    std::int64_t k = 0;
+    const double ms = median_ms(steps, [&] {
+      step.parallel->run_step(k++ % step.n_batches);
+      for (auto& r : step.parallel->local) r.ctx.synchronize();
+    });
+    if (!training.is_rank0()) return 0;
+    char line[240];
+    std::snprintf(line, sizeof line, "mlp_wide data-parallel threads %s: %s: median of %d global steps\n",
+                  config::get("cc_threads").c_str(), training.describe(kBatch).c_str(), steps);
+    out << line;
+    std::snprintf(line, sizeof line, "global_steps_per_s %.2f\nstep_ms %.3f\n", 1000.0 / ms, ms);
+    out << line;
+    return 0;
+  });
+}
+
+int bench_mlp(const ParsedArgs& args, std::ostream& out) {
+  if (args.integer("devices", 1) > 1 || args.flag("distributed")) return bench_mlp_data_parallel(args, out);
+  // mlp_wide: dims [256, 1024, 1024, 10], batch 256, 16 batches, lr 0.01 (reference 10.2).
+  constexpr std::int64_t kBatch = 256, kBatches = 16;
+  const int steps = static_cast<int>(args.integer("steps", 20));
+  ir::StaticSymbol batch{ir::fresh_symbol(), kBatches, "batch"};
+  Tensor loss = mlp_wide_loss(batch, kBatches, kBatch);
   auto ctx = runtime::Context::from_config();
   train::StepOptions step_options{.sgd = {.lr = 0.01}, .batch = batch, .n_batches = kBatches};
   step_options.compile_step_routine = [&](runtime::Context& c, const ir::Comp& comp, const std::string& name) {
@@ -159,7 +199,12 @@ const CommandSpec& bench_mlp_spec() {
       .summary = "Time one SGD step of mlp_wide (256 -> 1024 -> 1024 -> 10, batch 256); last line: step_ms <x>.",
       .options = {threads_option(), tune_option(),
                   {.name = "steps", .kind = OptionKind::Int, .value_name = "S",
-                   .help = "timed steps (default 20)", .min = 1, .max = 100000}}};
+                   .help = "timed steps (default 20)", .min = 1, .max = 100000},
+                  {.name = "devices", .kind = OptionKind::Int, .value_name = "N",
+                   .help = "data-parallel on N CPU devices (the batch of 256 split; prints global_steps_per_s)",
+                   .min = 1, .max = 64},
+                  {.name = "distributed", .kind = OptionKind::Flag,
+                   .help = "data-parallel over the MPI processes (mpirun -np P)"}}};
   return spec;
 }
 
@@ -171,7 +216,9 @@ CommandSpec as_tune_command(const CommandSpec& bench, const std::string& kind) {
   spec.summary = "Search schedules for the routine of `cannl bench " + kind +
                  "` (autotune_* config keys), print serial / default / tuned times and the winner's trace, then "
                  "time it like the bench.";
-  std::erase_if(spec.options, [](const OptionSpec& o) { return o.name == "tune"; });
+  std::erase_if(spec.options, [](const OptionSpec& o) {
+    return o.name == "tune" || o.name == "devices" || o.name == "distributed";  // the tuner searches one device
+  });
   return spec;
 }
 

@@ -1,6 +1,8 @@
 // `cannl demo`: the main job. Trains an MLP (2 -> 64 -> 64 -> 2, relu) on 1024 half-moons points
 // with SGD on the C backend, prints progress and the final train accuracy, and writes a loss
 // curve and a decision-boundary picture next to the generated C under build_files/<exe>/.
+// --devices N and --distributed train it data-parallel (demo_training.h); --model makemore
+// trains the makemore MLP instead.
 #include "demo.h"
 
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include "cannl/backends/cc_backend.h"
 #include "cannl/cannl.h"
 #include "cannl/support/files.h"
+#include "demo_training.h"
 #include "plots.h"
 
 namespace cannl::app {
@@ -54,8 +57,26 @@ const CommandSpec& demo_command_spec() {
       .options = {{.name = "epochs", .kind = OptionKind::Int, .value_name = "N",
                    .help = "training epochs (default 40)", .min = 1, .max = 100000},
                   {.name = "lr", .kind = OptionKind::Number, .value_name = "X",
-                   .help = "SGD learning rate (default 0.1)", .min_number = 0, .max_number = 100,
-                   .exclusive_min = true}}};
+                   .help = "SGD learning rate of the moons MLP (default 0.1)", .min_number = 0, .max_number = 100,
+                   .exclusive_min = true},
+                  {.name = "model", .kind = OptionKind::Choice, .value_name = "NAME",
+                   .help = "moons (default) or makemore (the makemore MLP on --data)",
+                   .choices = {"moons", "makemore"}},
+                  {.name = "devices", .kind = OptionKind::Int, .value_name = "N",
+                   .help = "train data-parallel on N CPU devices (worker threads with FIFO queues;\n"
+                           "the global batch is split between them; default 1)",
+                   .min = 1, .max = 64},
+                  {.name = "distributed", .kind = OptionKind::Flag,
+                   .help = "one replica per MPI process (run under mpirun -np P); gradients summed by\n"
+                           "MPI_Allreduce; a dead or hung rank stops the others after\n"
+                           "distributed_timeout_s seconds"},
+                  {.name = "checkpoint", .kind = OptionKind::Text, .value_name = "FILE",
+                   .help = "write parameters and optimizer state there after every epoch (rank 0,\n"
+                           "atomically)"},
+                  {.name = "resume", .kind = OptionKind::Flag,
+                   .help = "continue the run saved in --checkpoint (every rank reads it)"},
+                  {.name = "data", .kind = OptionKind::Text, .value_name = "FILE",
+                   .help = "names for --model makemore (default data/names/first-names-en.txt)"}}};
   return spec;
 }
 
@@ -63,33 +84,44 @@ DemoOptions demo_options(const ParsedArgs& args) {
   DemoOptions options;
   options.epochs = static_cast<int>(args.integer("epochs", options.epochs));
   options.lr = args.number("lr", options.lr);
+  options.model = args.text("model", options.model);
+  options.devices = static_cast<int>(args.integer("devices", options.devices));
+  options.distributed = args.flag("distributed");
+  options.checkpoint = args.text("checkpoint", options.checkpoint);
+  options.resume = args.flag("resume");
+  options.data = args.text("data", options.data);
+  if (!args.has("epochs") && options.model == "makemore") options.epochs = 10;
   return options;
 }
 
-int run_demo(const DemoOptions& options) {
+namespace {
+
+int run_moons_demo(const DemoOptions& options) {
+  const DemoTraining training = demo_training(options);
+  return run_distributed_safely(training, [&] {
   const auto data = datasets::moons({.samples = kSamples, .noise = 0.1, .seed = 42});
-  const std::int64_t n_batches = kSamples / kBatch;
+  // Each replica's loss covers its share of the global batch: micro-batches of kBatch / R rows.
+  const std::int64_t micro = training.micro_batch(kBatch);
+  const std::int64_t n_batches = kSamples / micro;
   ir::StaticSymbol batch{ir::fresh_symbol(), n_batches, "batch"};
 
-  Tensor x_all = literal("moons_x", data.features, {.batch = std::vector<std::int64_t>{n_batches, kBatch}, .output = std::vector<std::int64_t>{2}});
-  Tensor y_all = literal("moons_y", data.one_hot(), {.batch = std::vector<std::int64_t>{n_batches, kBatch}, .output = std::vector<std::int64_t>{2}});
+  Tensor x_all = literal("moons_x", data.features, {.batch = std::vector<std::int64_t>{n_batches, micro}, .output = std::vector<std::int64_t>{2}});
+  Tensor y_all = literal("moons_y", data.one_hot(), {.batch = std::vector<std::int64_t>{n_batches, micro}, .output = std::vector<std::int64_t>{2}});
   Mlp mlp;
   Tensor loss = nn::cross_entropy(mlp(slice_batch(x_all, batch)), slice_batch(y_all, batch));
 
-  auto ctx = runtime::Context::from_config();
-  std::cout << "cannl demo: MLP 2 -> 64 -> 64 -> 2 on " << kSamples << " half-moons points, batch "
-            << kBatch << ", SGD lr " << options.lr << " momentum 0.9, backend "
-            << ctx.backend_name() << "\n";
-  auto step = train::compile_step(ctx, loss, {.sgd = {.lr = options.lr, .momentum = 0.9},
-                                              .batch = batch, .n_batches = n_batches});
-  std::vector<double> curve;
-  train::fit(step, {.epochs = options.epochs, .on_epoch = [&](const train::EpochReport& r) {
-                      curve.push_back(r.mean_loss);
-                      if (r.epoch % 5 == 0 || r.epoch == 1 || r.epoch == r.epochs)
-                        std::printf("epoch %3d/%d  loss %.6f  %.0f steps/s\n", r.epoch, r.epochs,
-                                    r.mean_loss, r.steps_per_second);
-                      std::fflush(stdout);
-                    }});
+  if (training.is_rank0())
+    std::cout << "cannl demo: MLP 2 -> 64 -> 64 -> 2 on " << kSamples << " half-moons points, "
+              << training.describe(kBatch) << ", SGD lr " << options.lr << " momentum 0.9, backend "
+              << training.ctx.backend_name() << "\n";
+  auto step = training.compile(loss, {.sgd = {.lr = options.lr, .momentum = 0.9}, .batch = batch, .n_batches = n_batches});
+  std::vector<double> curve = training.fit(step, options, [&](const train::EpochReport& r) {
+    if (r.epoch % 5 == 0 || r.epoch == 1 || r.epoch == r.epochs)
+      std::printf("epoch %3d/%d  loss %.6f  %.0f %ssteps/s\n", r.epoch, r.epochs, r.mean_loss,
+                  r.steps_per_second, step.parallel ? "global " : "");
+    std::fflush(stdout);
+  });
+  if (!training.is_rank0()) return 0;  // the replicas are equal: rank 0 evaluates and draws
 
   Tensor x_eval = literal("moons_eval_x", data.features, {.batch = std::vector<std::int64_t>{kSamples}, .output = std::vector<std::int64_t>{2}});
   Tensor logits = mlp(x_eval);
@@ -108,6 +140,14 @@ int run_demo(const DemoOptions& options) {
               backends::cc::compiler_invocations());
   std::printf("final train accuracy: %.4f\n", acc);
   return 0;
+  });
+}
+
+}  // namespace
+
+int run_demo(const DemoOptions& options) {
+  if (options.model == "makemore") return run_makemore_demo(options);
+  return run_moons_demo(options);
 }
 
 }  // namespace cannl::app

@@ -24,6 +24,7 @@ void print_usage(std::ostream& out) {
   out << "usage: cannl <command> [options]\n\n"
          "commands:\n"
          "  demo [--epochs N] [--lr X]   train an MLP on half-moons with the C backend\n"
+         "       [--model makemore] [--devices N | --distributed] [--checkpoint FILE [--resume]]\n"
          "  einsum [--eval] [--accum sum|max|min] SPEC SHAPE...   infer (and evaluate) an einsum\n"
          "  gpt2 --weights FILE [--config FILE] [--prompt TEXT | --ids N,N,...] [--tokens N]\n"
          "       [--print-logits]   GPT-2 inference (--random-weights: timed 124M dry run)\n"

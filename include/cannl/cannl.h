@@ -10,6 +10,7 @@
 #include "cannl/io/token_batches.h"
 #include "cannl/nn/adam.h"
 #include "cannl/nn/blocks.h"
+#include "cannl/nn/data_parallel.h"
 #include "cannl/nn/datasets.h"
 #include "cannl/nn/functional.h"
 #include "cannl/nn/gpt2.h"

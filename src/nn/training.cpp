@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <unistd.h>
 
+#include "cannl/nn/data_parallel.h"
 #include "cannl/nn/grad_clip.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/tensor/autodiff.h"
+#include "nn/step_parts.h"
 
 namespace cannl::train {
 namespace {
@@ -18,10 +20,11 @@ bool progress_enabled() {
   return config::get_bool("progress_bar");
 }
 
-void draw_progress(const EpochReport& r, std::int64_t step, std::int64_t steps, double loss) {
-  std::fprintf(stderr, "\r\033[Kepoch %d/%d  step %lld/%lld  loss %.5f  %.0f steps/s", r.epoch,
+/// A data-parallel step's steps are global steps: one batch over every replica.
+void draw_progress(const EpochReport& r, std::int64_t step, std::int64_t steps, double loss, bool global) {
+  std::fprintf(stderr, "\r\033[Kepoch %d/%d  step %lld/%lld  loss %.5f  %.0f %ssteps/s", r.epoch,
                r.epochs, static_cast<long long>(step), static_cast<long long>(steps), loss,
-               r.steps_per_second);
+               r.steps_per_second, global ? "global " : "");
   std::fflush(stderr);
 }
 
@@ -65,39 +68,53 @@ runtime::Routine compile_forward(runtime::Context& ctx, const std::vector<Tensor
   return ctx.compile(comp, name, options);
 }
 
-TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOptions& options) {
+StepParts step_parts(const Tensor& loss, const StepOptions& options) {
   if (options.n_batches < 1)
     throw RuntimeUsageError("compile_step: n_batches must be >= 1, got " +
                             std::to_string(options.n_batches));
-  ir::Comp comp = grad_update_code(loss);
-  const auto params = params_of({loss});
+  StepParts parts;
+  parts.gradients = grad_update_code(loss);
+  parts.params = params_of({loss});
   if (options.clip_grad_norm)
-    comp.body.push_back(ir::make_block("clip gradients",
-                                       nn::clip_grad_norm(params, *options.clip_grad_norm).code));
-  std::optional<nn::AdamCode> adam_state;
-  nn::OptimizerCode opt = optimizer_code(params, options, adam_state);
-  comp.body.push_back(ir::make_block(std::string(optimizer_name(options.optimizer)) + " update",
-                                     opt.update));
+    parts.update.push_back(ir::make_block("clip gradients",
+                                          nn::clip_grad_norm(parts.params, *options.clip_grad_norm).code));
+  nn::OptimizerCode opt = optimizer_code(parts.params, options, parts.adam);
+  parts.update.push_back(ir::make_block(std::string(optimizer_name(options.optimizer)) + " update", opt.update));
 
-  auto epoch_loss = ir::make_node("epoch_loss", loss.value()->dtype, loss.value()->dims);
-  ir::update_memory_mode(*epoch_loss, ir::MemoryMode::Materialized, 62);  // read once per epoch
+  parts.epoch_loss = ir::make_node("epoch_loss", loss.value()->dtype, loss.value()->dims);
+  ir::update_memory_mode(*parts.epoch_loss, ir::MemoryMode::Materialized, 62);  // read once per epoch
   ir::AccumOp acc;
-  acc.lhs = epoch_loss;
+  acc.lhs = parts.epoch_loss;
   acc.accum = ir::Op::Add;
   acc.args = {ir::Operand::of(loss.value())};
-  acc.projections = identity_projections(epoch_loss->dims, 1);
-  comp.body.push_back(ir::make_block("accumulate epoch loss", {ir::make_accum(acc)}));
+  acc.projections = identity_projections(parts.epoch_loss->dims, 1);
+  parts.accumulate_loss = ir::make_block("accumulate epoch loss", {ir::make_accum(acc)});
 
-  ir::Comp init = init_params_code(params);
-  for (auto& a : opt.init) init.body.push_back(a);
-  init.body.push_back(ir::make_fetch(epoch_loss, ir::FetchConstant{0}));
+  parts.init = init_params_code(parts.params);
+  for (auto& a : opt.init) parts.init.body.push_back(a);
+  parts.optimizer_state = ir::written_nodes(comp_of(opt.init, "optimizer state"));
+  parts.init.body.push_back(ir::make_fetch(parts.epoch_loss, ir::FetchConstant{0}));
+  parts.reset_loss = comp_of({ir::make_fetch(parts.epoch_loss, ir::FetchConstant{0})}, "reset epoch loss");
+  return parts;
+}
 
-  TrainingStep s{ctx, loss, {}, {}, {}, epoch_loss, options.n_batches, std::move(adam_state)};
+ir::Comp StepParts::whole_step() const {
+  ir::Comp comp = gradients;
+  for (const auto& block : update) comp.body.push_back(block);
+  comp.body.push_back(accumulate_loss);
+  return comp;
+}
+
+TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOptions& options) {
+  StepParts parts = step_parts(loss, options);
+  const ir::Comp comp = parts.whole_step();
+  TrainingStep s{ctx, loss, {}, {}, {}, parts.epoch_loss, options.n_batches, std::move(parts.adam), nullptr, {}, {}};
+  for (const auto& p : parts.params) s.params.push_back(p.value());
+  s.optimizer_state = parts.optimizer_state;
   upload_literals(s.ctx, {loss});
   // Compile order is execution order: each routine depends on the ones before it.
-  s.init = s.ctx.compile(init, "init_params");
-  s.reset_loss = s.ctx.compile(comp_of({ir::make_fetch(epoch_loss, ir::FetchConstant{0})},
-                                       "reset epoch loss"), "reset_epoch_loss");
+  s.init = s.ctx.compile(parts.init, "init_params");
+  s.reset_loss = s.ctx.compile(parts.reset_loss, "reset_epoch_loss");
   s.step = options.compile_step_routine ? options.compile_step_routine(s.ctx, comp, options.name)
                                         : s.ctx.compile(comp, options.name, options.step_compile);
   s.ctx.run(s.init);
@@ -105,28 +122,46 @@ TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOp
   return s;
 }
 
+namespace {
+
+void run_one_step(TrainingStep& s, std::int64_t b) {
+  if (s.parallel) {
+    s.parallel->run_step(b);
+    return;
+  }
+  const std::int64_t index[] = {b};
+  s.ctx.run(s.step, std::span<const std::int64_t>(index, s.step.statics().empty() ? 0 : 1));
+}
+
+double mean_epoch_loss(TrainingStep& s) {
+  if (s.parallel)
+    return s.parallel->epoch_loss_sum() / static_cast<double>(s.n_batches * s.parallel->replicas());
+  return s.ctx.get_values(s.epoch_loss).at(0) / static_cast<double>(s.n_batches);
+}
+
+}  // namespace
+
 std::vector<double> fit(TrainingStep& s, const FitOptions& options) {
   const bool progress = progress_enabled();
   std::vector<double> losses;
   for (int epoch = 1; epoch <= options.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
-    s.ctx.run(s.reset_loss);
+    if (s.parallel) s.parallel->reset_loss(); else s.ctx.run(s.reset_loss);
     EpochReport report{epoch, options.epochs, 0, 0};
     for (std::int64_t b = 0; b < s.n_batches; ++b) {
-      const std::int64_t index[] = {b};
-      s.ctx.run(s.step, std::span<const std::int64_t>(index, s.step.statics().empty() ? 0 : 1));
+      run_one_step(s, b);
       if (progress) {
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         report.steps_per_second = static_cast<double>(b + 1) / std::max(secs, 1e-9);
-        draw_progress(report, b + 1, s.n_batches, losses.empty() ? 0.0 : losses.back());
+        draw_progress(report, b + 1, s.n_batches, losses.empty() ? 0.0 : losses.back(), s.parallel != nullptr);
       }
       if (options.on_step) options.on_step(epoch, b);
     }
+    report.mean_loss = mean_epoch_loss(s);  // waits for the devices
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    report.mean_loss = s.ctx.get_values(s.epoch_loss).at(0) / static_cast<double>(s.n_batches);
     report.steps_per_second = static_cast<double>(s.n_batches) / std::max(secs, 1e-9);
     losses.push_back(report.mean_loss);
-    if (progress) draw_progress(report, s.n_batches, s.n_batches, report.mean_loss);
+    if (progress) draw_progress(report, s.n_batches, s.n_batches, report.mean_loss, s.parallel != nullptr);
     if (options.on_epoch) options.on_epoch(report);
   }
   if (progress) std::fprintf(stderr, "\n");

@@ -148,7 +148,10 @@ Routine Context::compile(const ir::Comp& comp, const std::string& name, const Co
     files::write_atomically(files::build_dir() / (data.name + ".final.ll"), ir::print_loop_ir(data.lowered));
   data.source = data.executable->source();
   link_buffers(*state_, data);
-  if (data.packing && sources_initialized(*state_, *data.packing)) refresh_packing(*state_, *data.packing);
+  if (data.packing && sources_initialized(*state_, *data.packing)) {
+    state_->wait_for_device();  // the sources may still be written by queued runs
+    refresh_packing(*state_, *data.packing);
+  }
   record_placements(*state_, optimized, data.name);
   // The ledger changes only once compilation succeeded, so a failed compile leaves no trace.
   data.id = state_->next_routine_id++;

@@ -24,6 +24,7 @@ Context Context::opencl(int platform, int device) { return Context(backends::mak
 
 Context Context::from_config() {
   const std::string name = config::get("backend");
+  if (name == "multidev_cc") return cpu_devices(0);
   std::vector<std::string> skipped;
   try {
     auto backend = backends::make_backend(name, &skipped);
@@ -33,11 +34,15 @@ Context Context::from_config() {
     return Context(std::move(backend));
   } catch (const ConfigError&) {
     throw ConfigError("config key 'backend' has value '" + name + "' (from " + config::source_of("backend") +
-                      "), which names no backend; valid values: cc, interpreter, cuda, hip, opencl, auto");
+                      "), which names no backend; valid values: cc, multidev_cc, interpreter, cuda, "
+                      "hip, opencl, auto");
   }
 }
 
-void Context::synchronize() { state_->backend->synchronize(); }
+void Context::synchronize() {
+  state_->wait_for_device();
+  state_->backend->synchronize();
+}
 
 std::string_view Context::backend_name() const { return state_->backend->name(); }
 

@@ -28,6 +28,10 @@ backends::Buffer& ContextState::ensure_buffer(const ir::NodeRef& node) {
   return *slot.buffer;
 }
 
+void ContextState::wait_for_device() const {
+  if (queue) queue->synchronize();
+}
+
 backends::Buffer* ContextState::find_buffer(const ir::TensorNode& node) const {
   auto it = buffers.find(node.id);
   return it == buffers.end() ? nullptr : it->second.buffer.get();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cannl/backends/backend.h"
+#include "cannl/backends/device_queue.h"
 #include "cannl/ir/tensor_node.h"
 
 namespace cannl::runtime {
@@ -54,7 +55,15 @@ class ContextState {
   /// The buffer of `node`, or nullptr when it has none here.
   backends::Buffer* find_buffer(const ir::TensorNode& node) const;
 
+  /// Waits for the device's queue (a no-op without one) and rethrows a failure of its work:
+  /// before any host access to buffers.
+  void wait_for_device() const;
+
   std::shared_ptr<backends::Backend> backend;
+  /// The device's FIFO queue (devices of a multi-device context); null: routines run on the
+  /// calling thread.
+  std::unique_ptr<backends::DeviceQueue> queue;
+  int device_index = 0;
   std::unordered_map<int, NodeBuffer> buffers;
   std::unordered_set<int> initialized;
   std::unordered_map<int, NodeHistory> history;

@@ -35,6 +35,7 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
                             std::to_string(node->num_logical_elements()) + " elements of " +
                             std::string(ir::dtype_name(node->dtype)) + ")");
   backends::Buffer& buffer = state.ensure_buffer(node);
+  state.wait_for_device();  // routines queued before may still read or write the buffer
   if (!node->is_padded()) {
     buffer.write(bytes);
   } else {
@@ -73,6 +74,8 @@ backends::Buffer& readable_buffer(const ContextState& state, const ir::NodeRef& 
     throw UninitializedError(std::string(what) + ": node " + describe_node(*node) +
                              " was never written or uploaded in this context; run the routine "
                              "that computes it or upload it with set_values first");
+  // A device with a queue may still be writing it.
+  state.wait_for_device();
   return *buffer;
 }
 

@@ -124,6 +124,8 @@ void Context::reset_kernel_profile() {
 }
 
 ContextState::~ContextState() {
+  // The queued work still uses the buffers, which are destroyed before the queue member would be.
+  queue.reset();
   if (kernel_profiles.empty()) return;
   // A destructor must not throw: a profile that cannot be written is reported, not fatal.
   try {

@@ -45,9 +45,13 @@ bool sources_initialized(const ContextState& state, const Packing& packing) {
                      [&](const ir::NodeRef& n) { return state.initialized.contains(n->id); });
 }
 
+bool needs_refresh(const ContextState& state, const Packing& packing) {
+  return !packing.packed || source_counts(state, packing) != packing.packed_at;
+}
+
 void refresh_packing(ContextState& state, Packing& packing) {
+  if (!needs_refresh(state, packing)) return;
   std::vector<std::uint64_t> counts = source_counts(state, packing);
-  if (packing.packed && counts == packing.packed_at) return;
   std::vector<backends::Buffer*> buffers;
   for (const auto& node : packing.params) buffers.push_back(&state.ensure_buffer(node));
   logging::ScopedTimer timer("run " + packing.executable->routine().name);

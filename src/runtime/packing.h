@@ -30,6 +30,9 @@ struct Packing {
 std::optional<Packing> compile_packing(ContextState& state, const ir::LoweredRoutine& routine,
                                        const std::optional<ir::Target>& target);
 
+/// Whether the fills never ran or a source was written since they last did.
+bool needs_refresh(const ContextState& state, const Packing& packing);
+
 /// Runs the fills when they never ran or a source was written since; allocates the packed
 /// buffers. The sources must be initialized (the caller checks the routine's inputs first).
 void refresh_packing(ContextState& state, Packing& packing);

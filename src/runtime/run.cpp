@@ -74,13 +74,26 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
   std::vector<backends::Buffer*> buffers;
   buffers.reserve(data.params.size());
   for (const auto& node : data.params) buffers.push_back(&state_->ensure_buffer(node));
-  if (data.packing) refresh_packing(*state_, *data.packing);
-  const auto start = std::chrono::steady_clock::now();
-  {
-    logging::ScopedTimer timer("run " + data.name);
-    data.executable->run(buffers, static_values);
+  if (data.packing) {
+    // The packing reads its sources on the host's side of the queue: what was queued first must
+    // have finished (a no-op unless a source changed since the last packing).
+    if (state_->queue && needs_refresh(*state_, *data.packing)) state_->wait_for_device();
+    refresh_packing(*state_, *data.packing);
   }
-  record_kernel_profile(*state_, data, std::chrono::steady_clock::now() - start);
+  if (state_->queue) {
+    // The routine's handle keeps its executable alive until the task ran.
+    std::vector<std::int64_t> statics(static_values.begin(), static_values.end());
+    state_->queue->enqueue([impl = routine.impl_, buffers = std::move(buffers), statics = std::move(statics)] {
+      impl->executable->run(buffers, statics);
+    });
+  } else {
+    const auto start = std::chrono::steady_clock::now();
+    {
+      logging::ScopedTimer timer("run " + data.name);
+      data.executable->run(buffers, static_values);
+    }
+    record_kernel_profile(*state_, data, std::chrono::steady_clock::now() - start);
+  }
   for (const auto& node : data.outputs) {
     state_->initialized.insert(node->id);
     ++state_->write_counts[node->id];

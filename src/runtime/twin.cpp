@@ -10,6 +10,7 @@ namespace cannl::runtime {
 const backends::Backend& Context::backend() const { return *state_->backend; }
 
 Context Context::twin() const {
+  state_->wait_for_device();  // a device's queued routines may still write its buffers
   Context copy(state_->backend);
   ContextState& to = *copy.state_;
   std::vector<std::byte> bytes;

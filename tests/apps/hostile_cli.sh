@@ -38,7 +38,9 @@ model="$fixture/model.safetensors"
 
 # ---- the option parser ----
 expect_error "names no backend" demo --backend vulkan
-expect_error "unknown option '--devices' for 'cannl demo'" demo --devices 2
+expect_error "unknown option '--gpus' for 'cannl demo'" demo --gpus 2
+expect_error "--devices must be between 1 and 64, got 0" demo --devices 0
+expect_error "--resume needs --checkpoint FILE" demo --resume --epochs 1
 expect_error "unknown option '--tuned' for 'cannl bench matmul'" bench matmul --tuned
 expect_error "unknown option '--tune' for 'cannl tune matmul'" tune matmul --tune
 expect_error "cannl tune needs a benchmark" tune

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,8 @@ struct StepOptions {
   std::function<runtime::Routine(runtime::Context&, const ir::Comp&, const std::string&)> compile_step_routine;
 };
 
+class DataParallel;
+
 struct TrainingStep {
   runtime::Context ctx;
   Tensor loss;
@@ -59,6 +62,11 @@ struct TrainingStep {
   std::int64_t n_batches = 1;
   /// Adam(W)'s state (step counter, moments) when the step uses Adam or AdamW.
   std::optional<nn::AdamCode> adam;
+  /// Set by train::data_parallel (data_parallel.h): the replicas fit runs its global steps on.
+  std::shared_ptr<DataParallel> parallel;
+  /// Parameters and optimizer state, for checkpoints.
+  std::vector<ir::NodeRef> params;
+  std::vector<ir::NodeRef> optimizer_state;
 };
 
 /// Uploads the host literals the roots read (once per context).
@@ -73,7 +81,7 @@ struct EpochReport {
   int epoch = 0;          // 1-based
   int epochs = 0;
   double mean_loss = 0;   // mean of the step losses of this epoch
-  double steps_per_second = 0;
+  double steps_per_second = 0;  // global steps (one batch over every replica) per second
 };
 
 struct FitOptions {
@@ -86,8 +94,9 @@ struct FitOptions {
   std::function<void(int epoch, std::int64_t batch)> on_step;
 };
 
-/// Runs `epochs` epochs of `n_batches` steps; a progress bar (epoch, step, loss, steps/s) is drawn
-/// on stderr when it is a terminal (config key progress_bar). Returns the mean loss per epoch.
+/// Runs `epochs` epochs of `n_batches` steps (global steps of a data_parallel step); a progress
+/// bar (epoch, step, loss, global steps/s) is drawn on stderr when it is a terminal (config key
+/// progress_bar). Returns the mean loss per epoch (over every replica of a data-parallel step).
 std::vector<double> fit(TrainingStep& step, const FitOptions& options);
 
 /// Compiles a routine computing `outputs` (forward only) in `ctx`, with `options` (e.g. a

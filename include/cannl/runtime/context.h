@@ -10,6 +10,15 @@
 //
 // A caller may bring the schedule instead of the backend's default one (compile_options.h):
 //   ctx.compile(comp, "mm", {.schedule = runtime::ScheduleChoice::replay(trace)});
+//
+// Several devices: a context made with cpu_devices(n) holds n devices of the C backend, each with
+// its own buffers and its own FIFO queue (a worker thread); device(k) is the handle of device k.
+// Routines run asynchronously on their device's queue; host reads and writes wait for it, and
+// copy() moves a node between devices in order (it waits for the source's queued work):
+//   auto devices = runtime::Context::cpu_devices(2);
+//   auto d0 = devices.device(0), d1 = devices.device(1);
+//   d0.run(d0.compile(comp, "produce"));
+//   runtime::Context::copy(d0, d1, node);      // d1 sees what "produce" wrote
 
 #include <cstdint>
 #include <memory>
@@ -69,7 +78,26 @@ class Context {
   /// first of cuda, hip, opencl, cc that opens; the reasons for skipping the others are logged at
   /// debug 1).
   static Context from_config();
+  /// `n` devices of the C backend in one context (config `multidev_num_devices` when n is 0; 0
+  /// there means one per core), each with its own buffers and FIFO queue run by a worker thread.
+  /// The handle returned is device 0. Kernel profiles are not kept for queued runs (leave
+  /// profile_kernels off: the generated code's counters are per library, which the devices
+  /// share). Throws BackendUnavailable without a C compiler.
+  static Context cpu_devices(int n = 0);
   explicit Context(std::shared_ptr<backends::Backend> backend);
+
+  /// How many devices this context holds (1 unless made with several) and which one this handle
+  /// is; device(k) is the handle of device k (RuntimeUsageError when k is out of range). Each
+  /// device has its own buffers, routines and initialized marks: compile a routine on every
+  /// device that runs it.
+  int num_devices() const;
+  int device_index() const;
+  Context device(int k) const;
+  /// Copies `node`'s values from `src` to `dst` (devices of one context, or any two contexts),
+  /// allocating its buffer on `dst` and marking it initialized there. On queued devices the copy
+  /// is enqueued on dst after everything queued on src so far, and src's later work waits for
+  /// it; it returns at once. Throws UninitializedError when src never wrote the node.
+  static void copy(const Context& src, Context& dst, const ir::NodeRef& node);
 
   std::string_view backend_name() const;
   /// The backend this context compiles for (its target record is what CompileOptions::target
@@ -106,8 +134,9 @@ class Context {
   /// missing, or the routine was compiled in another context. Nodes with host-init data count as
   /// uploaded: compile uploads them when it allocates their buffers.
   void run(const Routine& routine, std::span<const std::int64_t> static_values = {});
-  /// Waits until every routine run so far has finished on the device (GPU backends queue their
-  /// kernels; reading values waits by itself). Call it before stopping a timer.
+  /// Waits until every routine run so far has finished on the device (GPU backends and the devices
+  /// of cpu_devices queue their work; reading values waits by itself). Call it before stopping a
+  /// timer. Rethrows the error of a routine that failed on a device's queue.
   void synchronize();
 
   /// Logical (unpadded) values of a node, row-major, converted to double. Throws
@@ -149,7 +178,11 @@ class Context {
  private:
   friend class WeakContext;
   explicit Context(std::shared_ptr<ContextState> state) : state_(std::move(state)) {}
+  struct DeviceGroup;
+  Context(std::shared_ptr<ContextState> state, std::shared_ptr<DeviceGroup> group);
   std::shared_ptr<ContextState> state_;
+  /// The devices of a multi-device context (null for a single device).
+  std::shared_ptr<DeviceGroup> group_;
 };
 
 /// A handle that does not keep its context alive, for caches keyed by context (the Python

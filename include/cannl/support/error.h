@@ -39,6 +39,7 @@ CANNL_DEFINE_USER_ERROR(IoError)             // a file could not be read or writ
 CANNL_DEFINE_USER_ERROR(ResourceError)       // the machine ran out of memory for a routine's scratch
 CANNL_DEFINE_USER_ERROR(RuntimeError)        // a device failed running work (GPU driver error, kernel fault)
 CANNL_DEFINE_USER_ERROR(IndexRangeError)     // a buffer or offset does not fit the index type (large_models)
+CANNL_DEFINE_USER_ERROR(DistributedError)    // another process of a distributed run died, hung or failed
 
 #undef CANNL_DEFINE_USER_ERROR
 

@@ -1,0 +1,72 @@
+// `cannl demo`'s training driver: devices, processes, checkpoints (see demo_training.h).
+#include "demo_training.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "cannl/support/error.h"
+
+namespace cannl::app {
+
+std::int64_t DemoTraining::micro_batch(std::int64_t global_batch) const {
+  if (global_batch % replicas() != 0)
+    throw RuntimeUsageError("the global batch of " + std::to_string(global_batch) + " does not split into " +
+                            std::to_string(replicas()) + " replicas (--devices x processes); use a divisor of it");
+  return global_batch / replicas();
+}
+
+train::TrainingStep DemoTraining::compile(const Tensor& loss, const train::StepOptions& options) const {
+  if (replicas() == 1 && devices == 1 && communicator->size() == 1) return train::compile_step(ctx, loss, options);
+  return train::data_parallel(ctx, loss, options, {.devices = devices, .communicator = communicator});
+}
+
+std::vector<double> DemoTraining::fit(train::TrainingStep& step, const DemoOptions& options,
+                                      const std::function<void(const train::EpochReport&)>& on_epoch) const {
+  int done = 0;
+  if (options.resume) {
+    if (options.checkpoint.empty()) throw RuntimeUsageError("--resume needs --checkpoint FILE");
+    const auto metadata = train::restore_training_checkpoint(step, options.checkpoint);
+    const auto it = metadata.find("epochs");
+    done = it == metadata.end() ? 0 : std::stoi(it->second);
+    if (is_rank0()) std::printf("resumed from %s after epoch %d\n", options.checkpoint.c_str(), done);
+  }
+  std::vector<double> losses;
+  for (int epoch = done + 1; epoch <= options.epochs; ++epoch) {
+    const auto loss = train::fit(step, {.epochs = 1, .on_epoch = [&](const train::EpochReport& r) {
+                                          train::EpochReport report = r;
+                                          report.epoch = epoch;
+                                          report.epochs = options.epochs;
+                                          if (is_rank0()) on_epoch(report);
+                                        }});
+    losses.push_back(loss.at(0));
+    if (!options.checkpoint.empty())
+      train::save_training_checkpoint(step, options.checkpoint, {{"epochs", std::to_string(epoch)}});
+  }
+  return losses;
+}
+
+std::string DemoTraining::describe(std::int64_t global_batch) const {
+  if (replicas() == 1) return "batch " + std::to_string(global_batch);
+  return "global batch " + std::to_string(global_batch) + " over " + std::to_string(replicas()) + " replicas (" +
+         std::to_string(devices) + " device(s) x " + std::to_string(communicator->size()) +
+         " process(es)), micro-batch " + std::to_string(global_batch / replicas());
+}
+
+DemoTraining demo_training(const DemoOptions& options) {
+  DemoTraining t{options.devices > 1 ? runtime::Context::cpu_devices(options.devices) : runtime::Context::from_config(),
+                 options.distributed ? runtime::mpi_communicator() : runtime::single_process_communicator(),
+                 options.devices};
+  return t;
+}
+
+int run_distributed_safely(const DemoTraining& training, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const DistributedError& e) {
+    std::cerr << "error: DistributedError: " << e.what() << std::endl;
+    training.communicator->abort(3);
+  }
+  return 3;  // abort does not return
+}
+
+}  // namespace cannl::app

@@ -1,0 +1,100 @@
+// DeviceQueue: one worker thread per device running its tasks in FIFO order.
+#include "cannl/backends/device_queue.h"
+
+#include <utility>
+
+namespace cannl::backends {
+
+struct Event::State {
+  mutable std::mutex mutex;
+  mutable std::condition_variable done_changed;
+  bool done = false;
+};
+
+Event::Event() : state_(std::make_shared<State>()) { state_->done = true; }
+
+Event::Event(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+void Event::wait() const {
+  std::unique_lock lock(state_->mutex);
+  state_->done_changed.wait(lock, [this] { return state_->done; });
+}
+
+bool Event::is_done() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->done;
+}
+
+void Event::complete() const {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->done = true;
+  }
+  state_->done_changed.notify_all();
+}
+
+DeviceQueue::DeviceQueue(std::string name) : name_(std::move(name)), worker_([this] { work(); }) {}
+
+DeviceQueue::~DeviceQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+Event DeviceQueue::enqueue(std::function<void()> task) {
+  Event event(std::make_shared<Event::State>());
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.emplace_back(std::move(task), event);
+  }
+  wake_.notify_all();
+  return event;
+}
+
+Event DeviceQueue::record() { return enqueue([] {}); }
+
+void DeviceQueue::wait_for(const Event& event) {
+  if (event.is_done()) return;
+  enqueue([event] { event.wait(); });
+}
+
+void DeviceQueue::synchronize() {
+  record().wait();
+  std::exception_ptr failure;
+  {
+    std::lock_guard lock(mutex_);
+    std::swap(failure, failure_);
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+void DeviceQueue::work() {
+  for (;;) {
+    std::pair<std::function<void()>, Event> item;
+    bool skip = false;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopping, and everything queued is done
+      item = std::move(tasks_.front());
+      tasks_.pop_front();
+      skip = failure_ != nullptr;
+    }
+    // A failed task's successors are skipped but still complete their events, so nobody waiting
+    // on them (another queue, the host) waits forever.
+    if (!skip) {
+      try {
+        item.first();
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        failure_ = std::current_exception();
+      }
+    }
+    item.second.complete();
+  }
+}
+
+}  // namespace cannl::backends

@@ -1,0 +1,64 @@
+// DeviceQueue and Event: FIFO order, waits across queues, failures reported once.
+#include "cannl/backends/device_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace cannl::backends {
+namespace {
+
+TEST(DeviceQueueTest, RunsTasksInOrderAndReturnsAtOnce) {
+  DeviceQueue q("q");
+  std::vector<int> order;
+  std::atomic<bool> release{false};
+  q.enqueue([&] {
+    while (!release) std::this_thread::yield();
+    order.push_back(1);
+  });
+  Event second = q.enqueue([&] { order.push_back(2); });
+  EXPECT_FALSE(second.is_done());  // enqueue did not wait for the blocked first task
+  release = true;
+  q.synchronize();
+  EXPECT_TRUE(second.is_done());
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
+TEST(DeviceQueueTest, WaitForOrdersWorkAcrossQueues) {
+  DeviceQueue producer("producer"), consumer("consumer");
+  std::atomic<int> value{0};
+  std::atomic<bool> release{false};
+  producer.enqueue([&] {
+    while (!release) std::this_thread::yield();
+    value = 42;
+  });
+  consumer.wait_for(producer.record());
+  int seen = -1;
+  consumer.enqueue([&] { seen = value; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  release = true;
+  consumer.synchronize();
+  EXPECT_EQ(seen, 42);
+}
+
+TEST(DeviceQueueTest, AFailedTaskSkipsItsSuccessorsAndIsRethrownOnce) {
+  DeviceQueue q("q");
+  bool ran_after = false;
+  q.enqueue([] { throw std::runtime_error("device fault"); });
+  Event after = q.enqueue([&] { ran_after = true; });
+  EXPECT_THROW(q.synchronize(), std::runtime_error);
+  EXPECT_TRUE(after.is_done());  // skipped, but complete: nobody waits on it forever
+  EXPECT_FALSE(ran_after);
+  q.enqueue([&] { ran_after = true; });
+  EXPECT_NO_THROW(q.synchronize());
+  EXPECT_TRUE(ran_after);
+}
+
+TEST(DeviceQueueTest, ADefaultEventIsComplete) { EXPECT_TRUE(Event().is_done()); }
+
+}  // namespace
+}  // namespace cannl::backends

@@ -1,0 +1,96 @@
+// Multi-device contexts: devices with their own buffers and queues, copies between them in order.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cannl/runtime/context.h"
+#include "cannl/support/error.h"
+#include "runtime/test_util.h"
+
+namespace cannl::testing {
+namespace {
+
+using ir::DType;
+using ir::Op;
+using runtime::Context;
+
+/// lhs := op(args...) pointwise over lhs's dims.
+ir::Comp pointwise(ir::NodeRef lhs, Op op, std::vector<ir::Operand> args) {
+  const int n = static_cast<int>(args.size());
+  return single_accum(accum_op(lhs, Op::Arg2, op, std::move(args), pointwise_projections(lhs->dims, n)));
+}
+
+TEST(DevicesTest, EachDeviceHasItsOwnBuffersAndIndex) {
+  auto devices = Context::cpu_devices(3);
+  ASSERT_EQ(devices.num_devices(), 3);
+  auto d2 = devices.device(2);
+  EXPECT_EQ(d2.device_index(), 2);
+  EXPECT_EQ(d2.num_devices(), 3);
+  auto x = ir::make_node("x", DType::F32, {4});
+  d2.set_values(x, std::vector<double>{1, 2, 3, 4});
+  EXPECT_TRUE(d2.has_buffer(x));
+  EXPECT_FALSE(devices.device(0).has_buffer(x));
+  EXPECT_THROW(devices.device(3), RuntimeUsageError);
+  EXPECT_EQ(Context::cpu().num_devices(), 1);
+}
+
+TEST(DevicesTest, CopyCarriesAQueuedResultToAnotherDeviceInOrder) {
+  auto devices = Context::cpu_devices(2);
+  auto d0 = devices.device(0), d1 = devices.device(1);
+  auto x = ir::make_node("x", DType::F32, {256});
+  auto y = ir::make_node("y", DType::F32, {256});
+  auto z = ir::make_node("z", DType::F32, {256});
+  std::vector<double> xs(256);
+  for (int i = 0; i < 256; ++i) xs[static_cast<std::size_t>(i)] = i;
+  d0.set_values(x, xs);
+  auto twice = d0.compile(pointwise(y, Op::Add, {of(x), of(x)}), "twice");
+  auto plus_one = d1.compile(pointwise(z, Op::Add, {of(y), ir::Operand::literal(1)}), "plus_one");
+  // Queued: the copy must wait for "twice" on device 0, "plus_one" for the copy on device 1, and
+  // the second "twice" (which overwrites y) for the copy's read.
+  d0.run(twice);
+  Context::copy(d0, d1, y);
+  d1.run(plus_one);
+  d0.set_values(x, std::vector<double>(256, 0.0));
+  d0.run(twice);
+  const auto zs = d1.get_values(z);
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(zs[static_cast<std::size_t>(i)], 2.0 * i + 1) << i;
+  EXPECT_EQ(d0.get_values(y), std::vector<double>(256, 0.0));
+}
+
+TEST(DevicesTest, CopyOfANodeNeverWrittenIsUninitializedError) {
+  auto devices = Context::cpu_devices(2);
+  auto d1 = devices.device(1);
+  auto x = ir::make_node("x", DType::F32, {4});
+  try {
+    Context::copy(devices.device(0), d1, x);
+    ADD_FAILURE() << "expected UninitializedError";
+  } catch (const UninitializedError& e) {
+    EXPECT_NE(std::string(e.what()).find("device 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DevicesTest, CopyBetweenASingleDeviceContextAndADevice) {
+  auto host = Context::cpu();
+  auto devices = Context::cpu_devices(2);
+  auto d1 = devices.device(1);
+  auto x = ir::make_node("x", DType::F64, {3});
+  host.set_values(x, std::vector<double>{0.5, -1, 7});
+  Context::copy(host, d1, x);
+  EXPECT_EQ(d1.get_values(x), (std::vector<double>{0.5, -1, 7}));
+}
+
+TEST(DevicesTest, SynchronizeWaitsForQueuedRoutines) {
+  auto devices = Context::cpu_devices(2);
+  auto d0 = devices.device(0);
+  auto x = ir::make_node("x", DType::F32, {4});
+  auto y = ir::make_node("y", DType::F32, {4});
+  d0.set_values(x, std::vector<double>{1, 2, 3, 4});
+  auto r = d0.compile(pointwise(y, Op::Add, {of(x), of(x)}), "double_x");
+  d0.run(r);
+  d0.synchronize();
+  EXPECT_EQ(d0.get_values(y), (std::vector<double>{2, 4, 6, 8}));
+}
+
+}  // namespace
+}  // namespace cannl::testing
