@@ -10,7 +10,6 @@ packages=(build-essential cmake ninja-build ccache libgtest-dev gnuplot-nox clan
           python3-dev python3-pip python3-numpy python3-pytest
           # HIP (ROCm 5.2): hiprtc and hipcc compile the generated HIP kernels for gfx90a and gfx1030
           hipcc
-
           # MPI: data-parallel training across processes (mpirun; tests/apps/distributed.sh)
           openmpi-bin libopenmpi-dev)
 missing=()
