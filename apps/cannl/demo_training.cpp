@@ -64,9 +64,9 @@ int run_distributed_safely(const DemoTraining& training, const std::function<int
     return body();
   } catch (const DistributedError& e) {
     std::cerr << "error: DistributedError: " << e.what() << std::endl;
-    training.communicator->abort(3);
+    training.communicator->stop_other_processes(3);
+    return 3;
   }
-  return 3;  // abort does not return
 }
 
 }  // namespace cannl::app

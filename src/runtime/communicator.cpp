@@ -1,6 +1,4 @@
 // The single-process communicator, and the MPI one's stand-in when cannl is built without MPI.
-#include <cstdlib>
-
 #include "cannl/runtime/communicator.h"
 #include "cannl/support/error.h"
 
@@ -15,7 +13,7 @@ class SingleProcess final : public Communicator {
   void allreduce_sum(std::span<double>, std::string_view) override {}
   void allreduce_sum(std::span<float>, std::string_view) override {}
   void barrier(std::string_view) override {}
-  [[noreturn]] void abort(int exit_code) override { std::exit(exit_code); }
+  void stop_other_processes(int) override {}
   std::string describe() const override { return "one process"; }
 };
 

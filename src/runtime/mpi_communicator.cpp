@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -98,10 +97,9 @@ class MpiCommunicator final : public Communicator {
 
   void barrier(std::string_view what) override { arrive(what); }
 
-  [[noreturn]] void abort(int exit_code) override {
+  void stop_other_processes(int exit_code) override {
     broken_ = true;
-    MPI_Abort(MPI_COMM_WORLD, exit_code);
-    std::_Exit(exit_code);
+    MPI_Abort(MPI_COMM_WORLD, exit_code);  // ends the job; it does not return under Open MPI
   }
 
   std::string describe() const override {

@@ -34,9 +34,10 @@ class Communicator {
   virtual void allreduce_sum(std::span<float> values, std::string_view what) = 0;
   /// Returns once every rank called it (e.g. after rank 0 wrote a checkpoint the others read).
   virtual void barrier(std::string_view what) = 0;
-  /// Ends every process of the run with `exit_code` (after a DistributedError: the other ranks
-  /// may be waiting for this one). A lone process just exits.
-  [[noreturn]] virtual void abort(int exit_code) = 0;
+  /// Stops the other processes of the run with `exit_code` after a DistributedError (they may be
+  /// waiting for this one at a collective); the caller then returns its own error code. MPI ends
+  /// the whole job (MPI_Abort, this process included); a lone process has no others to stop.
+  virtual void stop_other_processes(int exit_code) = 0;
   /// "MPI (rank 1 of 2)", "one process".
   virtual std::string describe() const = 0;
 };
