@@ -50,8 +50,8 @@ bool needs_refresh(const ContextState& state, const Packing& packing) {
 }
 
 void refresh_packing(ContextState& state, Packing& packing) {
-  if (!needs_refresh(state, packing)) return;
   std::vector<std::uint64_t> counts = source_counts(state, packing);
+  if (packing.packed && counts == packing.packed_at) return;
   std::vector<backends::Buffer*> buffers;
   for (const auto& node : packing.params) buffers.push_back(&state.ensure_buffer(node));
   logging::ScopedTimer timer("run " + packing.executable->routine().name);
