@@ -1,7 +1,9 @@
 // cannl's generated CPU code side by side with OpenBLAS sgemm and STREAM-style C loops:
 //   sgemm n x n x n, n in {256, 512, 1024, 2048}, on 1 and 2 threads: GFLOP/s (counter "flops")
 //   triad a = b + 3 c over 2^23 floats and row sums of a 4096 x 2048 matrix: bytes/s
-// BM_cc_tile_sgemm times the C backend's TileMma rendering alone (a hand-built TileMma statement
+// BM_cannl_tuned_sgemm is the same contraction compiled by tune::tune (the autotuner's measured
+// schedule search on this machine; its schedule cache under build_files/ makes a second run search
+// nothing). BM_cc_tile_sgemm times the C backend's TileMma rendering alone (a hand-built TileMma statement
 // compiled by the cc backend), independent of whether the front end and the default schedule
 // produce one. Each cannl case compiles its routine once (outside the timing) through the normal compile path
 // (tensor -> optimizer -> default CPU schedule -> C backend), with cc_threads set to the case's
@@ -18,6 +20,7 @@
 #include "cannl/cannl.h"
 #include "cannl/ir/loop_ir.h"
 #include "cannl/support/config.h"
+#include "cannl/tune/tune.h"
 #include "stream_loops.h"
 
 extern "C" {
@@ -47,17 +50,20 @@ struct Compiled {
   runtime::Routine routine;
 };
 
-/// Compiles `make()`'s output once per key with cc_threads = threads.
+/// Compiles `make()`'s output once per key with cc_threads = threads: the default compile, or
+/// with `tuned` the autotuner's pick.
 template <class Make>
-Compiled& compiled(const std::string& key, int threads, Make make) {
+Compiled& compiled(const std::string& key, int threads, Make make, bool tuned = false) {
   static std::map<std::string, std::unique_ptr<Compiled>> cache;
-  auto& slot = cache[key + "/" + std::to_string(threads)];
+  auto& slot = cache[key + "/" + std::to_string(threads) + (tuned ? "/tuned" : "")];
   if (!slot) {
     config::set_override("cc_threads", std::to_string(threads));
     slot = std::make_unique<Compiled>();
     Tensor out = make();
     train::upload_literals(slot->ctx, {out});
-    slot->routine = train::compile_forward(slot->ctx, {out}, "bench_" + key);
+    const std::string name = "bench_" + key + (tuned ? "_tuned" : "");
+    slot->routine = tuned ? tune::tune(slot->ctx, forward_code({out}), name)
+                          : train::compile_forward(slot->ctx, {out}, name);
     config::set_override("cc_threads", "");
   }
   return *slot;
@@ -68,18 +74,22 @@ void run_cannl(benchmark::State& state, Compiled& c) {
   for (auto _ : state) c.ctx.run(c.routine);
 }
 
-void BM_cannl_sgemm(benchmark::State& state) {
+void time_cannl_sgemm(benchmark::State& state, bool tuned) {
   const std::int64_t n = state.range(0);
   const int threads = static_cast<int>(state.range(1));
-  auto& c = compiled("sgemm" + std::to_string(n), threads, [n] {
+  auto make = [n] {
     const auto size = static_cast<std::size_t>(n * n);
     Tensor x = literal("x", random_values(size, 1), {.batch = Dims{n}, .output = Dims{n}});
     Tensor w = literal("w", random_values(size, 2), {.input = Dims{n}, .output = Dims{n}});
     return w * x;
-  });
+  };
+  auto& c = compiled("sgemm" + std::to_string(n), threads, make, tuned);
   run_cannl(state, c);
   state.counters["flops"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
 }
+
+void BM_cannl_sgemm(benchmark::State& state) { time_cannl_sgemm(state, false); }
+void BM_cannl_tuned_sgemm(benchmark::State& state) { time_cannl_sgemm(state, true); }
 
 /// d[i, j] = fma(a[i, k], b[k, j], d[i, j]) over n x n x n as a fused TileMma (fallback: the plain
 /// nest), the form the default pipeline produces under the fuse_multiply_add licence.
@@ -192,6 +202,7 @@ void sgemm_args(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_cannl_sgemm)->Apply(sgemm_args);
+BENCHMARK(BM_cannl_tuned_sgemm)->Apply(sgemm_args);
 BENCHMARK(BM_cc_tile_sgemm)->Apply(sgemm_args);
 BENCHMARK(BM_openblas_sgemm)->Apply(sgemm_args);
 BENCHMARK(BM_cannl_triad)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
