@@ -1,5 +1,6 @@
 // Context::compile: lower, verify, dump, schedule, allocate, compile and link a routine into a
 // context.
+#include <map>
 #include <set>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "cannl/opt/optimize.h"
 #include "cannl/runtime/context.h"
 #include "cannl/support/config.h"
+#include "cannl/support/error.h"
 #include "cannl/support/files.h"
 #include "cannl/support/log.h"
 #include "runtime/context_state.h"
@@ -128,6 +130,28 @@ void link_buffers(ContextState& state, const RoutineData& data) {
 ir::LoweredRoutine Context::optimized_routine(const ir::Comp& comp, const std::string& name,
                                               const CompileOptions& options) const {
   return lower_and_optimize(comp, *state_, sanitize_routine_name(name), options).routine;
+}
+
+void Context::prebuild(const ir::Comp& comp, const std::string& name, std::span<const CompileOptions> options) const {
+  const std::string routine_name = sanitize_routine_name(name);
+  logging::ScopedTimer total("prebuild " + routine_name);
+  // One optimized routine per placement arm: the schedules of one arm all start from it.
+  std::map<bool, opt::Optimized> optimized;
+  std::vector<backends::CompileRequest> requests;
+  for (const CompileOptions& o : options) {
+    try {
+      auto it = optimized.find(o.materialize_all);
+      if (it == optimized.end())
+        it = optimized.emplace(o.materialize_all, lower_and_optimize(comp, *state_, routine_name, o)).first;
+      RoutineData data;
+      data.lowered = scheduled(*state_, it->second.routine, o);
+      describe_signature(comp, it->second, data);
+      requests.push_back({data.lowered, data.params, o.target});
+    } catch (const UserError&) {
+      // Its compile throws the same error.
+    }
+  }
+  state_->backend->prebuild(requests);
 }
 
 Routine Context::compile(const ir::Comp& comp, const std::string& name, const CompileOptions& options) {

@@ -129,6 +129,14 @@ Bench::Instance Bench::instantiate(const Candidate& c) {
   return in;
 }
 
+void Bench::prebuild(const std::vector<Candidate>& cs) {
+  std::vector<runtime::CompileOptions> options;
+  for (const auto& c : cs)
+    options.push_back({.schedule = runtime::ScheduleChoice::replay(c.trace), .target = c.target,
+                       .materialize_all = c.materialize_all});
+  pristine_.prebuild(comp_, name_, options);
+}
+
 void Bench::Instance::run() {
   // The first run (the checked one) takes static indices 0, so every candidate computes the same
   // iteration; later runs step through their ranges as a training loop steps through batches.

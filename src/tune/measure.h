@@ -31,6 +31,10 @@ class Bench {
   /// program's own error).
   CandidateResult judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks);
 
+  /// Builds the code of `cs` at once (Context::prebuild), so that judging them one by
+  /// one compiles nothing; best effort (a failing candidate fails again in its judge).
+  void prebuild(const std::vector<Candidate>& cs);
+
   /// The finalists timed again, in `rounds` rounds taking each in turn (a burst of load on the
   /// machine falls on all of them): per finalist the median of its round medians, in ms.
   /// Throws what compiling or running a finalist throws (each was judged already).

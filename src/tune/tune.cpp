@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "cannl/schedule/trace.h"
 #include "cannl/support/config.h"
@@ -60,7 +61,7 @@ class Search {
       all.materialize_all = true;
       seeds.insert(seeds.begin() + 1, std::move(all));  // right after the reference
     }
-    for (const auto& c : seeds) judge(c);
+    judge_all(seeds);
     for (int round = 0; round < options_.rounds && !report_.out_of_budget; ++round) {
       const double before = best_ms();
       std::vector<Candidate> proposals;
@@ -69,7 +70,7 @@ class Search {
         if (moves.size() > kMovesPerMember) moves.resize(kMovesPerMember);
         for (auto& m : moves) proposals.push_back(std::move(m));
       }
-      for (const auto& c : proposals) judge(c);
+      judge_all(proposals);
       if (best_ms() > before * (1.0 - kMinGain)) break;
     }
     confirm_finalists();
@@ -97,9 +98,35 @@ class Search {
 
   double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
+  static std::string signature(const Candidate& c) {
+    return target_fields_text(c.target) + "\n" + schedule::print_trace(c.trace);
+  }
+
+  int compile_batch() const {
+    if (options_.compile_batch > 0) return options_.compile_batch;
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+
+  /// Judges `cs` in order, a batch at a time: the batch's code is built at once (the compiler
+  /// processes in parallel), then its candidates are timed one by one with no compiler running.
+  /// Batches stay small so that a budget running out wastes few builds.
+  void judge_all(const std::vector<Candidate>& cs) {
+    const std::size_t batch = static_cast<std::size_t>(compile_batch());
+    for (std::size_t first = 0; first < cs.size() && !report_.out_of_budget; first += batch) {
+      const std::size_t last = std::min(cs.size(), first + batch);
+      if (batch > 1) {
+        std::vector<Candidate> unseen;
+        std::set<std::string> signatures;
+        for (std::size_t k = first; k < last; ++k)
+          if (!seen_.contains(signature(cs[k])) && signatures.insert(signature(cs[k])).second) unseen.push_back(cs[k]);
+        if (unseen.size() > 1 && seconds_since_start() < options_.budget_s) bench_.prebuild(unseen);
+      }
+      for (std::size_t k = first; k < last; ++k) judge(cs[k]);
+    }
+  }
+
   void judge(const Candidate& c) {
-    const std::string signature = target_fields_text(c.target) + "\n" + schedule::print_trace(c.trace);
-    if (!seen_.insert(signature).second) return;
+    if (!seen_.insert(signature(c)).second) return;
     const bool reference = report_.candidates.empty();  // the default schedule, judged first
     if (!reference && seconds_since_start() >= options_.budget_s) {
       report_.out_of_budget = true;
@@ -214,6 +241,7 @@ TuneOptions TuneOptions::from_config() {
   if (!(o.budget_s >= 0) || !std::isfinite(o.budget_s))
     throw ConfigError("config key 'autotune_budget_s' = '" + config::get("autotune_budget_s") + "' (from " +
                       config::source_of("autotune_budget_s") + "): expected a finite number of seconds >= 0");
+  o.compile_batch = static_cast<int>(config::get_int_in("autotune_compile_batch", 0, 256));
   o.log = config::get_bool("autotune_log");
   o.use_cache = config::get_bool("autotune_cache");
   o.search_placements = config::get_bool("autotune_placements");

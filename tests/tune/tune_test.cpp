@@ -8,9 +8,12 @@
 #include <map>
 #include <random>
 
+#include <unistd.h>
+
 #include "cannl/backends/cc_backend.h"
 #include "cannl/cannl.h"
 #include "cannl/schedule/trace.h"
+#include "cannl/schedule/transforms.h"
 #include "cannl/support/files.h"
 #include "cannl/tune/schedule_cache.h"
 #include "cannl/tune/tune.h"
@@ -413,6 +416,98 @@ TEST_F(Tune, TheLogListsEveryCandidate) {
   for (const auto& c : report.candidates) EXPECT_NE(text.find(c.label + " | "), std::string::npos) << text;
   EXPECT_NE(text.find("cannl-schedule 1"), std::string::npos) << "each candidate's trace";
   EXPECT_NE(tune::format_report(report).find("winner: "), std::string::npos);
+}
+
+/// A build folder of its own (an empty compile cache), removed at the end.
+class FreshBuildFiles {
+ public:
+  explicit FreshBuildFiles(const std::string& tag) {
+    config::set_override("build_files_prefix", "test_tune_" + tag + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(files::build_dir());
+  }
+  ~FreshBuildFiles() {
+    std::error_code ignored;
+    std::filesystem::remove_all(files::build_dir(), ignored);
+    config::set_override("build_files_prefix", "");
+  }
+};
+
+TEST_F(Tune, APrebuiltBatchCompilesWithoutRunningTheCompiler) {
+  FreshBuildFiles fresh("prebuild");
+  config::set_override("cc_vector_bytes", "0");  // scalar tiles: no kernel library to build as well
+  Matmul m = matmul(40);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  const ir::Target a = ctx.backend().target();
+  ir::Target b = a;
+  b.min_tile_work = std::int64_t{1} << 40;  // no tile: a plain loop nest, other code
+  const std::vector<runtime::CompileOptions> options{{.target = a}, {.target = b}};
+  const int before = backends::cc::compiler_invocations();
+  ctx.prebuild(m.comp, "mm", options);
+  const int built = backends::cc::compiler_invocations();
+  EXPECT_GE(built, before + 2) << "both routines were built ahead";
+  const runtime::Routine ra = ctx.compile(m.comp, "mm", options[0]);
+  const runtime::Routine rb = ctx.compile(m.comp, "mm", options[1]);
+  EXPECT_EQ(backends::cc::compiler_invocations(), built) << "the compiles found everything in the cache";
+  EXPECT_NE(ra.source(), rb.source());
+  // What was prebuilt is what runs: both compute the product.
+  const auto ya = run_and_read(ctx, ra, m.y), yb = run_and_read(ctx, rb, m.y);
+  EXPECT_EQ(ya.size(), yb.size());
+}
+
+TEST_F(Tune, APrebuildOfAnIllegalScheduleThrowsNothingAndItsCompileStillDoes) {
+  Matmul m = matmul(32);
+  Matmul other = matmul(8);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  // A trace recorded on another program names loops this one does not have.
+  const ir::LoweredRoutine theirs = ctx.optimized_routine(other.comp, "other");
+  schedule::ScheduleTrace foreign = schedule::record(theirs, {});
+  foreign.digest = "0000";  // not this program's
+  const std::vector<runtime::CompileOptions> options{{.schedule = runtime::ScheduleChoice::replay(foreign)}};
+  EXPECT_NO_THROW(ctx.prebuild(m.comp, "mm", options));
+  EXPECT_THROW(ctx.compile(m.comp, "mm", options[0]), ScheduleError);
+}
+
+/// The index of the first loop of `stmt` in program order.
+ir::Symbol outermost_loop(const ir::StmtRef& stmt) {
+  if (const auto* f = std::get_if<ir::For>(&stmt->node)) return f->index;
+  if (const auto* seq = std::get_if<ir::Seq>(&stmt->node))
+    for (const auto& s : seq->stmts)
+      if (ir::Symbol found = outermost_loop(s); found != ir::Symbol{}) return found;
+  return ir::Symbol{};
+}
+
+TEST_F(Tune, CandidatesOfABatchAreBuiltBeforeAnyIsTimed) {
+  FreshBuildFiles fresh("batch");
+  config::set_override("cc_vector_bytes", "0");
+  Matmul m = matmul(40);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneOptions o = quick();
+  o.compile_batch = 64;  // the seeds: one batch
+  // Besides the default and the serial baseline (the same code here), the outermost loop split
+  // by 4 and by 8: other code.
+  o.hooks.extra_seeds = [](const ir::LoweredRoutine& optimized, const ir::Target& target) {
+    std::vector<tune::Candidate> out;
+    for (std::int64_t factor : {4, 8})
+      out.push_back({"split " + std::to_string(factor), target,
+                     schedule::record(optimized, {schedule::split(outermost_loop(optimized.body), factor)})});
+    return out;
+  };
+  std::vector<int> invocations_when_timed;
+  o.hooks.measure = [&](const tune::Candidate&, const std::function<void()>& run) {
+    invocations_when_timed.push_back(backends::cc::compiler_invocations());
+    run();
+    return 1.0;
+  };
+  tune::TuneReport report;
+  (void)tune::tune(ctx, m.comp, "mm", o, &report);
+  std::string judged;
+  for (const auto& c : report.candidates) judged += c.label + ": " + c.why + "\n";
+  ASSERT_GE(invocations_when_timed.size(), 2u) << judged;
+  EXPECT_EQ(invocations_when_timed.front(), invocations_when_timed.back())
+      << "no compiler ran between the first and the last timing of the batch";
 }
 
 }  // namespace

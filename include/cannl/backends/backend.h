@@ -99,6 +99,11 @@ class Backend {
   /// printer and the toolchain. Throws CompileError, or InternalError when the schedule asks for
   /// what the target cannot run and validate_parallel proves it unsound.
   virtual std::unique_ptr<Executable> compile(const CompileRequest& request) = 0;
+  /// Builds the code of several requests ahead of their compile calls, as many at once as the
+  /// backend can (the C backend: `cc_compile_jobs` compiler processes over all of them), so that
+  /// those compiles find it in the backend's cache. Best effort: a request that fails here fails
+  /// again, with its error, in its compile. Default: nothing (no build worth doing ahead).
+  virtual void prebuild(std::span<const CompileRequest> requests) { (void)requests; }
 };
 
 /// The C backend: generated C compiled by the system C compiler, cached on disk, dlopen'ed.

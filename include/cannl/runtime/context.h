@@ -120,6 +120,13 @@ class Context {
   /// set: an illegal schedule throws ScheduleError before anything is allocated or compiled.
   Routine compile(const ir::Comp& comp, const std::string& name, const CompileOptions& options = {});
 
+  /// Builds ahead what compile(comp, name, options[k]) will need for every k, at once (the
+  /// backend's prebuild: the C backend runs the compiler processes of all of them in parallel),
+  /// so those compiles find it cached. Changes nothing in the context; best effort: an option
+  /// that fails here (an illegal schedule, a compiler error) fails again in its compile.
+  ///   ctx.prebuild(comp, "mm", {a, b, c});  ctx.compile(comp, "mm", a);  // no compiler runs
+  void prebuild(const ir::Comp& comp, const std::string& name, std::span<const CompileOptions> options) const;
+
   /// The routine compile(comp, name) would schedule: lowered, verified and optimized against this
   /// context's buffers, before any schedule. Allocates and compiles nothing. Transforms and
   /// traces made from it apply to a compile of `comp` while the context's buffers stay the same

@@ -95,6 +95,9 @@ struct TuneOptions {
   int rounds = 2;         // config autotune_rounds
   int repeats = 3;        // config autotune_repeats
   double budget_s = 60;   // config autotune_budget_s
+  /// Candidates built at once before they are timed one by one (config autotune_compile_batch;
+  /// 0: the hardware threads).
+  int compile_batch = 0;
   bool log = false;       // config autotune_log: log_files/<exe>/autotune.log
   bool use_cache = true;  // config autotune_cache
   std::filesystem::path cache_dir;  // config autotune_cache_dir; empty: build_files/<exe>/schedule_cache

@@ -1,4 +1,7 @@
 // The cc backend: generated C, compiled by the system C compiler, cached, dlopen'ed.
+#include <functional>
+#include <span>
+
 #include "backends/cc/compile_cache.h"
 #include "backends/cc/kernel_library.h"
 #include "backends/cc/toolchain.h"
@@ -108,51 +111,92 @@ class CcBackend final : public Backend {
     return std::make_unique<CpuBuffer>(bytes);
   }
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
-    const codegen::CodegenOptions options{.target = request.target.value_or(target()),
-                                          .profile_kernels = profile_kernels()};
-    const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, options.target);
-    if (config::get_bool("cc_split")) {
-      const codegen::SplitOptions split_options{
-          .unit_lines = static_cast<std::size_t>(config::get_int_in("cc_split_unit_lines", 1, 1 << 20))};
-      codegen::SplitSource split = codegen::emit_c_split(lowered, request.params, options, split_options);
-      if (split.kernels >= kMinSplitKernels) return compile_split(request, lowered, options, std::move(split));
+    Printed printed = print(request);
+    auto library = build(printed);
+    if (printed.split && logging::debug_level() >= 1)
+      logging::info("cc: " + printed.file_stem + ": " + std::to_string(printed.kernels) + " kernels, " +
+                    std::to_string(printed.unique_kernels) + " distinct, in " + std::to_string(printed.units.size()) +
+                    " files");
+    const std::string file = printed.file_stem + ".c";
+    return std::make_unique<CcExecutable>(CompileRequest{std::move(printed.lowered), request.params},
+                                          std::move(printed.source), std::move(library), file);
+  }
+
+  /// Prints every request (in this thread: the printer is not shared across threads), then runs
+  /// their builds at once on `cc_compile_jobs` workers; the libraries land in the compile cache,
+  /// where the compiles of the same requests find them.
+  void prebuild(std::span<const CompileRequest> requests) override {
+    std::vector<Printed> printed;
+    for (const auto& request : requests) {
+      try {
+        printed.push_back(print(request));
+      } catch (const UserError&) {
+        // Its compile throws the same error, where the caller expects it.
+      }
     }
-    codegen::GeneratedSource source = codegen::emit_c(lowered, request.params, options);
-    // The entry symbol is "cannl_entry_<sanitized routine name>"; files use the routine name.
-    const std::string& entry = source.entry_symbol;
-    const std::string file_stem = entry.substr(kEntryPrefix.size());
-    auto library = cc::load_or_compile(file_stem, source.text,
-                                       cc::kernel_link_options(source.text, options.target));
-    return std::make_unique<CcExecutable>(CompileRequest{lowered, request.params}, std::move(source), std::move(library),
-                                          file_stem + ".c");
+    std::vector<std::function<void()>> jobs;
+    for (const Printed& p : printed) jobs.push_back([this, &p] { build(p); });
+    try {
+      cc::run_in_parallel(jobs, cc::compile_jobs());
+    } catch (const UserError&) {
+      // A failing build fails again, with its compiler output, in its compile.
+    }
   }
 
  private:
   // Routines with fewer kernels are one file: splitting them saves no compile time.
   static constexpr int kMinSplitKernels = 8;
 
-  std::unique_ptr<Executable> compile_split(const CompileRequest& request, const ir::LoweredRoutine& lowered,
-                                            const codegen::CodegenOptions& options, codegen::SplitSource split) {
-    std::vector<cc::CompileUnit> units;
-    std::string all;
-    for (auto& u : split.units) {
-      all += u.text;
-      units.push_back({u.name, std::move(u.text), u.hot});
+  /// A request after the final lowering round and the printer: what the toolchain builds.
+  struct Printed {
+    ir::LoweredRoutine lowered;
+    ir::Target target;
+    /// The routine's source (split: every unit, the main one first, for Executable::source()).
+    codegen::GeneratedSource source;
+    std::string file_stem;
+    bool split = false;
+    std::vector<cc::CompileUnit> units;  // split only
+    int kernels = 0, unique_kernels = 0;
+  };
+
+  Printed print(const CompileRequest& request) const {
+    const codegen::CodegenOptions options{.target = request.target.value_or(target()),
+                                          .profile_kernels = profile_kernels()};
+    Printed p;
+    p.target = options.target;
+    p.lowered = schedule::lower_for_target(request.routine, options.target);
+    if (config::get_bool("cc_split")) {
+      const codegen::SplitOptions split_options{
+          .unit_lines = static_cast<std::size_t>(config::get_int_in("cc_split_unit_lines", 1, 1 << 20))};
+      codegen::SplitSource split = codegen::emit_c_split(p.lowered, request.params, options, split_options);
+      if (split.kernels >= kMinSplitKernels) {
+        std::string all;
+        for (auto& u : split.units) {
+          all += u.text;
+          p.units.push_back({u.name, std::move(u.text), u.hot});
+        }
+        split.routine.text = std::move(all);
+        p.source = std::move(split.routine);
+        p.split = true;
+        p.kernels = split.kernels;
+        p.unique_kernels = split.unique_kernels;
+      }
     }
-    const std::string& entry = split.routine.entry_symbol;
-    const std::string file_stem = entry.substr(kEntryPrefix.size());
-    const ir::Target& target = options.target;
-    auto library = cc::load_or_compile_units(
-        file_stem, units, [&all, &target] { return cc::kernel_link_options(all, target); },
+    if (!p.split) p.source = codegen::emit_c(p.lowered, request.params, options);
+    // The entry symbol is "cannl_entry_<sanitized routine name>"; files use the routine name.
+    p.file_stem = p.source.entry_symbol.substr(kEntryPrefix.size());
+    return p;
+  }
+
+  /// Loads the library of `p` from the compile cache, or compiles it (thread-safe: files and
+  /// compiler processes only).
+  static std::shared_ptr<cc::SharedLibrary> build(const Printed& p) {
+    const std::string& all = p.source.text;
+    const ir::Target& target = p.target;
+    if (!p.split) return cc::load_or_compile(p.file_stem, all, cc::kernel_link_options(all, target));
+    return cc::load_or_compile_units(
+        p.file_stem, p.units, [&all, &target] { return cc::kernel_link_options(all, target); },
         cc::kernel_link_key(all, target));
-    if (logging::debug_level() >= 1)
-      logging::info("cc: " + file_stem + ": " + std::to_string(split.kernels) + " kernels, " +
-                    std::to_string(split.unique_kernels) + " distinct, in " + std::to_string(units.size()) +
-                    " files");
-    // source(): every unit, the main one first.
-    split.routine.text = all;
-    return std::make_unique<CcExecutable>(CompileRequest{lowered, request.params}, std::move(split.routine),
-                                          std::move(library), file_stem + ".c");
   }
 };
 

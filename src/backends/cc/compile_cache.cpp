@@ -142,22 +142,6 @@ int compile_jobs() {
   return std::clamp(jobs, 1, kMaxJobs);
 }
 
-namespace {
-
-// Flags of one unit: compile only (-c), at its optimization level.
-std::vector<std::string> unit_flags(const Toolchain& tc, bool openmp, int level) {
-  std::vector<std::string> flags = compile_flags(tc, openmp);
-  std::erase(flags, "-shared");
-  for (auto& f : flags)
-    if (f.rfind("-O", 0) == 0) f = "-O" + std::to_string(level);
-  flags.push_back("-c");
-  return flags;
-}
-
-bool uses_openmp(const std::string& source) { return source.find("#pragma omp") != std::string::npos; }
-
-// Runs `jobs[k]()` for every k on up to `workers` threads, largest first as the caller ordered
-// them; rethrows the first failure once all have finished.
 void run_in_parallel(const std::vector<std::function<void()>>& jobs, int workers) {
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
@@ -179,6 +163,20 @@ void run_in_parallel(const std::vector<std::function<void()>>& jobs, int workers
   for (auto& t : threads) t.join();
   if (failure) std::rethrow_exception(failure);
 }
+
+namespace {
+
+// Flags of one unit: compile only (-c), at its optimization level.
+std::vector<std::string> unit_flags(const Toolchain& tc, bool openmp, int level) {
+  std::vector<std::string> flags = compile_flags(tc, openmp);
+  std::erase(flags, "-shared");
+  for (auto& f : flags)
+    if (f.rfind("-O", 0) == 0) f = "-O" + std::to_string(level);
+  flags.push_back("-c");
+  return flags;
+}
+
+bool uses_openmp(const std::string& source) { return source.find("#pragma omp") != std::string::npos; }
 
 }  // namespace
 

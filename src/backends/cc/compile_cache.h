@@ -63,6 +63,10 @@ std::shared_ptr<SharedLibrary> load_or_compile_units(const std::string& name, co
                                                      const std::function<LinkOptions()>& link,
                                                      const std::string& link_key);
 
+/// Runs `jobs[k]()` for every k on up to `workers` threads (this one included), in the caller's
+/// order; rethrows the first failure once all have finished.
+void run_in_parallel(const std::vector<std::function<void()>>& jobs, int workers);
+
 /// The compiler processes one routine's units may run at once (config cc_compile_jobs).
 int compile_jobs();
 
