@@ -137,7 +137,7 @@ class CcBackend final : public Backend {
     std::string all;
     for (auto& u : split.units) {
       all += u.text;
-      units.push_back({u.name, std::move(u.text), u.hot});
+      units.push_back({u.name, std::move(u.text), u.hot, u.plain});
     }
     const std::string& entry = split.routine.entry_symbol;
     const std::string file_stem = entry.substr(kEntryPrefix.size());

@@ -207,7 +207,7 @@ std::shared_ptr<SharedLibrary> load_or_compile_units(const std::string& name, co
   for (const auto& u : units) {
     const bool omp = uses_openmp(u.text);
     openmp = openmp || omp;
-    Planned p{&u, unit_flags(tc, omp, u.hot ? top : cold), "", {}, {}};
+    Planned p{&u, unit_flags(tc, omp, u.plain ? 0 : u.hot ? top : cold), "", {}, {}};
     p.digest = sha256_hex(u.text + "\n" + tc.identity + "\n" + join(p.flags));
     // Named by the routine and the digest only: a group that moves to another part number
     // (an earlier group split or merged) is still found.

@@ -57,6 +57,8 @@ struct CompileUnit {
   std::string text;
   /// Compiled at cc_optimization_level; else at cc_cold_optimization_level (not above it).
   bool hot = true;
+  /// Nothing to optimize (codegen::SourceUnit::plain): compiled at -O0.
+  bool plain = false;
 };
 
 /// Builds one library from `units`: each unit is compiled to an object file of the cache
