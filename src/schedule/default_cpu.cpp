@@ -211,7 +211,9 @@ class Scheduler {
   // Grid round can share the tiles out. Rows otherwise stay whole: one tile over every row, which
   // the final lowering round gives the target's team (B is packed once for all of them).
   void tensorize_with_rows(Tensorize t) {
-    const std::size_t segment = *routine_.holder(t.i);
+    const auto held = routine_.holder(t.i);
+    internal_check(held.has_value(), "default_cpu: a tensorize candidate's loop is in no segment");
+    const std::size_t segment = *held;
     const ir::LoweredRoutine part = routine_.part(segment);
     const auto site = detail::find_loop(part.body, t.i);
     const auto site_j = detail::find_loop(part.body, t.j);
