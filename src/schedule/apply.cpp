@@ -13,12 +13,13 @@ namespace detail {
 
 LoopSite require_loop(const ir::LoweredRoutine& r, ir::Symbol s, const std::string& action) {
   const auto site = find_loop(r.body, s);
-  const auto loops = canonical_loops(r.body);
-  const std::string known = loops.empty() ? "the routine has no loops"
-                                          : "loops i0 .. i" + std::to_string(loops.size() - 1);
-  if (!site)
+  if (!site) {
+    const auto loops = canonical_loops(r.body);  // named only for the message: a walk of the whole routine
+    const std::string known = loops.empty() ? "the routine has no loops"
+                                            : "loops i0 .. i" + std::to_string(loops.size() - 1);
     throw ScheduleError(action + ": no loop with symbol s" + std::to_string(s.id) + " in routine '" +
                         r.name + "' (a transform addresses loops of the routine it is applied to); " + known);
+  }
   if (site->in_tile)
     throw_schedule_error(r, s, action, "the loop is inside a tile_mma (the tile describes it)",
                          "transform the loops around the tile_mma, or before Tensorize");

@@ -18,6 +18,7 @@
 #include "schedule/loop_tree.h"
 #include "schedule/matmul_nest.h"
 #include "schedule/parallel_loops.h"
+#include "schedule/segmented_routine.h"
 #include "schedule/window_nest.h"
 #include "schedule/transform_impls.h"
 
@@ -45,44 +46,73 @@ constexpr std::int64_t kMaxPrivatizedWindow = 64;
 
 class Scheduler {
  public:
-  Scheduler(const ir::LoweredRoutine& r, const CpuScheduleOptions& o) : out_{r, {}}, options_(o) {}
+  Scheduler(const ir::LoweredRoutine& r, const CpuScheduleOptions& o) : routine_(r), options_(o) {}
 
   ScheduledRoutine run() {
-    if (options_.tensorize) tensorize_round();
-    strided_gemv_round();
-    window_round();
-    grid_round();
-    if (options_.reassociate && options_.vectorize) reassociate_round();
-    if (options_.vectorize) vectorize_round();
-    return out_;
+    if (options_.tensorize) timed("tensorize", [&] { tensorize_round(); });
+    timed("strided_gemv", [&] { strided_gemv_round(); });
+    timed("window", [&] { window_round(); });
+    timed("grid", [&] { grid_round(); });
+    if (options_.reassociate && options_.vectorize) timed("reassociate", [&] { reassociate_round(); });
+    if (options_.vectorize) timed("vectorize", [&] { vectorize_round(); });
+    return {routine_.whole(), transforms_};
   }
 
  private:
-  ScheduledRoutine out_;
+  // Plans address loops of one nest, so each applies to the segment holding the nest
+  // (segmented_routine.h); only the epilogue fusion, which moves a nest into its predecessor,
+  // works on the whole routine.
+  detail::SegmentedRoutine routine_;
+  std::vector<Transform> transforms_;
   const CpuScheduleOptions& options_;
 
-  void push(const Transform& t) {
-    out_.routine = schedule::apply(out_.routine, t);
-    out_.transforms.push_back(t);
+  // A plan for the nest in one segment.
+  struct Plan {
+    std::size_t segment;
+    std::vector<Transform> steps;
+  };
+  // A loop outside tiles and local scopes, with the segment holding it.
+  struct Candidate {
+    std::size_t segment;
+    detail::LoopSite site;
+  };
+
+  // Each round's time at debug level 1 (the host side of a cold compile).
+  template <class F>
+  void timed(const char* round, F&& body) {
+    logging::ScopedTimer timer(std::string("schedule round ") + round + " " + routine_.whole().name);
+    body();
+  }
+
+  void push(std::size_t segment, const Transform& t) {
+    routine_.apply(segment, {t});
+    transforms_.push_back(t);
+  }
+  // Every loop outside tiles and local scopes, in preorder.
+  std::vector<Candidate> candidates() const {
+    std::vector<Candidate> out;
+    for (std::size_t k = 0; k < routine_.size(); ++k)
+      for (detail::LoopSite& site : detail::loop_sites(routine_.segment(k)))
+        if (!site.in_tile && !site.in_local_scope) out.push_back({k, std::move(site)});
+    return out;
   }
   // The top loop of every perfect nest outside tiles and local scopes, in preorder.
-  std::vector<const ir::For*> nest_tops() const {
-    std::vector<const ir::For*> out;
-    for (const ir::For* f : loops_preorder(out_.routine.body)) {
-      const auto site = detail::find_loop(out_.routine.body, f->index);
-      if (!site || site->in_tile || site->in_local_scope) continue;
-      const bool nested = !site->enclosing.empty() && flatten_seq(site->enclosing.back()->body).size() == 1;
-      if (!nested) out.push_back(f);
+  std::vector<Candidate> nest_tops() const {
+    std::vector<Candidate> out;
+    for (Candidate& c : candidates()) {
+      const auto& enclosing = c.site.enclosing;
+      const bool nested = !enclosing.empty() && flatten_seq(enclosing.back()->body).size() == 1;
+      if (!nested) out.push_back(std::move(c));
     }
     return out;
   }
   // Applies each plan's steps together; a plan a step of which is refused (ScheduleError)
   // leaves its nest as it was.
-  void push_each(const std::vector<std::vector<Transform>>& plans) {
-    for (const auto& steps : plans) {
+  void push_each(const std::vector<Plan>& plans) {
+    for (const Plan& plan : plans) {
       try {
-        out_.routine = schedule::apply(out_.routine, steps);
-        out_.transforms.insert(out_.transforms.end(), steps.begin(), steps.end());
+        routine_.apply(plan.segment, plan.steps);
+        transforms_.insert(transforms_.end(), plan.steps.begin(), plan.steps.end());
       } catch (const ScheduleError&) {
       }
     }
@@ -118,14 +148,13 @@ class Scheduler {
 
   void tensorize_round() {
     if (options_.reassociate) {
-      stage_shared_stores();
-      split_long_reductions();
+      timed("stage_shared_stores", [&] { stage_shared_stores(); });
+      timed("split_long_reductions", [&] { split_long_reductions(); });
     }
-    reordered_tensorize();
+    timed("reordered_tensorize", [&] { reordered_tensorize(); });
     std::vector<Tensorize> found;
-    for (const ir::For* f : loops_preorder(out_.routine.body)) {
-      const auto site = detail::find_loop(out_.routine.body, f->index);
-      if (!site || site->in_tile || site->in_local_scope) continue;
+    for (const Candidate& c : candidates()) {
+      const ir::For* f = c.site.loop;
       // Only the outermost loop of the three: a match from an enclosing loop comes first.
       if (auto t = matmul_at(*f); t && (f->index == t->i || f->index == t->j || f->index == t->k)) {
         const bool nested = std::any_of(found.begin(), found.end(), [&](const Tensorize& g) {
@@ -141,9 +170,10 @@ class Scheduler {
   // their updates staged in a partials node the tile can fill whole, then added in (licensed
   // re-association; schedule/matmul_nest.h).
   void stage_shared_stores() {
-    std::vector<std::vector<Transform>> plans;
-    for (const ir::For* f : nest_tops())
-      if (auto plan = detail::plan_shared_store(*f, kMinStagedSteps, kMaxStagedCells)) plans.push_back({*plan});
+    std::vector<Plan> plans;
+    for (const Candidate& c : nest_tops())
+      if (auto plan = detail::plan_shared_store(*c.site.loop, kMinStagedSteps, kMaxStagedCells))
+        plans.push_back({c.segment, {*plan}});
     push_each(plans);
   }
 
@@ -151,10 +181,10 @@ class Scheduler {
   // gradient): a fixed number of partials over the outer reduction, run in parallel, then added
   // in order (licensed re-association; schedule/matmul_nest.h).
   void split_long_reductions() {
-    std::vector<std::vector<Transform>> plans;
-    for (const ir::For* f : nest_tops())
-      if (auto plan = detail::plan_split_partials(*f, kMaxSplitCells, kMinSplitSteps, kReductionPartials))
-        plans.push_back({plan->split, plan->partials});
+    std::vector<Plan> plans;
+    for (const Candidate& c : nest_tops())
+      if (auto plan = detail::plan_split_partials(*c.site.loop, kMaxSplitCells, kMinSplitSteps, kReductionPartials))
+        plans.push_back({c.segment, {plan->split, plan->partials}});
     push_each(plans);
   }
 
@@ -164,21 +194,15 @@ class Scheduler {
   // which takes the three-loop nests this leaves.
   void reordered_tensorize() {
     std::set<ir::Symbol> claimed;
-    std::vector<detail::MatmulNestPlan> plans;
-    for (const ir::For* f : loops_preorder(out_.routine.body)) {
-      const auto site = detail::find_loop(out_.routine.body, f->index);
-      if (!site || site->in_tile || site->in_local_scope) continue;
-      const auto nest = loops_preorder(site->stmt);
+    std::vector<Plan> steps;
+    for (const Candidate& c : candidates()) {
+      const auto nest = loops_preorder(c.site.stmt);
       if (std::any_of(nest.begin(), nest.end(), [&](const ir::For* g) { return claimed.contains(g->index); })) continue;
-      auto plan = detail::plan_matmul_nest(*f, options_.tile_threshold(), options_.reassociate, options_.target);
+      auto plan = detail::plan_matmul_nest(*c.site.loop, options_.tile_threshold(), options_.reassociate, options_.target);
       if (!plan) continue;
       for (const ir::For* g : nest) claimed.insert(g->index);
-      plans.push_back(std::move(*plan));
-    }
-    std::vector<std::vector<Transform>> steps;
-    for (const auto& plan : plans) {
-      steps.emplace_back(plan.swaps.begin(), plan.swaps.end());
-      steps.back().push_back(plan.tile);
+      steps.push_back({c.segment, {plan->swaps.begin(), plan->swaps.end()}});
+      steps.back().steps.push_back(plan->tile);
     }
     push_each(steps);  // a swap the legality check refuses leaves its nest as lowered
   }
@@ -187,9 +211,13 @@ class Scheduler {
   // Grid round can share the tiles out. Rows otherwise stay whole: one tile over every row, which
   // the final lowering round gives the target's team (B is packed once for all of them).
   void tensorize_with_rows(Tensorize t) {
-    const auto site = detail::find_loop(out_.routine.body, t.i);
-    const auto site_j = detail::find_loop(out_.routine.body, t.j);
-    const auto site_k = detail::find_loop(out_.routine.body, t.k);
+    const auto held = routine_.holder(t.i);
+    internal_check(held.has_value(), "default_cpu: a tensorize candidate's loop is in no segment");
+    const std::size_t segment = *held;
+    const ir::LoweredRoutine part = routine_.part(segment);
+    const auto site = detail::find_loop(part.body, t.i);
+    const auto site_j = detail::find_loop(part.body, t.j);
+    const auto site_k = detail::find_loop(part.body, t.k);
     const std::size_t depth_i = site->enclosing.size(), depth_j = site_j->enclosing.size(), depth_k = site_k->enclosing.size();
     const bool i_outer = depth_i < depth_j && depth_i < depth_k;
     const bool j_outer = depth_j < depth_i && depth_j < depth_k;
@@ -200,7 +228,7 @@ class Scheduler {
     // d[b, s, o]) keeps whole tiles: splitting its rows would repack b's panel once per chunk.
     const auto& around = (i_outer ? site : site_j)->enclosing;
     const bool batched = std::any_of(around.begin(), around.end(), [&](const ir::For* f) {
-      return detail::provably_parallel(out_.routine, *f);
+      return detail::provably_parallel(part, *f);
     });
     const bool split_rows = i_outer && options_.fuse_epilogues;
     if ((split_rows || j_outer) && !batched && top.begin == 0 && work >= options_.min_parallel) {
@@ -210,31 +238,32 @@ class Scheduler {
         if (extent % f == 0) { factor = f; break; }
       if (factor < extent) {
         const Split s = split(top.index, factor);
-        push(s);
+        push(segment, s);
         (i_outer ? t.i : t.j) = s.inner;
-        push(t);
+        push(segment, t);
         if (options_.fuse_epilogues) fuse_epilogues(s.outer, factor, extent);
         return;
       }
     }
-    push(t);
+    push(segment, t);
   }
 
   // ---- epilogues ----
   // Applies `steps` when all are legal and loop `parallel` stays as provably parallel as it was
   // (a tail reducing over the rows would serialize the matmul); else nothing changes.
   bool try_push(const std::vector<Transform>& steps, ir::Symbol parallel) {
+    const ir::LoweredRoutine& now = routine_.whole();
     ir::LoweredRoutine next;
     try {
-      next = schedule::apply(out_.routine, steps);
+      next = schedule::apply(now, steps);
     } catch (const ScheduleError&) {
       return false;
     }
-    if (parallel_legality(out_.routine, parallel).legality == Legality::Legal &&
+    if (parallel_legality(now, parallel).legality == Legality::Legal &&
         parallel_legality(next, parallel).legality != Legality::Legal)
       return false;
-    out_.routine = std::move(next);
-    out_.transforms.insert(out_.transforms.end(), steps.begin(), steps.end());
+    routine_.reset(next);  // the tail left its segment for the anchor's
+    transforms_.insert(transforms_.end(), steps.begin(), steps.end());
     return true;
   }
   // The elementwise tails right after a split matmul (bias add, activation: loops over the same
@@ -242,7 +271,7 @@ class Scheduler {
   // way, so each Grid chunk finishes its rows while they are in cache.
   void fuse_epilogues(ir::Symbol anchor, std::int64_t factor, std::int64_t extent) {
     while (true) {
-      const auto top = flatten_seq(out_.routine.body);
+      const auto top = flatten_seq(routine_.whole().body);
       const auto at = std::find_if(top.begin(), top.end(), [&](const ir::StmtRef& x) {
         const auto* f = std::get_if<ir::For>(&x->node);
         return f && f->index == anchor;
@@ -263,37 +292,41 @@ class Scheduler {
   // ---- grid ----
   // ---- windowed reductions: the accumulator cell privatized over the window loops ----
   void window_round() {
-    std::vector<std::vector<Transform>> plans;
-    for (const ir::For* f : nest_tops())
-      if (auto plan = detail::plan_window_privatize(*f, kMaxPrivatizedWindow)) plans.push_back({*plan});
+    std::vector<Plan> plans;
+    for (const Candidate& c : nest_tops())
+      if (auto plan = detail::plan_window_privatize(*c.site.loop, kMaxPrivatizedWindow))
+        plans.push_back({c.segment, {*plan}});
     push_each(plans);
   }
 
   void grid_round() {
-    for (const auto& top : flatten_seq(out_.routine.body)) grid_in(top);
+    for (std::size_t k = 0; k < routine_.size(); ++k) {
+      const ir::StmtRef segment = routine_.segment(k);  // the statements as the round found them
+      for (const auto& top : flatten_seq(segment)) grid_in(k, top);
+    }
   }
-  void grid_in(const ir::StmtRef& s) {
+  void grid_in(std::size_t segment, const ir::StmtRef& s) {
     const auto* f = std::get_if<ir::For>(&s->node);
     if (!f) {
       if (const auto* q = std::get_if<ir::Seq>(&s->node))
-        for (const auto& x : q->stmts) grid_in(x);
+        for (const auto& x : q->stmts) grid_in(segment, x);
       return;
     }
     if (work_of(s) < options_.min_parallel) return;
-    if (detail::provably_parallel(out_.routine, *f)) {
-      push(Retype{f->index, ir::AxisType::Grid});
+    if (detail::provably_parallel(routine_.part(segment), *f)) {
+      push(segment, Retype{f->index, ir::AxisType::Grid});
       return;
     }
-    for (const auto& x : flatten_seq(f->body)) grid_in(x);
+    for (const auto& x : flatten_seq(f->body)) grid_in(segment, x);
   }
 
   // ---- strided matrix-vector products (gemv_nest.h) ----
   void strided_gemv_round() {
     // Twice: a partitioned extent's head segment is planned on the second pass.
     for (int pass = 0; pass < 2; ++pass) {
-      std::vector<std::vector<Transform>> plans;
-      for (const ir::For* f : nest_tops())
-        if (auto p = detail::plan_strided_gemv(*f)) plans.push_back(std::move(*p));
+      std::vector<Plan> plans;
+      for (const Candidate& c : nest_tops())
+        if (auto p = detail::plan_strided_gemv(*c.site.loop)) plans.push_back({c.segment, std::move(*p)});
       push_each(plans);
     }
   }
@@ -335,13 +368,10 @@ class Scheduler {
     return moves;
   }
   void reassociate_round() {
-    std::vector<std::vector<Transform>> plans;
-    for (const ir::For* f : loops_preorder(out_.routine.body)) {
-      if (!streaming_reduction(*f)) continue;
-      const auto site = detail::find_loop(out_.routine.body, f->index);
-      if (site && !site->in_tile && !site->in_local_scope)
-        plans.push_back({split_reduce_lanes(f->index, options_.reassociate_lanes, ir::AxisType::Vectorized)});
-    }
+    std::vector<Plan> plans;
+    for (const Candidate& c : candidates())
+      if (streaming_reduction(*c.site.loop))
+        plans.push_back({c.segment, {split_reduce_lanes(c.site.loop->index, options_.reassociate_lanes, ir::AxisType::Vectorized)}});
     push_each(plans);  // refused (e.g. the partials of a huge Grid nest): the loop stays serial
   }
 
@@ -360,14 +390,14 @@ class Scheduler {
     return unit;
   }
   void vectorize_round() {
-    std::vector<ir::Symbol> found;
-    for (const ir::For* f : loops_preorder(out_.routine.body)) {
+    std::vector<std::pair<std::size_t, ir::Symbol>> found;
+    for (const Candidate& c : candidates()) {
+      const ir::For* f = c.site.loop;
       if (f->axis != ir::AxisType::Serial || f->end - f->begin < 4 || !contiguous_store(*f)) continue;
-      const auto site = detail::find_loop(out_.routine.body, f->index);
-      if (!site || site->in_tile || site->in_local_scope) continue;
-      if (parallel_legality(out_.routine, f->index).legality == Legality::Legal) found.push_back(f->index);
+      if (parallel_legality(routine_.part(c.segment), f->index).legality == Legality::Legal)
+        found.emplace_back(c.segment, f->index);
     }
-    for (const ir::Symbol s : found) push(Retype{s, ir::AxisType::Vectorized});
+    for (const auto& [segment, s] : found) push(segment, Retype{s, ir::AxisType::Vectorized});
   }
 };
 

@@ -59,12 +59,9 @@ class AccessText {
   }
 };
 
-}  // namespace
-
-LegalityVerdict parallel_legality(const ir::LoweredRoutine& routine, ir::Symbol axis,
-                                  bool license_reduction) {
-  const auto site = detail::find_loop(routine.body, axis);
-  if (!site) return {Legality::Unknown, "no such loop", false};
+// The verdict for the loop at `site` (its loop and the loops around it) of `routine`.
+LegalityVerdict legality_at(const ir::LoweredRoutine& routine, const detail::LoopSite* site, bool license_reduction) {
+  const ir::Symbol axis = site->loop->index;
   if (site->loop->end - site->loop->begin <= 1) return {Legality::Legal, "", false};
   const detail::LoopAccesses acc = detail::collect_accesses(site->loop->body);
   if (!acc.shared_local_writes.empty())
@@ -95,6 +92,15 @@ LegalityVerdict parallel_legality(const ir::LoweredRoutine& routine, ir::Symbol 
   return verdict;
 }
 
+}  // namespace
+
+LegalityVerdict parallel_legality(const ir::LoweredRoutine& routine, ir::Symbol axis,
+                                  bool license_reduction) {
+  const auto site = detail::find_loop(routine.body, axis);
+  if (!site) return {Legality::Unknown, "no such loop", false};
+  return legality_at(routine, &*site, license_reduction);
+}
+
 namespace {
 
 class StructureChecker {
@@ -120,6 +126,8 @@ class StructureChecker {
  private:
   const ir::LoweredRoutine& routine_;
   int ifs_ = 0, grids_ = 0, workgroups_ = 0;
+  // The loops around the current one: each annotated loop's site without searching the routine.
+  std::vector<const ir::For*> enclosing_;
 
   void loop(const ir::For& f) {
     const bool hardware = f.axis == ir::AxisType::Grid || f.axis == ir::AxisType::Workgroup ||
@@ -131,11 +139,16 @@ class StructureChecker {
       fail(f, "more than 3 nested " + std::string(ir::axis_type_name(f.axis)) + " loops", "keep the outer ones Serial");
     if (f.axis != ir::AxisType::Serial && f.axis != ir::AxisType::Unrolled) {
       const bool licensed = f.axis == ir::AxisType::Vectorized || f.axis == ir::AxisType::WorkgroupReduce;
-      const auto v = parallel_legality(routine_, f.index, licensed);
+      detail::LoopSite site;
+      site.loop = &f;
+      site.enclosing = enclosing_;
+      const auto v = legality_at(routine_, &site, licensed);
       if (v.legality == Legality::Illegal)
         fail(f, "its iterations are not independent: " + v.reason, "Serial or Unrolled");
     }
+    enclosing_.push_back(&f);
     stmt(f.body);
+    enclosing_.pop_back();
     if (hardware) --depth;
   }
   [[noreturn]] void fail(const ir::For& f, const std::string& problem, const std::string& alternatives) const {

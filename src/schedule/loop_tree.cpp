@@ -11,15 +11,21 @@ namespace cannl::schedule::detail {
 namespace {
 
 // Walks statements and the statement bodies of scalars (local scopes), tracking the loops around.
+// With no target it records every loop's site, in the order for_each_stmt visits the loops.
 class LoopFinder {
  public:
-  explicit LoopFinder(ir::Symbol target) : target_(target) {}
+  explicit LoopFinder(std::optional<ir::Symbol> target) : target_(target) {}
   std::optional<LoopSite> found;
+  std::vector<LoopSite> all;
 
   void stmt(const ir::StmtRef& s) {
     if (!s || found) return;
     if (const auto* f = std::get_if<ir::For>(&s->node)) {
-      if (f->index == target_) {
+      if (!target_) {
+        all.push_back(site_);
+        all.back().loop = f;
+        all.back().stmt = s;
+      } else if (f->index == *target_) {
         found = site_;
         found->loop = f;
         found->stmt = s;
@@ -46,7 +52,7 @@ class LoopFinder {
   }
 
  private:
-  ir::Symbol target_;
+  std::optional<ir::Symbol> target_;
   LoopSite site_;
 
   template <class F>
@@ -156,6 +162,12 @@ std::optional<LoopSite> find_loop(const ir::StmtRef& root, ir::Symbol s) {
   LoopFinder f(s);
   f.stmt(root);
   return f.found;
+}
+
+std::vector<LoopSite> loop_sites(const ir::StmtRef& root) {
+  LoopFinder f(std::nullopt);
+  f.stmt(root);
+  return std::move(f.all);
 }
 
 ir::StmtRef replace_loop(const ir::StmtRef& root, ir::Symbol s,

@@ -28,6 +28,10 @@ struct LoopSite {
 /// The loop bound by `s`, or nullopt.
 std::optional<LoopSite> find_loop(const ir::StmtRef& root, ir::Symbol s);
 
+/// Every loop's site in one walk, in preorder (the order ir::for_each_stmt meets them):
+///   for (const LoopSite& site : loop_sites(body)) ... site.loop, site.enclosing ...
+std::vector<LoopSite> loop_sites(const ir::StmtRef& root);
+
 /// `root` with the loop bound by `s` replaced by `rewrite(loop)`; unchanged subtrees are shared.
 ir::StmtRef replace_loop(const ir::StmtRef& root, ir::Symbol s,
                          const std::function<ir::StmtRef(const ir::For&)>& rewrite);

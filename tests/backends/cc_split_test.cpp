@@ -103,6 +103,35 @@ TEST(CcSplit, HotKernelsAndColdOnesAreInUnitsOfTheirOwn) {
   EXPECT_TRUE(hot && cold);
 }
 
+TEST(CcSplit, AMainUnitWithoutLoopsIsPlain) {
+  // Every loop a kernel, plus a scalar store left in the main unit: nothing to optimize there.
+  auto request = layered("split_plain", 2, [](int k) { return k; });
+  const NodeRef total = make_node("total", DType::F32, {1});
+  const std::vector<AxisIndex> cell{AxisIndex::fixed(0)};
+  auto with_scalar = flatten_seq(request.routine.body);
+  with_scalar.push_back(set(total, cell, apply(Op::Add, DType::F32, {get(total, cell), get(request.params[3], cell)})));
+  request.routine.body = seq(with_scalar);
+  request.params.push_back(total);
+  const codegen::SplitSource split = split_of(request);
+  EXPECT_TRUE(split.units.front().plain);
+  for (std::size_t u = 1; u < split.units.size(); ++u) EXPECT_FALSE(split.units[u].plain) << split.units[u].name;
+
+  // A loop reading a scalar local declared outside it is no kernel: it stays in the main unit,
+  // which then needs the optimizer.
+  const int local = fresh_scope_id();
+  const Symbol i = fresh_symbol();
+  const std::vector<AxisIndex> at{AxisIndex::fixed(0), AxisIndex::iterator(i)};
+  auto second = layered("split_not_plain", 2, [](int k) { return k; });
+  const NodeRef h1 = second.params[1];
+  auto with_loop = flatten_seq(second.routine.body);
+  with_loop.push_back(declare_local(local, DType::F32, false));
+  with_loop.push_back(set_local(local, constant(2, DType::F32)));
+  with_loop.push_back(
+      for_loop(i, 0, kCols, set(h1, at, apply(Op::Mul, DType::F32, {get(h1, at), get_local(local, DType::F32)}))));
+  second.routine.body = seq(with_loop);
+  EXPECT_FALSE(split_of(second).units.front().plain);
+}
+
 TEST(CcSplit, ResultsAreBitwiseThoseOfTheSingleFile) {
   test_util::ConfigGuard guard;
   const double base = fresh_salt();

@@ -68,6 +68,10 @@ struct SourceUnit {
   /// Hot units hold kernels worth the full optimization level; cold ones (the main unit, and
   /// kernels of little work per call) are compiled at a lower one.
   bool hot = false;
+  /// The unit holds no loop: kernel calls, zeroing, declarations and scalar statements (a main
+  /// unit all of whose loops are kernels). An optimizer has nothing to speed up, so it is
+  /// compiled without one (same IEEE operations: no fast-math, no contraction).
+  bool plain = false;
 };
 
 /// A routine printed as several translation units (emit_c_split).

@@ -173,7 +173,7 @@ class CcBackend final : public Backend {
         std::string all;
         for (auto& u : split.units) {
           all += u.text;
-          p.units.push_back({u.name, std::move(u.text), u.hot});
+          p.units.push_back({u.name, std::move(u.text), u.hot, u.plain});
         }
         split.routine.text = std::move(all);
         p.source = std::move(split.routine);

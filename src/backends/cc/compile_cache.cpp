@@ -2,12 +2,14 @@
 #include "backends/cc/compile_cache.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <exception>
 #include <filesystem>
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "backends/cc/cache_entry.h"
@@ -203,7 +205,7 @@ std::shared_ptr<SharedLibrary> load_or_compile_units(const std::string& name, co
   for (const auto& u : units) {
     const bool omp = uses_openmp(u.text);
     openmp = openmp || omp;
-    Planned p{&u, unit_flags(tc, omp, u.hot ? top : cold), "", {}, {}};
+    Planned p{&u, unit_flags(tc, omp, u.plain ? 0 : u.hot ? top : cold), "", {}, {}};
     p.digest = sha256_hex(u.text + "\n" + tc.identity + "\n" + join(p.flags));
     // Named by the routine and the digest only: a group that moves to another part number
     // (an earlier group split or merged) is still found.
@@ -256,8 +258,63 @@ std::shared_ptr<SharedLibrary> load_or_compile_units(const std::string& name, co
   return SharedLibrary::open(library.string(), openmp);
 }
 
+namespace {
+
+// Copies the verified cache entry `from` for `key` to `to` (a cache entry of its own, committed
+// like a compiler's output). False when `from` is no valid entry or the copy fails: a shared
+// cache is an optimization, never a reason to fail.
+bool copy_cache_entry(const fs::path& from, const fs::path& to, const std::string& key) {
+  if (check_cache_entry(from, key).state != EntryState::Valid) return false;
+  const fs::path temp = files::temporary_beside(to);
+  std::error_code error;
+  fs::copy_file(from, temp, fs::copy_options::overwrite_existing, error);
+  if (error) {
+    fs::remove(temp, error);
+    return false;
+  }
+  try {
+    commit_cache_entry(temp, to, key);
+  } catch (const IoError&) {
+    return false;
+  }
+  // A racing writer may have replaced `from` between the check and the copy: check the copy.
+  return check_cache_entry(to, key).state == EntryState::Valid;
+}
+
+// The shared cache's directory from cc_kernel_cache_dir, or nullopt when there is none.
+std::optional<fs::path> shared_cache_dir() {
+  const std::string setting = config::get("cc_kernel_cache_dir");
+  if (setting == "none" || setting.empty()) return std::nullopt;
+  if (setting != "auto") return fs::path(setting);
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
+    return fs::path(xdg) / "cannl" / "kernels";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/')
+    return fs::path(home) / ".cache" / "cannl" / "kernels";
+  return std::nullopt;
+}
+
+// Prepares the shared cache directory; nullopt (with a note at debug level 1) when it cannot be.
+std::optional<fs::path> usable_shared_cache_dir() {
+  auto dir = shared_cache_dir();
+  if (!dir) return std::nullopt;
+  try {
+    prepare_cache_directory(*dir);
+  } catch (const IoError& e) {
+    if (logging::debug_level() >= 1) logging::info(std::string("cc: no shared kernel cache: ") + e.what());
+    return std::nullopt;
+  }
+  return dir;
+}
+
+}  // namespace
+
 std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source,
                                                const LinkOptions& link) {
+  return load_or_compile(name, source, link, false);
+}
+
+std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source,
+                                               const LinkOptions& link, bool shared) {
   const Toolchain& tc = find_toolchain();
   // OpenMP only for sources that use it: other libraries need not load the OpenMP runtime.
   const bool openmp = source.find("#pragma omp") != std::string::npos;
@@ -273,10 +330,18 @@ std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const st
   // of the same name can overwrite while we compile.
   const fs::path user_source = dir / (name + ".c");
   write_readable_copy(user_source, source);
-  if (!(config::get_bool("cc_cache") && usable_cache_entry(library, digest))) {
-    const fs::path cache_source = cache_dir / (stem + ".c");
-    files::write_atomically(cache_source, source);
-    compile(tc, flags, cache_source, user_source, library, digest, link);
+  const bool cached = config::get_bool("cc_cache");
+  if (!(cached && usable_cache_entry(library, digest))) {
+    const std::optional<fs::path> shared_dir = shared && cached ? usable_shared_cache_dir() : std::nullopt;
+    const fs::path shared_entry = shared_dir ? *shared_dir / library.filename() : fs::path();
+    if (shared_dir && copy_cache_entry(shared_entry, library, digest)) {
+      if (logging::debug_level() >= 3) logging::info("cc: copied " + shared_entry.string());
+    } else {
+      const fs::path cache_source = cache_dir / (stem + ".c");
+      files::write_atomically(cache_source, source);
+      compile(tc, flags, cache_source, user_source, library, digest, link);
+      if (shared_dir) copy_cache_entry(library, shared_entry, digest);
+    }
   } else if (logging::debug_level() >= 3) {
     logging::info("cc: reusing " + library.string());
   }

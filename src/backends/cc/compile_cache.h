@@ -43,12 +43,22 @@ struct LinkOptions {
 std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source,
                                                const LinkOptions& link = {});
 
+/// The same for a library whose text does not depend on the program (the kernel library):
+/// with `shared`, a build folder lacking it first takes a verified copy from the per-user cache
+/// (config cc_kernel_cache_dir, checked against its record and the same digest), and one it
+/// compiles is copied there, so a fresh build folder need not compile it again. The copy is
+/// then an entry of the build folder's cache like any other (routines find it at $ORIGIN).
+std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const std::string& source,
+                                               const LinkOptions& link, bool shared);
+
 /// One translation unit of a library built from several (load_or_compile_units).
 struct CompileUnit {
   std::string name;  // file stem under build_files/<exe>/
   std::string text;
   /// Compiled at cc_optimization_level; else at cc_cold_optimization_level (not above it).
   bool hot = true;
+  /// Nothing to optimize (codegen::SourceUnit::plain): compiled at -O0.
+  bool plain = false;
 };
 
 /// Builds one library from `units`: each unit is compiled to an object file of the cache

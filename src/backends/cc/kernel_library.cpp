@@ -23,7 +23,7 @@ std::shared_ptr<SharedLibrary> sgemm_kernel_library(int vector_bytes, const ir::
   static std::map<std::string, std::shared_ptr<SharedLibrary>> loaded;
   std::lock_guard lock(mutex);
   auto& library = loaded[key];
-  if (library == nullptr) library = load_or_compile(source.name, source.text, {.soname = true});
+  if (library == nullptr) library = load_or_compile(source.name, source.text, {.soname = true}, /*shared=*/true);
   return library;
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cctype>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -225,21 +226,26 @@ ParallelSettings parallel_settings(const Toolchain& tc) {
     throw ConfigError("cc_parallel_grid must be auto, openmp or none, got '" + grid + "' (from " +
                       config::source_of("cc_parallel_grid") + ")");
   }
-  if (grid == "openmp" && !openmp_available(tc)) {
+  // The OpenMP probe (a compile and link) runs beside the vector-width probes: a process's first
+  // compile waits for the longer of them, not for their sum.
+  std::future<bool> openmp = std::async(std::launch::async, [&tc, grid] { return grid != "none" && openmp_available(tc); });
+  const auto bytes = config::get_int("cc_vector_bytes");
+  const int vector_bytes = bytes == -1 ? target_vector_bytes(tc) : static_cast<int>(bytes);
+  const bool has_openmp = openmp.get();
+  if (grid == "openmp" && !has_openmp) {
     throw ConfigError("cc_parallel_grid=openmp (from " + config::source_of("cc_parallel_grid") +
                       ") but the C compiler " + tc.path +
                       " cannot build OpenMP code with -fopenmp; install libgomp (gcc) or libomp-dev "
                       "(clang), or set cc_parallel_grid=auto");
   }
-  s.openmp_grid = grid == "openmp" || (grid == "auto" && openmp_available(tc));
+  s.openmp_grid = grid == "openmp" || (grid == "auto" && has_openmp);
   s.chunks = static_cast<int>(config::get_int_in("cc_parallel_chunks", 0, 1 << 20));
   s.threads = static_cast<int>(config::get_int_in("cc_threads", 0, 4096));
-  const auto bytes = config::get_int("cc_vector_bytes");
   if (bytes != -1 && bytes != 0 && bytes != 16 && bytes != 32 && bytes != 64) {
     throw ConfigError("cc_vector_bytes must be -1 (auto), 0, 16, 32 or 64, got " + std::to_string(bytes) +
                       " (from " + config::source_of("cc_vector_bytes") + ")");
   }
-  s.vector_bytes = bytes == -1 ? target_vector_bytes(tc) : static_cast<int>(bytes);
+  s.vector_bytes = vector_bytes;
   return s;
 }
 

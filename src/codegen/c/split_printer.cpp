@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "cannl/codegen/c_codegen.h"
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/support/error.h"
 #include "cannl/support/hash.h"
 #include "codegen/c/c_dialect.h"
@@ -96,6 +97,17 @@ bool is_kernel(const ir::StmtRef& s) {
   for (int id : u.used)
     if (!u.declared.contains(id)) return false;
   return true;
+}
+
+// A statement the main unit prints in place that leaves an optimizer nothing to speed up: no
+// loop or tile anywhere in it (a zeroing is a memset call, a scalar update a few operations).
+// Without the optimizer the IEEE operations are the same (no fast-math, no contraction).
+bool loop_free(const ir::StmtRef& s) {
+  bool loops = false;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    loops = loops || std::holds_alternative<ir::For>(x.node) || std::holds_alternative<ir::TileMma>(x.node);
+  });
+  return !loops;
 }
 
 // ---- hot and cold kernels ----
@@ -252,11 +264,13 @@ SplitSource emit_c_split(const ir::LoweredRoutine& routine, const std::vector<ir
   std::string body_text = profile ? "  int64_t cannl_profile_t = cannl_profile_now();\n" : "";
   std::vector<TimedKernel> timed;
   std::string section;
+  bool plain = true;  // the main unit holds nothing but calls, zeroing and declarations
   for (const auto& s : ir::flatten_seq(routine.body)) {
     if (const auto* c = std::get_if<ir::Comment>(&s->node)) section = c->text;
     const bool lap = profile && !std::holds_alternative<ir::Comment>(s->node) &&
                      !std::holds_alternative<ir::DeclareLocal>(s->node) && !std::holds_alternative<ir::Barrier>(s->node);
     if (lap) timed.push_back({kernel_label(s, section, names), static_cast<std::int64_t>(count_lines(body_text))});
+    if (!is_kernel(s) && !loop_free(s)) plain = false;
     if (is_kernel(s)) {
       std::vector<std::string> args;
       KernelFunction f = print_kernel(d, routine, s, names, options, args);
@@ -292,7 +306,7 @@ SplitSource emit_c_split(const ir::LoweredRoutine& routine, const std::vector<ir
     out.routine.text = header + d.prelude_header() + "\n" + prelude + code;
   }
   const std::string stem = routine_identifier(d, routine.name);
-  out.units.push_back({stem, out.routine.text, false});
+  out.units.push_back({stem, out.routine.text, false, plain});
 
   // Cold kernels first, then hot ones: each group is compiled at one optimization level.
   std::vector<const KernelFunction*> cold, hot;
@@ -302,7 +316,7 @@ SplitSource emit_c_split(const ir::LoweredRoutine& routine, const std::vector<ir
     for (const auto& group : group_kernels(*kernels, split.unit_lines)) {
       const std::string index = std::to_string(part++);
       out.units.push_back({stem + ".part" + std::string(index.size() < 2 ? "0" : "") + index,
-                           unit_text(d, routine, options, group), group.front()->hot});
+                           unit_text(d, routine, options, group), group.front()->hot, false});
     }
   }
   return out;
