@@ -26,7 +26,7 @@ int local_device_count(const runtime::Context& ctx, const ParallelOptions& paral
   if (parallel.devices < 0 || parallel.devices > ctx.num_devices())
     throw RuntimeUsageError("data_parallel: devices = " + std::to_string(parallel.devices) +
                             " but the context holds " + std::to_string(ctx.num_devices()) +
-                            " device(s); make it with runtime::Context::cpu_devices(n)");
+                            " device(s); make it with runtime::Context::cpu_devices(n) or cuda_devices");
   return parallel.devices == 0 ? ctx.num_devices() : parallel.devices;
 }
 
@@ -68,6 +68,37 @@ void inject_fault(const runtime::Communicator& comm, std::int64_t global_step) {
   if (kind == "hang")
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   throw ConfigError("config key 'distributed_fault_injection' = '" + spec + "': the kind must be kill or hang");
+}
+
+/// NCCL over the replicas' CUDA devices per config gpu_all_reduce; null (the host sums) where
+/// it does not apply or, with auto, libnccl is missing.
+std::shared_ptr<runtime::DeviceAverage> open_device_average(const std::vector<Replica>& local,
+                                                            const std::shared_ptr<runtime::Communicator>& comm) {
+  const std::string mode = config::get("gpu_all_reduce");
+  if (mode != "auto" && mode != "nccl" && mode != "host")
+    throw ConfigError("config key 'gpu_all_reduce' = '" + mode + "': expected auto, nccl or host");
+  const bool cuda = local.front().ctx.backend_name() == "cuda";
+  if (mode == "host") return nullptr;
+  if (!cuda) {
+    if (mode == "nccl")
+      throw RuntimeUsageError("gpu_all_reduce=nccl, but data_parallel runs on " + std::string(local.front().ctx.backend_name()) +
+                              " devices; NCCL needs CUDA devices (runtime::Context::cuda_devices)");
+    return nullptr;
+  }
+  if (local.size() == 1 && comm->size() == 1) return nullptr;
+  std::vector<runtime::Context> devices;
+  for (const Replica& r : local) devices.push_back(r.ctx);
+  try {
+    auto average = runtime::DeviceAverage::open_nccl(std::move(devices), comm);
+    if (logging::debug_level() >= 1) logging::info("data_parallel: gradients averaged by " + average->describe());
+    return average;
+  } catch (const BackendUnavailable& e) {
+    if (mode == "nccl") throw;
+    if (logging::debug_level() >= 1)
+      logging::info(std::string("data_parallel: gradients summed on the host and over ") + comm->describe() +
+                    " (gpu_all_reduce=auto and " + e.what() + ")");
+    return nullptr;
+  }
 }
 
 }  // namespace
@@ -135,13 +166,16 @@ void set_gradient(runtime::Context& ctx, const ir::NodeRef& g, std::span<const d
 
 void DataParallel::all_reduce_gradients() {
   std::size_t total = 0;
-  bool all_f32 = true;
+  bool all_f32 = true, all_f64 = true;
   for (const auto& g : gradients) {
     total += static_cast<std::size_t>(g->num_logical_elements());
     all_f32 = all_f32 && g->dtype == ir::DType::F32;
+    all_f64 = all_f64 && g->dtype == ir::DType::F64;
   }
   logging::ScopedTimer timer("all-reduce of " + std::to_string(total) + " gradient values");
-  if (all_f32) {
+  if (device_average && (all_f32 || all_f64)) {
+    device_average->run(gradients, "gradients of global step " + std::to_string(steps_done));
+  } else if (all_f32) {
     all_reduce_f32(total);
   } else {
     all_reduce_f64(total);
@@ -248,6 +282,7 @@ TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepO
   }
   dp->optimizer_state = parts.optimizer_state;
   dp->epoch_loss = parts.epoch_loss;
+  dp->device_average = open_device_average(dp->local, dp->communicator);
   // Replicate device 0's parameters and optimizer state (initialization is seeded, so they agree
   // already; the copy makes the replicas equal whatever the initializer).
   for (int d = 1; d < devices; ++d) {

@@ -43,6 +43,10 @@ CudaDriverApi bind_driver(const ApiLibrary& lib) {
   lib.bind(api.cuEventRecord, "cuEventRecord");
   lib.bind(api.cuEventSynchronize, "cuEventSynchronize");
   lib.bind(api.cuEventElapsedTime, "cuEventElapsedTime");
+  lib.bind(api.cuStreamWaitEvent, "cuStreamWaitEvent");
+  lib.bind(api.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer");
+  lib.bind(api.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
+  lib.bind(api.cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
   api.library = lib.path();
   return api;
 }

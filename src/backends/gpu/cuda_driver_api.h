@@ -32,6 +32,7 @@ constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
+constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
 
 // CUdevice_attribute
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
@@ -108,6 +109,12 @@ struct CudaDriverApi {
   CUresult (*cuEventRecord)(cuda::CUevent event, cuda::CUstream stream) = nullptr;
   CUresult (*cuEventSynchronize)(cuda::CUevent event) = nullptr;
   CUresult (*cuEventElapsedTime)(float* milliseconds, cuda::CUevent start, cuda::CUevent end) = nullptr;
+  // Several devices: peer copies ordered by events between the devices' streams.
+  CUresult (*cuStreamWaitEvent)(cuda::CUstream stream, cuda::CUevent event, unsigned flags) = nullptr;
+  CUresult (*cuDeviceCanAccessPeer)(int* can_access, CUdevice device, CUdevice peer) = nullptr;
+  CUresult (*cuCtxEnablePeerAccess)(cuda::CUcontext peer, unsigned flags) = nullptr;
+  CUresult (*cuMemcpyPeerAsync)(CUdeviceptr dst, cuda::CUcontext dst_context, CUdeviceptr src,
+                                cuda::CUcontext src_context, std::size_t bytes, cuda::CUstream stream) = nullptr;
 
   /// The library that loaded ("libcuda.so.1").
   std::string library;
