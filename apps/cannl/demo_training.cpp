@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <iostream>
+#include <numeric>
 
+#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
 namespace cannl::app {
@@ -52,8 +54,22 @@ std::string DemoTraining::describe(std::int64_t global_batch) const {
          " process(es)), micro-batch " + std::to_string(global_batch / replicas());
 }
 
+namespace {
+
+/// --devices N: N CPU devices, or with backend=cuda N GPUs (config cuda_devices, else 0 .. N-1).
+runtime::Context training_context(const DemoOptions& options) {
+  if (options.devices <= 1) return runtime::Context::from_config();
+  if (config::get("backend") != "cuda") return runtime::Context::cpu_devices(options.devices);
+  if (!config::get("cuda_devices").empty()) return runtime::Context::cuda_devices();
+  std::vector<int> ordinals(static_cast<std::size_t>(options.devices));
+  std::iota(ordinals.begin(), ordinals.end(), 0);
+  return runtime::Context::cuda_devices(ordinals);
+}
+
+}  // namespace
+
 DemoTraining demo_training(const DemoOptions& options) {
-  DemoTraining t{options.devices > 1 ? runtime::Context::cpu_devices(options.devices) : runtime::Context::from_config(),
+  DemoTraining t{training_context(options),
                  options.distributed ? runtime::mpi_communicator() : runtime::single_process_communicator(),
                  options.devices};
   return t;

@@ -37,13 +37,15 @@ Context Context::cpu_devices(int n) {
 
 Context Context::on_devices(std::vector<std::shared_ptr<backends::Backend>> backends) {
   if (backends.empty()) throw RuntimeUsageError("Context::on_devices needs at least one backend");
-  auto group = std::make_shared<DeviceGroup>();
   for (std::size_t k = 0; k < backends.size(); ++k) {
     if (backends[k] == nullptr) throw RuntimeUsageError("Context::on_devices: backend " + std::to_string(k) + " is null");
     if (backends[k]->name() != backends[0]->name())
       throw RuntimeUsageError("Context::on_devices: the devices of one context are of one backend; device 0 is " +
                               std::string(backends[0]->name()) + ", device " + std::to_string(k) + " " +
                               std::string(backends[k]->name()));
+  }
+  auto group = std::make_shared<DeviceGroup>();
+  for (std::size_t k = 0; k < backends.size(); ++k) {
     // No worker thread: a GPU backend queues its work on its own stream, a CPU one runs it at once.
     auto state = std::make_shared<ContextState>(std::move(backends[k]));
     state->device_index = static_cast<int>(k);

@@ -7,6 +7,7 @@
 // copies' and collectives' speed, NCCL's own ring order) is left to a multi-GPU machine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -153,10 +154,15 @@ TEST_F(TwoMockGpusWithNccl, SeveralProcessesShareRankZerosIdAndNumberDevicesInOr
   auto gpus = two_gpus();
   // Process 0 of 2 (the other process is not there: no collective runs, only the setup).
   backends::DeviceAllReduceRanks ranks{0, 2, nullptr};
+  // Stands in for MPI: rank 0's bytes (the id its ncclGetUniqueId made) reach rank 1; the mock
+  // refuses any other id.
   int broadcasts = 0;
+  std::vector<std::byte> rank0_id;
   ranks.broadcast_from_rank0 = [&](std::span<std::byte> bytes) {
     ++broadcasts;
-    EXPECT_EQ(bytes.size(), 128u);
+    ASSERT_EQ(bytes.size(), 128u);
+    if (ranks.process_rank == 0) rank0_id.assign(bytes.begin(), bytes.end());
+    else std::copy(rank0_id.begin(), rank0_id.end(), bytes.begin());
   };
   std::vector<backends::Backend*> devices{const_cast<backends::Backend*>(&gpus.device(0).backend()),
                                           const_cast<backends::Backend*>(&gpus.device(1).backend())};
@@ -168,6 +174,7 @@ TEST_F(TwoMockGpusWithNccl, SeveralProcessesShareRankZerosIdAndNumberDevicesInOr
   nccl_->clear_log();
   ranks.process_rank = 1;  // process 1 takes its id from the broadcast and ranks 2, 3
   { auto collective = backends::open_nccl_all_reduce(devices, ranks); }
+  EXPECT_EQ(broadcasts, 2);
   EXPECT_EQ(log(), "GroupStart;CommInitRank(ranks=4,rank=2);CommInitRank(ranks=4,rank=3);GroupEnd");
 }
 
