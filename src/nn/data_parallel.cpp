@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "cannl/backends/multi_device.h"
 #include "cannl/io/checkpoint.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
@@ -72,33 +73,35 @@ void inject_fault(const runtime::Communicator& comm, std::int64_t global_step) {
 
 /// NCCL over the replicas' CUDA devices per config gpu_all_reduce; null (the host sums) where
 /// it does not apply or, with auto, libnccl is missing.
-std::shared_ptr<runtime::DeviceAverage> open_device_average(const std::vector<Replica>& local,
+std::shared_ptr<runtime::DeviceAverage> open_device_average(std::vector<runtime::Context> devices,
                                                             const std::shared_ptr<runtime::Communicator>& comm) {
   const std::string mode = config::get("gpu_all_reduce");
   if (mode != "auto" && mode != "nccl" && mode != "host")
     throw ConfigError("config key 'gpu_all_reduce' = '" + mode + "': expected auto, nccl or host");
-  const bool cuda = local.front().ctx.backend_name() == "cuda";
+  const std::string_view backend = devices.front().backend_name();
   if (mode == "host") return nullptr;
-  if (!cuda) {
+  if (backend != "cuda") {
     if (mode == "nccl")
-      throw RuntimeUsageError("gpu_all_reduce=nccl, but data_parallel runs on " + std::string(local.front().ctx.backend_name()) +
+      throw RuntimeUsageError("gpu_all_reduce=nccl, but data_parallel runs on " + std::string(backend) +
                               " devices; NCCL needs CUDA devices (runtime::Context::cuda_devices)");
     return nullptr;
   }
-  if (local.size() == 1 && comm->size() == 1) return nullptr;
-  std::vector<runtime::Context> devices;
-  for (const Replica& r : local) devices.push_back(r.ctx);
-  try {
-    auto average = runtime::DeviceAverage::open_nccl(std::move(devices), comm);
-    if (logging::debug_level() >= 1) logging::info("data_parallel: gradients averaged by " + average->describe());
-    return average;
-  } catch (const BackendUnavailable& e) {
-    if (mode == "nccl") throw;
+  if (devices.size() == 1 && comm->size() == 1) return nullptr;
+  // Every process decides alike: one without NCCL would leave the others in ncclCommInitRank.
+  std::string why;
+  double missing[] = {backends::nccl_available(&why) ? 0.0 : 1.0};
+  if (comm->size() > 1) comm->allreduce_sum(std::span<double>(missing), "whether every process loads NCCL");
+  if (missing[0] > 0) {
+    if (why.empty()) why = std::to_string(static_cast<int>(missing[0])) + " process(es) of the run cannot load libnccl";
+    if (mode == "nccl") throw BackendUnavailable("gpu_all_reduce=nccl: " + why);
     if (logging::debug_level() >= 1)
-      logging::info(std::string("data_parallel: gradients summed on the host and over ") + comm->describe() +
-                    " (gpu_all_reduce=auto and " + e.what() + ")");
+      logging::info("data_parallel: gradients summed on the host and over " + comm->describe() +
+                    " (gpu_all_reduce=auto and " + why + ")");
     return nullptr;
   }
+  auto average = runtime::DeviceAverage::open_nccl(std::move(devices), comm);
+  if (logging::debug_level() >= 1) logging::info("data_parallel: gradients averaged by " + average->describe());
+  return average;
 }
 
 }  // namespace
@@ -274,6 +277,10 @@ TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepO
                             "global steps of " + std::to_string(replicas) + " replicas (" + std::to_string(devices) +
                             " device(s) x " + std::to_string(dp->communicator->size()) +
                             " process(es)); make n_batches a multiple of the replica count");
+  // Before compiling: a configuration that cannot run fails at once.
+  std::vector<runtime::Context> device_handles;
+  for (int d = 0; d < devices; ++d) device_handles.push_back(ctx.device(d));
+  dp->device_average = open_device_average(device_handles, dp->communicator);
   StepParts parts = step_parts(loss, options);
   for (int d = 0; d < devices; ++d) dp->local.push_back(compile_replica(ctx.device(d), loss, parts, options));
   for (const auto& p : parts.params) {
@@ -282,7 +289,6 @@ TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepO
   }
   dp->optimizer_state = parts.optimizer_state;
   dp->epoch_loss = parts.epoch_loss;
-  dp->device_average = open_device_average(dp->local, dp->communicator);
   // Replicate device 0's parameters and optimizer state (initialization is seeded, so they agree
   // already; the copy makes the replicas equal whatever the initializer).
   for (int d = 1; d < devices; ++d) {

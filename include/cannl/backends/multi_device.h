@@ -52,6 +52,11 @@ struct DeviceAllReduceRanks {
   std::function<void(std::span<std::byte> bytes)> broadcast_from_rank0;
 };
 
+/// Whether libnccl loads here (config nccl_library, else libnccl.so.2); when not, why (the files
+/// tried). Processes of one run check this together before any of them opens a communicator:
+/// one without NCCL would leave the others waiting in ncclCommInitRank.
+bool nccl_available(std::string* why = nullptr);
+
 /// NCCL over the CUDA `devices` of this process (backends made by make_cuda_backend or a
 /// multi-device CUDA context) and those of the other processes: ranks are process_rank *
 /// devices.size() + d, so the reduction's members are in a fixed order. One process uses

@@ -32,6 +32,7 @@ constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
 
 // CUdevice_attribute
@@ -108,6 +109,7 @@ struct CudaDriverApi {
   CUresult (*cuEventDestroy)(cuda::CUevent event) = nullptr;  // _v2
   CUresult (*cuEventRecord)(cuda::CUevent event, cuda::CUstream stream) = nullptr;
   CUresult (*cuEventSynchronize)(cuda::CUevent event) = nullptr;
+  CUresult (*cuEventQuery)(cuda::CUevent event) = nullptr;  // CUDA_ERROR_NOT_READY while pending
   CUresult (*cuEventElapsedTime)(float* milliseconds, cuda::CUevent start, cuda::CUevent end) = nullptr;
   // Several devices: peer copies ordered by events between the devices' streams.
   CUresult (*cuStreamWaitEvent)(cuda::CUstream stream, cuda::CUevent event, unsigned flags) = nullptr;

@@ -5,14 +5,23 @@
 // ncclGroupEnd: outside a group the first device's call would wait for the others, which this
 // thread has not reached yet. Each device's calls are made with its primary context current
 // (NCCL takes the device from the current context).
+//
+// A member that died or hangs leaves NCCL's kernels waiting on the others' streams forever, so
+// each average waits on the host until its collectives are done, polling NCCL's asynchronous
+// error, at most distributed_timeout_s seconds (as MPI's collectives do); then it aborts the
+// communicators (ncclCommAbort) and throws a DistributedError. The host wait costs the overlap of
+// the next step's kernel launches with the all-reduce, which the update waits for anyway.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "backends/gpu/cuda_device.h"
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/nccl_api.h"
 #include "cannl/backends/multi_device.h"
+#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
 namespace cannl::backends {
@@ -76,17 +85,13 @@ class NcclAllReduce final : public DeviceAllReduce {
     }
     api_.check(api_.ncclGroupEnd(), "ncclGroupEnd", "creating the communicators of " + std::to_string(total) + " ranks");
   }
-  ~NcclAllReduce() override {
-    for (std::size_t d = 0; d < comms_.size(); ++d) {
-      if (comms_[d] == nullptr) continue;
-      devices_[d].handles.api->cuCtxSetCurrent(devices_[d].handles.context);
-      api_.ncclCommDestroy(comms_[d]);
-    }
-  }
+  ~NcclAllReduce() override { release(false); }
   NcclAllReduce(const NcclAllReduce&) = delete;
   NcclAllReduce& operator=(const NcclAllReduce&) = delete;
 
   void average(const std::vector<std::vector<Buffer*>>& buffers, ReduceType type, std::string_view what) override {
+    if (!broken_.empty())
+      throw DistributedError("NCCL all-reduce of " + std::string(what) + ": the communicators were aborted after " + broken_);
     if (buffers.size() != devices_.size())
       throw RuntimeUsageError("NCCL all-reduce of " + std::string(what) + ": buffers of " + std::to_string(buffers.size()) +
                               " devices for a communicator of " + std::to_string(devices_.size()));
@@ -121,6 +126,7 @@ class NcclAllReduce final : public DeviceAllReduce {
       }
     }
     api_.check(api_.ncclGroupEnd(), "ncclGroupEnd", std::string(what));
+    await(what);
   }
 
   std::string describe() const override {
@@ -135,13 +141,106 @@ class NcclAllReduce final : public DeviceAllReduce {
     h.api->check(h.api->cuCtxSetCurrent(h.context), "cuCtxSetCurrent");
   }
 
+  /// Destroys (or, after a failure, aborts) the communicators.
+  void release(bool abort) {
+    for (std::size_t d = 0; d < comms_.size(); ++d) {
+      if (comms_[d] == nullptr) continue;
+      devices_[d].handles.api->cuCtxSetCurrent(devices_[d].handles.context);
+      (abort ? api_.ncclCommAbort : api_.ncclCommDestroy)(comms_[d]);
+      comms_[d] = nullptr;
+    }
+  }
+  [[noreturn]] void fail(const std::string& message) {
+    broken_ = message;
+    release(true);
+    throw DistributedError(message);
+  }
+
+  /// Waits until every device's collectives of this call are done (an event recorded after them
+  /// completes), or NCCL reports an asynchronous error, or the timeout passes.
+  void await(std::string_view what) {
+    const double seconds = config::get_double("distributed_timeout_s");
+    if (!(seconds > 0))
+      throw ConfigError("config key 'distributed_timeout_s' = '" + config::get("distributed_timeout_s") +
+                        "': expected a number of seconds > 0");
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                            std::chrono::duration<double>(seconds));
+    Events events(*this);
+    std::vector<bool> done(devices_.size(), false);
+    for (int polls = 0;; ++polls) {
+      bool all = true;
+      for (std::size_t d = 0; d < devices_.size(); ++d) {
+        if (done[d]) continue;
+        const auto& api = *devices_[d].handles.api;
+        current(static_cast<int>(d));
+        const gpu::cuda::CUresult state = api.cuEventQuery(events.handles[d]);
+        if (state == gpu::cuda::CUDA_SUCCESS) {
+          done[d] = true;
+          continue;
+        }
+        if (state != gpu::cuda::CUDA_ERROR_NOT_READY) api.check(state, "cuEventQuery", "after the NCCL all-reduce of " + std::string(what));
+        all = false;
+        gpu::ncclResult_t async = gpu::ncclSuccess;
+        api_.check(api_.ncclCommGetAsyncError(comms_[d], &async), "ncclCommGetAsyncError");
+        if (async != gpu::ncclSuccess && async != gpu::ncclInProgress)
+          fail("NCCL: the all-reduce of " + std::string(what) + " failed on device " + std::to_string(d) + ": " +
+               api_.ncclGetErrorString(async) + " (another process of the run may have died)");
+      }
+      if (all) return;
+      if (std::chrono::steady_clock::now() >= end)
+        fail("NCCL: the all-reduce of " + std::string(what) + " did not complete within " + config::get("distributed_timeout_s") +
+             " s (distributed_timeout_s): a process of the run died or hangs; the NCCL communicators were aborted");
+      if (polls < 100) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+  }
+
+  /// One event per device, recorded on its stream after the collectives just enqueued.
+  struct Events {
+    explicit Events(const NcclAllReduce& owner) : owner(owner) {
+      for (std::size_t d = 0; d < owner.devices_.size(); ++d) {
+        const auto& h = owner.devices_[d].handles;
+        owner.current(static_cast<int>(d));
+        gpu::cuda::CUevent event = nullptr;
+        h.api->check(h.api->cuEventCreate(&event, gpu::cuda::CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        handles.push_back(event);
+        h.api->check(h.api->cuEventRecord(event, h.stream), "cuEventRecord");
+      }
+    }
+    ~Events() {
+      for (std::size_t d = 0; d < handles.size(); ++d) {
+        const auto& h = owner.devices_[d].handles;
+        h.api->cuCtxSetCurrent(h.context);
+        h.api->cuEventDestroy(handles[d]);
+      }
+    }
+    Events(const Events&) = delete;
+    Events& operator=(const Events&) = delete;
+    const NcclAllReduce& owner;
+    std::vector<gpu::cuda::CUevent> handles;
+  };
+
   const NcclApi& api_;
   std::vector<LocalDevice> devices_;
   int processes_;
   std::vector<gpu::ncclComm_t> comms_;
+  std::string broken_;  // why the communicators were aborted; empty while they work
 };
 
 }  // namespace
+
+bool nccl_available(std::string* why) {
+  try {
+    gpu::NcclApi::get();
+    return true;
+  } catch (const BackendUnavailable& e) {
+    if (why != nullptr) *why = e.what();
+    return false;
+  }
+}
 
 std::unique_ptr<DeviceAllReduce> open_nccl_all_reduce(std::span<Backend* const> devices, const DeviceAllReduceRanks& ranks) {
   if (ranks.processes < 1 || ranks.process_rank < 0 || ranks.process_rank >= ranks.processes)

@@ -3,11 +3,13 @@
 // memory on the host and logs every call): peer copies ordered by events, the host path when the
 // devices cannot reach each other, the exact sequence of NCCL calls data-parallel training makes
 // (communicators once, then one group of in-place averages per step, ranks in device order),
-// their sizes and results, and NCCL's errors as named cannl errors. What a real GPU adds (the
+// their sizes and results, NCCL's errors as named cannl errors, and a collective that never
+// finishes ending in a DistributedError within distributed_timeout_s. What a real GPU adds (the
 // copies' and collectives' speed, NCCL's own ring order) is left to a multi-GPU machine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -106,6 +108,8 @@ class TwoMockGpusWithNccl : public TwoMockGpus {
   }
   void TearDown() override {
     if (nccl_ != nullptr) {
+      nccl_->set_async_error(0);
+      driver_->set_stuck(0);
       EXPECT_EQ(nccl_->errors() - nccl_errors_before_, 0) << "NCCL calls that would fail or hang on a real NCCL";
     }
     TwoMockGpus::TearDown();
@@ -204,6 +208,53 @@ TEST_F(TwoMockGpusWithNccl, NcclFailuresAreDistributedErrorsNamingTheCall) {
   auto missing = ir::make_node("missing", DType::F64, {3});
   const std::vector<ir::NodeRef> absent{missing};
   EXPECT_THROW(average->run(absent, "absent"), UninitializedError);
+}
+
+// Two devices each holding `values` in node `a`, and NCCL between them.
+struct AveragedPair {
+  Context gpus;
+  ir::NodeRef a;
+  std::shared_ptr<runtime::DeviceAverage> average;
+};
+
+AveragedPair averaged_pair(const Context& gpus) {
+  auto a = ir::make_node("grad_a", DType::F32, {2});
+  for (int d = 0; d < 2; ++d) gpus.device(d).set_values(a, std::vector<double>{1, 2});
+  return {gpus, a, runtime::DeviceAverage::open_nccl({gpus.device(0), gpus.device(1)}, nullptr)};
+}
+
+TEST_F(TwoMockGpusWithNccl, AnAsynchronousNcclErrorAbortsTheCommunicatorsAndNamesIt) {
+  AveragedPair pair = averaged_pair(two_gpus());
+  driver_->set_stuck(1);  // the collective does not finish; NCCL reports why
+  nccl_->set_async_error(6);
+  const std::vector<ir::NodeRef> nodes{pair.a};
+  try {
+    pair.average->run(nodes, "gradients of step 2");
+    ADD_FAILURE() << "expected DistributedError";
+  } catch (const DistributedError& e) {
+    EXPECT_NE(std::string(e.what()).find("gradients of step 2 failed on device 0: mock: remote process exited"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_NE(log().find("CommAbort(rank=0);CommAbort(rank=1)"), std::string::npos) << log();
+  EXPECT_EQ(nccl_->live_comms(), 0);
+  driver_->set_stuck(0);
+  EXPECT_THROW(pair.average->run(nodes, "gradients of step 3"), DistributedError) << "the communicators are gone";
+}
+
+TEST_F(TwoMockGpusWithNccl, ACollectiveThatNeverFinishesTimesOut) {
+  config::set_override("distributed_timeout_s", "0.2");
+  AveragedPair pair = averaged_pair(two_gpus());
+  driver_->set_stuck(1);  // a peer that hangs: no error, no progress
+  const std::vector<ir::NodeRef> nodes{pair.a};
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    pair.average->run(nodes, "gradients of step 4");
+    ADD_FAILURE() << "expected DistributedError";
+  } catch (const DistributedError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not complete within 0.2 s"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(log().find("CommAbort(rank=0);CommAbort(rank=1)"), std::string::npos) << log();
 }
 
 TEST_F(TwoMockGpusWithNccl, OneGpuListedTwiceIsAUsageError) {

@@ -23,6 +23,7 @@ static _Thread_local void* t_current;
 static int g_retains[DEVICES], g_live_allocations, g_live_modules, g_live_events, g_streams, g_launches;
 static int g_errors; /* calls that would have failed on a real driver */
 static int g_peer_access = 1, g_peer_enabled[DEVICES][DEVICES], g_peer_copies, g_stream_waits;
+static int g_stuck; /* events never complete (a collective waiting for a dead peer) */
 
 static int bad(void) { ++g_errors; return INVALID_CONTEXT; }
 /* The device whose context is current on this thread, or -1. */
@@ -50,6 +51,7 @@ int mock_launches(void) { return g_launches; }
 int mock_peer_copies(void) { return g_peer_copies; }
 int mock_stream_waits(void) { return g_stream_waits; }
 void mock_set_peer_access(int can) { g_peer_access = can; }
+void mock_set_stuck(int stuck) { g_stuck = stuck; }
 
 CUresult cuInit(unsigned flags) { return flags == 0 ? OK : INVALID_VALUE; }
 CUresult cuDriverGetVersion(int* version) { *version = 13000; return OK; }
@@ -186,6 +188,11 @@ CUresult cuEventCreate(void** event, unsigned flags) {
 CUresult cuEventDestroy_v2(void* event) { NEED_CONTEXT(); if (event != &g_event) return bad(); --g_live_events; return OK; }
 CUresult cuEventRecord(void* event, void* stream) { NEED_STREAM(stream); return event == &g_event ? OK : bad(); }
 CUresult cuEventSynchronize(void* event) { NEED_CONTEXT(); return event == &g_event ? OK : bad(); }
+CUresult cuEventQuery(void* event) {
+  NEED_CONTEXT();
+  if (event != &g_event) return bad();
+  return g_stuck ? 600 : OK; /* CUDA_ERROR_NOT_READY */
+}
 CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
   NEED_CONTEXT();
   if (start != &g_event || end != &g_event) return bad();

@@ -27,6 +27,7 @@ struct MockDriver {
   int (*peer_copies)() = nullptr;
   int (*stream_waits)() = nullptr;
   void (*set_peer_access)(int) = nullptr;
+  void (*set_stuck)(int) = nullptr;
 };
 
 inline const MockDriver* mock_cuda_driver(std::string& why) {
@@ -46,6 +47,7 @@ inline const MockDriver* mock_cuda_driver(std::string& why) {
       built->peer_copies = reinterpret_cast<int (*)()>(lib.symbol("mock_peer_copies"));
       built->stream_waits = reinterpret_cast<int (*)()>(lib.symbol("mock_stream_waits"));
       built->set_peer_access = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_peer_access"));
+      built->set_stuck = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_stuck"));
       mock = built;
     } catch (const BackendUnavailable& e) {
       failure = e.what();
@@ -62,6 +64,7 @@ struct MockNccl {
   int (*errors)() = nullptr;
   int (*live_comms)() = nullptr;
   void (*fail_next)(int) = nullptr;
+  void (*set_async_error)(int) = nullptr;
 };
 
 inline const MockNccl* mock_nccl(std::string& why) {
@@ -78,6 +81,7 @@ inline const MockNccl* mock_nccl(std::string& why) {
       built->errors = reinterpret_cast<int (*)()>(lib.symbol("mock_nccl_errors"));
       built->live_comms = reinterpret_cast<int (*)()>(lib.symbol("mock_nccl_live_comms"));
       built->fail_next = reinterpret_cast<void (*)(int)>(lib.symbol("mock_nccl_fail_next"));
+      built->set_async_error = reinterpret_cast<void (*)(int)>(lib.symbol("mock_nccl_set_async_error"));
       mock = built;
     } catch (const BackendUnavailable& e) {
       failure = e.what();

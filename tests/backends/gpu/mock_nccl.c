@@ -21,7 +21,7 @@ typedef struct Op { Comm* comm; const void* send; void* receive; size_t count; i
 #define MAX_OPS 4096
 static Op g_ops[MAX_OPS];
 static int g_queued, g_group_depth, g_errors, g_cliques, g_live_comms, g_fail_next;
-static int g_made_id;
+static int g_made_id, g_async_error;
 static ncclUniqueId g_id;
 static char g_log[1 << 16];
 
@@ -36,12 +36,14 @@ void mock_nccl_clear_log(void) { g_log[0] = 0; }
 int mock_nccl_errors(void) { return g_errors; }
 int mock_nccl_live_comms(void) { return g_live_comms; }
 void mock_nccl_fail_next(int result) { g_fail_next = result; }
+void mock_nccl_set_async_error(int result) { g_async_error = result; }
 
 ncclResult_t ncclGetVersion(int* version) { *version = 22105; return SUCCESS; }
 const char* ncclGetErrorString(ncclResult_t result) {
   switch (result) {
     case INVALID_ARGUMENT: return "mock: invalid argument";
     case INVALID_USAGE: return "mock: invalid usage";
+    case 6: return "mock: remote process exited or there was a network error";
     default: return "mock: error";
   }
 }
@@ -92,8 +94,17 @@ ncclResult_t ncclCommDestroy(Comm* comm) {
   free(comm);
   return SUCCESS;
 }
-ncclResult_t ncclCommAbort(Comm* comm) { return ncclCommDestroy(comm); }
-ncclResult_t ncclCommGetAsyncError(Comm* comm, ncclResult_t* error) { (void)comm; *error = SUCCESS; return SUCCESS; }
+ncclResult_t ncclCommAbort(Comm* comm) {
+  char line[48];
+  snprintf(line, sizeof line, "CommAbort(rank=%d)", comm ? comm->rank : -1);
+  note(line);
+  return ncclCommDestroy(comm);
+}
+ncclResult_t ncclCommGetAsyncError(Comm* comm, ncclResult_t* error) {
+  if (comm == NULL || !comm->alive) { ++g_errors; return INVALID_ARGUMENT; }
+  *error = g_async_error;
+  return SUCCESS;
+}
 
 /* The k-th queued operation of `rank` in `clique`, or -1. */
 static int find_op(int clique, int rank, int k) {
