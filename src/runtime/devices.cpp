@@ -88,6 +88,13 @@ Context Context::cuda_devices(std::vector<int> ordinals) {
   return on_devices(std::move(backends));
 }
 
+Context Context::opencl_devices(int platform, std::vector<int> devices) {
+  if (devices.empty()) throw RuntimeUsageError("Context::opencl_devices was given no devices");
+  std::vector<std::shared_ptr<backends::Backend>> backends;
+  for (int device : devices) backends.push_back(backends::make_opencl_backend(platform, device));
+  return on_devices(std::move(backends));
+}
+
 int Context::num_devices() const { return group_ ? static_cast<int>(group_->devices.size()) : 1; }
 
 int Context::device_index() const { return state_->device_index; }

@@ -40,9 +40,15 @@ train::StepOptions options(const Model& m) {
 /// Two devices of the backend under test, or null with the reason.
 std::optional<runtime::Context> two_devices(std::string& why) {
   try {
-    if (gpu_test::backend_name() == "cuda") return runtime::Context::cuda_devices({0, 1});
-    return runtime::Context::on_devices({backends::make_backend(gpu_test::backend_name()),
-                                         backends::make_backend(gpu_test::backend_name())});
+    const std::string name = gpu_test::backend_name();
+    if (name == "cuda") return runtime::Context::cuda_devices({0, 1});
+    if (name == "opencl") {
+      // PoCL has one CPU device: two queues on it are two devices of the context.
+      const auto platform = static_cast<int>(config::get_int("opencl_platform"));
+      const auto device = static_cast<int>(config::get_int("opencl_device"));
+      return runtime::Context::opencl_devices(platform, {device, device});
+    }
+    return runtime::Context::on_devices({backends::make_backend(name), backends::make_backend(name)});
   } catch (const BackendUnavailable& e) {
     why = std::string("two ") + gpu_test::backend_name() + " devices do not open here: " + e.what();
   }

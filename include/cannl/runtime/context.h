@@ -93,6 +93,10 @@ class Context {
   /// buffers. Throws BackendUnavailable as cuda() does, RuntimeUsageError for an empty list.
   ///   auto gpus = runtime::Context::cuda_devices({0, 1});
   static Context cuda_devices(std::vector<int> ordinals = {});
+  /// Devices `devices` of OpenCL platform `platform` in one context, each with its own command
+  /// queue (a device listed twice gets two queues on it). Throws as opencl() does.
+  ///   auto two = runtime::Context::opencl_devices(0, {0, 1});
+  static Context opencl_devices(int platform, std::vector<int> devices);
   /// One context over the given backends, one device each (all of one kind: cuda_devices opens
   /// them for CUDA; two OpenCL devices of a platform; tests bring backends on mock drivers).
   /// Devices whose backend queues its work (GPUs) need no worker thread: their routines return
