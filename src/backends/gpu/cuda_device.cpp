@@ -425,6 +425,39 @@ void stream_waits_for(CudaDevice& waiting, CudaDevice& done) {
                     "cuStreamWaitEvent");
 }
 
+/// Page-locked host memory, portable to every context: the copy engines read and write it
+/// directly, where pageable memory is copied once more by the driver.
+class PinnedHost {
+ public:
+  PinnedHost(const CudaDriverApi& api, std::size_t bytes) : api_(api) {
+    api.check(api.cuMemHostAlloc(&data_, bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc",
+              "staging " + std::to_string(bytes) + " bytes between two GPUs");
+  }
+  ~PinnedHost() { api_.cuMemFreeHost(data_); }
+  PinnedHost(const PinnedHost&) = delete;
+  PinnedHost& operator=(const PinnedHost&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  const CudaDriverApi& api_;
+  void* data_ = nullptr;
+};
+
+// GPUs without a peer path: device to pinned host memory on the source's stream (after its work),
+// then to the destination on its stream; synchronous, so that the staging buffer can go after.
+void staged_copy(CudaQueue& dst_queue, const CudaBuffer& target, CudaQueue& src_queue, const CudaBuffer& source) {
+  src_queue.make_current();
+  const PinnedHost host(src_queue.api(), source.size());
+  src_queue.check_queue(src_queue.api().cuMemcpyDtoHAsync(host.data(), source.pointer(), source.size(), src_queue.stream()),
+                        "cuMemcpyDtoHAsync_v2", "staging a copy between two GPUs");
+  src_queue.synchronize();
+  dst_queue.make_current();
+  dst_queue.check_queue(dst_queue.api().cuMemcpyHtoDAsync(target.pointer(), host.data(), target.size(), dst_queue.stream()),
+                        "cuMemcpyHtoDAsync_v2", "staging a copy between two GPUs");
+  dst_queue.synchronize();
+  src_queue.make_current();  // the staging buffer is freed in the context that made it
+}
+
 }  // namespace
 
 std::optional<CudaDeviceHandles> cuda_handles(const Device& device) {
@@ -451,15 +484,18 @@ bool cuda_peer_copy(Device& dst_device, Buffer& dst, Device& src_device, const B
                             " bytes, the source " + std::to_string(source.size()));
   CudaQueue& dst_queue = to->queue();
   CudaQueue& src_queue = from->queue();
-  if (!dst_queue.reach(src_queue)) return false;
+  if (target.size() == 0) return true;
+  if (!dst_queue.reach(src_queue)) {
+    staged_copy(dst_queue, target, src_queue, source);
+    return true;
+  }
   // Read after write on the source, then write after read: the source's later work (which may
   // overwrite it) waits for the copy.
   stream_waits_for(*to, *from);
   dst_queue.make_current();
-  if (target.size() > 0)
-    dst_queue.check_queue(dst_queue.api().cuMemcpyPeerAsync(target.pointer(), dst_queue.context(), source.pointer(),
-                                                            src_queue.context(), target.size(), dst_queue.stream()),
-                          "cuMemcpyPeerAsync");
+  dst_queue.check_queue(dst_queue.api().cuMemcpyPeerAsync(target.pointer(), dst_queue.context(), source.pointer(),
+                                                          src_queue.context(), target.size(), dst_queue.stream()),
+                        "cuMemcpyPeerAsync");
   stream_waits_for(*from, *to);
   return true;
 }

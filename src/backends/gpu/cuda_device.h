@@ -29,11 +29,11 @@ std::optional<CudaDeviceHandles> cuda_handles(const Device& device);
 /// The device pointer of `buffer`, one of `device`'s (RuntimeUsageError otherwise).
 cuda::CUdeviceptr cuda_pointer(const Device& device, const Buffer& buffer);
 
-/// Enqueues a copy of `src` (a buffer of `src_device`) into `dst` (of `dst_device`, same size)
-/// with cuMemcpyPeerAsync on dst's stream, after the work enqueued on src's stream so far; src's
-/// later work waits for the copy. Enables peer access between the two contexts on first use.
-/// Returns false, having done nothing, when either device is not CUDA or the two devices cannot
-/// reach each other (cuDeviceCanAccessPeer): the caller copies through the host.
+/// Copies `src` (a buffer of `src_device`) into `dst` (of `dst_device`, same size) between two
+/// CUDA devices: where they reach each other (cuDeviceCanAccessPeer; peer access is enabled on
+/// first use) enqueued with cuMemcpyPeerAsync on dst's stream after the work enqueued on src's so
+/// far, src's later work waiting for the copy; otherwise through page-locked host memory, waiting
+/// for both streams. Returns false, having done nothing, when either device is not CUDA.
 ///   if (!cuda_peer_copy(*gpu1, b1, *gpu0, b0)) { b0.read(host); b1.write(host); }
 bool cuda_peer_copy(Device& dst_device, Buffer& dst, Device& src_device, const Buffer& src);
 

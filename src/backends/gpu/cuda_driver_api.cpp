@@ -48,6 +48,8 @@ CudaDriverApi bind_driver(const ApiLibrary& lib) {
   lib.bind(api.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer");
   lib.bind(api.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
   lib.bind(api.cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
+  lib.bind(api.cuMemHostAlloc, "cuMemHostAlloc");
+  lib.bind(api.cuMemFreeHost, "cuMemFreeHost");
   api.library = lib.path();
   return api;
 }

@@ -49,6 +49,7 @@ constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 0x1;  // page-locked for every context
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
 }  // namespace cuda
 
@@ -115,6 +116,8 @@ struct CudaDriverApi {
   CUresult (*cuStreamWaitEvent)(cuda::CUstream stream, cuda::CUevent event, unsigned flags) = nullptr;
   CUresult (*cuDeviceCanAccessPeer)(int* can_access, CUdevice device, CUdevice peer) = nullptr;
   CUresult (*cuCtxEnablePeerAccess)(cuda::CUcontext peer, unsigned flags) = nullptr;
+  CUresult (*cuMemHostAlloc)(void** pointer, std::size_t bytes, unsigned flags) = nullptr;
+  CUresult (*cuMemFreeHost)(void* pointer) = nullptr;
   CUresult (*cuMemcpyPeerAsync)(CUdeviceptr dst, cuda::CUcontext dst_context, CUdeviceptr src,
                                 cuda::CUcontext src_context, std::size_t bytes, cuda::CUstream stream) = nullptr;
 

@@ -58,32 +58,16 @@ class NcclAllReduce final : public DeviceAllReduce {
   NcclAllReduce(const NcclApi& api, std::vector<LocalDevice> devices, const DeviceAllReduceRanks& ranks)
       : api_(api), devices_(std::move(devices)), processes_(ranks.processes) {
     comms_.assign(devices_.size(), nullptr);
-    if (ranks.processes == 1) {
-      std::vector<int> ordinals;
-      for (const auto& d : devices_) ordinals.push_back(d.handles.device);
-      api_.check(api_.ncclCommInitAll(comms_.data(), static_cast<int>(ordinals.size()), ordinals.data()),
-                 "ncclCommInitAll", std::to_string(ordinals.size()) + " device(s)");
-      return;
-    }
-    if (!ranks.broadcast_from_rank0)
-      throw RuntimeUsageError("an NCCL all-reduce over " + std::to_string(ranks.processes) +
-                              " processes needs a broadcast to send rank 0's unique id");
-    gpu::ncclUniqueId id{};
-    if (ranks.process_rank == 0) api_.check(api_.ncclGetUniqueId(&id), "ncclGetUniqueId");
-    ranks.broadcast_from_rank0(std::as_writable_bytes(std::span(id.internal)));
-    const int local = static_cast<int>(devices_.size());
-    const int total = local * ranks.processes;
-    api_.check(api_.ncclGroupStart(), "ncclGroupStart");
-    for (int d = 0; d < local; ++d) {
-      current(d);
-      const int rank = ranks.process_rank * local + d;
-      const gpu::ncclResult_t result = api_.ncclCommInitRank(&comms_[static_cast<std::size_t>(d)], total, id, rank);
-      if (result != gpu::ncclSuccess) {
-        api_.ncclGroupEnd();
-        api_.check(result, "ncclCommInitRank", "rank " + std::to_string(rank) + " of " + std::to_string(total));
+    try {
+      if (ranks.processes == 1) {
+        init_all();
+      } else {
+        init_ranks(ranks);
       }
+    } catch (...) {
+      release(true);  // the destructor does not run for a constructor that throws
+      throw;
     }
-    api_.check(api_.ncclGroupEnd(), "ncclGroupEnd", "creating the communicators of " + std::to_string(total) + " ranks");
   }
   ~NcclAllReduce() override { release(false); }
   NcclAllReduce(const NcclAllReduce&) = delete;
@@ -98,19 +82,7 @@ class NcclAllReduce final : public DeviceAllReduce {
     const std::size_t element = type == ReduceType::F32 ? sizeof(float) : sizeof(double);
     const gpu::ncclDataType_t dtype = type == ReduceType::F32 ? gpu::ncclFloat32 : gpu::ncclFloat64;
     // Pointers first: a bad argument throws before NCCL sees a partial group.
-    std::vector<std::vector<cuda_pointer_t>> pointers(devices_.size());
-    for (std::size_t d = 0; d < devices_.size(); ++d) {
-      if (buffers[d].size() != buffers[0].size())
-        throw RuntimeUsageError("NCCL all-reduce of " + std::string(what) + ": device " + std::to_string(d) + " has " +
-                                std::to_string(buffers[d].size()) + " buffers, device 0 " + std::to_string(buffers[0].size()));
-      for (std::size_t k = 0; k < buffers[d].size(); ++k) {
-        if (buffers[d][k]->size() != buffers[0][k]->size() || buffers[d][k]->size() % element != 0)
-          throw RuntimeUsageError("NCCL all-reduce of " + std::string(what) + ": buffer " + std::to_string(k) +
-                                  " has " + std::to_string(buffers[d][k]->size()) + " bytes on device " + std::to_string(d) +
-                                  " and " + std::to_string(buffers[0][k]->size()) + " on device 0");
-        pointers[d].push_back(gpu::cuda_pointer(*devices_[d].device, *buffers[d][k]));
-      }
-    }
+    const auto pointers = device_pointers(buffers, element, what);
     api_.check(api_.ncclGroupStart(), "ncclGroupStart");
     for (std::size_t d = 0; d < devices_.size(); ++d) {
       current(static_cast<int>(d));
@@ -139,6 +111,56 @@ class NcclAllReduce final : public DeviceAllReduce {
   void current(int d) const {
     const auto& h = devices_[static_cast<std::size_t>(d)].handles;
     h.api->check(h.api->cuCtxSetCurrent(h.context), "cuCtxSetCurrent");
+  }
+
+  /// pointers[d][k]: the device pointer of buffers[d][k], checked against device 0's sizes.
+  std::vector<std::vector<cuda_pointer_t>> device_pointers(const std::vector<std::vector<Buffer*>>& buffers,
+                                                           std::size_t element, std::string_view what) const {
+    std::vector<std::vector<cuda_pointer_t>> pointers(devices_.size());
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      if (buffers[d].size() != buffers[0].size())
+        throw RuntimeUsageError("NCCL all-reduce of " + std::string(what) + ": device " + std::to_string(d) + " has " +
+                                std::to_string(buffers[d].size()) + " buffers, device 0 " + std::to_string(buffers[0].size()));
+      for (std::size_t k = 0; k < buffers[d].size(); ++k) {
+        if (buffers[d][k]->size() != buffers[0][k]->size() || buffers[d][k]->size() % element != 0)
+          throw RuntimeUsageError("NCCL all-reduce of " + std::string(what) + ": buffer " + std::to_string(k) +
+                                  " has " + std::to_string(buffers[d][k]->size()) + " bytes on device " + std::to_string(d) +
+                                  " and " + std::to_string(buffers[0][k]->size()) + " on device 0");
+        pointers[d].push_back(gpu::cuda_pointer(*devices_[d].device, *buffers[d][k]));
+      }
+    }
+    return pointers;
+  }
+
+  /// One process: NCCL makes every communicator at once.
+  void init_all() {
+    std::vector<int> ordinals;
+    for (const auto& d : devices_) ordinals.push_back(d.handles.device);
+    api_.check(api_.ncclCommInitAll(comms_.data(), static_cast<int>(ordinals.size()), ordinals.data()),
+               "ncclCommInitAll", std::to_string(ordinals.size()) + " device(s)");
+  }
+  /// Several processes: rank 0's unique id to every process, then one rank per local device, in
+  /// one group (each ncclCommInitRank waits for every rank otherwise).
+  void init_ranks(const DeviceAllReduceRanks& ranks) {
+    if (!ranks.broadcast_from_rank0)
+      throw RuntimeUsageError("an NCCL all-reduce over " + std::to_string(ranks.processes) +
+                              " processes needs a broadcast to send rank 0's unique id");
+    gpu::ncclUniqueId id{};
+    if (ranks.process_rank == 0) api_.check(api_.ncclGetUniqueId(&id), "ncclGetUniqueId");
+    ranks.broadcast_from_rank0(std::as_writable_bytes(std::span(id.internal)));
+    const int local = static_cast<int>(devices_.size());
+    const int total = local * ranks.processes;
+    api_.check(api_.ncclGroupStart(), "ncclGroupStart");
+    for (int d = 0; d < local; ++d) {
+      current(d);
+      const int rank = ranks.process_rank * local + d;
+      const gpu::ncclResult_t result = api_.ncclCommInitRank(&comms_[static_cast<std::size_t>(d)], total, id, rank);
+      if (result != gpu::ncclSuccess) {
+        api_.ncclGroupEnd();
+        api_.check(result, "ncclCommInitRank", "rank " + std::to_string(rank) + " of " + std::to_string(total));
+      }
+    }
+    api_.check(api_.ncclGroupEnd(), "ncclGroupEnd", "creating the communicators of " + std::to_string(total) + " ranks");
   }
 
   /// Destroys (or, after a failure, aborts) the communicators.

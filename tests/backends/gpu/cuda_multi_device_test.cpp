@@ -1,7 +1,7 @@
 // Several CUDA devices in one context, and NCCL between them, on the mock driver
 // (mock_cuda_driver.c: two devices over host memory) and the mock NCCL (mock_nccl.c: reduces that
-// memory on the host and logs every call): peer copies ordered by events, the host path when the
-// devices cannot reach each other, the exact sequence of NCCL calls data-parallel training makes
+// memory on the host and logs every call): peer copies ordered by events, pinned host memory
+// when the devices cannot reach each other, the exact sequence of NCCL calls data-parallel training makes
 // (communicators once, then one group of in-place averages per step, ranks in device order),
 // their sizes and results, NCCL's errors as named cannl errors, and a collective that never
 // finishes ending in a DistributedError within distributed_timeout_s. What a real GPU adds (the
@@ -72,15 +72,16 @@ TEST_F(TwoMockGpus, CopyBetweenDevicesIsAPeerCopyOrderedByEvents) {
   EXPECT_EQ(driver_->peer_copies(), copies + 3);
 }
 
-TEST_F(TwoMockGpus, DevicesThatCannotReachEachOtherCopyThroughTheHost) {
+TEST_F(TwoMockGpus, DevicesThatCannotReachEachOtherCopyThroughPinnedHostMemory) {
   driver_->set_peer_access(0);
   auto gpus = two_gpus();
   auto d0 = gpus.device(0), d1 = gpus.device(1);
   auto x = ir::make_node("x", DType::F64, {3});
   d0.set_values(x, std::vector<double>{0.5, -1, 7});
-  const int copies = driver_->peer_copies();
+  const int copies = driver_->peer_copies(), pinned = driver_->pinned_allocations();
   Context::copy(d0, d1, x);
   EXPECT_EQ(driver_->peer_copies(), copies);
+  EXPECT_EQ(driver_->pinned_allocations(), pinned + 1);  // freed again: TearDown counts what lives
   EXPECT_EQ(d1.get_values(x), (std::vector<double>{0.5, -1, 7}));
 }
 

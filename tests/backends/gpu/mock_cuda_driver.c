@@ -23,7 +23,8 @@ static _Thread_local void* t_current;
 static int g_retains[DEVICES], g_live_allocations, g_live_modules, g_live_events, g_streams, g_launches;
 static int g_errors; /* calls that would have failed on a real driver */
 static int g_peer_access = 1, g_peer_enabled[DEVICES][DEVICES], g_peer_copies, g_stream_waits;
-static int g_stuck; /* events never complete (a collective waiting for a dead peer) */
+static int g_stuck;
+static int g_pinned, g_live_pinned; /* page-locked host allocations: made, alive */ /* events never complete (a collective waiting for a dead peer) */
 
 static int bad(void) { ++g_errors; return INVALID_CONTEXT; }
 /* The device whose context is current on this thread, or -1. */
@@ -43,13 +44,14 @@ static int context_device(void* context) {
 /* For the test: counters of misuse and of objects still alive; whether devices reach each other. */
 int mock_errors(void) { return g_errors; }
 int mock_live_objects(void) {
-  int live = g_live_allocations + g_live_modules + g_live_events + g_streams;
+  int live = g_live_allocations + g_live_modules + g_live_events + g_streams + g_live_pinned;
   for (int d = 0; d < DEVICES; ++d) live += g_retains[d];
   return live;
 }
 int mock_launches(void) { return g_launches; }
 int mock_peer_copies(void) { return g_peer_copies; }
 int mock_stream_waits(void) { return g_stream_waits; }
+int mock_pinned_allocations(void) { return g_pinned; }
 void mock_set_peer_access(int can) { g_peer_access = can; }
 void mock_set_stuck(int stuck) { g_stuck = stuck; }
 
@@ -226,5 +228,20 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, void* dst_context, CUdeviceptr src, 
   if (to != from && !g_peer_enabled[to][from]) return bad(); /* cannl copies peer to peer only once enabled */
   memmove((void*)dst, (const void*)src, bytes);
   ++g_peer_copies;
+  return OK;
+}
+CUresult cuMemHostAlloc(void** pointer, size_t bytes, unsigned flags) {
+  NEED_CONTEXT();
+  if (flags != 1 || bytes == 0) { ++g_errors; return INVALID_VALUE; } /* CU_MEMHOSTALLOC_PORTABLE */
+  *pointer = malloc(bytes);
+  if (*pointer == NULL) return OUT_OF_MEMORY;
+  ++g_pinned;
+  ++g_live_pinned;
+  return OK;
+}
+CUresult cuMemFreeHost(void* pointer) {
+  NEED_CONTEXT();
+  free(pointer);
+  --g_live_pinned;
   return OK;
 }

@@ -26,6 +26,7 @@ struct MockDriver {
   int (*launches)() = nullptr;
   int (*peer_copies)() = nullptr;
   int (*stream_waits)() = nullptr;
+  int (*pinned_allocations)() = nullptr;
   void (*set_peer_access)(int) = nullptr;
   void (*set_stuck)(int) = nullptr;
 };
@@ -46,6 +47,7 @@ inline const MockDriver* mock_cuda_driver(std::string& why) {
       built->launches = reinterpret_cast<int (*)()>(lib.symbol("mock_launches"));
       built->peer_copies = reinterpret_cast<int (*)()>(lib.symbol("mock_peer_copies"));
       built->stream_waits = reinterpret_cast<int (*)()>(lib.symbol("mock_stream_waits"));
+      built->pinned_allocations = reinterpret_cast<int (*)()>(lib.symbol("mock_pinned_allocations"));
       built->set_peer_access = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_peer_access"));
       built->set_stuck = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_stuck"));
       mock = built;
