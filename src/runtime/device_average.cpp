@@ -40,7 +40,13 @@ std::shared_ptr<DeviceAverage> DeviceAverage::open_nccl(std::vector<Context> dev
   for (const Context& device : devices) backends.push_back(device.state_->backend.get());
   backends::DeviceAllReduceRanks ranks{communicator->rank(), communicator->size(),
                                        [communicator](std::span<std::byte> bytes) { broadcast_from_rank0(*communicator, bytes); }};
-  auto collective = backends::open_nccl_all_reduce(backends, ranks);
+  return over(std::move(devices), backends::open_nccl_all_reduce(backends, ranks));
+}
+
+std::shared_ptr<DeviceAverage> DeviceAverage::over(std::vector<Context> devices,
+                                                   std::unique_ptr<backends::DeviceAllReduce> collective) {
+  if (devices.empty() || collective == nullptr)
+    throw RuntimeUsageError("DeviceAverage::over needs devices and a collective");
   return std::shared_ptr<DeviceAverage>(new DeviceAverage(std::move(devices), std::move(collective)));
 }
 

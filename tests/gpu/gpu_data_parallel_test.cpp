@@ -1,11 +1,15 @@
 // Data-parallel training on two devices of the GPU backend in one context (two PoCL devices in
 // CI, Context::cuda_devices({0, 1}) with CANNL_TEST_GPU_BACKEND=cuda on a machine with two GPUs):
 // the same global batch learns what one device learns, and the replicas hold equal parameters.
-// On PoCL the gradients are averaged on the host; on CUDA through NCCL when it loads.
+// On PoCL the gradients are averaged on the host; on CUDA through NCCL when it loads. The
+// device-side average data_parallel gives NCCL runs here too, over a collective that averages as
+// ncclAvg does (each value times 1/R, summed in rank order) on the host.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "backends/run_util.h"
+#include "cannl/backends/multi_device.h"
 #include "cannl/cannl.h"
 #include "cannl/support/config.h"
 #include "gpu/gpu_test_util.h"
@@ -76,6 +80,59 @@ TEST(GpuDataParallel, TwoDevicesLearnWhatOneDeviceLearns) {
     EXPECT_NEAR(losses[e], reference[e], 1e-5 * std::abs(reference[e])) << "epoch " << e + 1;
   for (const auto& p : step.parallel->params)
     EXPECT_EQ(step.parallel->local[0].ctx.get_bytes(p), step.parallel->local[1].ctx.get_bytes(p)) << p->label;
+}
+
+/// ncclAvg's arithmetic on f32 buffers, members in rank order, staged through the host.
+class HostAvg final : public backends::DeviceAllReduce {
+ public:
+  explicit HostAvg(int* calls) : calls_(calls) {}
+  void average(const std::vector<std::vector<backends::Buffer*>>& buffers, backends::ReduceType type,
+               std::string_view what) override {
+    EXPECT_EQ(type, backends::ReduceType::F32) << what;
+    ++*calls_;
+    const float scale = 1.0f / static_cast<float>(buffers.size());
+    for (std::size_t k = 0; k < buffers[0].size(); ++k) {
+      std::vector<float> sum(buffers[0][k]->size() / sizeof(float), 0.0f), values(sum.size());
+      for (const auto& device : buffers) {
+        device[k]->read(std::as_writable_bytes(std::span(values)));
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += values[i] * scale;
+      }
+      for (const auto& device : buffers) device[k]->write(std::as_bytes(std::span(sum)));
+    }
+  }
+  std::string describe() const override { return "ncclAvg on the host"; }
+
+ private:
+  int* calls_;
+};
+
+// Two replicas: ncclAvg's 0.5 * a + 0.5 * b rounds exactly as the host path's (a + b) * 0.5, so the
+// device-side average trains bit for bit as the host's.
+TEST(GpuDataParallel, TheDeviceSideAverageTrainsAsTheHostSum) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  std::string why;
+  auto on_host = two_devices(why);
+  if (!on_host) GTEST_SKIP() << why;
+  test_util::ConfigGuard guard;
+  config::set_override("gpu_all_reduce", "host");
+  const Model host_model = moons_model(2);
+  auto host_step = train::data_parallel(*on_host, host_model.loss, options(host_model));
+  const auto host_losses = train::fit(host_step, {.epochs = 1});
+
+  const Model device_model = moons_model(2);
+  auto devices = two_devices(why);
+  auto step = train::data_parallel(*devices, device_model.loss, options(device_model));
+  int calls = 0;
+  step.parallel->device_average =
+      runtime::DeviceAverage::over({devices->device(0), devices->device(1)}, std::make_unique<HostAvg>(&calls));
+  EXPECT_EQ(train::fit(step, {.epochs = 1}), host_losses);
+  EXPECT_EQ(calls, kGlobalSteps);
+  ASSERT_EQ(step.parallel->params.size(), host_step.parallel->params.size());
+  for (std::size_t i = 0; i < step.parallel->params.size(); ++i)
+    EXPECT_EQ(step.parallel->local[1].ctx.get_bytes(step.parallel->params[i]),
+              host_step.parallel->local[1].ctx.get_bytes(host_step.parallel->params[i]))
+        << step.parallel->params[i]->label;
 }
 
 }  // namespace

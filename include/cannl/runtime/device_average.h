@@ -32,6 +32,10 @@ class DeviceAverage {
   /// RuntimeUsageError when a device is not CUDA, DistributedError when NCCL fails (or the
   /// unique id cannot be sent).
   static std::shared_ptr<DeviceAverage> open_nccl(std::vector<Context> devices, std::shared_ptr<Communicator> communicator);
+  /// The same over another collective (tests bring one that averages on the host what NCCL would
+  /// average on the devices); `devices` in the order `collective` numbers them.
+  static std::shared_ptr<DeviceAverage> over(std::vector<Context> devices,
+                                             std::unique_ptr<backends::DeviceAllReduce> collective);
   ~DeviceAverage();
   DeviceAverage(const DeviceAverage&) = delete;
   DeviceAverage& operator=(const DeviceAverage&) = delete;
