@@ -11,6 +11,10 @@
 
 namespace cannl::backends::gpu {
 
+namespace {
+constexpr int kFirstWithAverage = 21000;  // 2.10.0 as ncclGetVersion encodes it
+}  // namespace
+
 std::vector<std::string> nccl_candidates() { return cuda_toolkit_candidates({"libnccl.so.2", "libnccl.so"}); }
 
 NcclApi NcclApi::load(const std::vector<std::string>& candidates) {
@@ -28,6 +32,12 @@ NcclApi NcclApi::load(const std::vector<std::string>& candidates) {
   lib.bind(api.ncclCommGetAsyncError, "ncclCommGetAsyncError");
   lib.bind(api.ncclAllReduce, "ncclAllReduce");
   api.library = lib.path();
+  // ncclAvg, which data-parallel training averages with, came in 2.10; an older NCCL would
+  // reject the first all-reduce of a run.
+  int code = 0;
+  if (api.ncclGetVersion(&code) != ncclSuccess || code < kFirstWithAverage)
+    throw BackendUnavailable("NCCL in " + api.library + " is version " + (code > 0 ? api.version() : "unknown") +
+                             "; cannl needs 2.10 or later (ncclAvg)");
   return api;
 }
 

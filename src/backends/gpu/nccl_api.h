@@ -55,7 +55,7 @@ struct NcclApi {
 
   /// The library (config key nccl_library, else nccl_candidates()), loaded and bound once per
   /// process and name. Throws BackendUnavailable naming every file tried when it is missing, or
-  /// the function an old NCCL lacks.
+  /// the function an old NCCL lacks, or its version when older than 2.10 (no ncclAvg).
   static const NcclApi& get();
   /// The first of `candidates` that loads, bound (a new table each call; tests load a mock).
   static NcclApi load(const std::vector<std::string>& candidates);

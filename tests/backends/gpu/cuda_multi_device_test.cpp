@@ -16,6 +16,7 @@
 #include "backends/gpu/cuda_device.h"
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/mock_libraries.h"
+#include "backends/gpu/nccl_api.h"
 #include "cannl/backends/multi_device.h"
 #include "cannl/runtime/context.h"
 #include "cannl/runtime/device_average.h"
@@ -110,6 +111,7 @@ class TwoMockGpusWithNccl : public TwoMockGpus {
   void TearDown() override {
     if (nccl_ != nullptr) {
       nccl_->set_async_error(0);
+      nccl_->set_version(22105);
       driver_->set_stuck(0);
       EXPECT_EQ(nccl_->errors() - nccl_errors_before_, 0) << "NCCL calls that would fail or hang on a real NCCL";
     }
@@ -267,6 +269,16 @@ TEST_F(TwoMockGpusWithNccl, OneGpuListedTwiceIsAUsageError) {
     EXPECT_NE(std::string(e.what()).find("CUDA device 0 is listed twice"), std::string::npos) << e.what();
   }
   EXPECT_EQ(log(), "");
+}
+
+TEST_F(TwoMockGpusWithNccl, AnNcclWithoutAverageIsBackendUnavailable) {
+  nccl_->set_version(20905);
+  try {
+    backends::gpu::NcclApi::load({nccl_->library->path()});
+    ADD_FAILURE() << "expected BackendUnavailable";
+  } catch (const BackendUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("version 2.9.5; cannl needs 2.10 or later"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(TwoMockGpus, AMissingNcclIsBackendUnavailableNamingTheLibrary) {

@@ -67,6 +67,7 @@ struct MockNccl {
   int (*live_comms)() = nullptr;
   void (*fail_next)(int) = nullptr;
   void (*set_async_error)(int) = nullptr;
+  void (*set_version)(int) = nullptr;
 };
 
 inline const MockNccl* mock_nccl(std::string& why) {
@@ -84,6 +85,7 @@ inline const MockNccl* mock_nccl(std::string& why) {
       built->live_comms = reinterpret_cast<int (*)()>(lib.symbol("mock_nccl_live_comms"));
       built->fail_next = reinterpret_cast<void (*)(int)>(lib.symbol("mock_nccl_fail_next"));
       built->set_async_error = reinterpret_cast<void (*)(int)>(lib.symbol("mock_nccl_set_async_error"));
+      built->set_version = reinterpret_cast<void (*)(int)>(lib.symbol("mock_nccl_set_version"));
       mock = built;
     } catch (const BackendUnavailable& e) {
       failure = e.what();

@@ -21,7 +21,7 @@ typedef struct Op { Comm* comm; const void* send; void* receive; size_t count; i
 #define MAX_OPS 4096
 static Op g_ops[MAX_OPS];
 static int g_queued, g_group_depth, g_errors, g_cliques, g_live_comms, g_fail_next;
-static int g_made_id, g_async_error;
+static int g_made_id, g_async_error, g_version = 22105;
 static ncclUniqueId g_id;
 static char g_log[1 << 16];
 
@@ -37,8 +37,9 @@ int mock_nccl_errors(void) { return g_errors; }
 int mock_nccl_live_comms(void) { return g_live_comms; }
 void mock_nccl_fail_next(int result) { g_fail_next = result; }
 void mock_nccl_set_async_error(int result) { g_async_error = result; }
+void mock_nccl_set_version(int version) { g_version = version; }
 
-ncclResult_t ncclGetVersion(int* version) { *version = 22105; return SUCCESS; }
+ncclResult_t ncclGetVersion(int* version) { *version = g_version; return SUCCESS; }
 const char* ncclGetErrorString(ncclResult_t result) {
   switch (result) {
     case INVALID_ARGUMENT: return "mock: invalid argument";
