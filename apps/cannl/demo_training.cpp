@@ -56,14 +56,17 @@ std::string DemoTraining::describe(std::int64_t global_batch) const {
 
 namespace {
 
-/// --devices N: N CPU devices, or with backend=cuda N GPUs (config cuda_devices, else 0 .. N-1).
+/// --devices N: N CPU devices; with backend=cuda N GPUs (config cuda_devices, else 0 .. N-1), with
+/// backend=opencl devices 0 .. N-1 of the configured platform.
 runtime::Context training_context(const DemoOptions& options) {
   if (options.devices <= 1) return runtime::Context::from_config();
-  if (config::get("backend") != "cuda") return runtime::Context::cpu_devices(options.devices);
-  if (!config::get("cuda_devices").empty()) return runtime::Context::cuda_devices();
+  const std::string backend = config::get("backend");
+  if (backend != "cuda" && backend != "opencl") return runtime::Context::cpu_devices(options.devices);
+  if (backend == "cuda" && !config::get("cuda_devices").empty()) return runtime::Context::cuda_devices();
   std::vector<int> ordinals(static_cast<std::size_t>(options.devices));
   std::iota(ordinals.begin(), ordinals.end(), 0);
-  return runtime::Context::cuda_devices(ordinals);
+  if (backend == "cuda") return runtime::Context::cuda_devices(ordinals);
+  return runtime::Context::opencl_devices(static_cast<int>(config::get_int("opencl_platform")), ordinals);
 }
 
 }  // namespace
