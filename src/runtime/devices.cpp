@@ -88,6 +88,13 @@ Context Context::cuda_devices(std::vector<int> ordinals) {
   return on_devices(std::move(backends));
 }
 
+Context Context::hip_devices(std::vector<int> ordinals) {
+  if (ordinals.empty()) throw RuntimeUsageError("Context::hip_devices was given no ordinals");
+  std::vector<std::shared_ptr<backends::Backend>> backends;
+  for (int ordinal : ordinals) backends.push_back(backends::make_hip_backend(ordinal));
+  return on_devices(std::move(backends));
+}
+
 Context Context::opencl_devices(int platform, std::vector<int> devices) {
   if (devices.empty()) throw RuntimeUsageError("Context::opencl_devices was given no devices");
   std::vector<std::shared_ptr<backends::Backend>> backends;

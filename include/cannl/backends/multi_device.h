@@ -21,10 +21,10 @@
 namespace cannl::backends {
 
 /// Enqueues a copy of `src` (a buffer of `src_backend`) into `dst` (of `dst_backend`, same size)
-/// between two CUDA devices: a peer copy after the work queued on the source so far, the source's
-/// later work waiting for it, or through page-locked host memory where the GPUs have no peer
-/// path. Returns false, having done nothing, where the backends have no such copy (CPU, OpenCL or
-/// HIP backends): copy through the host then.
+/// between two CUDA or two HIP devices: a peer copy after the work queued on the source so far,
+/// the source's later work waiting for it; CUDA devices without a peer path copy through
+/// page-locked host memory. Returns false, having done nothing, where the backends have no such
+/// copy (CPU or OpenCL backends, HIP devices without a peer path): copy through the host then.
 bool copy_between_devices(Backend& dst_backend, Buffer& dst, Backend& src_backend, const Buffer& src);
 
 /// The element type of the buffers a collective reduces.

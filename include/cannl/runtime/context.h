@@ -93,6 +93,10 @@ class Context {
   /// buffers. Throws BackendUnavailable as cuda() does, RuntimeUsageError for an empty list.
   ///   auto gpus = runtime::Context::cuda_devices({0, 1});
   static Context cuda_devices(std::vector<int> ordinals = {});
+  /// The HIP devices `ordinals` in one context, each with its own stream; copies between them are
+  /// peer copies (hipMemcpyPeerAsync) where the GPUs reach each other. Throws as hip() does.
+  ///   auto gpus = runtime::Context::hip_devices({0, 1});
+  static Context hip_devices(std::vector<int> ordinals);
   /// Devices `devices` of OpenCL platform `platform` in one context, each with its own command
   /// queue (a device listed twice gets two queues on it). Throws as opencl() does.
   ///   auto two = runtime::Context::opencl_devices(0, {0, 1});

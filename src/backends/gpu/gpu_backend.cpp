@@ -9,6 +9,7 @@
 #include "backends/gpu/device.h"
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/gpu_executable.h"
+#include "backends/gpu/hip_device.h"
 #include "backends/index_precision.h"
 #include "cannl/backends/backend.h"
 #include "cannl/backends/multi_device.h"
@@ -109,7 +110,7 @@ bool copy_between_devices(Backend& dst_backend, Buffer& dst, Backend& src_backen
   const auto* to = gpu_device_of(dst_backend);
   const auto* from = gpu_device_of(src_backend);
   if (to == nullptr || from == nullptr) return false;
-  return gpu::cuda_peer_copy(**to, dst, **from, src);
+  return gpu::cuda_peer_copy(**to, dst, **from, src) || gpu::hip_peer_copy(**to, dst, **from, src);
 }
 
 std::shared_ptr<Backend> make_cuda_backend(int ordinal) {
