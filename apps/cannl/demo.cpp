@@ -64,7 +64,9 @@ const CommandSpec& demo_command_spec() {
                    .choices = {"moons", "makemore"}},
                   {.name = "devices", .kind = OptionKind::Int, .value_name = "N",
                    .help = "train data-parallel on N CPU devices (worker threads with FIFO queues;\n"
-                           "the global batch is split between them; default 1)",
+                           "the global batch is split between them; default 1); with --backend=cuda\n"
+                           "on N GPUs (config cuda_devices, else 0..N-1; NCCL averages the gradients),\n"
+                           "with --backend=opencl on devices 0..N-1 of the platform",
                    .min = 1, .max = 64},
                   {.name = "distributed", .kind = OptionKind::Flag,
                    .help = "one replica per MPI process (run under mpirun -np P); gradients summed by\n"

@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <iostream>
+#include <numeric>
 
+#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
 namespace cannl::app {
@@ -52,8 +54,25 @@ std::string DemoTraining::describe(std::int64_t global_batch) const {
          " process(es)), micro-batch " + std::to_string(global_batch / replicas());
 }
 
+namespace {
+
+/// --devices N: N CPU devices; with backend=cuda N GPUs (config cuda_devices, else 0 .. N-1), with
+/// backend=opencl devices 0 .. N-1 of the configured platform.
+runtime::Context training_context(const DemoOptions& options) {
+  if (options.devices <= 1) return runtime::Context::from_config();
+  const std::string backend = config::get("backend");
+  if (backend != "cuda" && backend != "opencl") return runtime::Context::cpu_devices(options.devices);
+  if (backend == "cuda" && !config::get("cuda_devices").empty()) return runtime::Context::cuda_devices();
+  std::vector<int> ordinals(static_cast<std::size_t>(options.devices));
+  std::iota(ordinals.begin(), ordinals.end(), 0);
+  if (backend == "cuda") return runtime::Context::cuda_devices(ordinals);
+  return runtime::Context::opencl_devices(static_cast<int>(config::get_int("opencl_platform")), ordinals);
+}
+
+}  // namespace
+
 DemoTraining demo_training(const DemoOptions& options) {
-  DemoTraining t{options.devices > 1 ? runtime::Context::cpu_devices(options.devices) : runtime::Context::from_config(),
+  DemoTraining t{training_context(options),
                  options.distributed ? runtime::mpi_communicator() : runtime::single_process_communicator(),
                  options.devices};
   return t;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "cannl/backends/multi_device.h"
 #include "cannl/io/checkpoint.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
@@ -26,7 +27,7 @@ int local_device_count(const runtime::Context& ctx, const ParallelOptions& paral
   if (parallel.devices < 0 || parallel.devices > ctx.num_devices())
     throw RuntimeUsageError("data_parallel: devices = " + std::to_string(parallel.devices) +
                             " but the context holds " + std::to_string(ctx.num_devices()) +
-                            " device(s); make it with runtime::Context::cpu_devices(n)");
+                            " device(s); make it with runtime::Context::cpu_devices(n) or cuda_devices");
   return parallel.devices == 0 ? ctx.num_devices() : parallel.devices;
 }
 
@@ -68,6 +69,39 @@ void inject_fault(const runtime::Communicator& comm, std::int64_t global_step) {
   if (kind == "hang")
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   throw ConfigError("config key 'distributed_fault_injection' = '" + spec + "': the kind must be kill or hang");
+}
+
+/// NCCL over the replicas' CUDA devices per config gpu_all_reduce; null (the host sums) where
+/// it does not apply or, with auto, libnccl is missing.
+std::shared_ptr<runtime::DeviceAverage> open_device_average(std::vector<runtime::Context> devices,
+                                                            const std::shared_ptr<runtime::Communicator>& comm) {
+  const std::string mode = config::get("gpu_all_reduce");
+  if (mode != "auto" && mode != "nccl" && mode != "host")
+    throw ConfigError("config key 'gpu_all_reduce' = '" + mode + "': expected auto, nccl or host");
+  const std::string_view backend = devices.front().backend_name();
+  if (mode == "host") return nullptr;
+  if (backend != "cuda") {
+    if (mode == "nccl")
+      throw RuntimeUsageError("gpu_all_reduce=nccl, but data_parallel runs on " + std::string(backend) +
+                              " devices; NCCL needs CUDA devices (runtime::Context::cuda_devices)");
+    return nullptr;
+  }
+  if (devices.size() == 1 && comm->size() == 1) return nullptr;
+  // Every process decides alike: one without NCCL would leave the others in ncclCommInitRank.
+  std::string why;
+  double missing[] = {backends::nccl_available(&why) ? 0.0 : 1.0};
+  if (comm->size() > 1) comm->allreduce_sum(std::span<double>(missing), "whether every process loads NCCL");
+  if (missing[0] > 0) {
+    if (why.empty()) why = std::to_string(static_cast<int>(missing[0])) + " process(es) of the run cannot load libnccl";
+    if (mode == "nccl") throw BackendUnavailable("gpu_all_reduce=nccl: " + why);
+    if (logging::debug_level() >= 1)
+      logging::info("data_parallel: gradients summed on the host and over " + comm->describe() +
+                    " (gpu_all_reduce=auto and " + why + ")");
+    return nullptr;
+  }
+  auto average = runtime::DeviceAverage::open_nccl(std::move(devices), comm);
+  if (logging::debug_level() >= 1) logging::info("data_parallel: gradients averaged by " + average->describe());
+  return average;
 }
 
 }  // namespace
@@ -135,13 +169,16 @@ void set_gradient(runtime::Context& ctx, const ir::NodeRef& g, std::span<const d
 
 void DataParallel::all_reduce_gradients() {
   std::size_t total = 0;
-  bool all_f32 = true;
+  bool all_f32 = true, all_f64 = true;
   for (const auto& g : gradients) {
     total += static_cast<std::size_t>(g->num_logical_elements());
     all_f32 = all_f32 && g->dtype == ir::DType::F32;
+    all_f64 = all_f64 && g->dtype == ir::DType::F64;
   }
   logging::ScopedTimer timer("all-reduce of " + std::to_string(total) + " gradient values");
-  if (all_f32) {
+  if (device_average && (all_f32 || all_f64)) {
+    device_average->run(gradients, "gradients of global step " + std::to_string(steps_done));
+  } else if (all_f32) {
     all_reduce_f32(total);
   } else {
     all_reduce_f64(total);
@@ -240,6 +277,10 @@ TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepO
                             "global steps of " + std::to_string(replicas) + " replicas (" + std::to_string(devices) +
                             " device(s) x " + std::to_string(dp->communicator->size()) +
                             " process(es)); make n_batches a multiple of the replica count");
+  // Before compiling: a configuration that cannot run fails at once.
+  std::vector<runtime::Context> device_handles;
+  for (int d = 0; d < devices; ++d) device_handles.push_back(ctx.device(d));
+  dp->device_average = open_device_average(device_handles, dp->communicator);
   StepParts parts = step_parts(loss, options);
   for (int d = 0; d < devices; ++d) dp->local.push_back(compile_replica(ctx.device(d), loss, parts, options));
   for (const auto& p : parts.params) {

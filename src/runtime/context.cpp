@@ -25,6 +25,7 @@ Context Context::opencl(int platform, int device) { return Context(backends::mak
 Context Context::from_config() {
   const std::string name = config::get("backend");
   if (name == "multidev_cc") return cpu_devices(0);
+  if (name == "cuda" && !config::get("cuda_devices").empty()) return cuda_devices({});
   std::vector<std::string> skipped;
   try {
     auto backend = backends::make_backend(name, &skipped);

@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "cannl/backends/multi_device.h"
 #include "cannl/runtime/context.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
@@ -32,6 +33,73 @@ Context Context::cpu_devices(int n) {
     group->devices.push_back(std::move(state));
   }
   return Context(group->devices.front(), group);
+}
+
+Context Context::on_devices(std::vector<std::shared_ptr<backends::Backend>> backends) {
+  if (backends.empty()) throw RuntimeUsageError("Context::on_devices needs at least one backend");
+  for (std::size_t k = 0; k < backends.size(); ++k) {
+    if (backends[k] == nullptr) throw RuntimeUsageError("Context::on_devices: backend " + std::to_string(k) + " is null");
+    if (backends[k]->name() != backends[0]->name())
+      throw RuntimeUsageError("Context::on_devices: the devices of one context are of one backend; device 0 is " +
+                              std::string(backends[0]->name()) + ", device " + std::to_string(k) + " " +
+                              std::string(backends[k]->name()));
+  }
+  auto group = std::make_shared<DeviceGroup>();
+  for (std::size_t k = 0; k < backends.size(); ++k) {
+    // No worker thread: a GPU backend queues its work on its own stream, a CPU one runs it at once.
+    auto state = std::make_shared<ContextState>(std::move(backends[k]));
+    state->device_index = static_cast<int>(k);
+    group->devices.push_back(std::move(state));
+  }
+  return Context(group->devices.front(), group);
+}
+
+namespace {
+
+std::vector<int> configured_cuda_ordinals() {
+  const std::string text = config::get("cuda_devices");
+  std::vector<int> ordinals;
+  std::size_t at = 0;
+  while (at <= text.size() && !text.empty()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string word = text.substr(at, comma - at);
+    try {
+      std::size_t used = 0;
+      const int ordinal = std::stoi(word, &used);
+      if (used != word.size() || ordinal < 0) throw std::invalid_argument(word);
+      ordinals.push_back(ordinal);
+    } catch (const std::exception&) {
+      throw ConfigError("config key 'cuda_devices' = '" + text + "' (from " + config::source_of("cuda_devices") +
+                        "): '" + word + "' is not a device ordinal; expected a comma-separated list such as 0,1");
+    }
+    at = comma + 1;
+  }
+  return ordinals;
+}
+
+}  // namespace
+
+Context Context::cuda_devices(std::vector<int> ordinals) {
+  if (ordinals.empty()) ordinals = configured_cuda_ordinals();
+  if (ordinals.empty())
+    throw RuntimeUsageError("Context::cuda_devices was given no ordinals and config key 'cuda_devices' is empty");
+  std::vector<std::shared_ptr<backends::Backend>> backends;
+  for (int ordinal : ordinals) backends.push_back(backends::make_cuda_backend(ordinal));
+  return on_devices(std::move(backends));
+}
+
+Context Context::hip_devices(std::vector<int> ordinals) {
+  if (ordinals.empty()) throw RuntimeUsageError("Context::hip_devices was given no ordinals");
+  std::vector<std::shared_ptr<backends::Backend>> backends;
+  for (int ordinal : ordinals) backends.push_back(backends::make_hip_backend(ordinal));
+  return on_devices(std::move(backends));
+}
+
+Context Context::opencl_devices(int platform, std::vector<int> devices) {
+  if (devices.empty()) throw RuntimeUsageError("Context::opencl_devices was given no devices");
+  std::vector<std::shared_ptr<backends::Backend>> backends;
+  for (int device : devices) backends.push_back(backends::make_opencl_backend(platform, device));
+  return on_devices(std::move(backends));
 }
 
 int Context::num_devices() const { return group_ ? static_cast<int>(group_->devices.size()) : 1; }
@@ -74,10 +142,11 @@ void Context::copy(const Context& src, Context& dst, const ir::NodeRef& node) {
   to.initialized.insert(node->id);
   auto transfer = [source, &target] { copy_buffer(*source, target); };
   if (!from.queue || !to.queue) {
-    // Only one side queues its work: wait for both, then copy here.
+    // The backends order their own work (GPU streams) or only one side has a worker queue: a
+    // device-to-device copy where the backends have one, else wait for both and copy here.
     from.wait_for_device();
     to.wait_for_device();
-    transfer();
+    if (!backends::copy_between_devices(*to.backend, target, *from.backend, *source)) transfer();
     return;
   }
   // Read after write on the source, write after read/write on the destination: the copy runs on

@@ -93,6 +93,21 @@ TEST_F(DataParallelTraining, MicroBatchesMustSplitIntoGlobalSteps) {
   EXPECT_THROW(train::data_parallel(runtime::Context::cpu_devices(2), m.loss, options), RuntimeUsageError);
 }
 
+// NCCL averages gradients between CUDA devices only (tests/backends/gpu/cuda_multi_device_test.cpp
+// runs it on mock CUDA and NCCL libraries); asking for it elsewhere is named before compiling.
+TEST_F(DataParallelTraining, NcclIsForCudaDevicesOnly) {
+  const MoonsModel m = moons_model(2);
+  config::set_override("gpu_all_reduce", "nccl");
+  try {
+    train::data_parallel(runtime::Context::cpu_devices(2), m.loss, sgd_options(m));
+    ADD_FAILURE() << "expected RuntimeUsageError";
+  } catch (const RuntimeUsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL needs CUDA devices"), std::string::npos) << e.what();
+  }
+  config::set_override("gpu_all_reduce", "mpi");
+  EXPECT_THROW(train::data_parallel(runtime::Context::cpu_devices(2), m.loss, sgd_options(m)), ConfigError);
+}
+
 TEST_F(DataParallelTraining, CheckpointResumesTheRunExactly) {
   const auto path = std::filesystem::temp_directory_path() / ("cannl_dp_" + std::to_string(::getpid()) + ".safetensors");
   std::vector<double> straight;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cannl/runtime/context.h"
+#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "runtime/test_util.h"
 
@@ -90,6 +91,33 @@ TEST(DevicesTest, SynchronizeWaitsForQueuedRoutines) {
   d0.run(r);
   d0.synchronize();
   EXPECT_EQ(d0.get_values(y), (std::vector<double>{2, 4, 6, 8}));
+}
+
+// Devices of backends the caller opened: each its own buffers, copies between them through the
+// host (the C and interpreter backends have no device-to-device copy), one kind per context.
+TEST(DevicesTest, OnDevicesHoldsOneDevicePerBackend) {
+  auto devices = Context::on_devices({backends::make_interpreter_backend(), backends::make_interpreter_backend()});
+  ASSERT_EQ(devices.num_devices(), 2);
+  auto d0 = devices.device(0), d1 = devices.device(1);
+  auto x = ir::make_node("x", DType::F32, {3});
+  d0.set_values(x, std::vector<double>{1, -2, 3});
+  EXPECT_FALSE(d1.has_buffer(x));
+  Context::copy(d0, d1, x);
+  EXPECT_EQ(d1.get_values(x), (std::vector<double>{1, -2, 3}));
+  EXPECT_THROW(Context::on_devices({}), RuntimeUsageError);
+  EXPECT_THROW(Context::on_devices({backends::make_interpreter_backend(), nullptr}), RuntimeUsageError);
+}
+
+TEST(DevicesTest, CudaDevicesNamesABadOrdinalList) {
+  config::set_override("cuda_devices", "0,x");
+  try {
+    Context::cuda_devices();
+    ADD_FAILURE() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'x' is not a device ordinal"), std::string::npos) << e.what();
+  }
+  config::clear_overrides();
+  EXPECT_THROW(Context::cuda_devices(), RuntimeUsageError) << "no ordinals anywhere";
 }
 
 }  // namespace

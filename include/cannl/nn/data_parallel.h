@@ -4,6 +4,13 @@
 // order, then one all-reduce over the processes; in f32 when every gradient is f32, else in
 // double) and averaged, the same update applied on every replica.
 //
+// On CUDA devices (Context::cuda_devices) the gradients never leave the GPUs when NCCL loads
+// (config gpu_all_reduce=auto|nccl): one group of in-place ncclAllReduce(ncclAvg) calls, one per
+// gradient, over every device of every process (the NCCL unique id travels over the
+// communicator). NCCL's reduction order is its own (rings or trees over the GPUs), so losses
+// equal single-device training within rounding, bitwise with two replicas (one addition, and a
+// scaling by 1/2). Without libnccl (or gpu_all_reduce=host) the sum is the host's, as above.
+//
 // The loss is written for one replica's batch (the global batch divided by the number of replicas
 // R), over a data set cut into `n_batches` such micro-batches; global step g runs micro-batch
 // g * R + r on replica r, so R replicas see exactly the rows one device sees with the global
@@ -27,6 +34,7 @@
 
 #include "cannl/nn/training.h"
 #include "cannl/runtime/communicator.h"
+#include "cannl/runtime/device_average.h"
 
 namespace cannl::train {
 
@@ -63,6 +71,8 @@ class DataParallel {
   std::vector<ir::NodeRef> optimizer_state;
   ir::NodeRef epoch_loss;
   std::shared_ptr<runtime::Communicator> communicator;
+  /// NCCL across the CUDA devices (and processes) when it opened; null: the host sums.
+  std::shared_ptr<runtime::DeviceAverage> device_average;
   /// Global steps run since training began (counted on, and restored, across epochs and resumes).
   std::int64_t steps_done = 0;
 

@@ -19,6 +19,10 @@
 //   auto d0 = devices.device(0), d1 = devices.device(1);
 //   d0.run(d0.compile(comp, "produce"));
 //   runtime::Context::copy(d0, d1, node);      // d1 sees what "produce" wrote
+//
+// GPUs the same way: cuda_devices({0, 1}) holds two CUDA devices, each with its own stream (their
+// routines are compiled once per device kind: the second device loads the first's cubin from the
+// module cache), and copy() between them is a peer copy where the GPUs reach each other.
 
 #include <cstdint>
 #include <memory>
@@ -84,6 +88,25 @@ class Context {
   /// profile_kernels off: the generated code's counters are per library, which the devices
   /// share). Throws BackendUnavailable without a C compiler.
   static Context cpu_devices(int n = 0);
+  /// The CUDA devices `ordinals` in one context (config `cuda_devices`, "0,1", when empty), in
+  /// that order: device(k) is ordinal ordinals[k], each with its own stream (its queue) and
+  /// buffers. Throws BackendUnavailable as cuda() does, RuntimeUsageError for an empty list.
+  ///   auto gpus = runtime::Context::cuda_devices({0, 1});
+  static Context cuda_devices(std::vector<int> ordinals = {});
+  /// The HIP devices `ordinals` in one context, each with its own stream; copies between them are
+  /// peer copies (hipMemcpyPeerAsync) where the GPUs reach each other. Throws as hip() does.
+  ///   auto gpus = runtime::Context::hip_devices({0, 1});
+  static Context hip_devices(std::vector<int> ordinals);
+  /// Devices `devices` of OpenCL platform `platform` in one context, each with its own command
+  /// queue (a device listed twice gets two queues on it). Throws as opencl() does.
+  ///   auto two = runtime::Context::opencl_devices(0, {0, 1});
+  static Context opencl_devices(int platform, std::vector<int> devices);
+  /// One context over the given backends, one device each (all of one kind: cuda_devices opens
+  /// them for CUDA; two OpenCL devices of a platform; tests bring backends on mock drivers).
+  /// Devices whose backend queues its work (GPUs) need no worker thread: their routines return
+  /// at once and their buffers' reads wait. Throws RuntimeUsageError for an empty list, a null
+  /// backend, or backends of different kinds.
+  static Context on_devices(std::vector<std::shared_ptr<backends::Backend>> backends);
   explicit Context(std::shared_ptr<backends::Backend> backend);
 
   /// How many devices this context holds (1 unless made with several) and which one this handle
@@ -96,7 +119,9 @@ class Context {
   /// Copies `node`'s values from `src` to `dst` (devices of one context, or any two contexts),
   /// allocating its buffer on `dst` and marking it initialized there. On queued devices the copy
   /// is enqueued on dst after everything queued on src so far, and src's later work waits for
-  /// it; it returns at once. Throws UninitializedError when src never wrote the node.
+  /// it; it returns at once. Between two CUDA devices that reach each other it is a peer copy
+  /// (cuMemcpyPeerAsync on dst's stream, ordered by events the same way); otherwise it goes
+  /// through the host. Throws UninitializedError when src never wrote the node.
   static void copy(const Context& src, Context& dst, const ir::NodeRef& node);
 
   std::string_view backend_name() const;
@@ -184,6 +209,7 @@ class Context {
 
  private:
   friend class WeakContext;
+  friend class DeviceAverage;
   explicit Context(std::shared_ptr<ContextState> state) : state_(std::move(state)) {}
   struct DeviceGroup;
   Context(std::shared_ptr<ContextState> state, std::shared_ptr<DeviceGroup> group);

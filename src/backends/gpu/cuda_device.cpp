@@ -7,6 +7,7 @@
 // would not wait for a non-blocking stream).
 #include <algorithm>
 #include <array>
+#include <set>
 
 #include "backends/gpu/cuda_device.h"
 #include "backends/gpu/launch_checks.h"
@@ -50,8 +51,23 @@ class CudaQueue {
 
   const CudaDriverApi& api() const { return api_; }
   CUdevice device() const { return device_; }
+  CUcontext context() const { return context_; }
   CUstream stream() const { return stream_; }
   PendingKernels& pending() { return pending_; }
+
+  /// Lets this context read `peer`'s memory directly (once per peer). False when the hardware
+  /// cannot (no NVLink or PCIe peer path between the two devices).
+  bool reach(const CudaQueue& peer) {
+    if (peer.context_ == context_ || reachable_.contains(peer.context_)) return true;
+    int can = 0;
+    api_.check(api_.cuDeviceCanAccessPeer(&can, device_, peer.device_), "cuDeviceCanAccessPeer");
+    if (can == 0) return false;
+    make_current();
+    const CUresult enabled = api_.cuCtxEnablePeerAccess(peer.context_, 0);
+    if (enabled != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) api_.check(enabled, "cuCtxEnablePeerAccess");
+    reachable_.insert(peer.context_);
+    return true;
+  }
 
   void make_current() const { api_.check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
   /// For destructors, which must not throw: they may run after a kernel fault poisoned the
@@ -76,6 +92,7 @@ class CudaQueue {
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
   PendingKernels pending_;
+  std::set<CUcontext> reachable_;
 };
 
 class CudaBuffer final : public Buffer {
@@ -179,6 +196,8 @@ class CudaEvent final : public Event {
   }
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
+
+  CUevent handle() const { return event_; }
 
   void wait() override {
     queue_->make_current();
@@ -290,13 +309,15 @@ class CudaDevice final : public Device {
     queue_->synchronize();
   }
 
- private:
+  CudaQueue& queue() const { return *queue_; }
   const CudaBuffer& own(const Buffer& buffer, const char* what) const {
     const auto* cuda = dynamic_cast<const CudaBuffer*>(&buffer);
     if (cuda == nullptr || cuda->queue() != queue_.get())
       throw RuntimeUsageError(std::string("CUDA ") + what + ": the buffer is not one of this device's");
     return *cuda;
   }
+
+ private:
   // The module in `image` (a cubin or PTX), or the driver's complaint in `problem`.
   CUmodule load_image(const std::string& image, std::string& problem) const;
   std::shared_ptr<CudaModule> resolve(CUmodule module, const std::vector<std::string>& kernels, bool from_cache) const;
@@ -394,7 +415,90 @@ void CudaDevice::launch(Module& module, std::size_t kernel, const ir::KernelGeom
   queue_->pending().add(name);
 }
 
+// Makes `waiting`'s stream wait for everything enqueued on `done`'s stream so far (the event
+// may go at once: the driver releases it after the wait).
+void stream_waits_for(CudaDevice& waiting, CudaDevice& done) {
+  const std::unique_ptr<Event> event = done.record(false);
+  CudaQueue& queue = waiting.queue();
+  queue.make_current();
+  queue.check_queue(queue.api().cuStreamWaitEvent(queue.stream(), static_cast<const CudaEvent&>(*event).handle(), 0),
+                    "cuStreamWaitEvent");
+}
+
+/// Page-locked host memory, portable to every context: the copy engines read and write it
+/// directly, where pageable memory is copied once more by the driver.
+class PinnedHost {
+ public:
+  PinnedHost(const CudaDriverApi& api, std::size_t bytes) : api_(api) {
+    api.check(api.cuMemHostAlloc(&data_, bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc",
+              "staging " + std::to_string(bytes) + " bytes between two GPUs");
+  }
+  ~PinnedHost() { api_.cuMemFreeHost(data_); }
+  PinnedHost(const PinnedHost&) = delete;
+  PinnedHost& operator=(const PinnedHost&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  const CudaDriverApi& api_;
+  void* data_ = nullptr;
+};
+
+// GPUs without a peer path: device to pinned host memory on the source's stream (after its work),
+// then to the destination on its stream; synchronous, so that the staging buffer can go after.
+void staged_copy(CudaQueue& dst_queue, const CudaBuffer& target, CudaQueue& src_queue, const CudaBuffer& source) {
+  src_queue.make_current();
+  const PinnedHost host(src_queue.api(), source.size());
+  src_queue.check_queue(src_queue.api().cuMemcpyDtoHAsync(host.data(), source.pointer(), source.size(), src_queue.stream()),
+                        "cuMemcpyDtoHAsync_v2", "staging a copy between two GPUs");
+  src_queue.synchronize();
+  dst_queue.make_current();
+  dst_queue.check_queue(dst_queue.api().cuMemcpyHtoDAsync(target.pointer(), host.data(), target.size(), dst_queue.stream()),
+                        "cuMemcpyHtoDAsync_v2", "staging a copy between two GPUs");
+  dst_queue.synchronize();
+  src_queue.make_current();  // the staging buffer is freed in the context that made it
+}
+
 }  // namespace
+
+std::optional<CudaDeviceHandles> cuda_handles(const Device& device) {
+  const auto* cuda = dynamic_cast<const CudaDevice*>(&device);
+  if (cuda == nullptr) return std::nullopt;
+  const CudaQueue& queue = cuda->queue();
+  return CudaDeviceHandles{&queue.api(), queue.device(), queue.context(), queue.stream()};
+}
+
+cuda::CUdeviceptr cuda_pointer(const Device& device, const Buffer& buffer) {
+  const auto* cuda = dynamic_cast<const CudaDevice*>(&device);
+  if (cuda == nullptr) throw RuntimeUsageError("CUDA buffer pointer asked of a " + std::string(device.api()) + " device");
+  return cuda->own(buffer, "collective argument").pointer();
+}
+
+bool cuda_peer_copy(Device& dst_device, Buffer& dst, Device& src_device, const Buffer& src) {
+  auto* to = dynamic_cast<CudaDevice*>(&dst_device);
+  auto* from = dynamic_cast<CudaDevice*>(&src_device);
+  if (to == nullptr || from == nullptr || &to->queue().api() != &from->queue().api()) return false;
+  const CudaBuffer& target = to->own(dst, "peer copy (destination)");
+  const CudaBuffer& source = from->own(src, "peer copy (source)");
+  if (target.size() != source.size())
+    throw RuntimeUsageError("CUDA peer copy: the destination has " + std::to_string(target.size()) +
+                            " bytes, the source " + std::to_string(source.size()));
+  CudaQueue& dst_queue = to->queue();
+  CudaQueue& src_queue = from->queue();
+  if (target.size() == 0) return true;
+  if (!dst_queue.reach(src_queue)) {
+    staged_copy(dst_queue, target, src_queue, source);
+    return true;
+  }
+  // Read after write on the source, then write after read: the source's later work (which may
+  // overwrite it) waits for the copy.
+  stream_waits_for(*to, *from);
+  dst_queue.make_current();
+  dst_queue.check_queue(dst_queue.api().cuMemcpyPeerAsync(target.pointer(), dst_queue.context(), source.pointer(),
+                                                          src_queue.context(), target.size(), dst_queue.stream()),
+                        "cuMemcpyPeerAsync");
+  stream_waits_for(*from, *to);
+  return true;
+}
 
 std::shared_ptr<Device> open_cuda_on(const CudaDriverApi& api, int ordinal) {
   return std::make_shared<CudaDevice>(std::make_shared<CudaQueue>(api, ordinal));

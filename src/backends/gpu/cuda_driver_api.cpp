@@ -42,7 +42,14 @@ CudaDriverApi bind_driver(const ApiLibrary& lib) {
   lib.bind(api.cuEventDestroy, "cuEventDestroy_v2");
   lib.bind(api.cuEventRecord, "cuEventRecord");
   lib.bind(api.cuEventSynchronize, "cuEventSynchronize");
+  lib.bind(api.cuEventQuery, "cuEventQuery");
   lib.bind(api.cuEventElapsedTime, "cuEventElapsedTime");
+  lib.bind(api.cuStreamWaitEvent, "cuStreamWaitEvent");
+  lib.bind(api.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer");
+  lib.bind(api.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
+  lib.bind(api.cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
+  lib.bind(api.cuMemHostAlloc, "cuMemHostAlloc");
+  lib.bind(api.cuMemFreeHost, "cuMemFreeHost");
   api.library = lib.path();
   return api;
 }

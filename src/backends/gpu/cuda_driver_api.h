@@ -32,6 +32,8 @@ constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
 
 // CUdevice_attribute
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
@@ -47,6 +49,7 @@ constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 0x1;  // page-locked for every context
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
 }  // namespace cuda
 
@@ -107,7 +110,16 @@ struct CudaDriverApi {
   CUresult (*cuEventDestroy)(cuda::CUevent event) = nullptr;  // _v2
   CUresult (*cuEventRecord)(cuda::CUevent event, cuda::CUstream stream) = nullptr;
   CUresult (*cuEventSynchronize)(cuda::CUevent event) = nullptr;
+  CUresult (*cuEventQuery)(cuda::CUevent event) = nullptr;  // CUDA_ERROR_NOT_READY while pending
   CUresult (*cuEventElapsedTime)(float* milliseconds, cuda::CUevent start, cuda::CUevent end) = nullptr;
+  // Several devices: peer copies ordered by events between the devices' streams.
+  CUresult (*cuStreamWaitEvent)(cuda::CUstream stream, cuda::CUevent event, unsigned flags) = nullptr;
+  CUresult (*cuDeviceCanAccessPeer)(int* can_access, CUdevice device, CUdevice peer) = nullptr;
+  CUresult (*cuCtxEnablePeerAccess)(cuda::CUcontext peer, unsigned flags) = nullptr;
+  CUresult (*cuMemHostAlloc)(void** pointer, std::size_t bytes, unsigned flags) = nullptr;
+  CUresult (*cuMemFreeHost)(void* pointer) = nullptr;
+  CUresult (*cuMemcpyPeerAsync)(CUdeviceptr dst, cuda::CUcontext dst_context, CUdeviceptr src,
+                                cuda::CUcontext src_context, std::size_t bytes, cuda::CUstream stream) = nullptr;
 
   /// The library that loaded ("libcuda.so.1").
   std::string library;

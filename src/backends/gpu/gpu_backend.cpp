@@ -5,10 +5,14 @@
 
 #include "backends/gpu/cuda_compile_check.h"
 #include "backends/gpu/hip_compile_check.h"
+#include "backends/gpu/cuda_device.h"
 #include "backends/gpu/device.h"
+#include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/gpu_executable.h"
+#include "backends/gpu/hip_device.h"
 #include "backends/index_precision.h"
 #include "cannl/backends/backend.h"
+#include "cannl/backends/multi_device.h"
 #include "cannl/codegen/gpu_codegen.h"
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/fission.h"
@@ -45,6 +49,8 @@ class GpuBackend final : public Backend {
                                                     .min_parallel = config::get_int_in("gpu_schedule_min_parallel", 1, 1LL << 40),
                                                     .reassociate = config::get_bool("gpu_schedule_reassociate")});
   }
+
+  const std::shared_ptr<gpu::Device>& device() const { return device_; }
 
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return device_->allocate(bytes); }
   void synchronize() override { device_->synchronize(); }
@@ -90,6 +96,22 @@ class GpuBackend final : public Backend {
 };
 
 }  // namespace
+
+std::shared_ptr<Backend> make_gpu_backend(std::shared_ptr<gpu::Device> device, codegen::GpuLanguage language) {
+  return std::make_shared<GpuBackend>(std::move(device), language);
+}
+
+const std::shared_ptr<gpu::Device>* gpu_device_of(const Backend& backend) {
+  const auto* gpu = dynamic_cast<const GpuBackend*>(&backend);
+  return gpu == nullptr ? nullptr : &gpu->device();
+}
+
+bool copy_between_devices(Backend& dst_backend, Buffer& dst, Backend& src_backend, const Buffer& src) {
+  const auto* to = gpu_device_of(dst_backend);
+  const auto* from = gpu_device_of(src_backend);
+  if (to == nullptr || from == nullptr) return false;
+  return gpu::cuda_peer_copy(**to, dst, **from, src) || gpu::hip_peer_copy(**to, dst, **from, src);
+}
 
 std::shared_ptr<Backend> make_cuda_backend(int ordinal) {
   return std::make_shared<GpuBackend>(gpu::open_cuda(ordinal), codegen::GpuLanguage::Cuda);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <set>
 #include <vector>
 
 #include "backends/gpu/hiprtc_api.h"
@@ -49,6 +50,20 @@ class HipQueue {
   hipStream_t stream() const { return stream_; }
   PendingKernels& pending() { return pending_; }
 
+  /// Lets this device read `peer`'s memory directly (once per peer). False when the hardware
+  /// cannot (no xGMI or PCIe peer path between the two GPUs).
+  bool reach(const HipQueue& peer) {
+    if (peer.ordinal_ == ordinal_ || reachable_.contains(peer.ordinal_)) return true;
+    int can = 0;
+    api_.check(api_.hipDeviceCanAccessPeer(&can, ordinal_, peer.ordinal_), "hipDeviceCanAccessPeer");
+    if (can == 0) return false;
+    make_current();
+    const hipError_t enabled = api_.hipDeviceEnablePeerAccess(peer.ordinal_, 0);
+    if (enabled != hipErrorPeerAccessAlreadyEnabled) api_.check(enabled, "hipDeviceEnablePeerAccess");
+    reachable_.insert(peer.ordinal_);
+    return true;
+  }
+
   void make_current() const { api_.check(api_.hipSetDevice(ordinal_), "hipSetDevice"); }
   /// For destructors, which must not throw (they may run after a kernel fault or at exit).
   void make_current_quietly() const { api_.hipSetDevice(ordinal_); }
@@ -69,6 +84,7 @@ class HipQueue {
   int ordinal_;
   hipStream_t stream_ = nullptr;
   PendingKernels pending_;
+  std::set<int> reachable_;
 };
 
 class HipBuffer final : public Buffer {
@@ -172,6 +188,8 @@ class HipEvent final : public Event {
   }
   HipEvent(const HipEvent&) = delete;
   HipEvent& operator=(const HipEvent&) = delete;
+
+  hipEvent_t handle() const { return event_; }
 
   void wait() override {
     queue_->make_current();
@@ -292,13 +310,15 @@ class HipDevice final : public Device {
     queue_->synchronize();
   }
 
- private:
+  HipQueue& queue() const { return *queue_; }
   const HipBuffer& own(const Buffer& buffer, const char* what) const {
     const auto* hip = dynamic_cast<const HipBuffer*>(&buffer);
     if (hip == nullptr || hip->queue() != queue_.get())
       throw RuntimeUsageError(std::string("HIP ") + what + ": the buffer is not one of this device's");
     return *hip;
   }
+
+ private:
   void set_printf_fifo(std::size_t bytes) const {
     const auto& api = queue_->api();
     if (api.hipDeviceSetLimit == nullptr) {
@@ -394,7 +414,39 @@ void HipDevice::launch(Module& module, std::size_t kernel, const ir::KernelGeome
   queue_->pending().add(name);
 }
 
+// Makes `waiting`'s stream wait for everything enqueued on `done`'s stream so far.
+void stream_waits_for(HipDevice& waiting, HipDevice& done) {
+  const std::unique_ptr<Event> event = done.record(false);
+  HipQueue& queue = waiting.queue();
+  queue.make_current();
+  queue.check_queue(queue.api().hipStreamWaitEvent(queue.stream(), static_cast<const HipEvent&>(*event).handle(), 0),
+                    "hipStreamWaitEvent");
+}
+
 }  // namespace
+
+bool hip_peer_copy(Device& dst_device, Buffer& dst, Device& src_device, const Buffer& src) {
+  auto* to = dynamic_cast<HipDevice*>(&dst_device);
+  auto* from = dynamic_cast<HipDevice*>(&src_device);
+  if (to == nullptr || from == nullptr || &to->queue().api() != &from->queue().api()) return false;
+  const HipBuffer& target = to->own(dst, "peer copy (destination)");
+  const HipBuffer& source = from->own(src, "peer copy (source)");
+  if (target.size() != source.size())
+    throw RuntimeUsageError("HIP peer copy: the destination has " + std::to_string(target.size()) +
+                            " bytes, the source " + std::to_string(source.size()));
+  HipQueue& dst_queue = to->queue();
+  HipQueue& src_queue = from->queue();
+  if (!dst_queue.reach(src_queue)) return false;
+  if (target.size() == 0) return true;
+  // As on CUDA: after the source's work, and before the source's later work.
+  stream_waits_for(*to, *from);
+  dst_queue.make_current();
+  dst_queue.check_queue(dst_queue.api().hipMemcpyPeerAsync(target.pointer(), dst_queue.ordinal(), source.pointer(),
+                                                           src_queue.ordinal(), target.size(), dst_queue.stream()),
+                        "hipMemcpyPeerAsync");
+  stream_waits_for(*from, *to);
+  return true;
+}
 
 std::string gfx_arch_of(const std::string& gcn_arch_name) {
   const std::string arch = gcn_arch_name.substr(0, gcn_arch_name.find(':'));

@@ -21,6 +21,12 @@ struct HipOptions {
 /// Throws like open_hip.
 std::shared_ptr<Device> open_hip_on(const HipRuntimeApi& api, int ordinal, const HipOptions& options = {});
 
+/// Enqueues a copy of `src` (a buffer of `src_device`) into `dst` (of `dst_device`, same size)
+/// with hipMemcpyPeerAsync on dst's stream, after the work enqueued on src's so far, src's later
+/// work waiting for it; peer access is enabled on first use. Returns false, having done nothing,
+/// when either device is not HIP or the GPUs cannot reach each other: copy through the host then.
+bool hip_peer_copy(Device& dst_device, Buffer& dst, Device& src_device, const Buffer& src);
+
 /// The GPU architecture in a device's gcnArchName ("gfx90a" of "gfx90a:sramecc+:xnack-"), or ""
 /// when it names none (the runtime's properties in a layout cannl does not know).
 std::string gfx_arch_of(const std::string& gcn_arch_name);

@@ -43,6 +43,10 @@ HipRuntimeApi bind_runtime(const ApiLibrary& lib) {
   lib.bind(api.hipEventRecord, "hipEventRecord");
   lib.bind(api.hipEventSynchronize, "hipEventSynchronize");
   lib.bind(api.hipEventElapsedTime, "hipEventElapsedTime");
+  lib.bind(api.hipStreamWaitEvent, "hipStreamWaitEvent");
+  lib.bind(api.hipDeviceCanAccessPeer, "hipDeviceCanAccessPeer");
+  lib.bind(api.hipDeviceEnablePeerAccess, "hipDeviceEnablePeerAccess");
+  lib.bind(api.hipMemcpyPeerAsync, "hipMemcpyPeerAsync");
   api.library = lib.path();
   return api;
 }

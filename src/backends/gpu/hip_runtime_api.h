@@ -30,6 +30,7 @@ constexpr hipError_t hipSuccess = 0;
 constexpr hipError_t hipErrorOutOfMemory = 2;
 constexpr hipError_t hipErrorNoDevice = 100;
 constexpr hipError_t hipErrorInvalidDevice = 101;
+constexpr hipError_t hipErrorPeerAccessAlreadyEnabled = 704;
 
 // hipDeviceAttribute_t
 constexpr int hipDeviceAttributeMaxBlockDimX = 26;  // Y = 27, Z = 28
@@ -100,6 +101,12 @@ struct HipRuntimeApi {
   hipError_t (*hipEventRecord)(hip::hipEvent_t event, hipStream_t stream) = nullptr;
   hipError_t (*hipEventSynchronize)(hip::hipEvent_t event) = nullptr;
   hipError_t (*hipEventElapsedTime)(float* milliseconds, hip::hipEvent_t start, hip::hipEvent_t end) = nullptr;
+  // Several devices: peer copies ordered by events between the devices' streams.
+  hipError_t (*hipStreamWaitEvent)(hipStream_t stream, hip::hipEvent_t event, unsigned flags) = nullptr;
+  hipError_t (*hipDeviceCanAccessPeer)(int* can_access, int device, int peer) = nullptr;
+  hipError_t (*hipDeviceEnablePeerAccess)(int peer, unsigned flags) = nullptr;  // for the current device
+  hipError_t (*hipMemcpyPeerAsync)(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes,
+                                   hipStream_t stream) = nullptr;
 
   /// The library that loaded ("libamdhip64.so.5").
   std::string library;

@@ -1,50 +1,65 @@
 // NCCL loaded at run time (see nccl_api.h).
 #include "backends/gpu/nccl_api.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 
 #include "backends/gpu/api_library.h"
+#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
 namespace cannl::backends::gpu {
 
+namespace {
+constexpr int kFirstWithAverage = 21000;  // 2.10.0 as ncclGetVersion encodes it
+}  // namespace
+
 std::vector<std::string> nccl_candidates() { return cuda_toolkit_candidates({"libnccl.so.2", "libnccl.so"}); }
 
-namespace {
-
-NcclApi load_nccl() {
-  const ApiLibrary lib(nccl_candidates(), "NCCL (collectives between NVIDIA GPUs)");
+NcclApi NcclApi::load(const std::vector<std::string>& candidates) {
+  const ApiLibrary lib(candidates, "NCCL (collectives between NVIDIA GPUs)");
   NcclApi api;
   lib.bind(api.ncclGetVersion, "ncclGetVersion");
   lib.bind(api.ncclGetErrorString, "ncclGetErrorString");
   lib.bind(api.ncclGetUniqueId, "ncclGetUniqueId");
   lib.bind(api.ncclCommInitRank, "ncclCommInitRank");
+  lib.bind(api.ncclCommInitAll, "ncclCommInitAll");
+  lib.bind(api.ncclGroupStart, "ncclGroupStart");
+  lib.bind(api.ncclGroupEnd, "ncclGroupEnd");
   lib.bind(api.ncclCommDestroy, "ncclCommDestroy");
   lib.bind(api.ncclCommAbort, "ncclCommAbort");
   lib.bind(api.ncclCommGetAsyncError, "ncclCommGetAsyncError");
   lib.bind(api.ncclAllReduce, "ncclAllReduce");
   api.library = lib.path();
+  // ncclAvg, which data-parallel training averages with, came in 2.10; an older NCCL would
+  // reject the first all-reduce of a run.
+  int code = 0;
+  if (api.ncclGetVersion(&code) != ncclSuccess || code < kFirstWithAverage)
+    throw BackendUnavailable("NCCL in " + api.library + " is version " + (code > 0 ? api.version() : "unknown") +
+                             "; cannl needs 2.10 or later (ncclAvg)");
   return api;
 }
-
-}  // namespace
 
 const NcclApi& NcclApi::get() {
   // A failed load is retried on the next call (the error is not cached): a test may install the
   // library between two calls, and the message must name what was tried each time.
+  // Never freed: communicators use the table until they go.
   static std::mutex mutex;
-  static std::unique_ptr<NcclApi> api;
+  static std::map<std::string, const NcclApi*> loaded;
+  const std::string configured = config::get("nccl_library");
   std::lock_guard lock(mutex);
-  if (!api) api = std::make_unique<NcclApi>(load_nccl());
+  auto& api = loaded[configured];
+  if (api == nullptr) api = new NcclApi(load(configured.empty() ? nccl_candidates() : std::vector{configured}));
   return *api;
 }
 
-void NcclApi::check(ncclResult_t result, const char* call) const {
+void NcclApi::check(ncclResult_t result, const char* call, const std::string& context) const {
   if (result == ncclSuccess) return;
   const char* text = ncclGetErrorString != nullptr ? ncclGetErrorString(result) : nullptr;
-  throw RuntimeError(std::string("NCCL: ") + call + " failed: " +
-                     (text != nullptr ? text : "ncclResult_t " + std::to_string(result)));
+  throw DistributedError(std::string("NCCL: ") + call + " failed: " +
+                         (text != nullptr ? text : "ncclResult_t " + std::to_string(result)) +
+                         (context.empty() ? "" : "; " + context));
 }
 
 std::string NcclApi::version() const {

@@ -33,6 +33,8 @@ constexpr ncclDataType_t ncclFloat32 = 7;
 constexpr ncclDataType_t ncclFloat64 = 8;
 using ncclRedOp_t = int;
 constexpr ncclRedOp_t ncclSum = 0;
+/// The mean over the ranks (NCCL >= 2.10): for floats the sum of each value times 1/ranks.
+constexpr ncclRedOp_t ncclAvg = 4;
 /// A CUDA stream (CUstream) as NCCL takes it.
 using NcclStream = void*;
 
@@ -41,6 +43,9 @@ struct NcclApi {
   const char* (*ncclGetErrorString)(ncclResult_t result) = nullptr;
   ncclResult_t (*ncclGetUniqueId)(ncclUniqueId* id) = nullptr;
   ncclResult_t (*ncclCommInitRank)(ncclComm_t* comm, int ranks, ncclUniqueId id, int rank) = nullptr;
+  ncclResult_t (*ncclCommInitAll)(ncclComm_t* comms, int devices, const int* device_list) = nullptr;
+  ncclResult_t (*ncclGroupStart)() = nullptr;
+  ncclResult_t (*ncclGroupEnd)() = nullptr;
   ncclResult_t (*ncclCommDestroy)(ncclComm_t comm) = nullptr;
   ncclResult_t (*ncclCommAbort)(ncclComm_t comm) = nullptr;
   ncclResult_t (*ncclCommGetAsyncError)(ncclComm_t comm, ncclResult_t* async_error) = nullptr;
@@ -48,11 +53,15 @@ struct NcclApi {
                                 ncclRedOp_t op, ncclComm_t comm, NcclStream stream) = nullptr;
   std::string library;
 
-  /// The library, loaded and bound once per process. Throws BackendUnavailable naming every file
-  /// tried when it is missing, or the function an old NCCL lacks.
+  /// The library (config key nccl_library, else nccl_candidates()), loaded and bound once per
+  /// process and name. Throws BackendUnavailable naming every file tried when it is missing, or
+  /// the function an old NCCL lacks, or its version when older than 2.10 (no ncclAvg).
   static const NcclApi& get();
-  /// Throws RuntimeError "NCCL: <call> failed: <NCCL's text>" unless `result` is ncclSuccess.
-  void check(ncclResult_t result, const char* call) const;
+  /// The first of `candidates` that loads, bound (a new table each call; tests load a mock).
+  static NcclApi load(const std::vector<std::string>& candidates);
+  /// Throws DistributedError "NCCL: <call> failed: <NCCL's text>; <context>" unless `result` is
+  /// ncclSuccess (NCCL's failures are those of the collective's other members as often as ours).
+  void check(ncclResult_t result, const char* call, const std::string& context = "") const;
   /// "2.21.5", from ncclGetVersion.
   std::string version() const;
 };

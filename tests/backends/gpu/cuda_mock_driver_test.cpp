@@ -11,6 +11,7 @@
 #include "backends/cc/compile_cache.h"
 #include "backends/gpu/cuda_device.h"
 #include "backends/gpu/device_checks.h"
+#include "backends/gpu/mock_libraries.h"
 #include "backends/gpu/module_cache.h"
 #include "backends/gpu/nvrtc_api.h"
 #include "cannl/backends/backend.h"
@@ -20,37 +21,7 @@ namespace {
 
 using backends::gpu::CudaDriverApi;
 
-struct MockDriver {
-  std::shared_ptr<backends::cc::SharedLibrary> library;
-  const CudaDriverApi* api = nullptr;  // never freed: devices use it until they go
-  int (*errors)() = nullptr;
-  int (*live_objects)() = nullptr;
-  int (*launches)() = nullptr;
-};
-
-// The mock, built once per process; nullptr with the reason in `why` when it cannot be (no C
-// compiler, or no NVRTC to compile the kernels).
-const MockDriver* mock_or_reason(std::string& why) {
-  static const MockDriver* mock = nullptr;
-  static std::string failure;
-  if (mock == nullptr && failure.empty()) {
-    try {
-      backends::gpu::nvrtc_version();
-      const std::string source = files::read_file(CANNL_SOURCE_DIR "/tests/backends/gpu/mock_cuda_driver.c");
-      auto* built = new MockDriver;
-      built->library = backends::cc::load_or_compile("mock_cuda_driver", source);
-      built->api = new CudaDriverApi(CudaDriverApi::load({built->library->path()}));
-      built->errors = reinterpret_cast<int (*)()>(built->library->symbol("mock_errors"));
-      built->live_objects = reinterpret_cast<int (*)()>(built->library->symbol("mock_live_objects"));
-      built->launches = reinterpret_cast<int (*)()>(built->library->symbol("mock_launches"));
-      mock = built;
-    } catch (const BackendUnavailable& e) {
-      failure = e.what();
-    }
-  }
-  why = failure;
-  return mock;
-}
+const MockDriver* mock_or_reason(std::string& why) { return mock_cuda_driver(why); }
 
 class CudaOnAMockDriver : public ::testing::Test {
  protected:

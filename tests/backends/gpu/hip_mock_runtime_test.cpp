@@ -16,10 +16,12 @@
 
 #include "backends/cc/compile_cache.h"
 #include "backends/gpu/device_checks.h"
+#include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/hip_device.h"
 #include "backends/gpu/hiprtc_api.h"
 #include "backends/gpu/module_cache.h"
 #include "cannl/backends/backend.h"
+#include "cannl/runtime/context.h"
 
 namespace cannl::test_gpu {
 namespace {
@@ -33,6 +35,9 @@ struct MockRuntime {
   int (*live_objects)() = nullptr;
   int (*launches)() = nullptr;
   std::size_t (*printf_fifo)() = nullptr;
+  int (*peer_copies)() = nullptr;
+  int (*stream_waits)() = nullptr;
+  void (*set_peer_access)(int) = nullptr;
 };
 
 // Why the mock cannot run here (no hiprtc, no C compiler), or "".
@@ -61,6 +66,9 @@ void on_the_mock(const std::function<void(const MockRuntime&)>& test) {
         mock.live_objects = reinterpret_cast<int (*)()>(mock.library->symbol("mock_live_objects"));
         mock.launches = reinterpret_cast<int (*)()>(mock.library->symbol("mock_launches"));
         mock.printf_fifo = reinterpret_cast<std::size_t (*)()>(mock.library->symbol("mock_printf_fifo"));
+        mock.peer_copies = reinterpret_cast<int (*)()>(mock.library->symbol("mock_peer_copies"));
+        mock.stream_waits = reinterpret_cast<int (*)()>(mock.library->symbol("mock_stream_waits"));
+        mock.set_peer_access = reinterpret_cast<void (*)(int)>(mock.library->symbol("mock_set_peer_access"));
         try {
           test(mock);
         } catch (const std::exception& e) {
@@ -205,6 +213,28 @@ TEST(HipOnAMockRuntime, AMissingKernelIsACompileErrorAndARefusedCacheEntryIsComp
     auto module = check_axpy(*device, cuda_axpy_source(), cache);
     EXPECT_FALSE(module->from_cache());
     EXPECT_TRUE(fs::exists(cache / "quarantine" / entry.file.filename()));
+  });
+}
+
+// Two HIP devices in one context (the mock has two): a copy between them is a peer copy ordered by
+// events on the two streams; GPUs without a peer path copy through the host.
+TEST(HipOnAMockRuntime, CopiesBetweenTwoDevicesArePeerCopies) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock([](const MockRuntime& mock) {
+    for (int peer_access : {1, 0}) {
+      mock.set_peer_access(peer_access);
+      auto gpus = runtime::Context::on_devices(
+          {backends::make_gpu_backend(backends::gpu::open_hip_on(*mock.api, 0), codegen::GpuLanguage::Hip),
+           backends::make_gpu_backend(backends::gpu::open_hip_on(*mock.api, 1), codegen::GpuLanguage::Hip)});
+      auto d0 = gpus.device(0), d1 = gpus.device(1);
+      auto x = ir::make_node("x", ir::DType::F32, {4});
+      d0.set_values(x, std::vector<double>{1, 2, 3, 4});
+      const int copies = mock.peer_copies(), waits = mock.stream_waits();
+      runtime::Context::copy(d0, d1, x);
+      EXPECT_EQ(mock.peer_copies(), copies + peer_access) << "peer access " << peer_access;
+      EXPECT_EQ(mock.stream_waits(), waits + 2 * peer_access) << "peer access " << peer_access;
+      EXPECT_EQ(d1.get_values(x), (std::vector<double>{1, 2, 3, 4}));
+    }
   });
 }
 

@@ -1,5 +1,5 @@
-/* A mock of the HIP runtime for the HIP device's tests on machines without an AMD GPU: device
- * memory is host memory, and the one kernel it knows, axpy2d (device_checks.h), runs on the host
+/* A mock of the HIP runtime for the HIP device's tests on machines without an AMD GPU: two
+ * devices whose memory is host memory, and the one kernel it knows, axpy2d (device_checks.h), runs on the host
  * from the launch's geometry and parameter array. Every call checks what the real runtime would
  * reject or what would go wrong only sometimes there: the device current on the calling thread,
  * the stream the device created (non-blocking), an AMDGPU code object (an ELF) as the image,
@@ -12,31 +12,38 @@ typedef int hipError_t;
 enum { OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_IMAGE = 200, INVALID_HANDLE = 400, NOT_FOUND = 500,
        INVALID_DEVICE = 101 };
 
-static int g_stream, g_module, g_function, g_event; /* their addresses are the handles */
-static _Thread_local int t_current = -1;           /* hipSetDevice's ordinal on this thread */
+#define DEVICES 2
+static int g_stream[DEVICES];                /* the streams of device d all have the address &g_stream[d] */
+static int g_module, g_function, g_event;    /* their addresses are the handles */
+static _Thread_local int t_current = -1;     /* hipSetDevice's ordinal on this thread */
 static int g_live_allocations, g_live_modules, g_live_events, g_streams, g_launches;
 static int g_errors; /* calls that would have failed on a real runtime */
 static size_t g_printf_fifo;
+static int g_peer_access = 1, g_peer_enabled[DEVICES][DEVICES], g_peer_copies, g_stream_waits;
 
 static int bad(void) { ++g_errors; return INVALID_DEVICE; }
-#define NEED_DEVICE() do { if (t_current != 0) return bad(); } while (0)
-#define NEED_STREAM(s) do { NEED_DEVICE(); if ((s) != (void*)&g_stream) { ++g_errors; return INVALID_HANDLE; } } while (0)
+#define NEED_DEVICE() do { if (t_current < 0 || t_current >= DEVICES) return bad(); } while (0)
+#define NEED_STREAM(s) do { NEED_DEVICE(); if ((s) != (void*)&g_stream[t_current]) { ++g_errors; return INVALID_HANDLE; } } while (0)
+#define VALID_ORDINAL(o) ((o) >= 0 && (o) < DEVICES)
 
 /* For the test: counters of misuse and of objects still alive, the printf buffer's size. */
 int mock_errors(void) { return g_errors; }
 int mock_live_objects(void) { return g_live_allocations + g_live_modules + g_live_events + g_streams; }
 int mock_launches(void) { return g_launches; }
 size_t mock_printf_fifo(void) { return g_printf_fifo; }
+int mock_peer_copies(void) { return g_peer_copies; }
+int mock_stream_waits(void) { return g_stream_waits; }
+void mock_set_peer_access(int can) { g_peer_access = can; }
 
 hipError_t hipInit(unsigned flags) { return flags == 0 ? OK : INVALID_VALUE; }
 hipError_t hipRuntimeGetVersion(int* version) { *version = 60231234; return OK; }
 const char* hipGetErrorName(hipError_t error) { return error == OUT_OF_MEMORY ? "hipErrorOutOfMemory" : "hipErrorMock"; }
 const char* hipGetErrorString(hipError_t error) { (void)error; return "mock error"; }
-hipError_t hipGetDeviceCount(int* count) { *count = 1; return OK; }
-hipError_t hipSetDevice(int ordinal) { if (ordinal != 0) return INVALID_DEVICE; t_current = ordinal; return OK; }
-hipError_t hipDeviceGet(int* device, int ordinal) { if (ordinal != 0) return INVALID_DEVICE; *device = 0; return OK; }
+hipError_t hipGetDeviceCount(int* count) { *count = DEVICES; return OK; }
+hipError_t hipSetDevice(int ordinal) { if (!VALID_ORDINAL(ordinal)) return INVALID_DEVICE; t_current = ordinal; return OK; }
+hipError_t hipDeviceGet(int* device, int ordinal) { if (!VALID_ORDINAL(ordinal)) return INVALID_DEVICE; *device = ordinal; return OK; }
 hipError_t hipDeviceGetAttribute(int* value, int attribute, int ordinal) {
-  if (ordinal != 0) return INVALID_DEVICE;
+  if (!VALID_ORDINAL(ordinal)) return INVALID_DEVICE;
   switch (attribute) {
     case 56: *value = 1024; return OK;                     /* threads per block */
     case 26: case 27: case 28: *value = 1024; return OK;   /* block x, y, z */
@@ -53,7 +60,7 @@ hipError_t hipDeviceGetName(char* name, int length, int device) {
 }
 /* The ROCm 5 layout: name at 0, gcnArchName at 396 of 792 bytes. */
 hipError_t hipGetDeviceProperties(void* properties, int ordinal) {
-  if (ordinal != 0) return INVALID_DEVICE;
+  if (!VALID_ORDINAL(ordinal)) return INVALID_DEVICE;
   memset(properties, 0, 792);
   strcpy((char*)properties, "Mock AMD GPU");
   strcpy((char*)properties + 396, "gfx90a:sramecc+:xnack-");
@@ -69,7 +76,7 @@ hipError_t hipStreamCreateWithFlags(void** stream, unsigned flags) {
   NEED_DEVICE();
   if (flags != 1) { ++g_errors; return INVALID_VALUE; } /* hipStreamNonBlocking */
   ++g_streams;
-  *stream = &g_stream;
+  *stream = &g_stream[t_current];
   return OK;
 }
 hipError_t hipStreamDestroy(void* stream) { NEED_STREAM(stream); --g_streams; return OK; }
@@ -156,5 +163,31 @@ hipError_t hipEventElapsedTime(float* ms, void* start, void* end) {
   NEED_DEVICE();
   if (start != &g_event || end != &g_event) return bad();
   *ms = 0;
+  return OK;
+}
+hipError_t hipStreamWaitEvent(void* stream, void* event, unsigned flags) {
+  NEED_STREAM(stream);
+  if (event != &g_event || flags != 0) return bad();
+  ++g_stream_waits;
+  return OK;
+}
+hipError_t hipDeviceCanAccessPeer(int* can, int device, int peer) {
+  if (!VALID_ORDINAL(device) || !VALID_ORDINAL(peer)) return INVALID_DEVICE;
+  *can = g_peer_access && device != peer;
+  return OK;
+}
+hipError_t hipDeviceEnablePeerAccess(int peer, unsigned flags) {
+  NEED_DEVICE();
+  if (!VALID_ORDINAL(peer) || peer == t_current || flags != 0 || !g_peer_access) return bad();
+  if (g_peer_enabled[t_current][peer]) return 704; /* hipErrorPeerAccessAlreadyEnabled */
+  g_peer_enabled[t_current][peer] = 1;
+  return OK;
+}
+hipError_t hipMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t bytes, void* stream) {
+  NEED_STREAM(stream);
+  if (!VALID_ORDINAL(dst_device) || !VALID_ORDINAL(src_device) || dst_device != t_current) return bad();
+  if (dst_device != src_device && !g_peer_enabled[dst_device][src_device]) return bad();
+  memmove(dst, src, bytes);
+  ++g_peer_copies;
   return OK;
 }
