@@ -26,6 +26,9 @@ def parse_args():
 
 
 ARGS = parse_args()
+# Tensors made without a device (masks, aranges) go to tinygrad's default device, which is the
+# first backend it finds (OpenCL where an ICD such as PoCL is installed): pin it to the cell's.
+os.environ["DEV"] = ARGS.device
 if ARGS.beam:
     os.environ["BEAM"] = str(ARGS.beam)  # read by tinygrad at import time
 
