@@ -33,6 +33,9 @@ using detail::work_of;
 // repay zeroing p and the extra pass adding it in; p at most this many cells (64 MiB of f32).
 constexpr std::int64_t kMinStagedSteps = 8;
 constexpr std::int64_t kMaxStagedCells = std::int64_t{16} << 20;
+// Gathered windows (gather_windows): the transposed convolution's zero border may at most grow
+// the nest's work this many times.
+constexpr double kMaxGatherGrowth = 2.0;
 // Split partials (split_long_reductions): nests of at most this many cells (a few register
 // tiles, which one thread would run alone) with at least this many steps per cell get this many
 // partials, a fixed count so results do not depend on the machine's threads.
@@ -118,6 +121,7 @@ class Scheduler {
 
   void tensorize_round() {
     if (options_.reassociate) {
+      if (options_.gather_windows) gather_windows();
       stage_shared_stores();
       split_long_reductions();
     }
@@ -137,13 +141,27 @@ class Scheduler {
     for (const Tensorize& t : found) tensorize_with_rows(t);
   }
 
+  // Scatters over sliding windows (stride-1 convolution input gradients) as the transposed
+  // convolution when its zero border adds at most kMaxGatherGrowth times the work and the gather
+  // then tiles like a forward convolution (licensed re-association; schedule/window_nest.h).
+  // The rest are staged below.
+  void gather_windows() {
+    std::vector<std::vector<Transform>> plans;
+    for (const ir::For* f : nest_tops())
+      if (auto plan = detail::plan_gather_windows(out_.routine, *f, kMaxGatherGrowth, options_.tile_threshold(), options_.target))
+        plans.push_back({*plan});
+    push_each(plans);
+  }
+
   // Matmul-like nests whose store several cell iterations share (convolution input gradients):
   // their updates staged in a partials node the tile can fill whole, then added in (licensed
   // re-association; schedule/matmul_nest.h).
   void stage_shared_stores() {
     std::vector<std::vector<Transform>> plans;
-    for (const ir::For* f : nest_tops())
-      if (auto plan = detail::plan_shared_store(*f, kMinStagedSteps, kMaxStagedCells)) plans.push_back({*plan});
+    for (const ir::For* f : nest_tops()) {
+      if (auto plan = detail::plan_staged_windows(*f, kMinStagedSteps, kMaxStagedCells)) plans.push_back(*plan);
+      else if (auto shared = detail::plan_shared_store(*f, kMinStagedSteps, kMaxStagedCells)) plans.push_back({*shared});
+    }
     push_each(plans);
   }
 
@@ -377,6 +395,7 @@ CpuScheduleOptions CpuScheduleOptions::from_config() {
   CpuScheduleOptions o;
   o.min_parallel = config::get_int("cpu_schedule_min_parallel");
   o.reassociate = config::get_bool("cpu_schedule_reassociate");
+  o.gather_windows = config::get_bool("cpu_schedule_gather_windows");
   return o;
 }
 
