@@ -136,7 +136,7 @@ TEST(GatherWindows, ScheduleErrors) {
 
 TEST(GatherWindows, DefaultScheduleTilesTheGatherLikeAForwardConvolution) {
   InputGradient c;
-  c.batch = 3, c.out = 6, c.channels = 16, c.features = 16, c.kh_n = 3, c.kw_n = 3;
+  c.batch = 2, c.out = 5, c.channels = 16, c.features = 16, c.kh_n = 3, c.kw_n = 3;
   c.x = ir::make_node("x", ir::DType::F32, {c.batch, c.out + 2, c.out + 2, c.channels});
   c.g = ir::make_node("g", ir::DType::F32, {c.batch, c.out, c.out, c.features});
   c.w = ir::make_node("w", ir::DType::F32, {c.features, 3, 3, c.channels});
