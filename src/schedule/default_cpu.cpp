@@ -156,13 +156,27 @@ class Scheduler {
   // Matmul-like nests whose store several cell iterations share (convolution input gradients):
   // their updates staged in a partials node the tile can fill whole, then added in (licensed
   // re-association; schedule/matmul_nest.h).
+  // A convolution's input gradient is staged along its channels (schedule/window_nest.h); when
+  // a swap of that plan is refused, as the nest stands.
   void stage_shared_stores() {
-    std::vector<std::vector<Transform>> plans;
+    std::vector<std::vector<Transform>> along_channels, as_lowered;
     for (const ir::For* f : nest_tops()) {
-      if (auto plan = detail::plan_staged_windows(*f, kMinStagedSteps, kMaxStagedCells)) plans.push_back(*plan);
-      else if (auto shared = detail::plan_shared_store(*f, kMinStagedSteps, kMaxStagedCells)) plans.push_back({*shared});
+      auto channels = detail::plan_staged_windows(*f, kMinStagedSteps, kMaxStagedCells);
+      auto shared = detail::plan_shared_store(*f, kMinStagedSteps, kMaxStagedCells);
+      if (!channels && !shared) continue;
+      along_channels.push_back(channels ? *channels : std::vector<Transform>{});
+      as_lowered.push_back(shared ? std::vector<Transform>{*shared} : std::vector<Transform>{});
     }
-    push_each(plans);
+    for (std::size_t n = 0; n < along_channels.size(); ++n)
+      for (const auto* steps : {&along_channels[n], &as_lowered[n]}) {
+        if (steps->empty()) continue;
+        try {
+          out_.routine = schedule::apply(out_.routine, *steps);
+          out_.transforms.insert(out_.transforms.end(), steps->begin(), steps->end());
+          break;
+        } catch (const ScheduleError&) {
+        }
+      }
   }
 
   // Matmul-like nests with few cells and long reductions (a first convolution's weight
