@@ -34,6 +34,9 @@ using detail::work_of;
 // repay zeroing p and the extra pass adding it in; p at most this many cells (64 MiB of f32).
 constexpr std::int64_t kMinStagedSteps = 8;
 constexpr std::int64_t kMaxStagedCells = std::int64_t{16} << 20;
+// Gathered windows (gather_windows): the transposed convolution's zero border may at most grow
+// the nest's work this many times.
+constexpr double kMaxGatherGrowth = 2.0;
 // Split partials (split_long_reductions): nests of at most this many cells (a few register
 // tiles, which one thread would run alone) with at least this many steps per cell get this many
 // partials, a fixed count so results do not depend on the machine's threads.
@@ -148,6 +151,7 @@ class Scheduler {
 
   void tensorize_round() {
     if (options_.reassociate) {
+      if (options_.gather_windows) timed("gather_windows", [&] { gather_windows(); });
       timed("stage_shared_stores", [&] { stage_shared_stores(); });
       timed("split_long_reductions", [&] { split_long_reductions(); });
     }
@@ -166,15 +170,47 @@ class Scheduler {
     for (const Tensorize& t : found) tensorize_with_rows(t);
   }
 
+  // Scatters over sliding windows (stride-1 convolution input gradients) as the transposed
+  // convolution when its zero border adds at most kMaxGatherGrowth times the work and the gather
+  // then tiles like a forward convolution (licensed re-association; schedule/window_nest.h).
+  // The rest are staged below.
+  void gather_windows() {
+    std::vector<Plan> plans;
+    for (const Candidate& c : nest_tops())
+      if (auto plan = detail::plan_gather_windows(routine_.part(c.segment), *c.site.loop, kMaxGatherGrowth,
+                                                  options_.tile_threshold(), options_.target))
+        plans.push_back({c.segment, {*plan}});
+    push_each(plans);
+  }
+
   // Matmul-like nests whose store several cell iterations share (convolution input gradients):
   // their updates staged in a partials node the tile can fill whole, then added in (licensed
   // re-association; schedule/matmul_nest.h).
+  // A convolution's input gradient is staged along its channels (schedule/window_nest.h); when
+  // a swap of that plan is refused, as the nest stands.
   void stage_shared_stores() {
-    std::vector<Plan> plans;
-    for (const Candidate& c : nest_tops())
-      if (auto plan = detail::plan_shared_store(*c.site.loop, kMinStagedSteps, kMaxStagedCells))
-        plans.push_back({c.segment, {*plan}});
-    push_each(plans);
+    struct Choices {
+      std::size_t segment;
+      std::vector<Transform> along_channels, as_lowered;
+    };
+    std::vector<Choices> nests;
+    for (const Candidate& c : nest_tops()) {
+      auto channels = detail::plan_staged_windows(*c.site.loop, kMinStagedSteps, kMaxStagedCells);
+      auto shared = detail::plan_shared_store(*c.site.loop, kMinStagedSteps, kMaxStagedCells);
+      if (!channels && !shared) continue;
+      nests.push_back({c.segment, channels ? *channels : std::vector<Transform>{},
+                       shared ? std::vector<Transform>{*shared} : std::vector<Transform>{}});
+    }
+    for (const Choices& n : nests)
+      for (const auto* steps : {&n.along_channels, &n.as_lowered}) {
+        if (steps->empty()) continue;
+        try {
+          routine_.apply(n.segment, *steps);
+          transforms_.insert(transforms_.end(), steps->begin(), steps->end());
+          break;
+        } catch (const ScheduleError&) {
+        }
+      }
   }
 
   // Matmul-like nests with few cells and long reductions (a first convolution's weight
@@ -407,6 +443,7 @@ CpuScheduleOptions CpuScheduleOptions::from_config() {
   CpuScheduleOptions o;
   o.min_parallel = config::get_int("cpu_schedule_min_parallel");
   o.reassociate = config::get_bool("cpu_schedule_reassociate");
+  o.gather_windows = config::get_bool("cpu_schedule_gather_windows");
   return o;
 }
 

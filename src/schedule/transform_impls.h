@@ -43,6 +43,7 @@ CANNL_SCHEDULE_TRANSFORM(Partition)
 CANNL_SCHEDULE_TRANSFORM(Privatize)
 CANNL_SCHEDULE_TRANSFORM(FuseEpilogue)
 CANNL_SCHEDULE_TRANSFORM(StagePartials)
+CANNL_SCHEDULE_TRANSFORM(GatherWindows)
 #undef CANNL_SCHEDULE_TRANSFORM
 
 /// The loop bound by `s`, or a ScheduleError listing the routine's loops. Loops inside a

@@ -45,12 +45,15 @@ struct CpuScheduleOptions {
   /// the tail at store-back.
   bool fuse_epilogues = false;
   bool reassociate = true;                   // config cpu_schedule_reassociate
+  /// Under `reassociate`: stride-1 convolution input gradients as transposed convolutions
+  /// (GatherWindows) rather than staged partials (config cpu_schedule_gather_windows).
+  bool gather_windows = false;
   std::int64_t reassociate_lanes = 64;       // partials per reduction: 4 vector chains x 16 lanes
   /// Shorter reductions stay serial. 128 takes a GPT-2 head's attention rows (a masked max over
   /// 128 keys).
   std::int64_t min_reassociate_extent = 128;
-  /// min_parallel and reassociate from config keys `cpu_schedule_min_parallel`,
-  /// `cpu_schedule_reassociate`.
+  /// min_parallel, reassociate and gather_windows from config keys `cpu_schedule_min_parallel`,
+  /// `cpu_schedule_reassociate`, `cpu_schedule_gather_windows`.
   static CpuScheduleOptions from_config();
   /// min_tile_work, or the target's when it is 0.
   std::int64_t tile_threshold() const { return min_tile_work > 0 ? min_tile_work : target.min_tile_work; }

@@ -113,8 +113,25 @@ struct FuseEpilogue { int target_id = -1; ir::Symbol anchor; };
 /// cells, and a kept reduction loop gives independent partials.
 struct StagePartials { ir::Symbol top; std::vector<ir::Symbol> keep; };
 
+/// A scatter over sliding windows becomes a gather (a convolution's input gradient becomes the
+/// transposed convolution): in the perfect Serial nest under `top` around one matmul update
+/// d[.., o + k + c, ..] += a[.., o + c', ..] * b[.., k, ..] (or the fma form), each pair (o, k)
+/// of `windows` (a cell loop o and a window loop k, each of coefficient 1 in one axis of d that
+/// holds nothing else; o read by one operand only, at an axis it spans whole; k not read by that
+/// operand) is rewritten with o standing for d's axis: o keeps its symbol and runs over
+/// [o.begin + k.begin, o.end + k.end - 1), and the operand is read at o - k through a fresh
+/// zero-bordered copy `<a>_windowed` (zeroed, then filled with a; each windowed axis grows by
+/// the window minus 1 on both sides). d's store becomes injective over the cell loops, so the
+/// nest tiles like a forward convolution. Each cell sums its updates in a new order, and adds
+/// products of the zero border (0 * b: NaN where b is infinite, where the scatter adds nothing):
+/// licensed like StagePartials.
+struct GatherWindows {
+  ir::Symbol top;
+  std::vector<std::pair<ir::Symbol, ir::Symbol>> windows;  // (cell loop o, window loop k)
+};
+
 using Transform = std::variant<Split, Swap, Retype, Unroll, Pad, Tensorize, ExpandZero, SplitReduce,
-                               Stage, Partition, Privatize, FuseEpilogue, StagePartials>;
+                               Stage, Partition, Privatize, FuseEpilogue, StagePartials, GatherWindows>;
 
 /// Smart constructors minting the fresh symbols the transform introduces.
 ///   Split s = split(i, 4, ir::AxisType::Grid);  // then address s.outer / s.inner
