@@ -59,18 +59,25 @@ ir::StmtRef rebuild(const Nest& n, ir::StmtRef leaf) {
   return leaf;
 }
 
-// An accumulation `self + c` or `c + self`: the contribution c and whether self came first.
+// An accumulation `self + c` or `c + self`, or the simplifier's fused `fma(x, y, self)` (c =
+// x * y): the contribution c and whether self came first. The fused form drops to `self + g`
+// with g the gathered (or scattered) factor: fma(g, 1, self) rounds g + self once, as the Add
+// does, and the unselected rows' fma(x, 0, self) added the exact zero the Mul form adds.
 struct Accumulation {
-  const ir::Apply* add = nullptr;
+  const ir::Apply* add = nullptr;  // the Add or the Fma
   ir::ScalarRef contribution;
   bool self_first = true;
+  ir::ScalarRef self;  // the accumulator's read
 };
 
 std::optional<Accumulation> accumulation(const ir::ScalarRef& value, const auto& is_self) {
   const auto* a = std::get_if<ir::Apply>(&value->node);
+  if (a && a->op == Op::Fma && a->args.size() == 3 && is_self(a->args[2]) && !is_self(a->args[0]) &&
+      !is_self(a->args[1]))
+    return Accumulation{a, ir::apply(Op::Mul, a->dtype, {a->args[0], a->args[1]}), true, a->args[2]};
   if (!a || a->op != Op::Add || a->args.size() != 2) return std::nullopt;
-  if (is_self(a->args[0]) && !is_self(a->args[1])) return Accumulation{a, a->args[1], true};
-  if (is_self(a->args[1]) && !is_self(a->args[0])) return Accumulation{a, a->args[0], false};
+  if (is_self(a->args[0]) && !is_self(a->args[1])) return Accumulation{a, a->args[1], true, a->args[0]};
+  if (is_self(a->args[1]) && !is_self(a->args[0])) return Accumulation{a, a->args[0], false, a->args[1]};
   return std::nullopt;
 }
 
@@ -146,8 +153,7 @@ std::optional<ir::StmtRef> rewrite_set_local(const ir::For& k, const Nest& n, co
   if (!m || ir::count_local_reads(m->row, s.scope_id) > 0) return std::nullopt;
   const auto value = gathered(k, *m);
   if (!value) return std::nullopt;
-  const auto& self = acc->self_first ? acc->add->args[0] : acc->add->args[1];
-  return ir::set_local(s.scope_id, accumulate(*acc, self, *value));
+  return ir::set_local(s.scope_id, accumulate(*acc, acc->self, *value));
 }
 
 class OneHotRewriter : public ir::TreeMapper {

@@ -334,13 +334,17 @@ class Scheduler {
     }
     return moves;
   }
+  std::int64_t lanes_for(std::int64_t extent) const {
+    if (extent >= options_.long_reduction_extent) return options_.reassociate_lanes;
+    return std::min(options_.reassociate_lanes, options_.short_reduction_lanes);
+  }
   void reassociate_round() {
     std::vector<std::vector<Transform>> plans;
     for (const ir::For* f : loops_preorder(out_.routine.body)) {
       if (!streaming_reduction(*f)) continue;
       const auto site = detail::find_loop(out_.routine.body, f->index);
       if (site && !site->in_tile && !site->in_local_scope)
-        plans.push_back({split_reduce_lanes(f->index, options_.reassociate_lanes, ir::AxisType::Vectorized)});
+        plans.push_back({split_reduce_lanes(f->index, lanes_for(f->end - f->begin), ir::AxisType::Vectorized)});
     }
     push_each(plans);  // refused (e.g. the partials of a huge Grid nest): the loop stays serial
   }

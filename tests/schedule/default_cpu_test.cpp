@@ -91,6 +91,21 @@ TEST(DefaultCpuSchedule, LongReductionsGetInterleavedVectorPartials) {
   }
 }
 
+// A short licensed reduction (an attention row of 128 keys, a LayerNorm row of 256) takes one
+// vector of partials: with 64 the scalar combine of the partials outweighs the row.
+TEST(DefaultCpuSchedule, ShortReductionsTakeOneVectorOfPartials) {
+  RowSum rs(64, 256, ir::Op::Max);
+  CpuScheduleOptions options;
+  options.min_parallel = 1;
+  const ScheduledRoutine s = default_cpu_schedule(rs.routine(), options);
+  const std::string text = ir::print_loop_ir(s.routine);
+  EXPECT_TRUE(has(text, "for i3 in [0, 16) vectorized:\n      s_partials[i0, i3] = ")) << text;
+  EXPECT_EQ(compare(run_interp(rs.routine()), run_interp(s.routine), Tolerance::Bitwise), "");
+  RowSum long_rows(64, 512);
+  const std::string long_text = ir::print_loop_ir(default_cpu_schedule(long_rows.routine(), options).routine);
+  EXPECT_TRUE(has(long_text, "for i3 in [0, 64) vectorized:\n")) << long_text;
+}
+
 // A dot product in the optimizer's fused form, s[i] = fma(w[i, r], x[r], s[i]): the same
 // interleaved partials, each lane taking its own fused updates.
 TEST(DefaultCpuSchedule, FusedDotProductsGetInterleavedVectorPartials) {
