@@ -229,7 +229,8 @@ TEST(OneHotTensorLayer, IdsThroughABatchSliceAreRewritten) {
   Tensor h = wte(nn::one_hot_of_ids(slice_batch(ids, batch), 16));
   Tensor weights = param("check_weights", {.input = nn::Dims{}});
   Tensor loss = sum(pointmul(tanh(h), weights));
-  opt::PassContext ctx;
+  opt::PassContext ctx = opt::PassContext::from_config("embedding_step");
+  ctx.fuse_multiply_add = true;
   ctx.record_passes = true;
   const auto o = opt::optimize(ir::lower(grad_update_code(loss), "embedding_step"), ctx, true);
   const auto simplified = std::find_if(o.passes.begin(), o.passes.end(), [](const auto& p) { return p.first == "simplify"; });

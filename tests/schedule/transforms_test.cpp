@@ -199,6 +199,22 @@ TEST(SplitReduce, InterleavedLanesMatchWithinRounding) {
   expect_schedule_error([&] { schedule::apply(rs.routine(), split_reduce_lanes(rs.i, 2)); }, {"not one reduction"});
 }
 
+// A subtracting reduction s = s - x: each partial subtracts its lane's values from 0, and the
+// partials are added together and to s (not subtracted: s - (p0 - p1) would add p1 back).
+TEST(SplitReduce, SubtractingReductionsAddTheirPartials) {
+  RowSum rs(3, 10, ir::Op::Sub);
+  for (const SplitReduce& t : {SplitReduce{rs.r, 3}, split_reduce_lanes(rs.r, 4, ir::AxisType::Vectorized)}) {
+    const auto out = schedule::apply(rs.routine(), t);
+    const std::string text = ir::print_loop_ir(out);
+    EXPECT_TRUE(has(text, "s[i0] = add(s[i0], add(")) << text;
+    expect_same(rs.routine(), out, Tolerance::Reassociated);
+  }
+  RowSum reversed(3, 10, ir::Op::Sub);  // s = x - s is no reduction
+  const auto flipped = ir::apply(ir::Op::Sub, ir::DType::F32, {ir::get(reversed.x, {it(reversed.i), it(reversed.r)}), ir::get(reversed.s, {it(reversed.i)})});
+  const ir::LoweredRoutine not_a_sum{"flip", ir::seq({ir::zero_out(reversed.s), ir::for_loop(reversed.i, 0, 3, ir::for_loop(reversed.r, 0, 10, ir::set(reversed.s, {it(reversed.i)}, flipped)))}), {}};
+  expect_schedule_error([&] { schedule::apply(not_a_sum, SplitReduce{reversed.r, 2}); }, {"not one reduction"});
+}
+
 // Max and min are associative (maximumNumber / minimumNumber): the interleaved form is exact.
 TEST(SplitReduce, InterleavedMaxAndMinAreBitwise) {
   for (const ir::Op op : {ir::Op::Max, ir::Op::Min}) {
