@@ -74,7 +74,9 @@ TEST(Swap, ReorderingASharedCellIsAScheduleError) {
   const auto x = ir::make_node("x", ir::DType::F32, {8});
   const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
   const ir::AxisIndex at{{{1, i}, {1, j}}, 0};
-  const auto v = ir::apply(ir::Op::Sub, ir::DType::F32, {ir::get(x, {at}), ir::constant(1, ir::DType::F32)});
+  // (x - 1 would be a subtracting reduction, which Swap may reorder like a sum.)
+  const auto twice = ir::apply(ir::Op::Mul, ir::DType::F32, {ir::get(x, {at}), ir::constant(2, ir::DType::F32)});
+  const auto v = ir::apply(ir::Op::Add, ir::DType::F32, {twice, ir::constant(1, ir::DType::F32)});
   const ir::LoweredRoutine r{"diag", ir::for_loop(i, 0, 4, ir::for_loop(j, 0, 4, ir::set(x, {at}, v))), {}};
   expect_schedule_error([&] { schedule::apply(r, Swap{i, j}); }, {"x is accessed by several iterations"});
 }
