@@ -23,9 +23,11 @@ Target cpu_target(int vector_bytes) {
   // Accumulators + B vectors + one broadcast must fit the register file.
   t.gemm = vector_bytes == 64 ? GemmShape{12, 2, 384, 512, 3072} : GemmShape{6, 2, 256, 512, 3072};
   // Each of these rounds lane by lane exactly like its scalar C form (max / min and the relus as
-  // bit masks, fma as one rounding, exp and tanh as cannl's own functions, ir/own_math.h).
-  t.vector_ops = {Op::Identity, Op::Arg1, Op::Arg2, Op::Neg, Op::Add,  Op::Sub, Op::Mul, Op::Div,
-                  Op::Mul3,     Op::Fma,  Op::Relu, Op::ReluGate, Op::Max, Op::Min, Op::Exp, Op::Tanh};
+  // bit masks, fma as one rounding, exp and tanh as cannl's own functions, ir/own_math.h; where
+  // on an f32 condition as a lane mask).
+  t.vector_ops = {Op::Identity, Op::Arg1,     Op::Arg2, Op::Neg, Op::Add, Op::Sub,
+                  Op::Mul,      Op::Div,      Op::Mul3, Op::Fma, Op::Relu, Op::ReluGate,
+                  Op::Max,      Op::Min,      Op::Exp,  Op::Tanh, Op::Where};
   return t;
 }
 

@@ -62,11 +62,11 @@ Tensor position_one_hot(std::int64_t seq_len, std::int64_t max_len) {
   if (seq_len <= 0 || seq_len > max_len)
     throw RuntimeUsageError("position_one_hot: need 0 < seq_len <= max_len, got seq_len " +
                             std::to_string(seq_len) + ", max_len " + std::to_string(max_len));
-  std::vector<double> values(static_cast<std::size_t>(seq_len * max_len), 0.0);
-  for (std::int64_t s = 0; s < seq_len; ++s) values[static_cast<std::size_t>(s * max_len + s)] = 1;
-  return literal("positions_" + std::to_string(seq_len), std::move(values),
-                 {.batch = std::vector<std::int64_t>{seq_len}, .input = {},
-                  .output = std::vector<std::int64_t>{max_len}});
+  // A selector over the positions 0 .. seq_len - 1 rather than a literal matrix: the optimizer
+  // turns the table's product with it into a row gather (and its gradient into a scatter).
+  std::vector<std::int64_t> positions(static_cast<std::size_t>(seq_len));
+  for (std::int64_t s = 0; s < seq_len; ++s) positions[static_cast<std::size_t>(s)] = s;
+  return one_hot_of_ids(ids_literal("positions_" + std::to_string(seq_len), positions), max_len);
 }
 
 Tensor dropout(const Tensor& x, const ir::StaticSymbol& step, const DropoutOptions& options) {

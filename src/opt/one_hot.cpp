@@ -15,7 +15,8 @@
 // row not selected no longer turns the sum into NaN, as in the reference implementation.
 // A selector may also be read from a materialized one-hot node (one_hot_producers.h).
 // For a gather, the loops inside k must each index their own axis of the accumulated cell (the
-// cells they write are distinct), so dropping k keeps each cell's order of additions.
+// cells they write are distinct), so dropping k keeps each cell's order of additions. A
+// scatter's nest is then reordered with the table's cell loops outermost (cells_outside).
 #include "one_hot.h"
 
 #include <algorithm>
@@ -59,18 +60,25 @@ ir::StmtRef rebuild(const Nest& n, ir::StmtRef leaf) {
   return leaf;
 }
 
-// An accumulation `self + c` or `c + self`: the contribution c and whether self came first.
+// An accumulation `self + c` or `c + self`, or the simplifier's fused `fma(x, y, self)` (c =
+// x * y): the contribution c and whether self came first. The fused form drops to `self + g`
+// with g the gathered (or scattered) factor: fma(g, 1, self) rounds g + self once, as the Add
+// does, and the unselected rows' fma(x, 0, self) added the exact zero the Mul form adds.
 struct Accumulation {
-  const ir::Apply* add = nullptr;
+  const ir::Apply* add = nullptr;  // the Add or the Fma
   ir::ScalarRef contribution;
   bool self_first = true;
+  ir::ScalarRef self;  // the accumulator's read
 };
 
 std::optional<Accumulation> accumulation(const ir::ScalarRef& value, const auto& is_self) {
   const auto* a = std::get_if<ir::Apply>(&value->node);
+  if (a && a->op == Op::Fma && a->args.size() == 3 && is_self(a->args[2]) && !is_self(a->args[0]) &&
+      !is_self(a->args[1]))
+    return Accumulation{a, ir::apply(Op::Mul, a->dtype, {a->args[0], a->args[1]}), true, a->args[2]};
   if (!a || a->op != Op::Add || a->args.size() != 2) return std::nullopt;
-  if (is_self(a->args[0]) && !is_self(a->args[1])) return Accumulation{a, a->args[1], true};
-  if (is_self(a->args[1]) && !is_self(a->args[0])) return Accumulation{a, a->args[0], false};
+  if (is_self(a->args[0]) && !is_self(a->args[1])) return Accumulation{a, a->args[1], true, a->args[0]};
+  if (is_self(a->args[1]) && !is_self(a->args[0])) return Accumulation{a, a->args[0], false, a->args[1]};
   return std::nullopt;
 }
 
@@ -146,8 +154,7 @@ std::optional<ir::StmtRef> rewrite_set_local(const ir::For& k, const Nest& n, co
   if (!m || ir::count_local_reads(m->row, s.scope_id) > 0) return std::nullopt;
   const auto value = gathered(k, *m);
   if (!value) return std::nullopt;
-  const auto& self = acc->self_first ? acc->add->args[0] : acc->add->args[1];
-  return ir::set_local(s.scope_id, accumulate(*acc, self, *value));
+  return ir::set_local(s.scope_id, accumulate(*acc, acc->self, *value));
 }
 
 class OneHotRewriter : public ir::TreeMapper {
@@ -169,6 +176,37 @@ class OneHotRewriter : public ir::TreeMapper {
   SelectorSource source_;
 };
 
+// A scatter nest `for ..: h[c, ?row] add= x` with the loops that pick the cell's static axes
+// (each alone on its axis, absent from the row) moved outside those that pick the row (absent
+// from the static axes), each group in its order: a cell still receives its contributions in
+// the order of the row loops, and one slice of h (a [d, vocab] table's row of d) takes the whole
+// scatter while it is in cache, instead of every contribution touching a line of its own.
+ir::StmtRef cells_outside(const ir::StmtRef& s) {
+  const Nest n = nest_of(s);
+  const auto* x = std::get_if<ir::SetDynamic>(&n.leaf->node);
+  if (!x || n.loops.size() < 2) return s;
+  auto on_static_axes = [&](ir::Symbol f) {
+    for (std::size_t a = 0; a < x->index.size(); ++a)
+      if (static_cast<int>(a) != x->dyn_axis && x->index[a].mentions(f)) return true;
+    return false;
+  };
+  auto alone_on_an_axis = [&](ir::Symbol f) {
+    for (std::size_t a = 0; a < x->index.size(); ++a)
+      if (static_cast<int>(a) != x->dyn_axis && x->index[a] == ir::AxisIndex::iterator(f)) return true;
+    return false;
+  };
+  std::vector<const ir::For*> cells, rows;
+  for (const ir::For* f : n.loops) {
+    if (alone_on_an_axis(f->index) && !mentions(x->dyn_value, f->index)) cells.push_back(f);
+    else if (!on_static_axes(f->index)) rows.push_back(f);
+    else return s;
+  }
+  if (cells.empty() || rows.empty()) return s;
+  Nest sorted{cells, n.leaf};
+  sorted.loops.insert(sorted.loops.end(), rows.begin(), rows.end());
+  return sorted.loops == n.loops ? s : rebuild(sorted, n.leaf);
+}
+
 void flatten(const ir::StmtRef& s, std::vector<ir::StmtRef>& out) {
   if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
     for (const auto& x : q->stmts) flatten(x, out);
@@ -187,7 +225,8 @@ ir::LoweredRoutine rewrite_one_hot_reductions(const ir::LoweredRoutine& routine,
   const SelectorProducers producers(top);
   bool changed = false;
   for (std::size_t t = 0; t < top.size(); ++t) {
-    const ir::StmtRef s = OneHotRewriter(producers.source_at(t)).map_stmt(top[t]);
+    ir::StmtRef s = OneHotRewriter(producers.source_at(t)).map_stmt(top[t]);
+    if (s != top[t]) s = cells_outside(s);
     changed = changed || s != top[t];
     top[t] = s;
   }

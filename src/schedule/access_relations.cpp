@@ -174,6 +174,11 @@ std::optional<ir::Op> accumulation_op(const ir::NodeRef& node, const std::vector
   if (a->op == ir::Op::Fma && a->args.size() == 3 && is_cell(a->args[2], node, index) &&
       !is_cell(a->args[0], node, index) && !is_cell(a->args[1], node, index))
     return ir::Op::Add;
+  // d - v (a gradient of a subtraction summed over a row): the sum d + (-v), which rounds
+  // exactly like it; v - d is no accumulation.
+  if (a->op == ir::Op::Sub && a->args.size() == 2 && is_cell(a->args[0], node, index) &&
+      !is_cell(a->args[1], node, index))
+    return ir::Op::Sub;
   return std::nullopt;
 }
 

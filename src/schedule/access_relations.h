@@ -54,7 +54,7 @@ bool separated_by(const Access& w, const Access& a, ir::Symbol s,
 bool proven_conflict(const Access& w, const Access& a, ir::Symbol s);
 
 /// When `value` is a recognized accumulation into the cell `node[index]`, its accumulate op
-/// (add, mul, max, min; fma's addend counts as add) and the position of that read among the
+/// (add, mul, max, min; fma's addend counts as add; sub only as d - v) and the position of that read among the
 /// value's Gets of `node`; nullopt otherwise.
 std::optional<ir::Op> accumulation_op(const ir::NodeRef& node, const std::vector<ir::AxisIndex>& index,
                                       const ir::ScalarRef& value);

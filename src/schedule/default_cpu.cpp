@@ -380,7 +380,7 @@ class Scheduler {
     const auto* a = std::get_if<ir::Apply>(&v->node);
     return a && std::all_of(a->args.begin(), a->args.end(), [&](const ir::ScalarRef& x) { return streams(x, r, moves); });
   }
-  // An innermost f32 add / max / min reduction (a dot product's fma included) over a contiguous
+  // An innermost f32 add / sub (d - v) / max / min reduction (a dot product's fma included) over a contiguous
   // stream, long enough to pay for the partials and their combine.
   bool streaming_reduction(const ir::For& f) const {
     if (f.axis != ir::AxisType::Serial || f.end - f.begin < std::max(options_.min_reassociate_extent, options_.reassociate_lanes))
@@ -392,7 +392,7 @@ class Scheduler {
     const auto op = detail::accumulation_op(x->node, x->index, x->value);
     const auto* a = std::get_if<ir::Apply>(&x->value->node);
     const bool fused = op && *op == ir::Op::Add && a->op == ir::Op::Fma;  // d = fma(a, b, d)
-    if (!op || (*op != ir::Op::Add && *op != ir::Op::Max && *op != ir::Op::Min) || (a->op != *op && !fused) ||
+    if (!op || (*op != ir::Op::Add && *op != ir::Op::Sub && *op != ir::Op::Max && *op != ir::Op::Min) || (a->op != *op && !fused) ||
         a->dtype != ir::DType::F32)
       return false;
     bool moves = false;
@@ -403,11 +403,16 @@ class Scheduler {
     }
     return moves;
   }
+  std::int64_t lanes_for(std::int64_t extent) const {
+    if (extent >= options_.long_reduction_extent) return options_.reassociate_lanes;
+    return std::min(options_.reassociate_lanes, options_.short_reduction_lanes);
+  }
   void reassociate_round() {
     std::vector<Plan> plans;
     for (const Candidate& c : candidates())
       if (streaming_reduction(*c.site.loop))
-        plans.push_back({c.segment, {split_reduce_lanes(c.site.loop->index, options_.reassociate_lanes, ir::AxisType::Vectorized)}});
+        plans.push_back({c.segment, {split_reduce_lanes(c.site.loop->index, lanes_for(c.site.loop->end - c.site.loop->begin),
+                                                        ir::AxisType::Vectorized)}});
     push_each(plans);  // refused (e.g. the partials of a huge Grid nest): the loop stays serial
   }
 

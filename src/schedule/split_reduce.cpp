@@ -1,7 +1,8 @@
 // Split_reduce (semantics-backend.md 8.2): a reduction loop `for r: d[idx] = accum(d[idx], v)`
 // becomes one partial per contiguous block of r (a local each, blocks materialized in order),
 // or (interleaved form) one partial per lane of a fresh partials node, r = q*lanes + lane; then a
-// fixed balanced-tree combine of the partials into d. No atomics and a fixed order: deterministic
+// fixed balanced-tree combine of the partials into d (a subtracting reduction d - v: partials
+// of d - v from 0, added together and to d). No atomics and a fixed order: deterministic
 // per schedule and the same bits on every backend, but re-associated, so not bitwise the serial
 // loop (except for max / min, which are associative).
 #include <algorithm>
@@ -24,8 +25,13 @@ namespace {
 
 constexpr std::int64_t kMaxBlocks = 16;
 
+// Partials of a subtracting reduction (d - v) each hold the negated sum of their values, so
+// they combine, and join d, by addition.
+ir::Op combining_op(ir::Op op) { return op == ir::Op::Sub ? ir::Op::Add : op; }
+
 ir::ScalarRef combine(ir::Op op, ir::DType dt, const std::vector<ir::ScalarRef>& xs, std::size_t lo, std::size_t hi) {
   if (hi - lo == 1) return xs[lo];
+  op = combining_op(op);
   const std::size_t mid = lo + (hi - lo) / 2;
   return ir::apply(op, dt, {combine(op, dt, xs, lo, mid), combine(op, dt, xs, mid, hi)});
 }
@@ -136,7 +142,7 @@ Interleaved interleaved(const ir::LoweredRoutine& r, const SplitReduce& t, const
   }
   std::vector<ir::ScalarRef> partials;
   for (std::int64_t l = 0; l < t.lanes; ++l) partials.push_back(p.get(ir::AxisIndex::fixed(l)));
-  out.push_back(ir::set(x.node, x.index, ir::apply(op, dt, {ir::get(x.node, x.index), combine(op, dt, partials, 0, partials.size())}),
+  out.push_back(ir::set(x.node, x.index, ir::apply(combining_op(op), dt, {ir::get(x.node, x.index), combine(op, dt, partials, 0, partials.size())}),
                         x.comment));
   return result;
 }
@@ -165,7 +171,7 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const SplitReduc
   };
   if (!op || *op == ir::Op::Mul || !free_of_loop || reads_target())
     throw_schedule_error(r, t.axis, action,
-                         "the loop body is not one reduction d[idx] = add|max|min(d[idx], v) or fma(a, b, d[idx]) with idx free "
+                         "the loop body is not one reduction d[idx] = add|sub|max|min(d[idx], v) or fma(a, b, d[idx]) with idx free "
                          "of the loop and v (a, b) not reading d",
                          "none");
   if (t.lanes > 0) {
@@ -188,7 +194,7 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const SplitReduc
     partials.push_back(ir::get_local(id, dt));
   }
   out.push_back(ir::set(x->node, x->index,
-                        ir::apply(*op, dt, {ir::get(x->node, x->index), combine(*op, dt, partials, 0, partials.size())}),
+                        ir::apply(combining_op(*op), dt, {ir::get(x->node, x->index), combine(*op, dt, partials, 0, partials.size())}),
                         x->comment));
   return with_body(r, replace_loop(r.body, t.axis, [&](const ir::For&) { return ir::seq(std::move(out)); }));
 }

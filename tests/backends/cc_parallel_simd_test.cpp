@@ -302,11 +302,14 @@ TEST(CcVectorized, ElementwiseIsBitwiseSerial) {
   auto pre = apply(Op::Fma, DType::F32, {gx, gy, gb});
   auto v1 = apply(Op::Relu, DType::F32, {apply(Op::Div, DType::F32, {apply(Op::Sub, DType::F32, {pre, constant(0.25, DType::F32)}), gy})});
   auto v2 = apply(Op::ReluGate, DType::F32, {gx, apply(Op::Neg, DType::F32, {gy})});
-  auto body = for_loop(i, 0, n, seq({set(out, at, v1), set(gate, at, v2)}), AxisType::Vectorized);
-  const backends::CompileRequest r{LoweredRoutine{"vec_elementwise", body, {}}, {x, y, bias, out, gate}};
+  auto picked = make_node("picked", DType::F32, {n});  // where(x, y, -1e9): a masked score
+  auto v3 = apply(Op::Where, DType::F32, {gx, gy, constant(-1e9, DType::F32)});
+  auto body = for_loop(i, 0, n, seq({set(out, at, v1), set(gate, at, v2), set(picked, at, v3)}), AxisType::Vectorized);
+  const backends::CompileRequest r{LoweredRoutine{"vec_elementwise", body, {}}, {x, y, bias, out, gate, picked}};
   auto xs = random_floats(n, 7);
   xs[3] = -0.0f;
   xs[4] = NAN;
+  for (std::int64_t k = 5; k < n; k += 3) xs[static_cast<std::size_t>(k)] = 0.0f;
   const std::vector<Bytes> in{bytes_of(xs), bytes_of(random_floats(n, 8)), bytes_of(std::vector<float>{0.5f})};
   const auto want = run_on(*interpreter(), r, in);
   for (const char* bytes : {"16", "32", "64"}) {

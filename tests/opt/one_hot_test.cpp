@@ -4,6 +4,7 @@
 // with the unrewritten routine on both backends, and the forms the tensor layer produces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <cstdlib>
@@ -116,7 +117,7 @@ TEST(OneHot, NonMatchingReductionsStay) {
 }
 
 // The embedding backward: grad[k, d] += sum_p (k == ids[p]) * g[p, d], loops p, d, k or k, p, d.
-backends::CompileRequest backward(bool k_outer, DType compare = DType::F32) {
+backends::CompileRequest backward(bool k_outer, DType compare = DType::F32, bool fused = false) {
   auto ids = ir::make_node("ids", DType::F32, {5});
   auto g = ir::make_node("g", DType::F32, {5, 2});
   auto grad = ir::make_node("grad", DType::F32, {4, 2});
@@ -125,11 +126,15 @@ backends::CompileRequest backward(bool k_outer, DType compare = DType::F32) {
   auto sel = ir::apply(Op::Cmpeq, compare, {ir::embed_index(it(k)), ir::get(ids, {it(p)})});
   auto contribution = ir::apply(Op::Mul, DType::F32, {ir::get(g, {it(p), it(d)}), sel});
   auto acc = ir::set(grad, at, ir::apply(Op::Add, DType::F32, {ir::get(grad, at), contribution}), "grad =+ g * onehot");
+  if (fused)  // the simplifier's form under fuse_multiply_add
+    acc = ir::set(grad, at, ir::apply(Op::Fma, DType::F32, {ir::get(g, {it(p), it(d)}), sel, ir::get(grad, at)}), "grad =+ g * onehot");
   ir::StmtRef nest = k_outer ? ir::for_loop(k, 0, 4, ir::for_loop(p, 0, 5, ir::for_loop(d, 0, 2, acc)))
                              : ir::for_loop(p, 0, 5, ir::for_loop(d, 0, 2, ir::for_loop(k, 0, 4, acc)));
   return {ir::LoweredRoutine{"bwd", ir::seq({ir::zero_out(grad), nest}), {}}, {ids, g, grad}};
 }
 
+// The column loop d, which picks grad's static axis, runs outside the rows p that pick the
+// scattered row: each cell still takes its rows in order (1e8 and -1e8 land on one cell).
 TEST(OneHot, TransposedPatternBecomesSerialScatter) {
   const std::vector<float> ids{2, 9, 2, -1, 0.5f};  // 2 repeats; 9, -1 and 0.5 select no row
   const std::vector<float> g{1e8f, 1, 1, 2, -1e8f, 3, 7, 7, 8, 8};
@@ -137,12 +142,39 @@ TEST(OneHot, TransposedPatternBecomesSerialScatter) {
     const auto r = backward(k_outer);
     const auto after = rewrite_one_hot_reductions(r.routine, {});
     const std::string text = ir::print_loop_ir(after);
-    EXPECT_TRUE(has(text, "grad[?ids[i0], i1] add= g[i0, i1]")) << text;
+    EXPECT_TRUE(has(text, "for i0 in [0, 2):\n  for i1 in [0, 5):\n    grad[?ids[i1], i0] add= g[i1, i0]")) << text;
     EXPECT_FALSE(has(text, "for i2")) << text;
     const auto out = check_rewrite(r, after, {bytes_of(ids), bytes_of(g), {}});
     EXPECT_EQ(values_of<float>(out[2]), (std::vector<float>{0, 0, 0, 0, 0, 4, 0, 0}));
     // Deterministic: a second run gives the same bytes.
     EXPECT_EQ(check_rewrite(r, after, {bytes_of(ids), bytes_of(g), {}}), out);
+  }
+}
+
+// Both patterns in the simplifier's fused form d = fma(x, selector, d) (fuse_multiply_add), as
+// a GPT-2 embedding reaches the pass: the same gather and scatter, bitwise the fused loop's.
+TEST(OneHot, FusedAccumulationsAreRewrittenToo) {
+  Forward f;
+  const std::vector<AxisIndex> at{it(f.p), it(f.d)};
+  const auto fused = ir::set(f.out, at, ir::apply(Op::Fma, DType::F32, {f.row(), f.selector(), ir::get(f.out, at)}));
+  const ir::StmtRef nest = ir::for_loop(f.p, 0, 4, ir::for_loop(f.d, 0, 3, ir::for_loop(f.k, 0, 5, fused)));
+  const backends::CompileRequest r{ir::LoweredRoutine{"fwd", ir::seq({ir::zero_out(f.out), nest}), {}}, {f.table, f.ids, f.out}};
+  const auto after = rewrite_one_hot_reductions(r.routine, {});
+  const std::string text = ir::print_loop_ir(after);
+  EXPECT_TRUE(has(text, "table[?ids[i0], i1]")) << text;
+  EXPECT_FALSE(has(text, "for i2")) << text;
+  const std::vector<float> ids{4, 0, 7, -1};
+  const auto out = check_rewrite(r, after, {bytes_of(table_values()), bytes_of(ids), {}});
+  EXPECT_EQ(values_of<float>(out[2]), (std::vector<float>{-13, 14.5f, 1e-3f, 1, 2, 3, 0, 0, 0, 0, 0, 0}));
+
+  const std::vector<float> grad_ids{2, 9, 2, -1, 0.5f};
+  const std::vector<float> g{1e8f, 1, 1, 2, -1e8f, 3, 7, 7, 8, 8};
+  for (bool k_outer : {false, true}) {
+    const auto b = backward(k_outer, DType::F32, /*fused=*/true);
+    const auto scattered = rewrite_one_hot_reductions(b.routine, {});
+    EXPECT_TRUE(has(ir::print_loop_ir(scattered), "for i0 in [0, 2):\n  for i1 in [0, 5):\n    grad[?ids[i1], i0] add= g[i1, i0]")) << ir::print_loop_ir(scattered);
+    const auto grad = check_rewrite(b, scattered, {bytes_of(grad_ids), bytes_of(g), {}});
+    EXPECT_EQ(values_of<float>(grad[2]), (std::vector<float>{0, 0, 0, 0, 0, 4, 0, 0}));
   }
 }
 
@@ -186,6 +218,30 @@ TEST(OneHotTensorLayer, EmbeddingForwardAndBackwardAreRewritten) {
   if (std::getenv("ONE_HOT_TEST_DUMP")) std::cout << passes_text(o);
   EXPECT_TRUE(std::regex_search(text, std::regex("wte\\[[^\\]]*\\?"))) << text;  // the gather
   EXPECT_TRUE(std::regex_search(text, std::regex("grad_wte\\[[^\\]]*\\?[^\n]* add= "))) << text;  // the scatter
+}
+
+// Ids read through a batch slice (a literal of all batches, one row per step chosen by a
+// static index, as the benchmark runner feeds GPT-2), over a vocabulary too long to inline:
+// the simplifier has fused the products into fma before the pass; still a gather and a scatter.
+TEST(OneHotTensorLayer, IdsThroughABatchSliceAreRewritten) {
+  reset_tensor_state();
+  nn::Embedding wte("wte", 16, 3);
+  const ir::StaticSymbol batch{ir::fresh_symbol(), 2, "batch"};
+  Tensor ids = literal("ids", {15, 0, 5, 2, 1, 3, 4, 0}, {.batch = nn::Dims{2, 4}});
+  Tensor h = wte(nn::one_hot_of_ids(slice_batch(ids, batch), 16));
+  Tensor weights = param("check_weights", {.input = nn::Dims{}});
+  Tensor loss = sum(pointmul(tanh(h), weights));
+  opt::PassContext ctx = opt::PassContext::from_config("embedding_step");
+  ctx.fuse_multiply_add = true;
+  ctx.record_passes = true;
+  const auto o = opt::optimize(ir::lower(grad_update_code(loss), "embedding_step"), ctx, true);
+  const auto simplified = std::find_if(o.passes.begin(), o.passes.end(), [](const auto& p) { return p.first == "simplify"; });
+  ASSERT_NE(simplified, o.passes.end());
+  const std::string fused = ir::print_loop_ir(simplified->second);
+  EXPECT_NE(fused.find("fma(wte["), std::string::npos) << fused;
+  const std::string text = ir::print_loop_ir(o.routine);
+  EXPECT_TRUE(std::regex_search(text, std::regex("wte\\[[^\\]]*\\?"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex("grad_wte\\[[^\\]]*\\?[^\n]* add= "))) << text;
 }
 
 // The whole training step, optimized and not, on both backends: the same loss and gradients

@@ -64,8 +64,9 @@ TEST(DefaultCpuSchedule, SmallNestsStaySerialAndReductionsNeedTheLicence) {
 // A licensed long reduction: interleaved vector partials, one row per Grid iteration. The
 // re-association is in the loop IR, so the interpreter and the C backend agree bit for bit on
 // the scheduled routine; against the serial routine only within rounding (max / min exactly).
+// A subtracting one (s = s - x, the gradient of a subtraction) sums its partials into s.
 TEST(DefaultCpuSchedule, LongReductionsGetInterleavedVectorPartials) {
-  for (const ir::Op op : {ir::Op::Add, ir::Op::Max, ir::Op::Min}) {
+  for (const ir::Op op : {ir::Op::Add, ir::Op::Sub, ir::Op::Max, ir::Op::Min}) {
     RowSum rs(64, 1000, op);  // 1000 = 15 chunks of 64 lanes + a tail of 40
     CpuScheduleOptions options;
     options.min_parallel = 1;
@@ -74,7 +75,8 @@ TEST(DefaultCpuSchedule, LongReductionsGetInterleavedVectorPartials) {
     EXPECT_TRUE(has(text, "for i0 in [0, 64) grid:\n")) << text;
     EXPECT_TRUE(has(text, "for i3 in [0, 64) vectorized:\n      s_partials[i0, i3] = ")) << text;
     const NodeBytes scheduled = run_interp(s.routine);
-    EXPECT_EQ(compare(run_interp(rs.routine()), scheduled, op == ir::Op::Add ? Tolerance::Reassociated : Tolerance::Bitwise), "")
+    const bool sums = op == ir::Op::Add || op == ir::Op::Sub;
+    EXPECT_EQ(compare(run_interp(rs.routine()), scheduled, sums ? Tolerance::Reassociated : Tolerance::Bitwise), "")
         << ir::op_name(op);
     try {
       (void)test_util::cc();
@@ -89,6 +91,21 @@ TEST(DefaultCpuSchedule, LongReductionsGetInterleavedVectorPartials) {
     const auto compiled = test_util::run_on(*test_util::cc(), request, inputs);
     EXPECT_EQ(compiled[1], scheduled.at(rs.s->id)) << ir::op_name(op);
   }
+}
+
+// A short licensed reduction (an attention row of 128 keys, a LayerNorm row of 256) takes one
+// vector of partials: with 64 the scalar combine of the partials outweighs the row.
+TEST(DefaultCpuSchedule, ShortReductionsTakeOneVectorOfPartials) {
+  RowSum rs(64, 256, ir::Op::Max);
+  CpuScheduleOptions options;
+  options.min_parallel = 1;
+  const ScheduledRoutine s = default_cpu_schedule(rs.routine(), options);
+  const std::string text = ir::print_loop_ir(s.routine);
+  EXPECT_TRUE(has(text, "for i3 in [0, 16) vectorized:\n      s_partials[i0, i3] = ")) << text;
+  EXPECT_EQ(compare(run_interp(rs.routine()), run_interp(s.routine), Tolerance::Bitwise), "");
+  RowSum long_rows(64, 512);
+  const std::string long_text = ir::print_loop_ir(default_cpu_schedule(long_rows.routine(), options).routine);
+  EXPECT_TRUE(has(long_text, "for i3 in [0, 64) vectorized:\n")) << long_text;
 }
 
 // A dot product in the optimizer's fused form, s[i] = fma(w[i, r], x[r], s[i]): the same

@@ -74,7 +74,9 @@ TEST(Swap, ReorderingASharedCellIsAScheduleError) {
   const auto x = ir::make_node("x", ir::DType::F32, {8});
   const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
   const ir::AxisIndex at{{{1, i}, {1, j}}, 0};
-  const auto v = ir::apply(ir::Op::Sub, ir::DType::F32, {ir::get(x, {at}), ir::constant(1, ir::DType::F32)});
+  // (x - 1 would be a subtracting reduction, which Swap may reorder like a sum.)
+  const auto twice = ir::apply(ir::Op::Mul, ir::DType::F32, {ir::get(x, {at}), ir::constant(2, ir::DType::F32)});
+  const auto v = ir::apply(ir::Op::Add, ir::DType::F32, {twice, ir::constant(1, ir::DType::F32)});
   const ir::LoweredRoutine r{"diag", ir::for_loop(i, 0, 4, ir::for_loop(j, 0, 4, ir::set(x, {at}, v))), {}};
   expect_schedule_error([&] { schedule::apply(r, Swap{i, j}); }, {"x is accessed by several iterations"});
 }
@@ -197,6 +199,22 @@ TEST(SplitReduce, InterleavedLanesMatchWithinRounding) {
   expect_same(rs.routine(), out, Tolerance::Reassociated);
   expect_schedule_error([&] { schedule::apply(rs.routine(), split_reduce_lanes(rs.r, 1)); }, {"lane count must be in [2, 10]"});
   expect_schedule_error([&] { schedule::apply(rs.routine(), split_reduce_lanes(rs.i, 2)); }, {"not one reduction"});
+}
+
+// A subtracting reduction s = s - x: each partial subtracts its lane's values from 0, and the
+// partials are added together and to s (not subtracted: s - (p0 - p1) would add p1 back).
+TEST(SplitReduce, SubtractingReductionsAddTheirPartials) {
+  RowSum rs(3, 10, ir::Op::Sub);
+  for (const SplitReduce& t : {SplitReduce{rs.r, 3}, split_reduce_lanes(rs.r, 4, ir::AxisType::Vectorized)}) {
+    const auto out = schedule::apply(rs.routine(), t);
+    const std::string text = ir::print_loop_ir(out);
+    EXPECT_TRUE(has(text, "s[i0] = add(s[i0], add(")) << text;
+    expect_same(rs.routine(), out, Tolerance::Reassociated);
+  }
+  RowSum reversed(3, 10, ir::Op::Sub);  // s = x - s is no reduction
+  const auto flipped = ir::apply(ir::Op::Sub, ir::DType::F32, {ir::get(reversed.x, {it(reversed.i), it(reversed.r)}), ir::get(reversed.s, {it(reversed.i)})});
+  const ir::LoweredRoutine not_a_sum{"flip", ir::seq({ir::zero_out(reversed.s), ir::for_loop(reversed.i, 0, 3, ir::for_loop(reversed.r, 0, 10, ir::set(reversed.s, {it(reversed.i)}, flipped)))}), {}};
+  expect_schedule_error([&] { schedule::apply(not_a_sum, SplitReduce{reversed.r, 2}); }, {"not one reduction"});
 }
 
 // Max and min are associative (maximumNumber / minimumNumber): the interleaved form is exact.

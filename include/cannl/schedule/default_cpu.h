@@ -49,6 +49,11 @@ struct CpuScheduleOptions {
   /// (GatherWindows) rather than staged partials (config cpu_schedule_gather_windows).
   bool gather_windows = false;
   std::int64_t reassociate_lanes = 64;       // partials per reduction: 4 vector chains x 16 lanes
+  /// Reductions shorter than `long_reduction_extent` take at most `short_reduction_lanes`
+  /// partials (one vector): the partials' combine is a scalar tree with one step per lane, which
+  /// for 64 lanes over a 128-long attention row costs several times the row's own work.
+  std::int64_t short_reduction_lanes = 16;
+  std::int64_t long_reduction_extent = 512;
   /// Shorter reductions stay serial. 128 takes a GPT-2 head's attention rows (a masked max over
   /// 128 keys).
   std::int64_t min_reassociate_extent = 128;

@@ -2,7 +2,7 @@
 // remainder, in the two shapes of ir::vector_form (the schedule's final lowering round left no
 // other Vectorized loop):
 //  * elementwise: vector loads, per-lane arithmetic that rounds exactly like the scalar C (+ - * /
-//    neg, fma, relu and relu_gate as bit masks, max and min as maximumNumber / minimumNumber lane
+//    neg, fma, relu, relu_gate and where as bit masks, max and min as maximumNumber / minimumNumber lane
 //    masks, cannl's own exp and tanh) and vector stores: bitwise equal to the serial loop. The lane loops of an
 //    interleaved Split_reduce have this shape (p[.., l] = p[.., l] + x[.., q*lanes + l]).
 //  * accumulation: four independent vector accumulator chains, a fixed-order horizontal sum and
@@ -96,6 +96,11 @@ struct VectorExpr {
       // cannl's own exp and tanh, lane by lane the scalar functions' operations (simd.cpp).
       case ir::Op::Exp: return w.type + "_exp(" + v[0] + ")";
       case ir::Op::Tanh: return w.type + "_tanh(" + v[0] + ")";
+      // c != 0 ? a : b with an f32 c (NaN selects a, ±0 selects b, as the scalar select).
+      case ir::Op::Where: {
+        const std::string taken = "(" + atom(v[0]) + " != " + zero + ")";
+        return "((" + w.type + ")((" + taken + " & " + bits(v[1]) + ") | (~" + taken + " & " + bits(v[2]) + ")))";
+      }
       case ir::Op::Max: return min_max(v[0], v[1], mask, true);
       case ir::Op::Min: return min_max(v[0], v[1], mask, false);
       default: return std::nullopt;
