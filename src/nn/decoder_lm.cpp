@@ -13,8 +13,7 @@ DecoderLm::DecoderLm(const std::string& label, const DecoderLmOptions& options)
       positions(label + "wpe", options.window, options.d_model),
       ln_f(label + "ln_f"),
       head(label + "head", {options.vocab}),
-      mask(causal_mask(options.window)),
-      position_ids(position_one_hot(options.window, options.window)) {
+      mask(causal_mask(options.window)) {
   for (std::int64_t i = 0; i < options.layers; ++i)
     blocks.emplace_back(label + "h" + std::to_string(i),
                         DecoderOptions{.heads = options.heads,
@@ -23,7 +22,8 @@ DecoderLm::DecoderLm(const std::string& label, const DecoderLmOptions& options)
 }
 
 Tensor DecoderLm::logits(const Tensor& ids) const {
-  Tensor x = token_table * one_hot_of_ids(ids, options.vocab) + positions(position_ids);
+  // A selector made per call: its batch row takes the batch axes of this graph's ids.
+  Tensor x = token_table * one_hot_of_ids(ids, options.vocab) + positions(position_one_hot(options.window, options.window));
   for (const auto& block : blocks) x = block(x, mask);
   return head(ln_f(x));
 }

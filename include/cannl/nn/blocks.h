@@ -178,7 +178,7 @@ struct DecoderLm {
   Embedding positions;
   LayerNorm ln_f;
   Linear head;
-  Tensor mask, position_ids;
+  Tensor mask;
   std::vector<DecoderBlock> blocks;
 };
 

@@ -53,7 +53,10 @@ Tensor ids_literal(const std::string& name, const std::vector<std::int64_t>& ids
 ///   Tensor mask = causal_mask(8);
 Tensor causal_mask(std::int64_t seq_len);
 
-/// One-hot positions 0..seq_len-1: batch [seq_len], output [max_len] (for learned positions).
+/// One-hot positions 0..seq_len-1: batch [seq_len], output [max_len] (for learned positions), as
+/// a selector `eq(range(max_len), positions)` that the optimizer turns into a row gather. Like any
+/// operation's result its batch row takes the broadcast axes of the graph it is used in: make
+/// one per graph (a model's logits(), not its constructor).
 ///   Tensor pos = position_one_hot(8, 1024);
 Tensor position_one_hot(std::int64_t seq_len, std::int64_t max_len);
 
