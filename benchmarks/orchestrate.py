@@ -46,7 +46,7 @@ def parse_args():
                         "0: each framework's default")
     p.add_argument("--beam", type=int, default=2)
     p.add_argument("--no-tune", action="store_true", help="skip the cannl tuned cells")
-    p.add_argument("--only", default="", help="comma list of frameworks (pytorch,tinygrad,cannl) or framework:variant cells to run")
+    p.add_argument("--only", default="", help="comma list of frameworks (pytorch,tinygrad,cannl), framework:variant or framework:backend:variant cells to run")
     p.add_argument("--no-torch-compile", action="store_true")
     p.add_argument("--gpu", default="", choices=["", "cuda", "opencl"],
                    help="also run cannl on this GPU backend, and PyTorch on cuda (eager, compile, "
@@ -121,7 +121,8 @@ def cells_for(workload, args, fixture, step_args):
         cells = []
     cells += gpu_cells(args, torch_run, cannl_run)
     only = [f for f in args.only.split(",") if f]
-    return [c for c in cells if not only or c.framework in only or f"{c.framework}:{c.variant}" in only]
+    return [c for c in cells if not only or c.framework in only or f"{c.framework}:{c.variant}" in only
+            or f"{c.framework}:{c.backend}:{c.variant}" in only]
 
 
 def cell_env(threads):
