@@ -187,7 +187,7 @@ class GpuScheduler {
       break;
     }
     if (parts < 2) return {};
-    steps_taken.push_back(StagePartials{new_top, keep});
+    steps_taken.push_back(with_scatter_loops(StagePartials{new_top, keep}));
     return staged_tops(new_top, steps_taken);
   }
 

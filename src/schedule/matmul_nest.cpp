@@ -196,7 +196,7 @@ std::optional<StagePartials> plan_shared_store(const ir::For& top, std::int64_t 
     cells *= extent(*f);
   }
   if (cells > max_cells || work < min_steps * cells) return std::nullopt;
-  return plan;
+  return with_scatter_loops(std::move(plan));
 }
 
 std::optional<SplitPartialsPlan> plan_split_partials(const ir::For& top, std::int64_t max_cells, std::int64_t min_steps,

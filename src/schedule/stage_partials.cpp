@@ -89,9 +89,12 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StageParti
   // The scatter: fresh loops over the kept ones, d[idx] += p[keep] in kept order.
   std::map<ir::Symbol, ir::AxisIndex> fresh;
   std::vector<ir::Symbol> scatter_loops;
-  for (const ir::For* f : kept) {
-    scatter_loops.push_back(ir::fresh_symbol());
-    fresh[f->index] = ir::AxisIndex::iterator(scatter_loops.back());
+  if (!t.scatter.empty() && t.scatter.size() != kept.size())
+    throw_schedule_error(r, t.top, action, "it names " + std::to_string(t.scatter.size()) + " scatter loops for " +
+                         std::to_string(kept.size()) + " kept ones", "none");
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    scatter_loops.push_back(t.scatter.empty() ? ir::fresh_symbol() : t.scatter[k]);
+    fresh[kept[k]->index] = ir::AxisIndex::iterator(scatter_loops.back());
   }
   std::vector<ir::AxisIndex> d_at, p_cell;
   for (const auto& i : store->index) d_at.push_back(ir::substitute(i, fresh));
@@ -105,7 +108,8 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StageParti
   return with_body(r, replace_loop(r.body, t.top, [&](const ir::For&) { return replacement; }));
 }
 
-// In traces: stage_partials <top loop> <kept loop>...
+// In traces: stage_partials <top loop> <kept loop>... (a replay mints the scatter loops: later
+// steps name loops by position, not by symbol)
 std::string_view trace_name(Kind<StagePartials>) { return "stage_partials"; }
 
 void print_args(StepWriter& out, const StagePartials& t) {
@@ -120,3 +124,13 @@ StagePartials parse_args(const StepReader& in, Kind<StagePartials>) {
 }
 
 }  // namespace cannl::schedule::detail
+
+namespace cannl::schedule {
+
+StagePartials with_scatter_loops(StagePartials t) {
+  t.scatter.clear();
+  for (std::size_t k = 0; k < t.keep.size(); ++k) t.scatter.push_back(ir::fresh_symbol());
+  return t;
+}
+
+}  // namespace cannl::schedule

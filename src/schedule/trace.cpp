@@ -59,8 +59,18 @@ std::string program_digest(const ir::LoweredRoutine& routine) {
 ScheduleTrace record(const ir::LoweredRoutine& routine, const std::vector<Transform>& transforms) {
   ScheduleTrace trace{program_digest(routine), {}};
   ir::LoweredRoutine current = routine;
-  for (const auto& t : transforms) {
-    trace.steps.push_back(print_step(current, t));
+  for (std::size_t k = 0; k < transforms.size(); ++k) {
+    const Transform& t = transforms[k];
+    try {
+      trace.steps.push_back(print_step(current, t));
+    } catch (const InternalError& e) {
+      // Which transform of the list, after which others: what a bug report needs.
+      std::string done;
+      for (const auto& line : trace.steps) done += "\n  " + line;
+      throw InternalError(std::string(e.what()) + " (transform " + std::to_string(k + 1) + " of " +
+                          std::to_string(transforms.size()) + ", " + transform_name(t) + ", on routine '" +
+                          routine.name + "' after:" + (done.empty() ? " none" : done) + ")");
+    }
     current = schedule::apply(current, t);
   }
   return trace;

@@ -106,7 +106,7 @@ std::optional<std::vector<Transform>> plan_staged_windows(const ir::For& top, st
     cells *= (*loop)->end - (*loop)->begin;
   }
   if (cells > max_cells || work < min_steps * cells) return std::nullopt;
-  steps.push_back(partials);
+  steps.push_back(with_scatter_loops(std::move(partials)));
   return steps;
 }
 

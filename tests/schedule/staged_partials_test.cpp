@@ -145,6 +145,21 @@ TEST(StagePartials, DefaultScheduleTilesTheStagedInputGradient) {
   EXPECT_FALSE(has(ir::print_loop_ir(default_cpu_schedule(r, bitwise).routine), "partials"));
 }
 
+// The scatter loops are minted when the plan is made, so the schedule's later transforms of them
+// (a parallel retype) name loops a trace recorded from the transform list can find.
+TEST(StagePartials, TheDefaultScheduleOfAStagedGradientRecordsAndReplays) {
+  const InputGradient c;
+  const ir::LoweredRoutine r = c.routine();
+  CpuScheduleOptions staged = licensed();
+  staged.gather_windows = false;
+  staged.min_parallel = 1;  // the scatter nest is annotated too
+  const ScheduledRoutine s = default_cpu_schedule(r, staged);
+  ASSERT_TRUE(has(ir::print_loop_ir(s.routine), "x_partials"));
+  ScheduleTrace trace;
+  ASSERT_NO_THROW(trace = record(r, s.transforms));
+  EXPECT_EQ(program_digest(replay(r, trace)), program_digest(s.routine));
+}
+
 TEST(StagePartials, LongSmallCellReductionsGetFourOrderedPartials) {
   const ir::LoweredRoutine r = first_conv_weight_gradient();
   const ScheduledRoutine s = default_cpu_schedule(r, licensed());

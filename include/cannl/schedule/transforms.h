@@ -111,7 +111,16 @@ struct FuseEpilogue { int target_id = -1; ir::Symbol anchor; };
 /// Re-associates each cell's sum (licensed like Swap's reductions): p is injective over its
 /// loops, so a shared store (a convolution's input gradient) becomes a tile folding all its
 /// cells, and a kept reduction loop gives independent partials.
-struct StagePartials { ir::Symbol top; std::vector<ir::Symbol> keep; };
+/// `scatter`: the loops of the second nest, one per `keep` loop, minted by whoever plans the
+/// transform (stage_partials_scatter) so that later transforms of the same plan and a trace
+/// recorded from the list name the same loops; empty: apply mints them.
+struct StagePartials {
+  ir::Symbol top;
+  std::vector<ir::Symbol> keep;
+  std::vector<ir::Symbol> scatter = {};
+};
+/// Fresh symbols for the scatter loops of `t` (one per kept loop).
+StagePartials with_scatter_loops(StagePartials t);
 
 /// A scatter over sliding windows becomes a gather (a convolution's input gradient becomes the
 /// transposed convolution): in the perfect Serial nest under `top` around one matmul update
