@@ -45,11 +45,13 @@ const NcclApi& NcclApi::get() {
   // A failed load is retried on the next call (the error is not cached): a test may install the
   // library between two calls, and the message must name what was tried each time.
   // Never freed: communicators use the table until they go.
+  // The map is never destroyed either: at exit its tables stay reachable (no destructor runs
+  // while communicators may still use them).
   static std::mutex mutex;
-  static std::map<std::string, const NcclApi*> loaded;
+  static auto* loaded = new std::map<std::string, const NcclApi*>();
   const std::string configured = config::get("nccl_library");
   std::lock_guard lock(mutex);
-  auto& api = loaded[configured];
+  auto& api = (*loaded)[configured];
   if (api == nullptr) api = new NcclApi(load(configured.empty() ? nccl_candidates() : std::vector{configured}));
   return *api;
 }
