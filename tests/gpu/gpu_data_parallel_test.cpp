@@ -13,33 +13,21 @@
 #include "cannl/cannl.h"
 #include "cannl/support/config.h"
 #include "gpu/gpu_test_util.h"
+#include "nn/moons_replicas.h"
 
 namespace cannl {
 namespace {
 
 constexpr std::int64_t kGlobalBatch = 16, kGlobalSteps = 4;
 
-struct Model {
-  ir::StaticSymbol batch;
-  Tensor loss;
-  std::int64_t n_batches = 0;
-};
+using Model = test_models::MoonsModel;
 
 Model moons_model(int replicas) {
   reset_tensor_state();
-  const std::int64_t micro = kGlobalBatch / replicas, n_batches = kGlobalSteps * replicas;
-  const auto data = datasets::moons({.samples = kGlobalBatch * kGlobalSteps, .noise = 0.1, .seed = 5});
-  ir::StaticSymbol batch{ir::fresh_symbol(), n_batches, "batch"};
-  const nn::Dims dims{n_batches, micro};
-  Tensor x = slice_batch(literal("x", data.features, {.batch = dims, .output = nn::Dims{2}}), batch);
-  Tensor y = slice_batch(literal("y", data.one_hot(), {.batch = dims, .output = nn::Dims{2}}), batch);
-  nn::Mlp mlp("mlp", {.hidden = {16}, .out = {2}, .output_bias = true});
-  return {batch, nn::cross_entropy(mlp(x), y), n_batches};
+  return test_models::moons_model(replicas, {.global_batch = kGlobalBatch, .global_steps = kGlobalSteps, .seed = 5});
 }
 
-train::StepOptions options(const Model& m) {
-  return {.sgd = {.lr = 0.2, .momentum = 0.9}, .batch = m.batch, .n_batches = m.n_batches};
-}
+train::StepOptions options(const Model& m) { return test_models::sgd_options(m); }
 
 /// Two devices of the backend under test, or null with the reason.
 std::optional<runtime::Context> two_devices(std::string& why) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cannl/cannl.h"
+#include "nn/moons_replicas.h"
 
 namespace cannl {
 namespace {
@@ -23,27 +24,11 @@ class DataParallelTraining : public testing::Test {
   void TearDown() override { config::clear_overrides(); }
 };
 
-/// A moons MLP whose loss covers one replica's micro-batch of kGlobalBatch / replicas rows.
-struct MoonsModel {
-  ir::StaticSymbol batch;
-  Tensor loss;
-  std::int64_t n_batches = 0;
-};
+using test_models::MoonsModel;
+using test_models::sgd_options;
 
 MoonsModel moons_model(int replicas) {
-  const std::int64_t micro = kGlobalBatch / replicas;
-  const std::int64_t n_batches = kGlobalSteps * replicas;
-  const auto data = datasets::moons({.samples = kGlobalBatch * kGlobalSteps, .noise = 0.1, .seed = 3});
-  ir::StaticSymbol batch{ir::fresh_symbol(), n_batches, "batch"};
-  const nn::Dims dims{n_batches, micro};
-  Tensor x = slice_batch(literal("x", data.features, {.batch = dims, .output = nn::Dims{2}}), batch);
-  Tensor y = slice_batch(literal("y", data.one_hot(), {.batch = dims, .output = nn::Dims{2}}), batch);
-  nn::Mlp mlp("mlp", {.hidden = {16}, .out = {2}, .output_bias = true});
-  return {batch, nn::cross_entropy(mlp(x), y), n_batches};
-}
-
-train::StepOptions sgd_options(const MoonsModel& m) {
-  return {.sgd = {.lr = 0.2, .momentum = 0.9}, .batch = m.batch, .n_batches = m.n_batches};
+  return test_models::moons_model(replicas, {.global_batch = kGlobalBatch, .global_steps = kGlobalSteps, .seed = 3});
 }
 
 std::vector<double> single_device_losses(int epochs) {

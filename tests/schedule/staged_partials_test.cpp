@@ -85,22 +85,6 @@ CpuScheduleOptions licensed() {
   return o;
 }
 
-// The scheduled routine on the C backend computes the interpreter's bits; returns the
-// interpreter's result on it.
-NodeBytes agree_on_both(const ir::LoweredRoutine& scheduled) {
-  const NodeBytes on_interp = run_interp(scheduled);
-  try {
-    (void)test_util::cc();
-  } catch (const BackendUnavailable&) {
-    return on_interp;  // the interpreter alone
-  }
-  const auto params = ir::nodes_of(scheduled.body);
-  const auto compiled = test_util::run_on(*test_util::cc(), {scheduled, params}, test_inputs(params));
-  for (std::size_t k = 0; k < params.size(); ++k)
-    EXPECT_EQ(compiled[k], on_interp.at(params[k]->id)) << params[k]->debug_name() << "\n" << ir::print_loop_ir(scheduled);
-  return on_interp;
-}
-
 TEST(StagePartials, SharedStoreBecomesAnInjectiveNestAndAnOrderedScatter) {
   const InputGradient c;
   const ir::LoweredRoutine r = c.routine();
