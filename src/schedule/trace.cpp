@@ -64,10 +64,14 @@ ScheduleTrace record(const ir::LoweredRoutine& routine, const std::vector<Transf
     try {
       trace.steps.push_back(print_step(current, t));
     } catch (const InternalError& e) {
-      // Which transform of the list, after which others: what a bug report needs.
+      // Which transform of the list, after which others: what a bug report needs (rethrown
+      // without the prefix InternalError adds again).
+      std::string what = e.what();
+      const std::string prefix = InternalError("").what();
+      if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
       std::string done;
       for (const auto& line : trace.steps) done += "\n  " + line;
-      throw InternalError(std::string(e.what()) + " (transform " + std::to_string(k + 1) + " of " +
+      throw InternalError(what + " (transform " + std::to_string(k + 1) + " of " +
                           std::to_string(transforms.size()) + ", " + transform_name(t) + ", on routine '" +
                           routine.name + "' after:" + (done.empty() ? " none" : done) + ")");
     }
