@@ -40,7 +40,7 @@ constexpr double kMaxGatherGrowth = 2.0;
 // Split partials (split_long_reductions): nests of at most this many cells (a few register
 // tiles, which one thread would run alone) with at least this many steps per cell get this many
 // partials, a fixed count so results do not depend on the machine's threads.
-constexpr std::int64_t kMaxSplitCells = 1024;
+constexpr std::int64_t kMaxSplitCells = 4096;
 constexpr std::int64_t kMinSplitSteps = 8192;
 constexpr std::int64_t kReductionPartials = 4;
 // Windowed reductions (window_round): trailing reduction loops of at most this many iterations
@@ -195,7 +195,8 @@ class Scheduler {
     };
     std::vector<Choices> nests;
     for (const Candidate& c : nest_tops()) {
-      auto channels = detail::plan_staged_windows(*c.site.loop, kMinStagedSteps, kMaxStagedCells);
+      auto channels = detail::plan_staged_windows(*c.site.loop, kMinStagedSteps, kMaxStagedCells, options_.cached_partials_cells,
+                                                   options_.grid_chunks);
       auto shared = detail::plan_shared_store(*c.site.loop, kMinStagedSteps, kMaxStagedCells);
       if (!channels && !shared) continue;
       nests.push_back({c.segment, channels ? *channels : std::vector<Transform>{},

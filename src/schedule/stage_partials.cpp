@@ -45,6 +45,23 @@ class AccumulatorRedirect : public ir::TreeMapper {
   std::vector<ir::AxisIndex> p_index_;
 };
 
+// The cells of p that the iteration of the kept enclosing loops owns, zeroed by a nest over the
+// kept nest loops (fresh symbols): the other iterations' partials may be in use.
+ir::StmtRef zero_slice(const ir::NodeRef& p, const std::vector<ir::AxisIndex>& p_at, const std::vector<const ir::For*>& kept,
+                       const std::vector<ir::Symbol>& minted) {
+  std::map<ir::Symbol, ir::AxisIndex> fresh;
+  std::vector<ir::Symbol> loops;
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    loops.push_back(minted.empty() ? ir::fresh_symbol() : minted[k]);
+    fresh[kept[k]->index] = ir::AxisIndex::iterator(loops.back());
+  }
+  std::vector<ir::AxisIndex> cell;
+  for (const auto& i : p_at) cell.push_back(ir::substitute(i, fresh));
+  ir::StmtRef zero = ir::set(p, cell, ir::constant(0, ir::compute_dtype(p->dtype)), "zero this block's partials");
+  for (std::size_t n = kept.size(); n-- > 0;) zero = ir::for_loop(loops[n], kept[n]->begin, kept[n]->end, zero);
+  return zero;
+}
+
 }  // namespace
 
 ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StagePartials& t) {
@@ -61,20 +78,27 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StageParti
   for (const ir::For* f : loops)
     if (f->axis != ir::AxisType::Serial)
       throw_schedule_error(r, f->index, action, "the nest's loops must be Serial", "stage the partials before annotating");
-  std::vector<const ir::For*> kept;
+  // Kept enclosing loops first (each iteration of them its own partials), then kept nest loops.
+  std::vector<const ir::For*> outer, kept;
+  for (const ir::For* f : site.enclosing)
+    if (std::find(t.keep.begin(), t.keep.end(), f->index) != t.keep.end()) outer.push_back(f);
   for (const ir::For* f : loops)
     if (std::find(t.keep.begin(), t.keep.end(), f->index) != t.keep.end()) kept.push_back(f);
-  if (kept.size() != t.keep.size())
-    throw_schedule_error(r, t.top, action, "every kept loop must be a loop of the nest", "loops of the perfect nest under the top");
+  if (outer.size() + kept.size() != t.keep.size())
+    throw_schedule_error(r, t.top, action, "every kept loop must be a loop of the nest or one enclosing it",
+                         "loops of the perfect nest under the top, or loops around it");
   for (const ir::For* f : loops)
     if (ir::mentions(store->index, f->index) && std::find(kept.begin(), kept.end(), f) == kept.end())
       throw_schedule_error(r, f->index, action, "the target's index mentions a loop that is not kept",
                            "keep every loop the store's index mentions");
 
-  // p: one axis per kept loop (in nest order), indexed from the loop's begin.
+  // p: one axis per kept loop (enclosing ones, then the nest's, in order), indexed from the
+  // loop's begin.
   std::vector<std::int64_t> dims;
   std::vector<ir::AxisIndex> p_at;
-  for (const ir::For* f : kept) {
+  std::vector<const ir::For*> axes = outer;
+  axes.insert(axes.end(), kept.begin(), kept.end());
+  for (const ir::For* f : axes) {
     dims.push_back(f->end - f->begin);
     p_at.push_back(ir::AxisIndex{{{1, f->index}}, -f->begin});
   }
@@ -96,6 +120,7 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StageParti
     scatter_loops.push_back(t.scatter.empty() ? ir::fresh_symbol() : t.scatter[k]);
     fresh[kept[k]->index] = ir::AxisIndex::iterator(scatter_loops.back());
   }
+  for (const ir::For* f : outer) fresh[f->index] = ir::AxisIndex::iterator(f->index);
   std::vector<ir::AxisIndex> d_at, p_cell;
   for (const auto& i : store->index) d_at.push_back(ir::substitute(i, fresh));
   for (const auto& i : p_at) p_cell.push_back(ir::substitute(i, fresh));
@@ -104,7 +129,11 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StageParti
                                "add the partials of " + store->node->debug_name());
   for (std::size_t n = kept.size(); n-- > 0;) second = ir::for_loop(scatter_loops[n], kept[n]->begin, kept[n]->end, second);
 
-  const ir::StmtRef replacement = ir::seq({ir::zero_out(p), first, second});
+  if (!t.zero.empty() && t.zero.size() != kept.size())
+    throw_schedule_error(r, t.top, action, "it names " + std::to_string(t.zero.size()) + " zeroing loops for " +
+                         std::to_string(kept.size()) + " kept ones", "none");
+  const ir::StmtRef zero = outer.empty() ? ir::zero_out(p) : zero_slice(p, p_at, kept, t.zero);
+  const ir::StmtRef replacement = ir::seq({zero, first, second});
   return with_body(r, replace_loop(r.body, t.top, [&](const ir::For&) { return replacement; }));
 }
 
@@ -129,7 +158,11 @@ namespace cannl::schedule {
 
 StagePartials with_scatter_loops(StagePartials t) {
   t.scatter.clear();
-  for (std::size_t k = 0; k < t.keep.size(); ++k) t.scatter.push_back(ir::fresh_symbol());
+  t.zero.clear();
+  for (std::size_t k = 0; k < t.keep.size(); ++k) {
+    t.scatter.push_back(ir::fresh_symbol());
+    t.zero.push_back(ir::fresh_symbol());
+  }
   return t;
 }
 

@@ -78,7 +78,8 @@ std::optional<GatherWindows> plan_gather_windows(const ir::LoweredRoutine& r, co
 }
 
 std::optional<std::vector<Transform>> plan_staged_windows(const ir::For& top, std::int64_t min_steps,
-                                                          std::int64_t max_cells) {
+                                                          std::int64_t max_cells, std::int64_t cache_cells,
+                                                          std::int64_t chunks) {
   const auto nest = serial_store_nest(top, 3);
   if (!nest || nest->store->index.empty() || !parse_matmul_update(*nest->store)) return std::nullopt;
   const ir::Set& store = *nest->store;
@@ -96,17 +97,39 @@ std::optional<std::vector<Transform>> plan_staged_windows(const ir::For& top, st
     steps.push_back(Swap{*p, *(p + 1)});
     std::iter_swap(p, p + 1);
   }
-  StagePartials partials{order.front(), {}};
+  auto loop_of = [&](ir::Symbol s) {
+    return *std::find_if(nest->loops.begin(), nest->loops.end(), [&](const ir::For* f) { return f->index == s; });
+  };
   std::int64_t cells = 1, work = 1;
   for (const ir::For* f : nest->loops) work *= f->end - f->begin;
-  for (const ir::Symbol s : order) {
-    if (!ir::mentions(store.index, s)) continue;
-    partials.keep.push_back(s);
-    const auto loop = std::find_if(nest->loops.begin(), nest->loops.end(), [&](const ir::For* f) { return f->index == s; });
-    cells *= (*loop)->end - (*loop)->begin;
-  }
+  for (const ir::Symbol s : order)
+    if (ir::mentions(store.index, s)) cells *= loop_of(s)->end - loop_of(s)->begin;
   if (cells > max_cells || work < min_steps * cells) return std::nullopt;
-  steps.push_back(with_scatter_loops(std::move(partials)));
+  // Per iteration of the outermost loop (the batch) when d has an axis of it alone, and all the
+  // partials would not stay in cache while one iteration's fit: p is filled and added in one
+  // iteration at a time, so the scatter reads it back from cache rather than from memory.
+  const ir::For* outer = loop_of(order.front());
+  const std::int64_t outer_extent = outer->end - outer->begin;
+  const bool own_axis = std::any_of(store.index.begin(), store.index.end(), [&](const ir::AxisIndex& a) {
+    return a.is_iterator() && a.terms[0].symbol == outer->index;
+  });
+  const bool per_outer = order.size() > 3 && own_axis && outer_extent > 1 && cells > cache_cells &&
+                         cells / outer_extent <= cache_cells;
+  StagePartials partials{order[per_outer ? 1 : 0], {}};
+  for (std::size_t n = per_outer ? 1 : 0; n < order.size(); ++n)
+    if (ir::mentions(store.index, order[n])) partials.keep.push_back(order[n]);
+  partials = with_scatter_loops(std::move(partials));
+  if (per_outer) {
+    // The outer loop in `chunks` blocks, each with its own partials: the blocks can share the
+    // machine's threads (the Grid round proves the block loop parallel). Which block reuses a
+    // partial does not change any sum: the bits do not depend on the count.
+    std::int64_t count = std::min(chunks, outer_extent);
+    while (outer_extent % count != 0) --count;
+    const Split blocks = split(outer->index, outer_extent / count);
+    steps.push_back(blocks);
+    partials.keep.insert(partials.keep.begin(), blocks.outer);
+  }
+  steps.push_back(std::move(partials));
   return steps;
 }
 

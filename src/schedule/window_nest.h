@@ -40,7 +40,12 @@ std::optional<GatherWindows> plan_gather_windows(const ir::LoweredRoutine& r, co
 /// run contiguously along the channels: the tile's columns are one contiguous run and the
 /// scatter into d vectorizes. nullopt when the nest has no such loop, is not a shared store, or
 /// the partials would exceed `max_cells` or sum fewer than `min_steps` updates each.
+/// When all the partials exceed `cache_cells` but one iteration's of the outermost loop (the
+/// batch, an axis of d of its own) fit, they are staged per iteration of it instead: the batch
+/// split into at most `chunks` blocks (a divisor), p[block, oh, ow, kh, kw, c] filled and added
+/// into d inside the batch loop, read back from cache; the blocks are independent.
 std::optional<std::vector<Transform>> plan_staged_windows(const ir::For& top, std::int64_t min_steps,
-                                                          std::int64_t max_cells);
+                                                          std::int64_t max_cells, std::int64_t cache_cells,
+                                                          std::int64_t chunks);
 
 }  // namespace cannl::schedule::detail

@@ -216,6 +216,26 @@ TEST_P(KernelLibrary, ConvolutionsWithFoldedOffsetsMatchTheReferenceBitwise) {
   }
 }
 
+TEST_P(KernelLibrary, ConvolutionWeightGradientsMatchTheReferenceBitwise) {
+  // dw[cout, kh, kw, cin] += g[b, oh, ow, cout] * x[b, oh + kh, ow + kw, cin] over (b, oh, ow):
+  // the columns (kh, kw, cin) run on in x for kw * cin lanes, then jump a row (packed by runs);
+  // then the same with the roles swapped (rows (kh, kw, cin) and the output channels as columns).
+  struct Conv {
+    std::int64_t batch, h, w, cin, kh, kw, cout;
+  };
+  for (const Conv& c : {Conv{2, 12, 12, 3, 5, 5, 16}, Conv{3, 9, 10, 2, 3, 3, 7}, Conv{1, 14, 14, 8, 3, 3, 20}}) {
+    const std::int64_t oh = c.h - c.kh + 1, ow = c.w - c.kw + 1;
+    const Group out{{c.cout}, {c.kh * c.kw * c.cin}, {1}};
+    const Group taps{{c.kh, c.kw, c.cin}, {c.kw * c.cin, c.cin, 1}, {c.w * c.cin, c.cin, 1}};
+    const Group steps{{c.batch, oh, ow}, {oh * ow * c.cout, ow * c.cout, c.cout}, {c.h * c.w * c.cin, c.w * c.cin, c.cin}};
+    check(out, taps, steps, "weight gradient of " + std::to_string(c.cin) + " input channels");
+    const Group taps_rows{{c.kh, c.kw, c.cin}, {c.kw * c.cin, c.cin, 1}, {c.w * c.cin, c.cin, 1}};
+    const Group out_cols{{c.cout}, {c.kh * c.kw * c.cin}, {1}};
+    const Group steps_swapped{{c.batch, oh, ow}, {c.h * c.w * c.cin, c.w * c.cin, c.cin}, {oh * ow * c.cout, ow * c.cout, c.cout}};
+    check(taps_rows, out_cols, steps_swapped, "weight gradient with taps as rows, " + std::to_string(c.cin) + " input channels");
+  }
+}
+
 TEST_P(KernelLibrary, UnallocatableOffsetTablesAreAnErrorCodeNotAnAbort) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer aborts on the impossible allocation itself";

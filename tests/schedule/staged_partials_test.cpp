@@ -144,6 +144,43 @@ TEST(StagePartials, TheDefaultScheduleOfAStagedGradientRecordsAndReplays) {
   EXPECT_EQ(program_digest(replay(r, trace)), program_digest(s.routine));
 }
 
+TEST(StagePartials, KeptEnclosingLoopsGiveEachIterationItsOwnPartials) {
+  const InputGradient c;
+  const ir::LoweredRoutine r = c.routine();
+  const StagePartials per_item{c.oh, {c.b, c.oh, c.ow, c.ci, c.kh, c.kw}};
+  const auto staged = schedule::apply(r, per_item);
+  const std::string text = ir::print_loop_ir(staged);
+  EXPECT_FALSE(has(text, "zero_out x_partials")) << text;  // the other items' partials may be in use
+  EXPECT_TRUE(has(text, "zero this block's partials")) << text;
+  EXPECT_EQ(compare(run_interp(r), run_interp(staged), Tolerance::Reassociated), "");
+  const std::string trace = print_trace(record(r, {per_item}));
+  const InputGradient again;
+  EXPECT_EQ(ir::print_loop_ir(replay(again.routine(), parse_trace(trace))), text);
+}
+
+// Partials over more cells than the cache holds are staged per batch item, in blocks of items
+// that each own their partials, so the blocks run in parallel.
+TEST(StagePartials, LargeInputGradientsAreStagedPerBatchItemInParallelBlocks) {
+  const InputGradient c;
+  const ir::LoweredRoutine r = c.routine();
+  CpuScheduleOptions per_item = licensed();
+  per_item.gather_windows = false;
+  per_item.cached_partials_cells = 1500;  // one item's 1296 partials fit, all 3888 do not
+  per_item.min_parallel = 1;
+  const ScheduledRoutine s = default_cpu_schedule(r, per_item);
+  const std::string text = ir::print_loop_ir(s.routine);
+  EXPECT_TRUE(has(text, "zero this block's partials")) << text;
+  EXPECT_TRUE(has(text, "in [0, 3) grid")) << text;  // three blocks of one item
+  EXPECT_TRUE(has(text, "tile_mma ")) << text;
+  EXPECT_EQ(compare(run_interp(r), agree_on_both(s.routine), Tolerance::Reassociated), "");
+  ScheduleTrace trace;
+  ASSERT_NO_THROW(trace = record(r, s.transforms));
+  EXPECT_EQ(program_digest(replay(r, trace)), program_digest(s.routine));
+  CpuScheduleOptions whole = per_item;
+  whole.cached_partials_cells = 4000;
+  EXPECT_FALSE(has(ir::print_loop_ir(default_cpu_schedule(r, whole).routine), "zero this block's partials"));
+}
+
 TEST(StagePartials, LongSmallCellReductionsGetFourOrderedPartials) {
   const ir::LoweredRoutine r = first_conv_weight_gradient();
   const ScheduledRoutine s = default_cpu_schedule(r, licensed());

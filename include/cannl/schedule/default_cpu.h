@@ -48,6 +48,10 @@ struct CpuScheduleOptions {
   /// Under `reassociate`: stride-1 convolution input gradients as transposed convolutions
   /// (GatherWindows) rather than staged partials (config cpu_schedule_gather_windows).
   bool gather_windows = false;
+  /// Under `reassociate`: staged convolution input gradients whose partials exceed this many
+  /// cells are staged per batch item when one item's fit (about a core's share of the cache), in
+  /// `grid_chunks` blocks of items with partials each (schedule/window_nest.h).
+  std::int64_t cached_partials_cells = std::int64_t{1} << 18;
   std::int64_t reassociate_lanes = 64;       // partials per reduction: 4 vector chains x 16 lanes
   /// Reductions shorter than `long_reduction_extent` take at most `short_reduction_lanes`
   /// partials (one vector): the partials' combine is a scalar tree with one step per lane, which

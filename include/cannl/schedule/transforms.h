@@ -110,16 +110,22 @@ struct FuseEpilogue { int target_id = -1; ir::Symbol anchor; };
 /// nest loop d's index mentions), zeroed first, then a second nest adds p into d in keep order.
 /// Re-associates each cell's sum (licensed like Swap's reductions): p is injective over its
 /// loops, so a shared store (a convolution's input gradient) becomes a tile folding all its
-/// cells, and a kept reduction loop gives independent partials.
-/// `scatter`: the loops of the second nest, one per `keep` loop, minted by whoever plans the
+/// cells, and a kept reduction loop gives independent partials. `keep` may also name loops
+/// enclosing `top`: p gets an axis for each (first), so their iterations fill and add disjoint
+/// partials (a parallel chunk loop around the staging), and the scatter stays inside them.
+/// `scatter`: the loops of the second nest, one per kept loop of the nest, minted by whoever plans the
 /// transform (stage_partials_scatter) so that later transforms of the same plan and a trace
 /// recorded from the list name the same loops; empty: apply mints them.
+/// `zero`: likewise the loops of the nest zeroing one iteration's partials (with kept enclosing
+/// loops; else p is zeroed whole).
 struct StagePartials {
   ir::Symbol top;
   std::vector<ir::Symbol> keep;
   std::vector<ir::Symbol> scatter = {};
+  std::vector<ir::Symbol> zero = {};
 };
-/// Fresh symbols for the scatter loops of `t` (one per kept loop).
+/// Fresh symbols for the scatter and zeroing loops of `t` (one each per kept loop: call it before
+/// adding loops enclosing the top to `keep`).
 StagePartials with_scatter_loops(StagePartials t);
 
 /// A scatter over sliding windows becomes a gather (a convolution's input gradient becomes the

@@ -255,13 +255,16 @@ static inline int copy_panels(float *dst, const float *src, const int64_t *step,
 }
 
 #if defined(__AVX512F__)
-/* dst[x * width + l] = src[lane[l] + x] for x < 16, l < store, where rows l >= live read as zero:
-   a 16 x 16 register transpose in four shuffle rounds. A row-major A's panels and a transposed
-   B's (the forward of x W^T) take it instead of a scalar gather. */
+/* dst[x * width + l] = src[lane[l] + x] for x < steps (at most 16), l < store, where rows l >=
+   live read as zero: a 16 x 16 register transpose in four shuffle rounds, the loads masked to
+   `steps` floats (nothing past them is read). Panels whose steps run on for a while (a row-major
+   A, a transposed B, an im2col's channels within one window tap) take it instead of a scalar
+   gather. */
 static inline void transpose16(float *dst, int64_t width, const float *src, const int64_t *lane, int64_t live,
-                               int64_t store) {
+                               int64_t store, int64_t steps) {
+  const __mmask16 in_run = (__mmask16)((1u << steps) - 1u);
   __m512 r[16], t[16];
-  for (int l = 0; l < 16; ++l) r[l] = l < live ? _mm512_loadu_ps(src + lane[l]) : _mm512_setzero_ps();
+  for (int l = 0; l < 16; ++l) r[l] = l < live ? _mm512_maskz_loadu_ps(in_run, src + lane[l]) : _mm512_setzero_ps();
   for (int l = 0; l < 16; l += 2) { /* pairs of rows interleaved */
     t[l] = _mm512_unpacklo_ps(r[l], r[l + 1]);
     t[l + 1] = _mm512_unpackhi_ps(r[l], r[l + 1]);
@@ -282,17 +285,44 @@ static inline void transpose16(float *dst, int64_t width, const float *src, cons
   }
   const __mmask16 keep = (__mmask16)((1u << store) - 1u);
   for (int e = 0; e < 8; ++e) { /* column e and e + 8, all 16 rows */
-    _mm512_mask_storeu_ps(dst + e * width, keep, _mm512_shuffle_f32x4(t[e], t[8 + e], 0x88));
-    _mm512_mask_storeu_ps(dst + (e + 8) * width, keep, _mm512_shuffle_f32x4(t[e], t[8 + e], 0xdd));
+    if (e < steps) _mm512_mask_storeu_ps(dst + e * width, keep, _mm512_shuffle_f32x4(t[e], t[8 + e], 0x88));
+    if (e + 8 < steps) _mm512_mask_storeu_ps(dst + (e + 8) * width, keep, _mm512_shuffle_f32x4(t[e], t[8 + e], 0xdd));
   }
 }
 #endif
 
+/* How many entries of x[0..n), at most `cap`, count up by one from x[0]. */
+static inline int64_t run_length(const int64_t *x, int64_t n, int64_t cap) {
+  int64_t r = 1;
+  while (r < n && r < cap && x[r] == x[0] + r) ++r;
+  return r;
+}
+
+/* Lanes of a panel split into runs that count up by one (an im2col's window taps: the channels
+   of one tap, then a jump): each run copied per step instead of a gather per lane. */
+enum { MAX_LANE_RUNS = 64 };
+typedef struct {
+  int64_t count, first[MAX_LANE_RUNS], length[MAX_LANE_RUNS];
+} lane_runs;
+
+/* The runs of lane[0..live); 0 runs when there are more than MAX_LANE_RUNS or they are too short
+   (fewer than 4 lanes on average) for copies to beat the gather. */
+static inline void find_lane_runs(lane_runs *runs, const int64_t *lane, int64_t live) {
+  runs->count = 0;
+  for (int64_t l = 0; l < live;) {
+    if (runs->count == MAX_LANE_RUNS) { runs->count = 0; return; }
+    const int64_t n = run_length(lane + l, live - l, live);
+    runs->first[runs->count] = l;
+    runs->length[runs->count++] = n;
+    l += n;
+  }
+  if (runs->count * 4 > live) runs->count = 0;
+}
+
 /* One zero-padded panel: dst[q * width + l] = src[lane[l] + step[q]] for the `valid` first
-   lanes l < width, 0 beyond, over q < kc (A panels: lanes are rows; B panels: columns);
-   `steps_run`: consecutive(step, kc), checked once per block by the caller. */
+   lanes l < width, 0 beyond, over q < kc (A panels: lanes are rows; B panels: columns). */
 static inline void pack(float *dst, const float *src, int64_t width, int64_t valid, int64_t kc,
-                        const int64_t *lane, const int64_t *step, int steps_run) {
+                        const int64_t *lane, const int64_t *step) {
   const int64_t live = valid < width ? valid : width;
   const int contiguous = consecutive(lane, live);
   if (contiguous && live == width && copy_panels(dst, src + lane[0], step, kc, 1, width)) return;
@@ -303,21 +333,37 @@ static inline void pack(float *dst, const float *src, int64_t width, int64_t val
     }
     return;
   }
-  int64_t q = 0;
+  lane_runs runs;
+  find_lane_runs(&runs, lane, live);
+  if (runs.count > 0) {
+    for (int64_t q = 0; q < kc; ++q) {
+      const float *s = src + step[q];
+      float *t = dst + q * width;
+      for (int64_t g = 0; g < runs.count; ++g) {
+        const float *from = s + lane[runs.first[g]];
+        float *to = t + runs.first[g];
+        for (int64_t x = 0; x < runs.length[g]; ++x) to[x] = from[x];
+      }
+      for (int64_t l = live; l < width; ++l) t[l] = 0.0f;
+    }
+    return;
+  }
+  for (int64_t q = 0; q < kc;) {
 #if defined(__AVX512F__)
-  if (steps_run) /* 16 x 16 blocks transposed in registers */
-    for (; q + 16 <= kc; q += 16)
+    const int64_t steps = run_length(step + q, kc - q, 16);
+    if (steps >= 4) { /* up to 16 steps x 16 lanes transposed in registers */
       for (int64_t l = 0; l < width; l += 16)
-        transpose16(dst + q * width + l, width, src + step[0] + q, lane + l, live - l < 0 ? 0 : live - l,
-                    width - l < 16 ? width - l : 16);
-#else
-  (void)steps_run;
+        transpose16(dst + q * width + l, width, src + step[q], lane + l, live - l < 0 ? 0 : live - l,
+                    width - l < 16 ? width - l : 16, steps);
+      q += steps;
+      continue;
+    }
 #endif
-  for (; q < kc; ++q) {
     const float *s = src + step[q];
     float *t = dst + q * width;
     for (int64_t l = 0; l < live; ++l) t[l] = s[lane[l]];
     for (int64_t l = live; l < width; ++l) t[l] = 0.0f;
+    ++q;
   }
 }
 
@@ -329,9 +375,7 @@ static inline void pack_block(float *dst, const float *src, int64_t width, int64
   int64_t p = whole > 1 && consecutive(lane, valid) && copy_panels(dst, src + lane[0], step, kc, whole, width)
                   ? whole
                   : 0;
-  const int steps_run = consecutive(step, kc);
-  for (; p < panels; ++p)
-    pack(dst + p * width * kc, src, width, valid - p * width, kc, lane + p * width, step, steps_run);
+  for (; p < panels; ++p) pack(dst + p * width * kc, src, width, valid - p * width, kc, lane + p * width, step);
 }
 
 /* The stride between B's rows when the block's columns run on (lanes contiguous) and its steps
@@ -408,8 +452,7 @@ static inline __attribute__((always_inline)) int rows_of_shape(
         const int64_t ldb = mpanels == 1 ? rows_stride(bc + j2, nb, bk + p0, kc) : 0;
         if (ldb == 0) pack_block(bp, b, nr, nb, kc, bc + j2, bk + p0);
         else if (nb % nr != 0)
-          pack(bp + (npanels - 1) * nr * kc, b, nr, nb % nr, kc, bc + j2 + (npanels - 1) * nr, bk + p0,
-               consecutive(bk + p0, kc));
+          pack(bp + (npanels - 1) * nr * kc, b, nr, nb % nr, kc, bc + j2 + (npanels - 1) * nr, bk + p0);
         for (int64_t ip = 0; ip < mpanels; ++ip) {
           const int64_t rows = mb - ip * mr < mr ? mb - ip * mr : mr;
           const int64_t *r = dr + i3 + ip * mr;
