@@ -103,6 +103,45 @@ std::vector<const ir::For*> foldable(const std::vector<const ir::For*>& loops, c
   return fold;
 }
 
+// A tile's fold and its rows, columns and steps (folded loops counted on the side of the tile
+// axis that plays their role).
+struct Shape {
+  std::vector<const ir::For*> fold;
+  std::int64_t m = 1, n = 1, depth = 1, work = 1;
+};
+
+template <typename InBoth>
+Shape tile_shape(const std::vector<const ir::For*>& loops, const ir::Set& store,
+                 std::initializer_list<const ir::For*> tile, const std::vector<const ir::For*>& rows,
+                 const std::vector<const ir::For*>& cols, const std::vector<const ir::For*>& reductions, InBoth in_both) {
+  const std::vector<const ir::For*> ijk(tile);
+  Shape s{foldable(loops, store, tile, rows, cols, reductions, in_both)};
+  const bool i_in_rows = std::find(rows.begin(), rows.end(), ijk[0]) != rows.end();
+  s.m = extent(*ijk[0]);
+  s.n = extent(*ijk[1]);
+  s.depth = extent(*ijk[2]);
+  for (const ir::For* f : s.fold) {
+    const bool is_row = std::find(rows.begin(), rows.end(), f) != rows.end();
+    const bool is_col = std::find(cols.begin(), cols.end(), f) != cols.end();
+    (is_row ? (i_in_rows ? s.m : s.n) : is_col ? (i_in_rows ? s.n : s.m) : s.depth) *= extent(*f);
+  }
+  s.work = s.m * s.n * s.depth;
+  return s;
+}
+
+// The share of the register tiles' cells that hold cells of d (edges pad the last panels).
+double panel_fill(const Shape& s, const ir::Target& target) {
+  const std::int64_t mr = target.gemm.mr, nr = target.gemm.nr(target.vector_lanes());
+  if (mr <= 0 || nr <= 0) return 1.0;
+  const double padded = static_cast<double>((s.m + mr - 1) / mr * mr) * static_cast<double>((s.n + nr - 1) / nr * nr);
+  return static_cast<double>(s.m * s.n) / padded;
+}
+
+// Swapped tiles: the reduction at least this long (a few k-blocks of the kernel), and the
+// register tiles at least this much fuller.
+constexpr std::int64_t kMinSwappedDepth = 4096;
+constexpr double kSwapGain = 1.15;
+
 }  // namespace
 
 std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t min_tile_work,
@@ -151,16 +190,23 @@ std::optional<MatmulNestPlan> plan_matmul_nest(const ir::For& top, std::int64_t 
   if (!j) j = widest(cols);
   if (!ir::distinct_cells(*store->node, store->index, {axis_of(*i), axis_of(*j)})) return std::nullopt;
 
-  const std::vector<const ir::For*> fold = foldable(loops, *store, {i, j, k}, rows, cols, reductions, in_both);
-  std::int64_t work = extent(*i) * extent(*j) * extent(*k);
-  std::int64_t m = extent(*i), n = extent(*j), depth = extent(*k);
-  for (const ir::For* f : fold) {
-    work *= extent(*f);
-    const bool is_row = std::find(rows.begin(), rows.end(), f) != rows.end();
-    const bool is_col = std::find(cols.begin(), cols.end(), f) != cols.end();
-    (is_row ? m : is_col ? n : depth) *= extent(*f);
+  Shape shape = tile_shape(loops, *store, {i, j, k}, rows, cols, reductions, in_both);
+  // A long reduction into a few cells (a first convolution's weight gradient: 32 output
+  // channels by 75 taps) may fill the register tiles better the other way round, d's unit
+  // stride along the tile's rows: its stores then go through the edge path, paid once per
+  // k-block, which a long reduction repays.
+  const ir::For* i2 = j;
+  const ir::For* j2 = i;
+  if (shape.depth >= kMinSwappedDepth && ir::distinct_cells(*store->node, store->index, {axis_of(*i2), axis_of(*j2)})) {
+    Shape swapped = tile_shape(loops, *store, {i2, j2, k}, rows, cols, reductions, in_both);
+    if (swapped.work == shape.work && panel_fill(swapped, target) > kSwapGain * panel_fill(shape, target)) {
+      i = i2;
+      j = j2;
+      shape = std::move(swapped);
+    }
   }
-  if (work < min_tile_work || !tile_pays(m, n, depth, target)) return std::nullopt;
+  const std::vector<const ir::For*>& fold = shape.fold;
+  if (shape.work < min_tile_work || !tile_pays(shape.m, shape.n, shape.depth, target)) return std::nullopt;
 
   // Target order: cell loops kept outside, reductions kept outside, folded cells, folded
   // reductions (each group in nest order), then i, j, k.

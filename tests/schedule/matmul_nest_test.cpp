@@ -4,6 +4,8 @@
 // of updates); with it, within rounding; skinny nests are left alone.
 #include <gtest/gtest.h>
 
+#include "cannl/ir/tree_mapper.h"
+
 #include "cannl/schedule/default_cpu.h"
 #include "cannl/schedule/trace.h"
 #include "schedule/matmul_nest.h"
@@ -30,7 +32,8 @@ struct Conv {
   ir::Symbol b = ir::fresh_symbol(), oh = ir::fresh_symbol(), ow = ir::fresh_symbol(), co = ir::fresh_symbol(),
              ci = ir::fresh_symbol(), kh = ir::fresh_symbol(), kw = ir::fresh_symbol();
 
-  Conv(std::int64_t b_, std::int64_t s_, std::int64_t c_, std::int64_t f_) : batch(b_), size(s_), channels(c_), features(f_) {}
+  Conv(std::int64_t b_, std::int64_t s_, std::int64_t c_, std::int64_t f_, std::int64_t w_ = 3)
+      : batch(b_), size(s_), channels(c_), features(f_), window(w_) {}
 
   std::vector<ir::AxisIndex> x_at() const { return {it(b), sum(oh, kh), sum(ow, kw), it(ci)}; }
   std::vector<ir::AxisIndex> w_at() const { return {it(co), it(kh), it(kw), it(ci)}; }
@@ -132,6 +135,37 @@ TEST(MatmulNest, FoldedTilesOnTheCBackend) {
           << r.name << (reassociate ? " (licensed)" : "") << "\n" << text;
     }
   }
+}
+
+// A first convolution's weight gradient, 32 output channels by 75 taps (5 x 5 x 3) over a long
+// reduction, fills the 12 x 32 register tiles better with the taps as rows: the tile is swapped,
+// d's unit stride along its rows, and stays bitwise the lowered nest.
+TEST(MatmulNest, FewCellsOverALongReductionTakeTheFullerTileOrientation) {
+  try {
+    (void)test_util::cc();
+  } catch (const BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const Conv c(4, 36, 3, 32, 5);
+  const ir::LoweredRoutine r = c.weight_gradient();
+  const ScheduledRoutine s = default_cpu_schedule(r, options(false));
+  std::vector<std::int64_t> shape;
+  ir::for_each_stmt(s.routine.body, [&](const ir::Stmt& x) {
+    if (const auto* t = std::get_if<ir::TileMma>(&x.node)) shape = {t->rows(), t->cols(), t->steps()};
+  });
+  EXPECT_EQ(shape, (std::vector<std::int64_t>{75, 32, 4 * 32 * 32})) << ir::print_loop_ir(s.routine);
+  const auto params = ir::nodes_of(r.body);
+  const std::vector<test_util::Bytes> inputs = test_inputs(params);
+  const auto serial = test_util::run_on(*test_util::cc(), {r, params}, inputs);
+  const auto tiled = test_util::run_on(*test_util::cc(), {s.routine, params}, inputs);
+  EXPECT_EQ(serial, tiled);
+  // Few steps: the usual orientation (columns along d's unit stride).
+  const Conv short_one(1, 12, 3, 32, 5);
+  const ScheduledRoutine plain = default_cpu_schedule(short_one.weight_gradient(), options(false));
+  ir::for_each_stmt(plain.routine.body, [&](const ir::Stmt& x) {
+    if (const auto* t = std::get_if<ir::TileMma>(&x.node)) shape = {t->rows(), t->cols()};
+  });
+  EXPECT_EQ(shape, (std::vector<std::int64_t>{32, 75}));
 }
 
 TEST(MatmulNest, FoldingNeedsRolesAndInjectiveCells) {

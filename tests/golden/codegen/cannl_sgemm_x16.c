@@ -291,6 +291,20 @@ static inline void transpose16(float *dst, int64_t width, const float *src, cons
 }
 #endif
 
+/* dst[0..n) = src[0..n) for a short run: masked vector moves where the target has them (no
+   read past the run). */
+static inline void copy_run(float *dst, const float *src, int64_t n) {
+#if defined(__AVX512F__)
+  for (; n >= 16; n -= 16, src += 16, dst += 16) _mm512_storeu_ps(dst, _mm512_loadu_ps(src));
+  if (n > 0) {
+    const __mmask16 live = (__mmask16)((1u << n) - 1u);
+    _mm512_mask_storeu_ps(dst, live, _mm512_maskz_loadu_ps(live, src));
+  }
+#else
+  for (int64_t x = 0; x < n; ++x) dst[x] = src[x];
+#endif
+}
+
 /* How many entries of x[0..n), at most `cap`, count up by one from x[0]. */
 static inline int64_t run_length(const int64_t *x, int64_t n, int64_t cap) {
   int64_t r = 1;
@@ -339,11 +353,7 @@ static inline void pack(float *dst, const float *src, int64_t width, int64_t val
     for (int64_t q = 0; q < kc; ++q) {
       const float *s = src + step[q];
       float *t = dst + q * width;
-      for (int64_t g = 0; g < runs.count; ++g) {
-        const float *from = s + lane[runs.first[g]];
-        float *to = t + runs.first[g];
-        for (int64_t x = 0; x < runs.length[g]; ++x) to[x] = from[x];
-      }
+      for (int64_t g = 0; g < runs.count; ++g) copy_run(t + runs.first[g], s + lane[runs.first[g]], runs.length[g]);
       for (int64_t l = live; l < width; ++l) t[l] = 0.0f;
     }
     return;
