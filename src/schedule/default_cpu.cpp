@@ -46,6 +46,9 @@ constexpr std::int64_t kReductionPartials = 4;
 // Windowed reductions (window_round): trailing reduction loops of at most this many iterations
 // accumulate in a register (longer ones are the interleaved Split_reduce's).
 constexpr std::int64_t kMaxPrivatizedWindow = 64;
+// Unit-stride loops sink below trailing loops of at most this many iterations together (a
+// pooling window), so they vectorize.
+constexpr std::int64_t kMaxSunkWindow = 16;
 
 class Scheduler {
  public:
@@ -54,6 +57,7 @@ class Scheduler {
   ScheduledRoutine run() {
     if (options_.tensorize) timed("tensorize", [&] { tensorize_round(); });
     timed("strided_gemv", [&] { strided_gemv_round(); });
+    if (options_.vectorize) timed("sink_unit_stride", [&] { sink_unit_stride_round(); });
     timed("window", [&] { window_round(); });
     timed("grid", [&] { grid_round(); });
     if (options_.reassociate && options_.vectorize) timed("reassociate", [&] { reassociate_round(); });
@@ -326,6 +330,45 @@ class Scheduler {
     }
   }
 
+  // ---- unit stride innermost ----
+  // Nests ending in short loops that step across the store (a pooling window: d[b, 2i + r,
+  // 2j + s, c] over r, s) with the loop along d's unit stride above them (the channels): that
+  // loop moves innermost by adjacent Swaps, so the vectorize round takes it. Each cell keeps its
+  // order of updates (the Swaps are checked): bitwise.
+  void sink_unit_stride_round() {
+    std::vector<Plan> plans;
+    for (const Candidate& c : nest_tops()) {
+      ir::StmtRef leaf;
+      const std::vector<const ir::For*> loops = detail::perfect_nest(*c.site.loop, leaf);
+      const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+      if (!store || store->index.empty() || loops.size() < 2) continue;
+      std::size_t first_short = loops.size();
+      std::int64_t window = 1;
+      while (first_short > 1 && loops[first_short - 1]->end - loops[first_short - 1]->begin <= kMaxSunkWindow &&
+             window * (loops[first_short - 1]->end - loops[first_short - 1]->begin) <= kMaxSunkWindow) {
+        --first_short;
+        window *= loops[first_short]->end - loops[first_short]->begin;
+      }
+      if (first_short == loops.size() || contiguous_index(*store, loops.back()->index)) continue;
+      const ir::For* unit = loops[first_short - 1];
+      if (unit->axis != ir::AxisType::Serial || unit->end - unit->begin < 16 || !contiguous_index(*store, unit->index))
+        continue;
+      Plan plan{c.segment, {}};
+      for (std::size_t k = first_short; k < loops.size(); ++k) plan.steps.push_back(Swap{unit->index, loops[k]->index});
+      plans.push_back(std::move(plan));
+    }
+    push_each(plans);
+  }
+  // Whether loop `s` steps along the last axis of the store with coefficient 1 and no other axis.
+  static bool contiguous_index(const ir::Set& x, ir::Symbol s) {
+    const ir::AxisIndex& last = x.index.back();
+    const bool unit = std::any_of(last.terms.begin(), last.terms.end(),
+                                  [&](const ir::AffineTerm& t) { return t.symbol == s && t.coeff == 1; });
+    for (std::size_t d = 0; d + 1 < x.index.size(); ++d)
+      if (x.index[d].mentions(s)) return false;
+    return unit;
+  }
+
   // ---- grid ----
   // ---- windowed reductions: the accumulator cell privatized over the window loops ----
   void window_round() {
@@ -421,15 +464,9 @@ class Scheduler {
   bool contiguous_store(const ir::For& f) const {
     const auto body = flatten_seq(f.body);
     const auto* x = body.size() == 1 ? std::get_if<ir::Set>(&body[0]->node) : nullptr;
-    if (!x || x->index.empty()) return false;
-    const ir::AxisIndex& last = x->index.back();
-    const bool unit = std::any_of(last.terms.begin(), last.terms.end(),
-                                  [&](const ir::AffineTerm& t) { return t.symbol == f.index && t.coeff == 1; });
-    for (std::size_t d = 0; d + 1 < x->index.size(); ++d)
-      if (x->index[d].mentions(f.index)) return false;
     // An accumulation into d[.., s] (a bias gradient summing rows) is elementwise along s: each
     // lane keeps its own cell's order of updates.
-    return unit;
+    return x && !x->index.empty() && contiguous_index(*x, f.index);
   }
   void vectorize_round() {
     std::vector<std::pair<std::size_t, ir::Symbol>> found;

@@ -270,8 +270,14 @@ std::optional<SplitPartialsPlan> plan_split_partials(const ir::For& top, std::in
   SplitPartialsPlan plan{split(outer_reduction->index, extent(*outer_reduction) / partials), {}};
   plan.partials.top = plan.split.outer;
   plan.partials.keep.push_back(plan.split.outer);
-  for (const ir::For* f : loops)
-    if (ir::mentions(store->index, f->index)) plan.partials.keep.push_back(f->index);
+  // The cells in d's axis order, so p is laid out like d (its unit stride d's): the tile over p
+  // then reads its operands along the same runs as one over d would.
+  for (const ir::AxisIndex& axis : store->index)
+    for (const ir::For* f : loops)
+      if (axis.mentions(f->index) &&
+          std::find(plan.partials.keep.begin(), plan.partials.keep.end(), f->index) == plan.partials.keep.end())
+        plan.partials.keep.push_back(f->index);
+  plan.partials = with_scatter_loops(std::move(plan.partials));
   return plan;
 }
 

@@ -78,26 +78,28 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StageParti
   for (const ir::For* f : loops)
     if (f->axis != ir::AxisType::Serial)
       throw_schedule_error(r, f->index, action, "the nest's loops must be Serial", "stage the partials before annotating");
-  // Kept enclosing loops first (each iteration of them its own partials), then kept nest loops.
-  std::vector<const ir::For*> outer, kept;
-  for (const ir::For* f : site.enclosing)
-    if (std::find(t.keep.begin(), t.keep.end(), f->index) != t.keep.end()) outer.push_back(f);
-  for (const ir::For* f : loops)
-    if (std::find(t.keep.begin(), t.keep.end(), f->index) != t.keep.end()) kept.push_back(f);
-  if (outer.size() + kept.size() != t.keep.size())
-    throw_schedule_error(r, t.top, action, "every kept loop must be a loop of the nest or one enclosing it",
-                         "loops of the perfect nest under the top, or loops around it");
+  // The kept loops in `keep` order: enclosing ones (each iteration of them its own partials)
+  // and the nest's.
+  std::vector<const ir::For*> axes, outer, kept;
+  for (const ir::Symbol s : t.keep) {
+    const auto in = [&](const std::vector<const ir::For*>& fs) {
+      const auto at = std::find_if(fs.begin(), fs.end(), [&](const ir::For* f) { return f->index == s; });
+      return at == fs.end() ? nullptr : *at;
+    };
+    if (const ir::For* f = in(loops)) kept.push_back(f), axes.push_back(f);
+    else if (const ir::For* g = in(site.enclosing)) outer.push_back(g), axes.push_back(g);
+    else
+      throw_schedule_error(r, t.top, action, "every kept loop must be a loop of the nest or one enclosing it",
+                           "loops of the perfect nest under the top, or loops around it");
+  }
   for (const ir::For* f : loops)
     if (ir::mentions(store->index, f->index) && std::find(kept.begin(), kept.end(), f) == kept.end())
       throw_schedule_error(r, f->index, action, "the target's index mentions a loop that is not kept",
                            "keep every loop the store's index mentions");
 
-  // p: one axis per kept loop (enclosing ones, then the nest's, in order), indexed from the
-  // loop's begin.
+  // p: one axis per kept loop, in `keep` order, indexed from the loop's begin.
   std::vector<std::int64_t> dims;
   std::vector<ir::AxisIndex> p_at;
-  std::vector<const ir::For*> axes = outer;
-  axes.insert(axes.end(), kept.begin(), kept.end());
   for (const ir::For* f : axes) {
     dims.push_back(f->end - f->begin);
     p_at.push_back(ir::AxisIndex{{{1, f->index}}, -f->begin});

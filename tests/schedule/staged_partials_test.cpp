@@ -61,8 +61,8 @@ ir::LoweredRoutine first_conv_weight_gradient() {
 }
 
 // p[b, h, w, c] = max over a 2x2 window (stride 2) of x, starting from -inf: loops b, h, w, c, r, s.
-ir::LoweredRoutine max_pool() {
-  const std::int64_t batch = 8, size = 12, channels = 6;
+ir::LoweredRoutine max_pool(std::int64_t channels = 6) {
+  const std::int64_t batch = 8, size = 12;
   const auto x = ir::make_node("x", ir::DType::F32, {batch, 2 * size, 2 * size, channels});
   const auto p = ir::make_node("p", ir::DType::F32, {batch, size, size, channels});
   const ir::Symbol b = ir::fresh_symbol(), h = ir::fresh_symbol(), w = ir::fresh_symbol(), c = ir::fresh_symbol(),
@@ -197,6 +197,35 @@ TEST(WindowedReductions, MaxPoolIsPrivatizedOverItsWindowBitwise) {
                           [](const Transform& t) { return std::holds_alternative<Privatize>(t); }))
       << ir::print_loop_ir(s.routine);
   EXPECT_EQ(compare(run_interp(r), agree_on_both(s.routine), Tolerance::Bitwise), "");
+}
+
+// The max pool's gradient: dx[b, 2h + r, 2w + s, c] += where(eq(p[b, h, w, c], x[..]), dp[b, h, w, c], 0).
+ir::LoweredRoutine max_pool_gradient(std::int64_t channels) {
+  const std::int64_t batch = 4, size = 6;
+  const auto x = ir::make_node("x", ir::DType::F32, {batch, 2 * size, 2 * size, channels});
+  const auto dx = ir::make_node("dx", ir::DType::F32, {batch, 2 * size, 2 * size, channels});
+  const auto p = ir::make_node("p", ir::DType::F32, {batch, size, size, channels});
+  const auto dp = ir::make_node("dp", ir::DType::F32, {batch, size, size, channels});
+  const ir::Symbol b = ir::fresh_symbol(), h = ir::fresh_symbol(), w = ir::fresh_symbol(), c = ir::fresh_symbol(),
+                   r = ir::fresh_symbol(), s = ir::fresh_symbol();
+  const std::vector<ir::AxisIndex> cell{it(b), it(h), it(w), it(c)}, at{it(b), sum(h, r, 2), sum(w, s, 2), it(c)};
+  const auto hit = ir::apply(ir::Op::Cmpeq, ir::DType::F32, {ir::get(p, cell), ir::get(x, at)});
+  const auto routed = ir::apply(ir::Op::Where, ir::DType::F32, {hit, ir::get(dp, cell), ir::constant(0, ir::DType::F32)});
+  ir::StmtRef nest = ir::set(dx, at, ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(dx, at), routed}));
+  const std::pair<ir::Symbol, std::int64_t> inner_first[] = {{s, 2}, {r, 2}, {c, channels}, {w, size}, {h, size}, {b, batch}};
+  for (const auto& [sym, n] : inner_first) nest = ir::for_loop(sym, 0, n, nest);
+  return {"max_pool_dx", ir::seq({ir::zero_out(dx), nest}), {}};
+}
+
+// With channels enough for a vector, the pooling nests move the channels below the window loops
+// and vectorize them (the gradient's comparison as a lane mask): bitwise on both backends.
+TEST(WindowedReductions, PoolingNestsVectorizeAlongTheChannelsBitwise) {
+  for (const ir::LoweredRoutine& r : {max_pool(32), max_pool_gradient(32)}) {
+    const ScheduledRoutine s = default_cpu_schedule(r, licensed());
+    const std::string text = ir::print_loop_ir(s.routine);
+    EXPECT_TRUE(has(text, "in [0, 32) vectorized:")) << r.name << "\n" << text;
+    EXPECT_EQ(compare(run_interp(r), agree_on_both(s.routine), Tolerance::Bitwise), "") << r.name;
+  }
 }
 
 }  // namespace

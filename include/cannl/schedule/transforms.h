@@ -106,8 +106,9 @@ struct Privatize { int node_id = -1; ir::Symbol over; };
 /// chunk anyway. Split the consumer like the anchor first to fuse into a chunk loop.
 struct FuseEpilogue { int target_id = -1; ir::Symbol anchor; };
 /// The perfect nest under `top` around one accumulation d[idx] = d[idx] + v (or fma(x, y, d))
-/// accumulates into a fresh node p (one axis per `keep` loop, in nest order; keep must hold every
-/// nest loop d's index mentions), zeroed first, then a second nest adds p into d in keep order.
+/// accumulates into a fresh node p (one axis per `keep` loop, in keep order: p's layout; keep
+/// must hold every nest loop d's index mentions), zeroed first, then a second nest adds p into d
+/// in keep order.
 /// Re-associates each cell's sum (licensed like Swap's reductions): p is injective over its
 /// loops, so a shared store (a convolution's input gradient) becomes a tile folding all its
 /// cells, and a kept reduction loop gives independent partials. `keep` may also name loops

@@ -68,6 +68,10 @@ struct VectorExpr {
            " cannl_ib))))); })";
   }
 
+  std::string compare(const std::string& a, const std::string& op, const std::string& b, const std::string& mask) const {
+    return "((" + w.type + ")((" + atom(a) + op + atom(b) + ") & (" + mask + ")" + w.type + "_splat(1.0f)))";
+  }
+
   std::optional<std::string> apply(const ir::Apply& a) const {
     std::vector<std::string> v;
     for (const auto& x : a.args) {
@@ -101,6 +105,10 @@ struct VectorExpr {
         const std::string taken = "(" + atom(v[0]) + " != " + zero + ")";
         return "((" + w.type + ")((" + taken + " & " + bits(v[1]) + ") | (~" + taken + " & " + bits(v[2]) + ")))";
       }
+      // 1.0f where the comparison holds, else +0 (NaN compares unequal and not less, as scalar).
+      case ir::Op::Cmplt: return compare(v[0], " < ", v[1], mask);
+      case ir::Op::Cmpeq: return compare(v[0], " == ", v[1], mask);
+      case ir::Op::Cmpne: return compare(v[0], " != ", v[1], mask);
       case ir::Op::Max: return min_max(v[0], v[1], mask, true);
       case ir::Op::Min: return min_max(v[0], v[1], mask, false);
       default: return std::nullopt;
