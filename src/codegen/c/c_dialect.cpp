@@ -8,6 +8,14 @@
 
 namespace cannl::codegen {
 
+namespace {
+
+// ZeroOuts of at least this many bytes are shared out over the OpenMP team: one thread's memset
+// of several megabytes leaves the other cores idle.
+constexpr std::size_t kSharedZeroBytes = std::size_t{4} << 20;
+
+}  // namespace
+
 std::string CDialect::pointer_param(const std::string& type, const std::string& ident) const {
   // Distinct nodes never share storage, which is what `restrict` promises the compiler.
   return type + " *restrict " + ident;
@@ -56,6 +64,11 @@ void CDialect::append_prelude_helpers(std::vector<PreludeHelper>& out, const ir:
                  {"CANNL_STATUS_OK"}});
   append_parallel_helpers(out);
   if (target.vector_bytes > 0) append_simd_helpers(out, simd_width(target.vector_bytes));
+}
+
+std::string CDialect::zero_out(const std::string& ident, std::int64_t elements, std::size_t bytes) const {
+  if (bytes < kSharedZeroBytes) return CLikePrinter::zero_out(ident, elements, bytes);
+  return "cannl_zero_shared(" + ident + ", " + std::to_string(bytes) + ");";
 }
 
 std::string CDialect::vector_type(ir::DType t, int lanes) const {

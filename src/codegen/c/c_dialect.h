@@ -28,6 +28,8 @@ class CDialect : public CLikePrinter {
 
   void append_prelude_helpers(std::vector<PreludeHelper>& out, const ir::Target& target) const override;
   void print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
+  /// Large buffers are zeroed by the OpenMP team (cannl_zero_shared), a piece per thread.
+  std::string zero_out(const std::string& ident, std::int64_t elements, std::size_t bytes) const override;
   void print_vectorized(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
   void print_tile(BodyPrinter& p, const ir::TileMma& t) const override;
   std::string vector_type(ir::DType t, int lanes) const override;

@@ -180,6 +180,24 @@ void append_parallel_helpers(std::vector<PreludeHelper>& out) {
                  "  if (chunks <= 0) chunks = 1;\n"
                  "  return chunks < extent ? chunks : extent;\n}\n",
                  {"cannl_omp"}});
+  out.push_back({"cannl_zero_shared",
+                 "/* memset of a large buffer, a contiguous piece per pool thread (alone when already in a\n"
+                 "   parallel region or without OpenMP). */\n"
+                 "$P void cannl_zero_shared(void *p, size_t bytes) {\n"
+                 "#ifdef _OPENMP\n"
+                 "  const int64_t pieces = omp_in_parallel() ? 1 : (int64_t)omp_get_max_threads();\n"
+                 "  if (pieces > 1) {\n"
+                 "    #pragma omp parallel for schedule(static)\n"
+                 "    for (int64_t k = 0; k < pieces; ++k) {\n"
+                 "      const size_t lo = bytes / 64 * (size_t)k / (size_t)pieces * 64;\n"
+                 "      const size_t hi = k + 1 == pieces ? bytes : bytes / 64 * (size_t)(k + 1) / (size_t)pieces * 64;\n"
+                 "      memset((char *)p + lo, 0, hi - lo);\n"
+                 "    }\n"
+                 "    return;\n"
+                 "  }\n"
+                 "#endif\n"
+                 "  memset(p, 0, bytes);\n}\n",
+                 {"cannl_omp"}});
 }
 
 }  // namespace cannl::codegen
