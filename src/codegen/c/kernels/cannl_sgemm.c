@@ -443,7 +443,11 @@ static inline __attribute__((always_inline)) int rows_of_shape(
     for (int64_t p0 = 0; p0 < k; p0 += KC) {
       const int64_t kc = k - p0 < KC ? k - p0 : KC;
       const int fresh = zero && p0 == 0; /* C starts at zero: set, not loaded */
-      pack_block(ap, a, mr, mb, kc, ar + i3, ak + p0);
+      /* With all the columns in one block each row panel serves its tiles right after it is
+         packed: packed then, it is still in the first-level cache (a convolution's im2col rows).
+         Rows that run on in memory are still packed together, a source row at a time. */
+      const int just_in_time = n <= NC && !consecutive(ar + i3, mb);
+      if (!just_in_time) pack_block(ap, a, mr, mb, kc, ar + i3, ak + p0);
       for (int64_t j2 = 0; j2 < n; j2 += NC) {
         const int64_t nb = n - j2 < NC ? n - j2 : NC;
         const int64_t npanels = (nb + nr - 1) / nr;
@@ -457,6 +461,7 @@ static inline __attribute__((always_inline)) int rows_of_shape(
           const int64_t rows = mb - ip * mr < mr ? mb - ip * mr : mr;
           const int64_t *r = dr + i3 + ip * mr;
           const float *ai = ap + ip * mr * kc;
+          if (just_in_time) pack(ap + ip * mr * kc, a, mr, mb - ip * mr, kc, ar + i3 + ip * mr, ak + p0);
           for (int64_t jp = 0; jp < npanels; ++jp) {
             const int64_t cols = nb - jp * nr < nr ? nb - jp * nr : nr;
             const int64_t *c = dc + j2 + jp * nr;
