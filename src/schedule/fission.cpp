@@ -379,7 +379,7 @@ void check_hardware_limits(const Segment& segment, const ir::Target& target) {
   }
   if (g.shared_bytes > limits.max_shared_bytes)
     fail("workgroup-shared memory (bytes)", g.shared_bytes, "max_shared_bytes", limits.max_shared_bytes,
-         "smaller staged tiles");
+         "smaller staged tiles (gpu_tile_bm, gpu_tile_bn, gpu_tile_bk)");
 }
 
 }  // namespace cannl::schedule

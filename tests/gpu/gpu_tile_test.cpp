@@ -13,6 +13,8 @@
 
 #include "../interp/test_memory.h"
 #include "backends/run_util.h"
+#include "cannl/support/config.h"
+#include "cannl/support/error.h"
 #include "cannl/interp/interpreter.h"
 #include "cannl/ir/target.h"
 #include "cannl/ir/tree_mapper.h"
@@ -215,6 +217,29 @@ TEST(GpuTile, AConvolutionFoldsIntoOneTile) {
   });
   EXPECT_TRUE(folded) << ir::print_loop_ir(scheduled);
   expect_bitwise(r, scheduled, t);
+}
+
+// The gpu_tile_* keys replace the device's blocking: one whose staged slices exceed the device's
+// shared memory is a ScheduleError before the driver sees the kernel; one without whole register
+// tiles per block is a ConfigError.
+TEST(GpuTile, ConfiguredBlockingsAreCheckedBeforeTheDriver) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  test_util::ConfigGuard guard;
+  const std::int64_t shared = gpu->target().gpu.max_shared_bytes;
+  const std::int64_t bk = shared / ((65 + 65) * 4) + 1;
+  if (bk > (1 << 16)) GTEST_SKIP() << "the device's shared memory holds any configurable slice";
+  config::set_override("gpu_tile_bk", std::to_string(bk));
+  ASSERT_EQ(gpu->target().gpu_tile.bk, bk);
+  const ir::LoweredRoutine r = matmul({64, 64, 2 * bk});
+  try {
+    (void)gpu->compile({gpu->default_schedule(r), ir::nodes_of(r.body)});
+    FAIL() << "compiled a tile staging " << bk << "-step slices";
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_shared_bytes of " + std::to_string(shared)), std::string::npos) << e.what();
+  }
+  config::set_override("gpu_tile_tm", "5");
+  EXPECT_THROW((void)gpu->target(), ConfigError);
 }
 
 }  // namespace
