@@ -256,8 +256,8 @@ TEST(Fission, SharedMemoryOverTheHardwareLimitIsAScheduleError) {
 // A blocked matmul tile is a launch of its own (never merged with the nests around it), and its
 // staged slices count against the device's shared memory: a blocking over it is a ScheduleError.
 TEST(Fission, ABlockedTileIsItsOwnKernelAndItsStagingIsChecked) {
-  const Matmul mm(70, 90, 40);
-  const auto out = matrix("out", 70, 90), in = matrix("in", 70, 90);
+  const Matmul mm(70, 33, 2);
+  const auto out = matrix("out", 70, 33), in = matrix("in", 70, 2);
   const ir::LoweredRoutine r{"tile_between", ir::seq({Map2{mm.a, in}.nest(), mm.nest(), Map2{out, mm.c}.nest()}), {}};
   ir::Target t = gpu_test_target();
   const ir::LoweredRoutine low = lower_for_target(default_gpu_schedule(r, {.target = t}), t);
