@@ -10,7 +10,7 @@
 //       every thread copies its share of a[rows, k0 .. k0 + 16) and b[k0 .., cols] into the
 //       staged slices (consecutive threads along the operand's unit stride; 0 outside the tile);
 //       barrier;
-//       for (kk = 0; kk < min(16, steps - k0); ++kk): acc[m * 4 + n] = fma(a_m, b_n, acc[..])
+//       for (kk = 0; kk < 16 (the last slice: what is left); ++kk): acc[m * 4 + n] = fma(a_m, b_n, acc[..])
 //       barrier;
 //     }
 //     d[cell] = acc[m * 4 + n] for the cells inside the tile
@@ -20,8 +20,9 @@
 // takes its steps in increasing order, each one fma when the tile is `fused` and a rounded
 // multiply then a rounded add otherwise (the dialects never contract: NVRTC --fmad=false,
 // OpenCL FP_CONTRACT OFF), and the staging's zero fill is never added: the last slice's loop
-// stops at the tile's steps. Folded tiles (an implicit im2col) find each row's, column's and
-// step's offset by index arithmetic over their loops (outermost first, so steps keep nest order).
+// stops at the tile's steps (every loop has a constant length the device compiler unrolls).
+// Folded tiles (an implicit im2col) find each row's, column's and step's offset by index
+// arithmetic over their loops (outermost first, so steps keep nest order).
 #include <cstdlib>
 
 #include "cannl/support/error.h"
@@ -152,34 +153,58 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
     }
     p.line("const " + ix + " cannl_cell = " + first + " + cannl_x, cannl_step = " + k0 + " + cannl_kk;");
     const std::string value = base(o) + group_offset(cells, o, "cannl_cell") + " + " + group_offset(groups.steps, o, "cannl_step") + "]";
-    p.line(slice + "[cannl_kk * " + std::to_string(pitch) + " + cannl_x] = cannl_cell < " + std::to_string(extent) + " && cannl_step < " +
-           std::to_string(steps) + " ? " + p.load(value, o.node->dtype) + " : " + zero + ";");
+    // Guards only where a block or slice can reach past the tile (the device cannot know).
+    std::string inside;
+    if (extent % block != 0) inside = "cannl_cell < " + std::to_string(extent);
+    if (steps % b.bk != 0) inside += (inside.empty() ? "" : " && ") + std::string("cannl_step < ") + std::to_string(steps);
+    const std::string loaded = p.load(value, o.node->dtype);
+    p.line(slice + "[cannl_kk * " + std::to_string(pitch) + " + cannl_x] = " +
+           (inside.empty() ? loaded : inside + " ? " + loaded + " : " + zero) + ";");
     close(p);
   };
   stage(as, t.a, groups.rows, row0, b.bm, a_pitch, rows);
   stage(bs, t.b, groups.cols, col0, b.bn, b_pitch, cols);
   p.line(barrier());
-  // The slice's steps in increasing order; the last slice stops at the tile's steps (its zero
-  // fill is never added: +0 would turn a -0 sum into +0).
-  p.line("const " + ix + " cannl_kn = " + std::to_string(steps) + " - " + k0 + " < " + std::to_string(b.bk) + " ? " +
-         std::to_string(steps) + " - " + k0 + " : " + std::to_string(b.bk) + ";");
-  p.line("for (" + ix + " cannl_kk = 0; cannl_kk < cannl_kn; ++cannl_kk) {");
-  p.indent();
-  p.line(type + " cannl_ar[" + std::to_string(b.tm) + "], cannl_br[" + std::to_string(b.tn) + "];");
-  unrolled_for(p, "cannl_m", b.tm);
-  p.line("cannl_ar[cannl_m] = " + as + "[cannl_kk * " + std::to_string(a_pitch) + " + " + ty + " + " + std::to_string(ty_count) + " * cannl_m];");
-  close(p);
-  unrolled_for(p, "cannl_n", b.tn);
-  p.line("cannl_br[cannl_n] = " + bs + "[cannl_kk * " + std::to_string(b_pitch) + " + " + tx + " + " + std::to_string(tx_count) + " * cannl_n];");
-  close(p);
-  unrolled_for(p, "cannl_m", b.tm);
-  unrolled_for(p, "cannl_n", b.tn);
-  const std::string c = acc + "[cannl_m * " + std::to_string(b.tn) + " + cannl_n]";
-  const std::string f = t.dtype == ir::DType::F64 ? "fma" : "fmaf";
-  p.line(c + " = " + (t.fused ? f + "(cannl_ar[cannl_m], cannl_br[cannl_n], " + c + ")" : c + " + cannl_ar[cannl_m] * cannl_br[cannl_n]") + ";");
-  close(p);
-  close(p);
-  close(p);
+  // The slice's steps in increasing order. Full slices take a loop of constant length the
+  // compiler unrolls; the last one, when the steps leave a remainder, stops at the tile's steps
+  // (its zero fill is never added: +0 would turn a -0 sum into +0).
+  const auto slice = [&](std::int64_t length) {
+    unrolled_for(p, "cannl_kk", length);
+    p.line(type + " cannl_ar[" + std::to_string(b.tm) + "], cannl_br[" + std::to_string(b.tn) + "];");
+    unrolled_for(p, "cannl_m", b.tm);
+    p.line("cannl_ar[cannl_m] = " + as + "[cannl_kk * " + std::to_string(a_pitch) + " + " + ty + " + " +
+           std::to_string(ty_count) + " * cannl_m];");
+    close(p);
+    unrolled_for(p, "cannl_n", b.tn);
+    p.line("cannl_br[cannl_n] = " + bs + "[cannl_kk * " + std::to_string(b_pitch) + " + " + tx + " + " +
+           std::to_string(tx_count) + " * cannl_n];");
+    close(p);
+    unrolled_for(p, "cannl_m", b.tm);
+    unrolled_for(p, "cannl_n", b.tn);
+    const std::string c = acc + "[cannl_m * " + std::to_string(b.tn) + " + cannl_n]";
+    const std::string f = t.dtype == ir::DType::F64 ? "fma" : "fmaf";
+    p.line(c + " = " +
+           (t.fused ? f + "(cannl_ar[cannl_m], cannl_br[cannl_n], " + c + ")" : c + " + cannl_ar[cannl_m] * cannl_br[cannl_n]") +
+           ";");
+    close(p);
+    close(p);
+    close(p);
+  };
+  const std::int64_t last = steps % b.bk;
+  if (last == 0) {
+    slice(b.bk);
+  } else if (steps < b.bk) {
+    slice(last);
+  } else {
+    p.line("if (" + k0 + " + " + std::to_string(b.bk) + " <= " + std::to_string(steps) + ") {");
+    p.indent();
+    slice(b.bk);
+    p.dedent();
+    p.line("} else {");
+    p.indent();
+    slice(last);
+    close(p);
+  }
   p.line(barrier());
   close(p);
   unrolled_for(p, "cannl_m", b.tm);

@@ -38,16 +38,16 @@ extern "C" __global__ void __launch_bounds__(256) gpu_matmul_k0(
       for (int32_t cannl_e = cannl_tid; cannl_e < 1024; cannl_e += 256) {
         const int32_t cannl_kk = cannl_e % 16, cannl_x = cannl_e / 16;
         const int32_t cannl_cell = cannl_row0 + cannl_x, cannl_step = cannl_k0 + cannl_kk;
-        cannl_ta_i0[cannl_kk * 65 + cannl_x] = cannl_cell < 256 && cannl_step < 192 ? x[((0)*192 + 0) + (cannl_cell * 192) + (cannl_step)] : 0;
+        cannl_ta_i0[cannl_kk * 65 + cannl_x] = x[((0)*192 + 0) + (cannl_cell * 192) + (cannl_step)];
       }
       for (int32_t cannl_e = cannl_tid; cannl_e < 1024; cannl_e += 256) {
         const int32_t cannl_kk = cannl_e % 16, cannl_x = cannl_e / 16;
         const int32_t cannl_cell = cannl_col0 + cannl_x, cannl_step = cannl_k0 + cannl_kk;
-        cannl_tb_i0[cannl_kk * 65 + cannl_x] = cannl_cell < 128 && cannl_step < 192 ? w[((0)*192 + 0) + (cannl_cell * 192) + (cannl_step)] : 0;
+        cannl_tb_i0[cannl_kk * 65 + cannl_x] = w[((0)*192 + 0) + (cannl_cell * 192) + (cannl_step)];
       }
       __syncthreads();
-      const int32_t cannl_kn = 192 - cannl_k0 < 16 ? 192 - cannl_k0 : 16;
-      for (int32_t cannl_kk = 0; cannl_kk < cannl_kn; ++cannl_kk) {
+      #pragma unroll
+      for (int cannl_kk = 0; cannl_kk < 16; ++cannl_kk) {
         float cannl_ar[4], cannl_br[4];
         #pragma unroll
         for (int cannl_m = 0; cannl_m < 4; ++cannl_m) {
