@@ -55,8 +55,15 @@ class GeometryWalker {
     (grid ? h.grid : h.block) = slot + 1;
     return h;
   }
-  // A tile's fallback is what a GPU runs (no GPU micro-kernel), so its loops count.
-  Heights visit(const TileMma& t) { return walk(t.fallback); }
+  // A blocked tile is a launch of its own: its workgroups on Grid slot 0, its threads on
+  // Workgroup slot 0, its staged slices in shared memory. Otherwise its fallback is what runs.
+  Heights visit(const TileMma& t) {
+    if (!t.blocking.blocked()) return walk(t.fallback);
+    g_.grid[0] = std::max(g_.grid[0], t.blocks());
+    g_.block[0] = std::max(g_.block[0], t.blocking.threads());
+    tile_bytes_ += t.blocking.shared_bytes(static_cast<std::int64_t>(dtype_bytes(t.dtype)));
+    return {1, 1};
+  }
   template <typename Other>
   Heights visit(const Other&) {
     return {};
@@ -64,9 +71,11 @@ class GeometryWalker {
 
   KernelGeometry& g_;
   std::int64_t reductions_ = 0;
+  std::int64_t tile_bytes_ = 0;
 
  public:
   std::int64_t reductions() const { return reductions_; }
+  std::int64_t tile_bytes() const { return tile_bytes_; }
 };
 
 }  // namespace
@@ -76,7 +85,7 @@ KernelGeometry kernel_geometry(const StmtRef& body) {
   GeometryWalker walker(g);
   walker.walk(body);
   // Each rendered block reduction declares its own shared array (block_reduction.h).
-  g.shared_bytes += walker.reductions() * block_reduction_bytes(g.threads_per_block());
+  g.shared_bytes += walker.reductions() * block_reduction_bytes(g.threads_per_block()) + walker.tile_bytes();
   return g;
 }
 

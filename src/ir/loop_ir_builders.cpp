@@ -120,6 +120,15 @@ std::int64_t TileMma::rows() const { return extent_product(i, outer_i); }
 std::int64_t TileMma::cols() const { return extent_product(j, outer_j); }
 std::int64_t TileMma::steps() const { return extent_product(k, outer_k); }
 
+std::int64_t TileMma::blocks() const {
+  if (!blocking.blocked()) return 1;
+  return ((rows() + blocking.bm - 1) / blocking.bm) * ((cols() + blocking.bn - 1) / blocking.bn);
+}
+
+bool TileBlocking::valid() const {
+  return bm > 0 && bn > 0 && bk > 0 && tm > 0 && tn > 0 && bm % tm == 0 && bn % tn == 0;
+}
+
 std::vector<StmtRef> flatten_seq(const StmtRef& s) {
   const auto* q = std::get_if<Seq>(&s->node);
   if (!q) return {s};
@@ -161,6 +170,7 @@ bool distinct_cells(const TensorNode& node, const std::vector<AxisIndex>& index,
 StmtRef tile_mma(TileMma tile) {
   internal_check(tile.fallback != nullptr && tile.d.node && tile.a.node && tile.b.node,
                  "tile_mma: null fallback or operand");
+  internal_check(!tile.blocking.blocked() || tile.blocking.valid(), "tile_mma: an invalid GPU blocking");
   return std::make_shared<const Stmt>(Stmt{std::move(tile)});
 }
 

@@ -146,6 +146,11 @@ class LoopIrPrinter {
   void visit(const Barrier&, const std::string& indent, std::string& out) {
     out += indent + "barrier\n";
   }
+  static std::string blocking(const TileBlocking& b) {
+    if (!b.blocked()) return "";
+    return " (blocks " + std::to_string(b.bm) + "x" + std::to_string(b.bn) + "x" + std::to_string(b.bk) + ", threads " +
+           std::to_string(b.tm) + "x" + std::to_string(b.tn) + ")";
+  }
   // tile_mma i0 in [0, 4), i1 in [0, 4), i2 in [0, 8): c[i0, i1] add= a[i0, i2] * b[i2, i1]
   // followed by its fallback, indented. The tile symbols are named first so the fallback's loops
   // reuse those names.
@@ -161,7 +166,7 @@ class LoopIrPrinter {
            (t.fused ? std::string("fma") : std::string(op_name(t.accum))) + "= " +
            access(t.a.node, t.a.index) + " * " + access(t.b.node, t.b.index) +
            dtype_suffix(t.dtype, DType::F32) + (t.zero_start ? " (zero start)" : "") +
-           (t.team != 1 ? " (team " + std::to_string(t.team) + ")" : "") + "\n";
+           (t.team != 1 ? " (team " + std::to_string(t.team) + ")" : "") + blocking(t.blocking) + "\n";
     stmt(t.fallback, indent + "  ", out);
   }
   std::string dynamic_access(const NodeRef& n, const std::vector<AxisIndex>& idx, int axis,

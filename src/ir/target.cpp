@@ -38,6 +38,7 @@ Target generic_gpu_target(const GpuLimits& limits) {
   t.backend = "gpu";
   t.workgroups = true;
   t.gpu = limits;
+  t.gpu_tile = default_gpu_blocking(limits);
   return t;
 }
 

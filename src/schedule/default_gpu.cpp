@@ -6,7 +6,8 @@
 // inner Workgroup), and a short thread loop takes a second thread dimension from the loop above.
 // With the re-association licence, an accumulation into few cells over a long reduction (or
 // into a shared store) is first staged into partials (stage_partials), and each resulting nest
-// is scheduled as above.
+// is scheduled as above. A matmul-like nest (plain, batched, or folding its loops into one
+// tile) becomes a tile the GPU runs staged and register-blocked instead (gpu_tile_nest.h).
 #include "cannl/schedule/default_gpu.h"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "cannl/schedule/transforms.h"
 #include "cannl/support/error.h"
 #include "schedule/access_relations.h"
+#include "schedule/gpu_tile_nest.h"
 #include "schedule/loop_tree.h"
 #include "schedule/matmul_nest.h"
 #include "schedule/parallel_loops.h"
@@ -117,8 +119,8 @@ class GpuScheduler {
       if (const auto* f = std::get_if<ir::For>(&s->node)) tops.push_back(f->index);
     for (const ir::Symbol top : tops) {
       const std::vector<ir::Symbol> staged = options_.reassociate ? stage_partials(top) : std::vector<ir::Symbol>{};
-      if (staged.empty()) schedule_nest(top);
-      for (const ir::Symbol s : staged) schedule_nest(s);
+      if (staged.empty()) tile_or_schedule_nest(top);
+      for (const ir::Symbol s : staged) tile_or_schedule_nest(s);
     }
     return routine_;
   }
@@ -127,6 +129,15 @@ class GpuScheduler {
   ir::LoweredRoutine routine_;
   const GpuScheduleOptions& options_;
   std::int64_t block_;
+
+  // A matmul-like nest as a tile the GPU runs blocked (gpu_tile_nest.h), else the launch plan.
+  void tile_or_schedule_nest(ir::Symbol top) {
+    if (auto tiled = detail::tile_gpu_nest(routine_, top, options_)) {
+      routine_ = std::move(*tiled);
+      return;
+    }
+    schedule_nest(top);
+  }
 
   // A perfect nest around one add-accumulation d[idx] += v into few cells (injective idx) over a
   // long reduction (or into any number of cells over a very long one), staged (a licensed

@@ -4,7 +4,8 @@
 // block-local (a workgroup barrier goes before it when threads of a block must see each
 // other's cells), the merged launch still fits the device and every write of the merged
 // kernel stays under loops of every active hardware slot (a statement binding fewer slots than
-// the kernel gets extent-1 loops on the others). Anything else closes the kernel.
+// the kernel gets extent-1 loops on the others). Anything else closes the kernel. A statement
+// holding a blocked matmul tile (ir::TileMma::blocking) is always a kernel of its own.
 //
 // Scalar locals the optimizer hoisted to the top level (DeclareLocal and the statements setting
 // it, writing no node: opt/hoist.cpp) are no launches of their own: they are replicated at the
@@ -44,6 +45,14 @@ class SlotCoverage {
 
   std::string first_uncovered(const ir::StmtRef& s) {
     if (!s) return "";
+    if (const auto* t = std::get_if<ir::TileMma>(&s->node); t && t->blocking.blocked()) {
+      // A blocked tile binds Grid and Workgroup slot 0 itself (its blocks and threads).
+      bound_.push_back({true, 0});
+      bound_.push_back({false, 0});
+      const bool ok = covered();
+      bound_.resize(bound_.size() - 2);
+      return ok ? "" : ir::print_stmt(s);
+    }
     if (is_write(*s)) return covered() ? "" : ir::print_stmt(s);
     if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
       for (const auto& x : q->stmts)
@@ -116,11 +125,28 @@ ir::StmtRef body_of(const std::vector<ir::StmtRef>& stmts) {
   return stmts.size() == 1 ? stmts.front() : ir::seq(stmts);
 }
 
-// How many Grid and thread slots a statement's loops bind (the deepest path's counts).
+bool is_blocked_tile(const ir::Stmt& s) {
+  const auto* t = std::get_if<ir::TileMma>(&s.node);
+  return t != nullptr && t->blocking.blocked();
+}
+
+// Whether `s` holds a blocked tile (a launch of its own, see ir::TileMma::blocking).
+bool holds_blocked_tile(const ir::StmtRef& s) {
+  bool found = false;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) { found = found || is_blocked_tile(x); });
+  return found;
+}
+
+// How many Grid and thread slots a statement's loops (and blocked tiles: slot 0 of each) bind
+// (the deepest path's counts).
 std::pair<int, int> slot_heights(const ir::StmtRef& s) {
   const ir::KernelGeometry own = ir::kernel_geometry(s);
   int grid = 0, threads = 0;
   ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    if (is_blocked_tile(x)) {
+      grid = std::max(grid, 1);
+      threads = std::max(threads, 1);
+    }
     const auto* f = std::get_if<ir::For>(&x.node);
     const auto slot = f ? own.slot_of.find(f->index.id) : own.slot_of.end();
     if (slot == own.slot_of.end()) return;
@@ -177,6 +203,7 @@ class Fission {
   // The most blocks and threads per block any member asks for on its own.
   std::int64_t largest_blocks_ = 0, largest_block_ = 0, largest_threads_ = 0;
   bool open_serial_ = false;
+  bool open_tiled_ = false;  // the open kernel is a blocked tile's
   // Locals declared at the top level, and the statements defining them, in order.
   std::set<int> top_locals_;
   std::vector<ir::StmtRef> definitions_;
@@ -239,11 +266,14 @@ class Fission {
     }
     const ir::KernelGeometry own = ir::kernel_geometry(s);
     const bool serial = own.serial();
-    detail::StatementFacts facts = serial ? detail::StatementFacts{} : detail::statement_facts(s);
-    if (open_.empty() || !enabled_ || serial != open_serial_ || !(serial || join(s, facts, own))) {
+    // A blocked tile is a launch of its own: its blocks and threads share the staged slices.
+    const bool tiled = holds_blocked_tile(s);
+    detail::StatementFacts facts = serial || tiled ? detail::StatementFacts{} : detail::statement_facts(s);
+    if (open_.empty() || !enabled_ || tiled || open_tiled_ || serial != open_serial_ || !(serial || join(s, facts, own))) {
       close();
       open_serial_ = serial;
     }
+    open_tiled_ = tiled;
     open_.push_back(s);
     members_.push_back(s);
     member_facts_.push_back(std::move(facts));
@@ -349,7 +379,7 @@ void check_hardware_limits(const Segment& segment, const ir::Target& target) {
   }
   if (g.shared_bytes > limits.max_shared_bytes)
     fail("workgroup-shared memory (bytes)", g.shared_bytes, "max_shared_bytes", limits.max_shared_bytes,
-         "smaller staged tiles");
+         "smaller staged tiles (gpu_tile_bm, gpu_tile_bn, gpu_tile_bk)");
 }
 
 }  // namespace cannl::schedule

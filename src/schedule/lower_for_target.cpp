@@ -35,12 +35,13 @@ class Lowering {
   ir::StmtRef stmt(const ir::StmtRef& s) {
     if (const auto* q = std::get_if<ir::Seq>(&s->node)) return seq(*q);
     if (const auto* f = std::get_if<ir::For>(&s->node)) return loop(*f);
+    const bool opens_kernel = at_kernel_top_;
     at_kernel_top_ = false;  // a Grid loop under an If or in a tile is no kernel's top
     if (const auto* i = std::get_if<ir::If>(&s->node)) {
       const ir::StmtRef body = stmt(i->body);
       return body == i->body ? s : ir::if_then(i->condition, body);
     }
-    if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return tile(*t);
+    if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return tile(*t, opens_kernel);
     return s;  // scalars' local scopes hold no annotated loops (validate_parallel)
   }
 
@@ -112,7 +113,15 @@ class Lowering {
     return make(std::move(f));
   }
 
-  ir::StmtRef tile(ir::TileMma t) {
+  // On a GPU a tile is blocked where it can be its own launch: a top-level statement or the body
+  // of a chain of at most two Grid loops (the tile's blocks take slot 0).
+  ir::StmtRef tile(ir::TileMma t, bool opens_kernel) {
+    if (gpu() && opens_kernel && grid_depth_ < 3 && ir::runs_as_gpu_tile(t, target_)) {
+      t.blocking = ir::fitted_blocking(target_.gpu_tile, t.rows(), t.cols(), t.steps());
+      t.team = 1;
+      return ir::tile_mma(std::move(t));
+    }
+    t.blocking = {};
     if (!ir::runs_as_kernel(t, target_)) return t.zero_start ? ir::seq({ir::zero_out(t.d.node), t.fallback}) : t.fallback;
     t.team = grid_depth_ > 0 || !target_.parallel_runtime ? 1 : target_.threads;
     return ir::tile_mma(std::move(t));

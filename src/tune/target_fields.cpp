@@ -36,6 +36,9 @@ std::string full_target_text(const ir::Target& t) {
   out += " fields " + target_fields_text(t);
   out += " gpu " + std::to_string(t.gpu.max_threads_per_block) + " " + std::to_string(t.gpu.max_shared_bytes) +
          " " + std::to_string(t.gpu.warp_size);
+  const ir::TileBlocking& b = t.gpu_tile;
+  out += " gpu_tile " + std::to_string(b.bm) + " " + std::to_string(b.bn) + " " + std::to_string(b.bk) + " " +
+         std::to_string(b.tm) + " " + std::to_string(b.tn);
   out += " index " + std::string(ir::dtype_name(t.index_dtype));
   return out;
 }

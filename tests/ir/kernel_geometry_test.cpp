@@ -31,6 +31,31 @@ TEST(KernelGeometry, InnermostLoopOfAKindBindsSlotZero) {
   EXPECT_FALSE(g.serial());
 }
 
+// A blocked tile is a launch: its blocks on Grid slot 0 (ceil(rows / bm) * ceil(cols / bn)), its
+// threads on Workgroup slot 0, its staged slices in shared memory; a Grid loop around it slot 1.
+TEST(KernelGeometry, BlockedTileBindsSlotZeroAndStagesItsSlices) {
+  const NodeRef a = make_node("a", DType::F32, {3, 100, 20}), b = make_node("b", DType::F32, {20, 70});
+  const NodeRef d = make_node("d", DType::F32, {3, 100, 70});
+  const Symbol n = fresh_symbol(), i = fresh_symbol(), j = fresh_symbol(), k = fresh_symbol();
+  TileMma t;
+  t.d = {d, {it(n), it(i), it(j)}};
+  t.a = {a, {it(n), it(i), it(k)}};
+  t.b = {b, {it(k), it(j)}};
+  t.i = {i, 0, 100};
+  t.j = {j, 0, 70};
+  t.k = {k, 0, 20};
+  t.fallback = comment("the nest");
+  t.blocking = {64, 32, 8, 4, 2};
+  const StmtRef body = for_loop(n, 0, 3, tile_mma(t), AxisType::Grid);
+  const KernelGeometry g = kernel_geometry(body);
+  EXPECT_EQ(g.grid, (std::array<std::int64_t, 3>{2 * 3, 3, 1}));
+  EXPECT_EQ(g.block, (std::array<std::int64_t, 3>{16 * 16, 1, 1}));
+  EXPECT_EQ(g.slot_of.at(n.id), 1);
+  EXPECT_EQ(g.shared_bytes, (65 + 33) * 8 * 4);
+  t.blocking = {};
+  EXPECT_TRUE(kernel_geometry(tile_mma(t)).serial());  // unblocked: its fallback runs
+}
+
 TEST(KernelGeometry, SiblingNestsShareASlotAtTheirLargestExtent) {
   const NodeRef a = make_node("a", DType::F32, {100});
   const NodeRef b = make_node("b", DType::F32, {40});

@@ -1,7 +1,8 @@
 // The default GPU schedule: Grid loops only in a chain from a nest's top, the Workgroup loop
 // contiguous in the written node, the block size clamped to the device, the Grid slots within
-// the device's limits, reductions and scatter rows serial, and the interpreter computing the
-// same bits before and after.
+// the device's limits, reductions and scatter rows serial, matmul-like nests as blocked tiles
+// (batch loops on the Grid around them), and the interpreter computing the same bits before
+// and after.
 #include <gtest/gtest.h>
 
 #include "cannl/schedule/default_gpu.h"
@@ -18,10 +19,14 @@ using ir::DType;
 
 bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 
+// The launch plans of nests as they stand (matmul-like nests not made tiles).
 GpuScheduleOptions options(std::int64_t block_size = 256, std::int64_t min_parallel = 64,
                            ir::GpuLimits limits = cuda_limits()) {
-  return {gpu_test_target(limits), block_size, min_parallel};
+  return {.target = gpu_test_target(limits), .block_size = block_size, .min_parallel = min_parallel, .tiles = false};
 }
+
+// The default options: matmul-like nests become blocked tiles.
+GpuScheduleOptions tile_options() { return {.target = gpu_test_target()}; }
 
 // The axis type of the loop printed as `for <name> in [0, <end>)`, found by its extent.
 std::string scheduled(const ir::LoweredRoutine& r, const GpuScheduleOptions& o) {
@@ -276,6 +281,78 @@ TEST(DefaultGpuSchedule, ReassociationStagesVeryLongReductionsOfManyCells) {
   // Without the licence: the bitwise schedule, a thread per cell.
   o.reassociate = false;
   EXPECT_EQ(kernel_threads(default_gpu_schedule(r, o)), std::vector<std::int64_t>{40});
+}
+
+// The tile of a scheduled routine, lowered for the test GPU (nullptr when there is none).
+const ir::TileMma* lowered_tile(const ir::LoweredRoutine& low) {
+  const ir::TileMma* found = nullptr;
+  ir::for_each_stmt(low.body, [&](const ir::Stmt& x) {
+    if (const auto* t = std::get_if<ir::TileMma>(&x.node)) found = t;
+  });
+  return found;
+}
+
+// c = a b (zeroed first): one blocked tile starting at zero, a launch of its own with two 64 x 64
+// blocks of 256 threads in 2-step slices; run as a GPU may, the same bits.
+TEST(DefaultGpuSchedule, AMatmulBecomesABlockedTileOfItsOwnLaunch) {
+  const Matmul mm(70, 33, 2);
+  const ir::LoweredRoutine s = default_gpu_schedule(mm.routine(), tile_options());
+  const ir::Target target = gpu_test_target();
+  const ir::LoweredRoutine low = lower_for_target(s, target);
+  const ir::TileMma* tile = lowered_tile(low);
+  ASSERT_NE(tile, nullptr) << ir::print_loop_ir(s);
+  EXPECT_EQ(tile->blocking, (ir::TileBlocking{64, 64, 2, 4, 4}));
+  EXPECT_TRUE(tile->zero_start) << ir::print_loop_ir(low);
+  const std::vector<Segment> segments = fission(low, target);
+  ASSERT_EQ(segments.size(), 1u);
+  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{2, 1, 1}));
+  EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{256, 1, 1}));
+  EXPECT_EQ(segments[0].geometry.shared_bytes, (65 + 65) * 2 * 4);
+  expect_runs_as_on_a_gpu(s);
+  // Without tiles: a thread per cell, as before.
+  EXPECT_EQ(lowered_tile(lower_for_target(default_gpu_schedule(mm.routine(), options()), target)), nullptr);
+}
+
+// d[b, i, j] += x[b, i, k] * w[b, k, j]: the batch stays outside the tile as a Grid loop (slot 1).
+TEST(DefaultGpuSchedule, ABatchedMatmulKeepsItsBatchOnTheGrid) {
+  const auto x = ir::make_node("x", DType::F32, {2, 32, 4}), w = ir::make_node("w", DType::F32, {2, 4, 32});
+  const auto d = ir::make_node("d", DType::F32, {2, 32, 32});
+  const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(i), it(k)}), ir::get(w, {it(b), it(k), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(d, {it(b), it(i), it(j)}), product});
+  const ir::LoweredRoutine r{
+      "batched", ir::for_loop(b, 0, 2, ir::for_loop(i, 0, 32, ir::for_loop(j, 0, 32, ir::for_loop(k, 0, 4, ir::set(d, {it(b), it(i), it(j)}, acc))))), {}};
+  const std::string text = scheduled(r, tile_options());
+  EXPECT_TRUE(has(text, "for i0 in [0, 2) grid:\n  tile_mma")) << text;
+  const ir::LoweredRoutine s = default_gpu_schedule(r, tile_options());
+  const std::vector<Segment> segments = fission(lower_for_target(s, gpu_test_target()), gpu_test_target());
+  ASSERT_EQ(segments.size(), 1u);
+  EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{1, 2, 1}));
+  expect_runs_as_on_a_gpu(s);
+}
+
+// Too little work (fewer multiply-adds than min_tile_work) or too few cells for a block of a
+// warp's threads (a matrix-vector product): the plain launch plan.
+TEST(DefaultGpuSchedule, SmallAndSkinnyMatmulsStayPlain) {
+  EXPECT_FALSE(has(scheduled(Matmul(8, 8, 8).routine(), tile_options()), "tile_mma"));
+  const std::string gemv = scheduled(Matmul(4096, 1, 2).routine(), tile_options());
+  EXPECT_FALSE(has(gemv, "tile_mma")) << gemv;
+  EXPECT_TRUE(has(gemv, "workgroup")) << gemv;
+}
+
+// A weight gradient dw[i, j] += x[b, i] * dy[b, j] (the batch a reduction outside i, j): one tile
+// whose steps are the batch, bitwise.
+TEST(DefaultGpuSchedule, AWeightGradientBecomesATileOverTheBatch) {
+  const auto x = ir::make_node("x", DType::F32, {4, 40}), dy = ir::make_node("dy", DType::F32, {4, 30});
+  const auto dw = ir::make_node("dw", DType::F32, {40, 30});
+  const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(i)}), ir::get(dy, {it(b), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+  const ir::LoweredRoutine r{
+      "weight_grad", ir::for_loop(b, 0, 4, ir::for_loop(i, 0, 40, ir::for_loop(j, 0, 30, ir::set(dw, {it(i), it(j)}, acc)))), {}};
+  const std::string text = scheduled(r, tile_options());
+  EXPECT_TRUE(has(text, "tile_mma")) << text;
+  expect_runs_as_on_a_gpu(default_gpu_schedule(r, tile_options()));
 }
 
 }  // namespace

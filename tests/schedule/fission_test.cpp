@@ -246,11 +246,33 @@ TEST(Fission, SharedMemoryOverTheHardwareLimitIsAScheduleError) {
   Segment s;
   s.body = ir::for_loop(i, 0, 256, ir::set(x, {it(i)}, ir::constant(1, DType::F32)), AxisType::Workgroup);
   s.geometry = ir::kernel_geometry(s.body);
-  s.geometry.shared_bytes = 65536;  // no transform stages tiles into shared memory yet
+  s.geometry.shared_bytes = 65536;
   expect_schedule_error([&] { check_hardware_limits(s, gpu_test_target()); },
                         {"workgroup-shared memory (bytes) 65536", "max_shared_bytes of 49152"});
   s.geometry.shared_bytes = 49152;
   check_hardware_limits(s, gpu_test_target());
+}
+
+// A blocked matmul tile is a launch of its own (never merged with the nests around it), and its
+// staged slices count against the device's shared memory: a blocking over it is a ScheduleError.
+TEST(Fission, ABlockedTileIsItsOwnKernelAndItsStagingIsChecked) {
+  const Matmul mm(70, 33, 2);
+  const auto out = matrix("out", 70, 33), in = matrix("in", 70, 2);
+  const ir::LoweredRoutine r{"tile_between", ir::seq({Map2{mm.a, in}.nest(), mm.nest(), Map2{out, mm.c}.nest()}), {}};
+  ir::Target t = gpu_test_target();
+  const ir::LoweredRoutine low = lower_for_target(default_gpu_schedule(r, {.target = t}), t);
+  const std::vector<Segment> segments = fission(low, t);
+  EXPECT_EQ(kinds(segments), "KKK");
+  EXPECT_TRUE(std::holds_alternative<ir::TileMma>(segments[1].body->node)) << ir::print_stmt(segments[1].body);
+  const NodeBytes expected = run_interp(r);
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(expected, run_segments(r, segments, order), Tolerance::Bitwise), "") << ir::print_loop_ir(low);
+  // 64 x 64 blocks in 256-step slices: (65 + 65) * 256 * 4 bytes staged, over CUDA's 48 KiB.
+  t.gpu_tile.bk = 256;
+  const ir::LoweredRoutine deep = lower_for_target(default_gpu_schedule(Matmul(128, 128, 512).routine(), {.target = t}), t);
+  expect_schedule_error([&] { fission(deep, t); },
+                        {"check_hardware_limits", "workgroup-shared memory (bytes) 133120", "max_shared_bytes of 49152",
+                         "smaller staged tiles"});
 }
 
 TEST(Fission, RacyWorkgroupRetypeIsAScheduleError) {

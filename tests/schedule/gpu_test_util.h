@@ -86,6 +86,15 @@ class GpuEmulation : ir::TreeMapper {
   std::array<ir::Symbol, 3> blocks_, threads_;
 
   ir::StmtRef map_stmt(const ir::StmtRef& s) override {
+    if (const auto* t = std::get_if<ir::TileMma>(&s->node); t && t->blocking.blocked()) {
+      // A blocked tile computes its cells across the blocks and threads of slot 0 (each cell on
+      // one thread, in its order of steps): emulated as the first block's first thread
+      // computing them all, the others nothing.
+      const auto first = [](ir::Symbol hw) {
+        return ir::apply(ir::Op::Cmplt, ir::DType::I64, {ir::embed_index(it(hw)), ir::constant(1, ir::DType::I64)});
+      };
+      return ir::if_then(first(blocks_[0]), ir::if_then(first(threads_[0]), s));
+    }
     const auto* f = std::get_if<ir::For>(&s->node);
     const auto slot_at = f ? g_.slot_of.find(f->index.id) : g_.slot_of.end();
     if (slot_at == g_.slot_of.end()) return map_children(s);

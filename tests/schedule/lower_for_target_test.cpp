@@ -161,10 +161,28 @@ TEST(LowerForTarget, GpuHardwareLoopsAtMostThreePerKindGridOnlyFromTheTop) {
   EXPECT_TRUE(has(under, "[0, 5) workgroup:")) << under;
 }
 
-TEST(LowerForTarget, GpuRunsVectorizedLoopsAndTilesSerially) {
+TEST(LowerForTarget, GpuRunsVectorizedLoopsSerially) {
   const ir::LoweredRoutine sum = row_sum(3, 1001, AxisType::Serial, AxisType::Vectorized);
   EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(sum, gpu_test_target())), "vectorized"));
-  expect_lowered_to_nest(scheduled_matmul(16), gpu_test_target());
+}
+
+// A GPU blocks the tiles that are launches of their own, the blocking fitted to the tile (16 x 16
+// cells: one block of 16 threads); tiles below min_tile_work, tiles a target without blocking
+// meets and tiles under a serial loop run as their nests.
+TEST(LowerForTarget, GpuBlocksTilesThatAreLaunchesOfTheirOwn) {
+  const ir::LoweredRoutine r = scheduled_matmul(16);
+  const ir::LoweredRoutine low = lower_for_target(r, gpu_test_target());
+  const std::string text = ir::print_loop_ir(low);
+  EXPECT_TRUE(has(text, "(zero start) (blocks 16x16x16, threads 4x4)")) << text;
+  EXPECT_FALSE(has(text, "zero_out")) << text;
+  EXPECT_EQ(compare(run_interp(r), run_interp(low), Tolerance::Bitwise), "");
+  expect_lowered_to_nest(scheduled_matmul(8), gpu_test_target());
+  ir::Target unblocked = gpu_test_target();
+  unblocked.gpu_tile = {};
+  expect_lowered_to_nest(r, unblocked);
+  const auto tiles = ir::flatten_seq(r.body);
+  const ir::LoweredRoutine under_serial{"under_serial", ir::for_loop(ir::fresh_symbol(), 0, 2, ir::seq(tiles)), {}};
+  EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(under_serial, gpu_test_target())), "tile_mma"));
 }
 
 }  // namespace

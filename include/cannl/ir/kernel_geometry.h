@@ -3,7 +3,9 @@
 // Slots are positional: among the loops of one kind on a path of the nest, the innermost binds
 // slot 0 (`.x`), the next slot 1 (`.y`), then slot 2 (`.z`); Workgroup and WorkgroupReduce share
 // the block slots. A slot's launch extent is the largest extent of the loops bound to it, so a
-// shorter loop in the same slot is guarded (`if (index < end)`) by the printer.
+// shorter loop in the same slot is guarded (`if (index < end)`) by the printer. A blocked matmul
+// tile (TileMma::blocking) binds Grid slot 0 (its blocks) and Workgroup slot 0 (its threads)
+// itself and adds its staged slices to the shared memory.
 //
 //   for i0 in [0, 64) Grid: for i1 in [0, 256) Workgroup: c[i0, i1] = ...
 //   kernel_geometry(body) == {.grid = {64, 1, 1}, .block = {256, 1, 1}, slots {i0: 0, i1: 0}}

@@ -138,6 +138,30 @@ struct TileAxis {
 /// base offset by setting the tile symbols to their `begin` and the strides from their coefficients.
 struct TileOperand { NodeRef node; std::vector<AxisIndex> index; };
 
+/// How a GPU renders a tile (TileMma::blocking; the target's default is Target::gpu_tile): the
+/// output in blocks of bm x bn cells, one workgroup each, whose threads stage bk-deep slices of
+/// the operands in workgroup-shared memory and each accumulate a tm x tn register tile
+/// ((bm / tm) * (bn / tn) threads). bm == 0: not blocked.
+///   TileBlocking{64, 64, 16, 4, 4}   // 256 threads, (16 x 65 + 16 x 65) staged f32 cells
+struct TileBlocking {
+  int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+
+  bool blocked() const { return bm > 0; }
+  /// Positive sizes and whole register tiles per block (bm % tm == bn % tn == 0).
+  bool valid() const;
+  std::int64_t threads() const { return blocked() ? std::int64_t{bm / tm} * (bn / tn) : 1; }
+  /// Elements of one staged operand slice row: the block's rows (columns) plus one of padding, so
+  /// threads storing along the steps hit distinct shared-memory banks.
+  std::int64_t padded_rows() const { return bm + 1; }
+  std::int64_t padded_cols() const { return bn + 1; }
+  /// Bytes of workgroup-shared memory the staged slices of A and B take, for elements of
+  /// `element_bytes`.
+  std::int64_t shared_bytes(std::int64_t element_bytes) const {
+    return blocked() ? (padded_rows() + padded_cols()) * bk * element_bytes : 0;
+  }
+  bool operator==(const TileBlocking&) const = default;
+};
+
 /// Register-tiled matmul micro-kernel over a tile (made by the Tensorize schedule transform):
 ///   for (i, j, k) in the tile:  d[.., i, j] = accum(d[.., i, j], a[.., i, k] * b[.., k, j])
 ///   (or, when `fused`, d[.., i, j] = fma(a[.., i, k], b[.., k, j], d[.., i, j])), computed in
@@ -168,6 +192,11 @@ struct TileMma {
   /// Threads the tile's renderer may share its cells out to (each cell still on one thread, in
   /// increasing k, so the bits do not depend on it): 1 serial, 0 the target's default team.
   int team = 1;
+  /// On a GPU target (written by the final lowering round): the tile is its own launch, one
+  /// workgroup per bm x bn block of cells (Grid slot 0, blocks along the columns first) and
+  /// (bm / tm) * (bn / tn) threads (Workgroup slot 0); Grid loops around it take the slots above.
+  /// Unblocked (the default): the tile runs as the target's micro-kernel or its fallback.
+  TileBlocking blocking = {};
 
   /// Every axis, in the order printers name them: i, j, k, then outer_i, outer_j, outer_k.
   std::vector<const TileAxis*> axes() const;
@@ -176,6 +205,8 @@ struct TileMma {
   std::int64_t cols() const;
   std::int64_t steps() const;
   bool folded() const { return !outer_i.empty() || !outer_j.empty() || !outer_k.empty(); }
+  /// Workgroups of a blocked tile: ceil(rows / bm) * ceil(cols / bn); 1 when unblocked.
+  std::int64_t blocks() const;
 };
 
 struct Stmt {

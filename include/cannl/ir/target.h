@@ -82,6 +82,9 @@ struct Target {
   bool workgroups = false;
   /// The device's launch limits (all zero on CPUs).
   GpuLimits gpu;
+  /// How matmul tiles run on the GPU (unblocked: as their nests): the largest blocking; the final
+  /// lowering round shrinks it for a smaller tile (config `gpu_tile_bm`, ..., `gpu_tile_tn`).
+  TileBlocking gpu_tile;
 
   // ---- index arithmetic ----
   /// The integer type of generated loop counters, buffer offsets and dynamic rows: I32 (the
@@ -133,6 +136,23 @@ VectorForm vector_form(const For& f, const Target& target);
 /// `min_tile_work` multiply-adds.
 bool runs_as_kernel(const TileMma& t, const Target& target);
 
+/// Whether `t` runs on the GPU as a staged, register-blocked tile (TileMma::blocking): a GPU
+/// target with `gpu_tile` blocking, a `+=` (or fma) over three distinct f32 nodes computed in
+/// f32, no operand moving along the loops it is broadcast over, and at least `min_tile_work`
+/// multiply-adds.
+bool runs_as_gpu_tile(const TileMma& t, const Target& target);
+
+/// `largest` shrunk for a tile of `rows` x `cols` cells over `steps`: bm (bn) halved, down to tm
+/// (tn) and then with tm (tn), while half of it still covers the rows (columns); bk halved while
+/// half of it covers the steps. The threads, the staged bytes and the register tile never grow.
+///   fitted_blocking({64, 64, 16, 4, 4}, 17, 200, 9) == {32, 64, 16, 4, 4}
+TileBlocking fitted_blocking(const TileBlocking& largest, std::int64_t rows, std::int64_t cols, std::int64_t steps);
+
+/// The default GPU blocking for `limits`: 64 x 64 cells per block in 16-step slices, 4 x 4 per
+/// thread (256 threads, 8.3 KB staged), halved while the device cannot hold it; unblocked when
+/// even 4 x 4 cells on one thread would not fit.
+TileBlocking default_gpu_blocking(const GpuLimits& limits);
+
 /// A CPU with f32 vectors of `vector_bytes` (0, 16, 32 or 64; InternalError otherwise) and
 /// no parallel runtime: the micro-kernel shape that fits its register file (32 vector registers
 /// with AVX-512: 12 x 2 accumulators; 16 with AVX2, SSE and NEON: 6 x 2), its cache blocks and
@@ -141,8 +161,8 @@ Target cpu_target(int vector_bytes);
 
 /// A GPU with the launch limits `limits` (max_threads_per_block > 0; InternalError otherwise):
 /// Grid loops are blocks and Workgroup loops threads (`workgroups`), no host parallel runtime,
-/// no SIMD vectors and no matmul micro-kernel yet (Vectorized loops and tiles are lowered to
-/// their serial forms). GPU backends start from it and fill in their name.
+/// no SIMD vectors (Vectorized loops are lowered to their serial forms), matmul tiles blocked
+/// by default_gpu_blocking. GPU backends start from it and fill in their name.
 ///   generic_gpu_target({1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 32})
 Target generic_gpu_target(const GpuLimits& limits);
 

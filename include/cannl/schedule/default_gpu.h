@@ -32,6 +32,10 @@ struct GpuScheduleOptions {
   /// re-associated (config `gpu_schedule_reassociate`, which the GPU backend passes; false here
   /// keeps every kernel bitwise the serial routine).
   bool reassociate = false;
+  /// Matmul-like nests become tiles that the final lowering round blocks for the GPU
+  /// (ir::TileMma::blocking; config `gpu_schedule_tiles`): plain and batched matmuls, and nests
+  /// whose loops fold into one (convolutions, weight gradients), bitwise the nest.
+  bool tiles = true;
 };
 
 ir::LoweredRoutine default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options);

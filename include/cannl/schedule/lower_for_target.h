@@ -6,7 +6,10 @@
 //  * TileMma: a tile the target cannot run as its micro-kernel (no SIMD, not an f32 `+=` over
 //    three distinct f32 nodes, operands moving along loops they are broadcast over, less work
 //    than `min_tile_work`) becomes its fallback nest; the others get their team (1 inside a
-//    Grid loop, else the target's team when it has a parallel runtime).
+//    Grid loop, else the target's team when it has a parallel runtime). On a GPU a tile that
+//    ir::runs_as_gpu_tile and can be a launch of its own (a top-level statement, or the body of
+//    a chain of at most two Grid loops) gets its blocking (the target's gpu_tile fitted to the
+//    tile, ir::fitted_blocking); any other becomes its nest.
 //  * A ZeroOut followed by a tile that overwrites every cell of that node: the ZeroOut goes and
 //    the tile starts at zero (`TileMma::zero_start`).
 //  * Grid loops on a CPU: Serial without a parallel runtime, inside another Grid loop, or over

@@ -26,6 +26,26 @@ namespace cannl::backends {
 
 namespace {
 
+// The device's default matmul blocking with the `gpu_tile_*` keys that are set (not 0) in place
+// of its fields; ConfigError when the result has no whole register tiles per block.
+ir::TileBlocking configured_blocking(ir::TileBlocking b) {
+  const auto key = [](const char* name, int& field) {
+    if (const std::int64_t v = config::get_int_in(name, 0, 1 << 16); v > 0) field = static_cast<int>(v);
+  };
+  const ir::TileBlocking device = b;
+  key("gpu_tile_bm", b.bm);
+  key("gpu_tile_bn", b.bn);
+  key("gpu_tile_bk", b.bk);
+  key("gpu_tile_tm", b.tm);
+  key("gpu_tile_tn", b.tn);
+  if (b == device) return b;
+  if (!b.valid())
+    throw ConfigError("gpu_tile_bm/bn/bk/tm/tn: " + std::to_string(b.bm) + " x " + std::to_string(b.bn) + " x " +
+                      std::to_string(b.bk) + " cells per block with " + std::to_string(b.tm) + " x " +
+                      std::to_string(b.tn) + " per thread: every size must be positive and tm (tn) divide bm (bn)");
+  return b;
+}
+
 class GpuBackend final : public Backend {
  public:
   GpuBackend(std::shared_ptr<gpu::Device> device, codegen::GpuLanguage language)
@@ -39,6 +59,7 @@ class GpuBackend final : public Backend {
   ir::Target target() const override {
     ir::Target t = target_;
     t.index_dtype = configured_index_dtype(t.index_dtype);
+    t.gpu_tile = configured_blocking(t.gpu_tile);
     return t;
   }
 
@@ -47,7 +68,8 @@ class GpuBackend final : public Backend {
     return schedule::default_gpu_schedule(routine, {.target = target(),
                                                     .block_size = config::get_int_in("gpu_schedule_block_size", 1, 1 << 20),
                                                     .min_parallel = config::get_int_in("gpu_schedule_min_parallel", 1, 1LL << 40),
-                                                    .reassociate = config::get_bool("gpu_schedule_reassociate")});
+                                                    .reassociate = config::get_bool("gpu_schedule_reassociate"),
+                                                    .tiles = config::get_bool("gpu_schedule_tiles")});
   }
 
   const std::shared_ptr<gpu::Device>& device() const { return device_; }
@@ -56,7 +78,7 @@ class GpuBackend final : public Backend {
   void synchronize() override { device_->synchronize(); }
 
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
-    const ir::Target target = this->target();
+    const ir::Target target = request.target.value_or(this->target());
     const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, target);
     std::vector<schedule::Segment> segments =
         schedule::fission(lowered, target, config::get_bool("schedule_fission"));

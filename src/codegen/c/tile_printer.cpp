@@ -15,31 +15,12 @@
 #include "codegen/c/c_dialect.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
+#include "codegen/clike/tile_origin.h"
 #include "codegen/c/simd.h"
 
 namespace cannl::codegen {
 
 namespace {
-
-// `index` with the tile's symbols set to their first values: the operand's base cell.
-std::vector<ir::AxisIndex> at_tile_origin(std::vector<ir::AxisIndex> index, const ir::TileMma& t) {
-  const std::vector<const ir::TileAxis*> axes = t.axes();
-  for (auto& at : index) {
-    std::vector<ir::AffineTerm> kept;
-    for (const auto& term : at.terms) {
-      const auto found = std::find_if(axes.begin(), axes.end(),
-                                      [&](const ir::TileAxis* x) { return x->symbol == term.symbol; });
-      const ir::TileAxis* axis = found == axes.end() ? nullptr : *found;
-      if (axis == nullptr) {
-        kept.push_back(term);
-      } else {
-        at.offset += term.coeff * axis->begin;
-      }
-    }
-    at.terms = std::move(kept);
-  }
-  return index;
-}
 
 std::string base(const BodyPrinter& p, const ir::TileOperand& o, const ir::TileMma& t) {
   return p.names().node(*o.node) + " + " + atom(p.offset(*o.node, at_tile_origin(o.index, t)));

@@ -9,6 +9,8 @@
 //    each thread's value, then a fixed balanced tree in workgroup-shared memory between barriers
 //    (its steps within one wave as shuffles where the dialect spells them); any other one runs
 //    serially on the slot's first thread.
+//  * A blocked TileMma is a shared-memory, register-blocked GEMM over its own launch: one
+//    workgroup per block of output cells, bitwise the tile's fallback.
 //  * Bit casts use the dialect's intrinsics; math functions keep their C names (OpenCL maps them).
 // A dialect spells only the hardware indices, qualifiers, types and the barrier.
 
@@ -44,6 +46,9 @@ class GpuDialect : public CLikePrinter {
   std::string zero_out(const std::string& ident, std::int64_t elements, std::size_t bytes) const override;
   void print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
   void print_workgroup(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
+  /// A blocked matmul tile (ir::TileMma::blocking): staged in shared memory, register-blocked
+  /// (tile_printer.cpp).
+  void print_tile(BodyPrinter& p, const ir::TileMma& t) const override;
 
  private:
   void bind_hardware_index(BodyPrinter& p, const ir::For& f, const std::string& name, bool grid) const;

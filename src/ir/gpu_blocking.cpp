@@ -1,0 +1,70 @@
+// GPU matmul tiles in the target record (target.h): which tiles a GPU runs staged and blocked,
+// the default blocking for a device's limits and the blocking fitted to one tile.
+#include <algorithm>
+
+#include "cannl/ir/target.h"
+
+namespace cannl::ir {
+
+namespace {
+
+// The default blocking before the device's limits: 64 x 64 cells per workgroup, 16-step slices,
+// 4 x 4 cells per thread (256 threads, 16 accumulators each).
+constexpr TileBlocking kLargestDefault{64, 64, 16, 4, 4};
+
+bool fits(const TileBlocking& b, const GpuLimits& limits) {
+  const auto below = [](std::int64_t value, std::int64_t limit) { return limit <= 0 || value <= limit; };
+  return below(b.threads(), limits.max_threads_per_block) && below(b.threads(), limits.max_block_dims[0]) &&
+         below(b.shared_bytes(4), limits.max_shared_bytes);
+}
+
+// `extent` (bm or bn) and `per_thread` (tm or tn) halved while half the extent still covers
+// `cells`: first the block alone (down to one register tile per thread), then both together.
+void fit_side(int& extent, int& per_thread, std::int64_t cells) {
+  while (extent / 2 >= cells && extent / 2 >= per_thread && (extent / 2) % per_thread == 0) extent /= 2;
+  while (extent / 2 >= cells && extent % 2 == 0 && per_thread % 2 == 0) {
+    extent /= 2;
+    per_thread /= 2;
+  }
+}
+
+}  // namespace
+
+bool runs_as_gpu_tile(const TileMma& t, const Target& target) {
+  const auto f32 = [](const TileOperand& o) { return o.node->dtype == DType::F32; };
+  if (!target.workgroups || target.gpu.max_threads_per_block <= 0 || !target.gpu_tile.valid()) return false;
+  if (t.dtype != DType::F32 || t.accum != Op::Add || !f32(t.d) || !f32(t.a) || !f32(t.b)) return false;
+  if (t.d.node->id == t.a.node->id || t.d.node->id == t.b.node->id) return false;
+  if (t.rows() * t.cols() * t.steps() < target.min_tile_work) return false;
+  // d[i, j], a[i, k], b[k, j]: an operand must not move along the loops it is broadcast over
+  // (each thread loads and stores its own cells of d once, the staged slices hold one row of a
+  // and one column of b per tile row and column).
+  const TileGroups g = tile_groups(t);
+  const auto still = [](const TileOperand& o, const std::vector<TileAxis>& axes) {
+    return std::all_of(axes.begin(), axes.end(),
+                       [&](const TileAxis& x) { return flat_stride(*o.node, o.index, x.symbol) == 0; });
+  };
+  return still(t.d, g.steps) && still(t.a, g.cols) && still(t.b, g.rows);
+}
+
+TileBlocking fitted_blocking(const TileBlocking& largest, std::int64_t rows, std::int64_t cols, std::int64_t steps) {
+  TileBlocking b = largest;
+  if (!b.valid()) return b;
+  fit_side(b.bm, b.tm, rows);
+  fit_side(b.bn, b.tn, cols);
+  while (b.bk / 2 >= steps && b.bk > 1) b.bk /= 2;
+  return b;
+}
+
+TileBlocking default_gpu_blocking(const GpuLimits& limits) {
+  TileBlocking b = kLargestDefault;
+  while (!fits(b, limits)) {
+    if (b.bm == b.tm && b.bn == b.tn) return {};
+    // The longer side first (both square here), keeping whole register tiles.
+    int& side = b.bm / b.tm >= b.bn / b.tn ? b.bm : b.bn;
+    side /= 2;
+  }
+  return b;
+}
+
+}  // namespace cannl::ir
