@@ -2,6 +2,7 @@
 // spec (or the compose / transpose logic) rather than pointwise broadcasting.
 #include "cannl/support/error.h"
 #include "cannl/tensor/gradient_rule.h"
+#include "cannl/tensor/precision_policy.h"
 
 namespace cannl {
 namespace {
@@ -36,9 +37,37 @@ Tensor contraction(const std::string& label, std::vector<Tensor> args, shape::Lo
   return detail::make_op(std::move(spec));
 }
 
-detail::GradientRule product_rule() {
-  return {{ap(Op::Mul, {g(), a(1)})}, {ap(Op::Mul, {g(), a(0)})}};
+/// `e` rounded by `rounding` (the policy's operand cast), or `e` itself for f32.
+ir::RhsExprRef rounded(const std::optional<Op>& rounding, ir::RhsExprRef e) {
+  return rounding ? ap(*rounding, {std::move(e)}) : e;
 }
+
+}  // namespace
+
+namespace detail {
+
+Tensor sum_of_products(const std::string& label, std::vector<Tensor> args, shape::Logic logic) {
+  const MatmulPrecision precision = current_precision_policy().matmul;
+  const std::optional<Op> r = operand_rounding(precision);
+  detail::GradientRule rule = {{ap(Op::Mul, {rounded(r, g()), rounded(r, a(1))})},
+                               {ap(Op::Mul, {rounded(r, g()), rounded(r, a(0))})}};
+  detail::OpSpec spec;
+  spec.label = label;
+  spec.args = std::move(args);
+  spec.logic = std::move(logic);
+  spec.forward = [r](const Tensor& self, const ir::Projections& p) {
+    auto expr = r ? ap(Op::Mul, {rounded(r, detail::arg(0)), rounded(r, detail::arg(1))}) : nullptr;
+    return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, Op::Add, Op::Mul, expr)};
+  };
+  spec.backward = detail::backward_of(std::move(rule));
+  Tensor result = detail::make_op(std::move(spec));
+  result.impl().matmul_precision = precision;
+  return result;
+}
+
+}  // namespace detail
+
+namespace {
 
 /// The reduction factor 1/N of a mean: N = operand elements per result element.
 double mean_factor(const ir::Projections& p) {
@@ -66,13 +95,13 @@ Tensor mean_with(const Tensor& v, const std::string& spec_text) {
 }  // namespace
 
 Tensor operator*(const Tensor& l, const Tensor& r) {
-  return contraction("matmul", {l, r}, shape::Compose{}, Op::Add, Op::Mul, product_rule());
+  return detail::sum_of_products("matmul", {l, r}, shape::Compose{});
 }
 Tensor transpose(const Tensor& v) {
   return contraction("transpose", {v}, shape::Transpose{}, Op::Arg2, Op::Identity, {{g()}});
 }
 Tensor einsum(const std::string& spec, const Tensor& l, const Tensor& r) {
-  return contraction("einsum", {l, r}, shape::Einsum{spec}, Op::Add, Op::Mul, product_rule());
+  return detail::sum_of_products("einsum", {l, r}, shape::Einsum{spec});
 }
 Tensor einsum(const std::string& spec, const Tensor& v) {
   return contraction("einsum", {v}, shape::Einsum{spec}, Op::Add, Op::Identity, {{g()}});

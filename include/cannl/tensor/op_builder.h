@@ -23,6 +23,12 @@ struct OpSpec {
 /// Registers the shape step, creates the value (and grad) nodes, stores the builders.
 Tensor make_op(OpSpec spec);
 
+/// A sum of products of two operands (matmul, einsum, convolution) under the current precision
+/// policy (precision_policy.h): forward and backward round both factors of every product, the
+/// incoming gradient included, and sum in the result's precision.
+///   sum_of_products("einsum", {q, k}, shape::Einsum{"...|t, h, d; ...|s, h, d => ...|t, s, h"})
+Tensor sum_of_products(const std::string& label, std::vector<Tensor> args, shape::Logic logic);
+
 /// Next tensor id (shared by leaves and ops).
 int next_tensor_id();
 

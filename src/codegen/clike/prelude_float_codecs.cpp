@@ -1,4 +1,5 @@
-// Prelude helpers: narrow float codecs (f16, bf16, fp8 E5M2) written in C.
+// Prelude helpers: narrow float codecs (f16, bf16, fp8 E5M2, and tf32 for rounding only) written
+// in C, and the roundings of mixed-precision operands built on them.
 //
 // This is an implementation independent of the C++ codecs in src/support (the two are tested
 // against each other). Narrowing rounds the exact value to nearest, ties to even, in one step from
@@ -89,6 +90,19 @@ void append_format(std::vector<PreludeHelper>& out, const Format& f) {
                  {"cannl_narrow_to_f32"}});
 }
 
+/// cannl_round_<tag>f(float) and cannl_round_<tag>(double): the value on the format's grid,
+/// widened back (the support layer's round_to_<tag>); mixed-precision contractions call them on
+/// their operands, so a reader of the generated code sees where each rounding happens.
+void append_rounding(std::vector<PreludeHelper>& out, const std::string& tag,
+                     const std::string& narrow_f32, const std::string& narrow_f64,
+                     const std::string& widen, const std::vector<std::string>& deps) {
+  const std::string name = "cannl_round_" + tag;
+  out.push_back({name + "f", "$P float " + name + "f(float x) { return " + widen + "(" + narrow_f32 +
+                                 "(x)); }\n", deps});
+  out.push_back({name, "$P double " + name + "(double x) { return (double)" + widen + "(" +
+                           narrow_f64 + "(x)); }\n", deps});
+}
+
 }  // namespace
 
 void append_float_codec_helpers(std::vector<PreludeHelper>& out) {
@@ -97,6 +111,12 @@ void append_float_codec_helpers(std::vector<PreludeHelper>& out) {
   append_format(out, {"f16", "uint16_t", 10, 5, 0});
   append_format(out, {"bf16", "uint16_t", 7, 8, 0});
   append_format(out, {"fp8", "uint8_t", 2, 5, 1});
+  append_format(out, {"tf32", "uint32_t", 10, 8, 0});
+  for (const char* tag : {"f16", "bf16", "tf32"}) {
+    const std::string t = tag;
+    append_rounding(out, t, "cannl_f32_to_" + t, "cannl_f64_to_" + t, "cannl_" + t + "_to_f32",
+                    {"cannl_f32_to_" + t, "cannl_f64_to_" + t, "cannl_" + t + "_to_f32"});
+  }
 }
 
 }  // namespace cannl::codegen
