@@ -5,6 +5,7 @@
 // missing rounding fails the test.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -180,6 +181,54 @@ TEST_F(PrecisionPolicyTest, GradientsRoundTheIncomingGradientAndTheOtherFactor) 
         acc += round_to_bf16(static_cast<float>(bv[static_cast<std::size_t>(k * kCols + j)]));
       EXPECT_EQ(grad[static_cast<std::size_t>(i * kSteps + k)], acc) << i << ", " << k;
     }
+}
+
+/// f32 bit patterns where roundings go wrong: each exponent class (subnormal, smallest normal,
+/// around 1, largest), low bits at and around the ties of bf16 (16 dropped bits), tf32 (13) and
+/// f16's normal range (13), both values of the kept last bit, both signs; the largest finite
+/// value, infinities; then pseudo-random patterns.
+std::vector<double> hard_patterns() {
+  std::vector<std::uint32_t> bits = {0x7f7fffffu, 0x7f800000u, 0xff800000u, 0x00000001u, 0x007fffffu};
+  for (std::uint32_t exponent : {0u, 1u, 103u, 112u, 113u, 127u, 142u, 143u, 254u})
+    for (std::uint32_t kept : {0u, 1u})
+      for (int dropped : {13, 16})
+        for (std::uint32_t low : {0u, 1u, 0x7ffu, 0xfffu, 0x1000u, 0x1001u, 0x1fffu, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+          const std::uint32_t mantissa_low = low & ((1u << dropped) - 1u);
+          const std::uint32_t m = (kept << dropped) | mantissa_low | (0x5u << 19 & 0x7fffffu);
+          for (std::uint32_t sign : {0u, 0x80000000u}) bits.push_back(sign | exponent << 23 | (m & 0x7fffffu));
+        }
+  std::uint32_t s = 7;
+  for (int k = 0; k < 1024; ++k) {
+    s = s * 1664525u + 1013904223u;
+    if ((s & 0x7f800000u) != 0x7f800000u) bits.push_back(s);  // NaNs are checked on their own
+  }
+  std::vector<double> out;
+  for (auto b : bits) out.push_back(static_cast<double>(std::bit_cast<float>(b)));
+  return out;
+}
+
+TEST_F(PrecisionPolicyTest, EveryBackendRoundsHardPatternsAsTheCodecs) {
+  // c = a * 1 with a one-step contraction: c = fma(round(a), 1, +0) = round(a) (-0 becomes +0).
+  const std::vector<double> values = hard_patterns();
+  const auto n = static_cast<std::int64_t>(values.size());
+  for (MatmulPrecision p : {MatmulPrecision::BF16, MatmulPrecision::F16, MatmulPrecision::TF32}) {
+    reset_tensor_state();
+    PrecisionScope scope(PrecisionPolicy{p});
+    Tensor a = literal("a", values, {.batch = Dims{}, .input = Dims{1}, .output = Dims{n}, .dtype = ir::DType::F32});
+    Tensor one = literal("one", {1.0}, {.batch = Dims{}, .input = Dims{}, .output = Dims{1}, .dtype = ir::DType::F32});
+    Tensor c = a * one;
+    const std::string name(PrecisionPolicy{p}.name());
+    for (auto ctx : {runtime::Context::interpreter(), runtime::Context::cpu()}) {
+      const auto got = evaluate(ctx, c, name + "_patterns");
+      for (std::size_t k = 0; k < values.size(); ++k)
+        ASSERT_EQ(got[k], static_cast<double>(round_as(p, static_cast<float>(values[k]))))
+            << name << " of " << std::hexfloat << values[k];
+    }
+  }
+  for (double nan : {std::nan(""), -std::nan("")}) {
+    EXPECT_TRUE(std::isnan(round_to_bf16(static_cast<float>(nan))));
+    EXPECT_TRUE(std::isnan(round_to_tf32(static_cast<float>(nan))));
+  }
 }
 
 }  // namespace

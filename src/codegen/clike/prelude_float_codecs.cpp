@@ -8,6 +8,8 @@
 // F16C instructions do); f16 and bf16 overflow to infinity, fp8 saturates finite values to 57344.
 #include "codegen/clike/prelude.h"
 
+#include <cstdio>
+
 namespace cannl::codegen {
 
 namespace {
@@ -103,6 +105,28 @@ void append_rounding(std::vector<PreludeHelper>& out, const std::string& tag,
                            narrow_f64 + "(x)); }\n", deps});
 }
 
+/// The f32 rounding of a format with f32's exponent and 23 - `dropped` mantissa bits, on the
+/// bits: adding half an ulp minus one, plus the kept last bit, carries exactly when the dropped
+/// bits are above half an ulp or a tie with an odd last bit (ties to even); a carry out of the
+/// mantissa steps the exponent, and out of the largest finite values makes infinity; f32
+/// subnormals round on the same grid as the format's. NaNs go through the codec, which quiets
+/// them, so both spellings give the codec's bits for every input.
+PreludeHelper same_exponent_rounding(const std::string& name, int dropped, const std::string& codec) {
+  const unsigned half_minus_one = (1u << (dropped - 1)) - 1u;
+  const unsigned keep = ~((1u << dropped) - 1u);
+  char text[640];
+  std::snprintf(text, sizeof text,
+                "$P float %s(float x) {\n"
+                "  uint32_t u = (uint32_t)cannl_bits_of_f32(x);\n"
+                "  if ((u & 0x7fffffffu) > 0x7f800000u) return %s_to_f32(cannl_f32_to_%s(x)); /* NaN */\n"
+                "  u += 0x%xu + ((u >> %d) & 1u); /* round to nearest even */\n"
+                "  return cannl_f32_of_bits((int32_t)(u & 0x%xu));\n"
+                "}\n",
+                name.c_str(), codec.c_str(), codec.substr(6).c_str(), half_minus_one, dropped, keep);
+  return {name, text,
+          {"cannl_bits_of_f32", "cannl_f32_of_bits", codec + "_to_f32", "cannl_f32_to_" + codec.substr(6)}};
+}
+
 }  // namespace
 
 void append_float_codec_helpers(std::vector<PreludeHelper>& out) {
@@ -116,6 +140,12 @@ void append_float_codec_helpers(std::vector<PreludeHelper>& out) {
     const std::string t = tag;
     append_rounding(out, t, "cannl_f32_to_" + t, "cannl_f64_to_" + t, "cannl_" + t + "_to_f32",
                     {"cannl_f32_to_" + t, "cannl_f64_to_" + t, "cannl_" + t + "_to_f32"});
+  }
+  // bf16 and tf32 keep f32's exponent, so their f32 roundings are integer additions on the bits,
+  // a few instructions instead of a codec call (they run once per factor of a product):
+  for (auto& h : out) {
+    if (h.name == "cannl_round_bf16f") h = same_exponent_rounding(h.name, 16, "cannl_bf16");
+    if (h.name == "cannl_round_tf32f") h = same_exponent_rounding(h.name, 13, "cannl_tf32");
   }
 }
 
