@@ -2,6 +2,7 @@
 // spec (or the compose / transpose logic) rather than pointwise broadcasting.
 #include "cannl/support/error.h"
 #include "cannl/tensor/gradient_rule.h"
+#include "cannl/tensor/autodiff.h"
 #include "cannl/tensor/precision_policy.h"
 
 namespace cannl {
@@ -37,9 +38,51 @@ Tensor contraction(const std::string& label, std::vector<Tensor> args, shape::Lo
   return detail::make_op(std::move(spec));
 }
 
-/// `e` rounded by `rounding` (the policy's operand cast), or `e` itself for f32.
-ir::RhsExprRef rounded(const std::optional<Op>& rounding, ir::RhsExprRef e) {
-  return rounding ? ap(*rounding, {std::move(e)}) : e;
+/// `a` rounded onto the grid of the policy's format, kept in a's precision; the gradient passes
+/// straight through. Its own tensor, so the rounding runs once per cell rather than once per
+/// product, and the product itself stays a plain `d += a * b` nest that the CPU schedule can
+/// tensorize (bitwise the same sums: rounding is idempotent and the products are exact).
+Tensor rounded_operand(const Tensor& v, MatmulPrecision precision, Op rounding) {
+  detail::OpSpec spec;
+  spec.label = v.label() + "_" + std::string(PrecisionPolicy{precision}.name());  // w1_bf16
+  spec.args = {v};
+  // Exactly the operand's rows: a pointwise op's rows would take the batch axes the product
+  // broadcasts to, and a weight's copy would be repeated for every row of the batch.
+  spec.logic = shape::Einsum{"...|...->... => ...|...->..."};
+  spec.forward = [rounding](const Tensor& self, const ir::Projections& p) {
+    auto expr = ap(rounding, {detail::arg(0)});
+    return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, Op::Arg2, Op::Identity, expr)};
+  };
+  spec.backward = detail::backward_of({{g()}});
+  return detail::make_op(std::move(spec));
+}
+
+/// The backward of a product of rounded operands: the incoming gradient rounded once into a
+/// node of its own (same layout as the gradient), then both gradient products as plain nests.
+CodeBuilder rounded_product_backward(MatmulPrecision precision, Op rounding) {
+  return [precision, rounding](const Tensor& self, const ir::Projections& p) {
+    std::vector<ir::AsgnRef> code;
+    const ir::NodeRef& grad = self.grad();
+    auto rounded = ir::make_node(grad->label + "_" + std::string(PrecisionPolicy{precision}.name()),
+                                 grad->dtype, grad->dims);
+    rounded->padding = grad->padding;
+    rounded->pad_value = grad->pad_value;
+    ir::AccumOp round_grad;
+    round_grad.lhs = rounded;
+    round_grad.accum = Op::Arg2;
+    round_grad.args = {ir::Operand::of(grad)};
+    round_grad.projections = identity_projections(grad->dims, 1);
+    round_grad.expr = ap(rounding, {detail::arg(0)});
+    code.push_back(ir::make_accum(std::move(round_grad)));
+    for (int k = 0; k < 2; ++k) {
+      const Tensor& target = self.args()[static_cast<std::size_t>(k)];
+      if (!target.requires_grad()) continue;
+      code.push_back(detail::grad_assign(target.grad(), p, k,
+                                         {{rounded, -1}, {self.args()[static_cast<std::size_t>(1 - k)].value(), 1 - k}},
+                                         ap(Op::Mul, {detail::arg(0), detail::arg(1)})));
+    }
+    return code;
+  };
 }
 
 }  // namespace
@@ -49,17 +92,19 @@ namespace detail {
 Tensor sum_of_products(const std::string& label, std::vector<Tensor> args, shape::Logic logic) {
   const MatmulPrecision precision = current_precision_policy().matmul;
   const std::optional<Op> r = operand_rounding(precision);
-  detail::GradientRule rule = {{ap(Op::Mul, {rounded(r, g()), rounded(r, a(1))})},
-                               {ap(Op::Mul, {rounded(r, g()), rounded(r, a(0))})}};
   detail::OpSpec spec;
   spec.label = label;
-  spec.args = std::move(args);
   spec.logic = std::move(logic);
-  spec.forward = [r](const Tensor& self, const ir::Projections& p) {
-    auto expr = r ? ap(Op::Mul, {rounded(r, detail::arg(0)), rounded(r, detail::arg(1))}) : nullptr;
-    return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, Op::Add, Op::Mul, expr)};
+  spec.forward = [](const Tensor& self, const ir::Projections& p) {
+    return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, Op::Add, Op::Mul)};
   };
-  spec.backward = detail::backward_of(std::move(rule));
+  if (r) {
+    for (auto& a : args) a = rounded_operand(a, precision, *r);
+    spec.backward = rounded_product_backward(precision, *r);
+  } else {
+    spec.backward = detail::backward_of({{ap(Op::Mul, {g(), a(1)})}, {ap(Op::Mul, {g(), a(0)})}});
+  }
+  spec.args = std::move(args);
   Tensor result = detail::make_op(std::move(spec));
   result.impl().matmul_precision = precision;
   return result;

@@ -146,6 +146,20 @@ TEST_F(PrecisionPolicyTest, TheContractionKeepsThePolicyItWasBuiltWith) {
   EXPECT_EQ(got, oracle(MatmulPrecision::BF16, *mixed.a.impl().host_values, *mixed.b.impl().host_values));
 }
 
+TEST_F(PrecisionPolicyTest, RoundedCopiesKeepTheirOperandsRows) {
+  // A weight's rounded copy must not take the batch axes the product broadcasts to (it would be
+  // copied once per row of the batch).
+  PrecisionScope scope(PrecisionPolicy{MatmulPrecision::BF16});
+  Tensor w = param("w", {.output = Dims{4}});
+  Tensor x = literal("x", full_mantissas(8 * 3, 3), {.batch = Dims{8}, .input = Dims{}, .output = Dims{3}});
+  Tensor y = w * x;
+  ASSERT_EQ(y.args().size(), 2u);
+  EXPECT_EQ(y.args()[0].label(), "w_bf16");
+  EXPECT_EQ(y.args()[0].dims(), w.dims());
+  EXPECT_EQ(y.args()[1].dims(), x.dims());
+  EXPECT_EQ(y.dims(), (Dims{8, 4}));
+}
+
 TEST_F(PrecisionPolicyTest, GeneratedCodeShowsTheRounding) {
   config::set_override("cpu_schedule_reassociate", "false");
   PrecisionScope scope(PrecisionPolicy{MatmulPrecision::BF16});
@@ -155,7 +169,9 @@ TEST_F(PrecisionPolicyTest, GeneratedCodeShowsTheRounding) {
   ASSERT_TRUE(in) << "no generated C for the routine";
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_NE(text.str().find("cannl_round_bf16f("), std::string::npos) << text.str();
+  // a's rounded copy, named after it, then the product of the copies.
+  EXPECT_NE(text.str().find("] = cannl_round_bf16f(a[((i0)*24 + i1)]);"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("a_bf16"), std::string::npos) << text.str();
 }
 
 TEST_F(PrecisionPolicyTest, GradientsRoundTheIncomingGradientAndTheOtherFactor) {
