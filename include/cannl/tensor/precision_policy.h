@@ -16,8 +16,9 @@
 //   auto step = train::compile_step(ctx, loss, options);
 //
 // Outside any scope the config key `precision` (f32 | bf16 | f16 | tf32) decides. The rounding
-// is an op of the loop IR (round_bf16, round_f16, round_tf32), so the generated code shows it:
-//   acc += cannl_round_bf16f(w1[...]) * cannl_round_bf16f(x[...]);
+// is an op of the loop IR (round_bf16, round_f16, round_tf32) applied once per cell into a copy
+// named after the operand, so the generated code shows it and the product stays a plain nest:
+//   w1_bf16[i] = cannl_round_bf16f(w1[i]);   ...   acc = fmaf(w1_bf16[...], x_bf16[...], acc);
 
 #include <optional>
 #include <string>
