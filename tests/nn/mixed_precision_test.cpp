@@ -142,6 +142,25 @@ Tensor decoder_block_loss() {
   return mean(pointmul(block(x, nn::causal_mask(8)), w));
 }
 
+/// Two padded 3x3 convolutions (2 -> 4 -> 4 channels) on 2 images of 6x6, relu between, loss the
+/// mean of the output times fixed weights: the rounded copies of padded inputs and the rounded
+/// gradient of a padded node. Longest path: 2 forward, 1 backward, the first kernel's gradient: 4.
+constexpr int kConvPath = 4;
+Tensor conv_loss() {
+  Tensor x = literal("x", lcg_values(2 * 6 * 6 * 2, -1, 1, 14), {.batch = Dims{2}, .input = Dims{}, .output = Dims{6, 6, 2}});
+  Tensor w = literal("w", lcg_values(2 * 6 * 6 * 4, -1, 1, 15), {.batch = Dims{2}, .input = Dims{}, .output = Dims{6, 6, 4}});
+  nn::Conv2d c1("c1", {.in_channels = 2, .out_channels = 4, .padding = true});
+  nn::Conv2d c2("c2", {.in_channels = 4, .out_channels = 4, .padding = true});
+  return mean(pointmul(c2(relu(c1(x))), w));
+}
+
+TEST_F(MixedPrecision, ConvolutionGradientsWithinTheBoundOfF32) {
+  // The last bias gets the loss's gradient through no product.
+  const double bf16 = check_against_f32(conv_loss, MatmulPrecision::BF16, kBf16Unit, kConvPath, {"c2_b"});
+  const double f16 = check_against_f32(conv_loss, MatmulPrecision::F16, kF16Unit, kConvPath, {"c2_b"});
+  EXPECT_LT(f16, bf16 / 2);
+}
+
 TEST_F(MixedPrecision, MlpGradientsWithinTheBoundOfF32) {
   const double bf16 = check_against_f32(mlp_loss, MatmulPrecision::BF16, kBf16Unit, kMlpPath);
   const double f16 = check_against_f32(mlp_loss, MatmulPrecision::F16, kF16Unit, kMlpPath);
