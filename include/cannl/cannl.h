@@ -15,6 +15,7 @@
 #include "cannl/nn/functional.h"
 #include "cannl/nn/gpt2.h"
 #include "cannl/nn/grad_clip.h"
+#include "cannl/nn/loss_scaling.h"
 #include "cannl/nn/losses.h"
 #include "cannl/nn/ops.h"
 #include "cannl/nn/optimizers.h"
@@ -25,4 +26,5 @@
 #include "cannl/support/error.h"
 #include "cannl/tensor/autodiff.h"
 #include "cannl/tensor/einsum_ops.h"
+#include "cannl/tensor/precision_policy.h"
 #include "cannl/tensor/tensor.h"

@@ -9,6 +9,7 @@
 
 #include "cannl/ir/own_math.h"
 #include "cannl/support/error.h"
+#include "cannl/support/float_codecs.h"
 
 namespace cannl::interp::detail {
 
@@ -97,6 +98,9 @@ T float_unary(Op op, T x) {
     case Op::Trunc: return M::trunc(x);
     case Op::Tanh: return M::tanh(x);
     case Op::Not: return x == 0 ? T(1) : T(0);
+    case Op::RoundBf16: return round_to_bf16(x);
+    case Op::RoundF16: return round_to_f16(x);
+    case Op::RoundTf32: return round_to_tf32(x);
     default: undefined_op(op, "unary float");
   }
 }

@@ -265,6 +265,9 @@ void DataParallel::reset_loss() {
 
 TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepOptions& options,
                            const ParallelOptions& parallel) {
+  if (options.loss_scale)
+    throw RuntimeUsageError("data_parallel: dynamic loss scaling (StepOptions::loss_scale) is not "
+                            "available for data-parallel steps yet; train on one device, or without it");
   if (options.compile_step_routine)
     throw RuntimeUsageError("data_parallel: StepOptions::compile_step_routine is not supported (the step is two "
                             "routines per replica); use step_compile for a schedule");

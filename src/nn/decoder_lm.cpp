@@ -23,7 +23,12 @@ DecoderLm::DecoderLm(const std::string& label, const DecoderLmOptions& options)
 
 Tensor DecoderLm::logits(const Tensor& ids) const {
   // A selector made per call: its batch row takes the batch axes of this graph's ids.
-  Tensor x = token_table * one_hot_of_ids(ids, options.vocab) + positions(position_one_hot(options.window, options.window));
+  Tensor x;
+  {
+    PrecisionScope exact(PrecisionPolicy{});  // lookups (Embedding::operator())
+    x = token_table * one_hot_of_ids(ids, options.vocab) +
+        positions(position_one_hot(options.window, options.window));
+  }
   for (const auto& block : blocks) x = block(x, mask);
   return head(ln_f(x));
 }

@@ -76,6 +76,11 @@ Embedding::Embedding(const std::string& label, std::int64_t vocab, std::int64_t 
                             std::to_string(vocab) + " and " + std::to_string(dim));
 }
 
-Tensor Embedding::operator()(const Tensor& one_hot) const { return table * one_hot; }
+Tensor Embedding::operator()(const Tensor& one_hot) const {
+  // A lookup, exact in f32 under any precision policy: rounding the table would also keep the
+  // one-hot rewrite from turning the product into a row gather.
+  PrecisionScope exact(PrecisionPolicy{});
+  return table * one_hot;
+}
 
 }  // namespace cannl::nn

@@ -56,6 +56,7 @@ LearnedPositions::LearnedPositions(const std::string& label, std::int64_t max_le
     : table(Embedding(label, max_len, dim).table), max_len(max_len) {}
 
 Tensor LearnedPositions::operator()(std::int64_t seq_len) const {
+  PrecisionScope exact(PrecisionPolicy{});  // a lookup (Embedding::operator())
   return table * position_one_hot(seq_len, max_len);
 }
 

@@ -24,6 +24,11 @@ struct StepParts {
   /// Nodes the optimizer keeps between steps (momenta, Adam's moments and step counter).
   std::vector<ir::NodeRef> optimizer_state;
   std::optional<nn::AdamCode> adam;
+  /// With StepOptions::loss_scale: `gradients` starts backprop from the scaled loss and ends by
+  /// unscaling and checking the gradients.
+  std::shared_ptr<nn::LossScaler> loss_scaler;
+  /// The tensors whose literals the routines read (the loss, or the scaled loss).
+  Tensor root;
 
   /// Gradients, update, loss accumulation: compile_step's single routine.
   ir::Comp whole_step() const;

@@ -8,6 +8,7 @@
 #include "cannl/nn/grad_clip.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "cannl/support/log.h"
 #include "cannl/tensor/autodiff.h"
 #include "nn/step_parts.h"
 
@@ -65,6 +66,8 @@ runtime::Routine compile_forward(runtime::Context& ctx, const std::vector<Tensor
                                  const std::string& name, const runtime::CompileOptions& options) {
   ir::Comp comp = forward_code(outputs);
   upload_literals(ctx, outputs);
+  if (logging::debug_level() >= 1)
+    logging::info(name + ": contractions multiply in " + precision_summary(outputs));
   return ctx.compile(comp, name, options);
 }
 
@@ -73,8 +76,16 @@ StepParts step_parts(const Tensor& loss, const StepOptions& options) {
     throw RuntimeUsageError("compile_step: n_batches must be >= 1, got " +
                             std::to_string(options.n_batches));
   StepParts parts;
-  parts.gradients = grad_update_code(loss);
   parts.params = params_of({loss});
+  parts.root = loss;
+  if (options.loss_scale) {
+    parts.loss_scaler = std::make_shared<nn::LossScaler>(loss, *options.loss_scale);
+    parts.root = parts.loss_scaler->scaled_loss();
+  }
+  parts.gradients = grad_update_code(parts.root);
+  if (parts.loss_scaler)
+    parts.gradients.body.push_back(
+        ir::make_block("unscale and check gradients", parts.loss_scaler->unscale_and_check(parts.params)));
   if (options.clip_grad_norm)
     parts.update.push_back(ir::make_block("clip gradients",
                                           nn::clip_grad_norm(parts.params, *options.clip_grad_norm).code));
@@ -107,16 +118,30 @@ ir::Comp StepParts::whole_step() const {
 
 TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOptions& options) {
   StepParts parts = step_parts(loss, options);
-  const ir::Comp comp = parts.whole_step();
   TrainingStep s{ctx, loss, {}, {}, {}, parts.epoch_loss, options.n_batches, std::move(parts.adam), nullptr, {}, {}};
   for (const auto& p : parts.params) s.params.push_back(p.value());
   s.optimizer_state = parts.optimizer_state;
-  upload_literals(s.ctx, {loss});
+  s.loss_scaler = parts.loss_scaler;
+  upload_literals(s.ctx, {parts.root});
+  if (logging::debug_level() >= 1)
+    logging::info(options.name + ": contractions multiply in " + precision_summary({loss}) +
+                  (s.loss_scaler ? ", dynamic loss scaling" : ""));
   // Compile order is execution order: each routine depends on the ones before it.
   s.init = s.ctx.compile(parts.init, "init_params");
   s.reset_loss = s.ctx.compile(parts.reset_loss, "reset_epoch_loss");
-  s.step = options.compile_step_routine ? options.compile_step_routine(s.ctx, comp, options.name)
-                                        : s.ctx.compile(comp, options.name, options.step_compile);
+  auto compile = [&](const ir::Comp& comp, const std::string& name) {
+    return options.compile_step_routine ? options.compile_step_routine(s.ctx, comp, name)
+                                        : s.ctx.compile(comp, name, options.step_compile);
+  };
+  if (s.loss_scaler) {
+    // The host reads the check between the two routines: the update runs only on finite gradients.
+    ir::Comp gradients = parts.gradients;
+    gradients.body.push_back(parts.accumulate_loss);
+    s.step = compile(gradients, options.name);
+    s.update = compile(comp_of(parts.update, "update"), options.name + "_update");
+  } else {
+    s.step = compile(parts.whole_step(), options.name);
+  }
   s.ctx.run(s.init);
   s.ctx.run(s.reset_loss);
   return s;
@@ -131,6 +156,8 @@ void run_one_step(TrainingStep& s, std::int64_t b) {
   }
   const std::int64_t index[] = {b};
   s.ctx.run(s.step, std::span<const std::int64_t>(index, s.step.statics().empty() ? 0 : 1));
+  if (s.loss_scaler && s.loss_scaler->after_gradients(s.ctx))
+    s.ctx.run(s.update, std::span<const std::int64_t>(index, s.update.statics().empty() ? 0 : 1));
 }
 
 double mean_epoch_loss(TrainingStep& s) {

@@ -19,6 +19,7 @@ struct Format {
 constexpr Format kF16{5, 10, false};
 constexpr Format kBF16{8, 7, false};
 constexpr Format kFP8{5, 2, true};
+constexpr Format kTF32{8, 10, false};
 
 /// `value >> shift`, rounded to nearest, ties to even. Requires 0 <= shift < 64.
 std::uint64_t shift_right_round_even(std::uint64_t value, int shift) {
@@ -110,5 +111,12 @@ float bf16_to_f32(std::uint16_t bits) { return widen(bits, kBF16); }
 std::uint8_t f32_to_fp8(float x) { return static_cast<std::uint8_t>(narrow(x, kFP8)); }
 std::uint8_t f64_to_fp8(double x) { return static_cast<std::uint8_t>(narrow(x, kFP8)); }
 float fp8_to_f32(std::uint8_t bits) { return widen(bits, kFP8); }
+
+float round_to_bf16(float x) { return widen(narrow(x, kBF16), kBF16); }
+double round_to_bf16(double x) { return widen(narrow(x, kBF16), kBF16); }
+float round_to_f16(float x) { return widen(narrow(x, kF16), kF16); }
+double round_to_f16(double x) { return widen(narrow(x, kF16), kF16); }
+float round_to_tf32(float x) { return widen(narrow(x, kTF32), kTF32); }
+double round_to_tf32(double x) { return widen(narrow(x, kTF32), kTF32); }
 
 }  // namespace cannl

@@ -2,6 +2,8 @@
 // spec (or the compose / transpose logic) rather than pointwise broadcasting.
 #include "cannl/support/error.h"
 #include "cannl/tensor/gradient_rule.h"
+#include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/precision_policy.h"
 
 namespace cannl {
 namespace {
@@ -36,9 +38,81 @@ Tensor contraction(const std::string& label, std::vector<Tensor> args, shape::Lo
   return detail::make_op(std::move(spec));
 }
 
-detail::GradientRule product_rule() {
-  return {{ap(Op::Mul, {g(), a(1)})}, {ap(Op::Mul, {g(), a(0)})}};
+/// `a` rounded onto the grid of the policy's format, kept in a's precision; the gradient passes
+/// straight through. Its own tensor, so the rounding runs once per cell rather than once per
+/// product, and the product itself stays a plain `d += a * b` nest that the CPU schedule can
+/// tensorize (bitwise the same sums: rounding is idempotent and the products are exact).
+Tensor rounded_operand(const Tensor& v, MatmulPrecision precision, Op rounding) {
+  detail::OpSpec spec;
+  spec.label = v.label() + "_" + std::string(PrecisionPolicy{precision}.name());  // w1_bf16
+  spec.args = {v};
+  // Exactly the operand's rows: a pointwise op's rows would take the batch axes the product
+  // broadcasts to, and a weight's copy would be repeated for every row of the batch.
+  spec.logic = shape::Einsum{"...|...->... => ...|...->..."};
+  spec.forward = [rounding](const Tensor& self, const ir::Projections& p) {
+    auto expr = ap(rounding, {detail::arg(0)});
+    return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, Op::Arg2, Op::Identity, expr)};
+  };
+  spec.backward = detail::backward_of({{g()}});
+  return detail::make_op(std::move(spec));
 }
+
+/// The backward of a product of rounded operands: the incoming gradient rounded once into a
+/// node of its own (same layout as the gradient), then both gradient products as plain nests.
+CodeBuilder rounded_product_backward(MatmulPrecision precision, Op rounding) {
+  return [precision, rounding](const Tensor& self, const ir::Projections& p) {
+    std::vector<ir::AsgnRef> code;
+    const ir::NodeRef& grad = self.grad();
+    auto rounded = ir::make_node(grad->label + "_" + std::string(PrecisionPolicy{precision}.name()),
+                                 grad->dtype, grad->dims);
+    rounded->padding = grad->padding;
+    rounded->pad_value = grad->pad_value;
+    ir::AccumOp round_grad;
+    round_grad.lhs = rounded;
+    round_grad.accum = Op::Arg2;
+    round_grad.args = {ir::Operand::of(grad)};
+    round_grad.projections = identity_projections(grad->dims, 1);
+    round_grad.expr = ap(rounding, {detail::arg(0)});
+    code.push_back(ir::make_accum(std::move(round_grad)));
+    for (int k = 0; k < 2; ++k) {
+      const Tensor& target = self.args()[static_cast<std::size_t>(k)];
+      if (!target.requires_grad()) continue;
+      code.push_back(detail::grad_assign(target.grad(), p, k,
+                                         {{rounded, -1}, {self.args()[static_cast<std::size_t>(1 - k)].value(), 1 - k}},
+                                         ap(Op::Mul, {detail::arg(0), detail::arg(1)})));
+    }
+    return code;
+  };
+}
+
+}  // namespace
+
+namespace detail {
+
+Tensor sum_of_products(const std::string& label, std::vector<Tensor> args, shape::Logic logic) {
+  const MatmulPrecision precision = current_precision_policy().matmul;
+  const std::optional<Op> r = operand_rounding(precision);
+  detail::OpSpec spec;
+  spec.label = label;
+  spec.logic = std::move(logic);
+  spec.forward = [](const Tensor& self, const ir::Projections& p) {
+    return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, Op::Add, Op::Mul)};
+  };
+  if (r) {
+    for (auto& a : args) a = rounded_operand(a, precision, *r);
+    spec.backward = rounded_product_backward(precision, *r);
+  } else {
+    spec.backward = detail::backward_of({{ap(Op::Mul, {g(), a(1)})}, {ap(Op::Mul, {g(), a(0)})}});
+  }
+  spec.args = std::move(args);
+  Tensor result = detail::make_op(std::move(spec));
+  result.impl().matmul_precision = precision;
+  return result;
+}
+
+}  // namespace detail
+
+namespace {
 
 /// The reduction factor 1/N of a mean: N = operand elements per result element.
 double mean_factor(const ir::Projections& p) {
@@ -66,13 +140,13 @@ Tensor mean_with(const Tensor& v, const std::string& spec_text) {
 }  // namespace
 
 Tensor operator*(const Tensor& l, const Tensor& r) {
-  return contraction("matmul", {l, r}, shape::Compose{}, Op::Add, Op::Mul, product_rule());
+  return detail::sum_of_products("matmul", {l, r}, shape::Compose{});
 }
 Tensor transpose(const Tensor& v) {
   return contraction("transpose", {v}, shape::Transpose{}, Op::Arg2, Op::Identity, {{g()}});
 }
 Tensor einsum(const std::string& spec, const Tensor& l, const Tensor& r) {
-  return contraction("einsum", {l, r}, shape::Einsum{spec}, Op::Add, Op::Mul, product_rule());
+  return detail::sum_of_products("einsum", {l, r}, shape::Einsum{spec});
 }
 Tensor einsum(const std::string& spec, const Tensor& v) {
   return contraction("einsum", {v}, shape::Einsum{spec}, Op::Add, Op::Identity, {{g()}});

@@ -103,16 +103,16 @@ std::vector<ir::AsgnRef> concat_backward(const Tensor& self) {
 }  // namespace
 
 Tensor conv1d(const Tensor& x, const Tensor& kernel, const ConvOptions& o) {
-  return contraction("conv1d", {x, kernel},
-                     "...|" + conv_axis("o", "k", o) + ", c; |k, c -> f => ...|o, f", Op::Add, Op::Mul,
-                     product_rule());
+  return detail::sum_of_products(
+      "conv1d", {x, kernel},
+      shape::Einsum{"...|" + conv_axis("o", "k", o) + ", c; |k, c -> f => ...|o, f"});
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& kernel, const ConvOptions& o) {
-  return contraction("conv2d", {x, kernel},
-                     "...|" + conv_axis("h", "kh", o) + ", " + conv_axis("w", "kw", o) +
-                         ", c; |kh, kw, c -> f => ...|h, w, f",
-                     Op::Add, Op::Mul, product_rule());
+  return detail::sum_of_products("conv2d", {x, kernel},
+                                 shape::Einsum{"...|" + conv_axis("h", "kh", o) + ", " +
+                                               conv_axis("w", "kw", o) +
+                                               ", c; |kh, kw, c -> f => ...|h, w, f"});
 }
 
 Tensor max_pool2d(const Tensor& x, std::int64_t window, std::int64_t stride) {
@@ -159,8 +159,8 @@ Tensor outer(const Tensor& l, const Tensor& r) {
 }
 
 Tensor batched_matmul(const Tensor& l, const Tensor& r) {
-  return contraction("batched_matmul", {l, r}, "...|..b.., i, j; ...|..b.., j, k => ...|..b.., i, k", Op::Add, Op::Mul,
-                     product_rule());
+  return detail::sum_of_products("batched_matmul", {l, r},
+                                 shape::Einsum{"...|..b.., i, j; ...|..b.., j, k => ...|..b.., i, k"});
 }
 
 Tensor diagonal(const Tensor& m) {
@@ -187,7 +187,7 @@ Tensor einsum3(const std::string& spec, const Tensor& x, const Tensor& y, const 
 
 Tensor einsum(const std::string& spec, const Tensor& x, const Tensor& y,
               std::vector<shape::VariableRef> captures) {
-  return contraction("einsum", {x, y}, spec, Op::Add, Op::Mul, product_rule(), nullptr, std::move(captures));
+  return detail::sum_of_products("einsum", {x, y}, shape::Einsum{spec, std::move(captures)});
 }
 
 Tensor einsum(const std::string& spec, const Tensor& x, std::vector<shape::VariableRef> captures) {

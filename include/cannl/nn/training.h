@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cannl/nn/adam.h"
+#include "cannl/nn/loss_scaling.h"
 #include "cannl/nn/optimizers.h"
 #include "cannl/runtime/context.h"
 #include "cannl/tensor/tensor.h"
@@ -48,6 +49,10 @@ struct StepOptions {
   /// Compiles the step routine in place of ctx.compile(comp, name, step_compile), e.g. the tuner:
   ///   .compile_step_routine = [](auto& ctx, const auto& comp, const auto& name) { return tune::tune(ctx, comp, name); }
   std::function<runtime::Routine(runtime::Context&, const ir::Comp&, const std::string&)> compile_step_routine;
+  /// Dynamic loss scaling (nn/loss_scaling.h; for the f16 precision policy): the step becomes two
+  /// routines, the gradients (unscaled and checked) and the update, which is skipped when a
+  /// gradient is not finite. Not available with data_parallel yet.
+  std::optional<nn::LossScaleOptions> loss_scale;
 };
 
 class DataParallel;
@@ -67,6 +72,10 @@ struct TrainingStep {
   /// Parameters and optimizer state, for checkpoints.
   std::vector<ir::NodeRef> params;
   std::vector<ir::NodeRef> optimizer_state;
+  /// With StepOptions::loss_scale: the scale's state (state().scale, skipped_steps); `step` then
+  /// computes the gradients and `update` applies them when they are finite.
+  std::shared_ptr<nn::LossScaler> loss_scaler;
+  runtime::Routine update;
 };
 
 /// Uploads the host literals the roots read (once per context).

@@ -28,4 +28,16 @@ std::uint8_t f32_to_fp8(float x);
 std::uint8_t f64_to_fp8(double x);
 float fp8_to_f32(std::uint8_t bits);  // exact; NaNs come back quiet
 
+/// The value rounded to the nearest value of a narrower format (as the codecs above round) and
+/// widened back, exactly: the operand rounding of a mixed-precision multiply. tf32 is f32's
+/// exponent with 10 mantissa bits (NVIDIA's TensorFloat-32); f16 and bf16 overflow to infinity.
+///   round_to_bf16(1.0f + 0x1p-9f) == 1.0f;  round_to_f16(65520.0f) == INFINITY;
+///   round_to_tf32(1.0f + 0x1p-11f + 0x1p-20f) == 1.0f + 0x1p-10f
+float round_to_bf16(float x);
+double round_to_bf16(double x);
+float round_to_f16(float x);
+double round_to_f16(double x);
+float round_to_tf32(float x);
+double round_to_tf32(double x);
+
 }  // namespace cannl

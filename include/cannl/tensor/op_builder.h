@@ -23,6 +23,15 @@ struct OpSpec {
 /// Registers the shape step, creates the value (and grad) nodes, stores the builders.
 Tensor make_op(OpSpec spec);
 
+/// A sum of products of two operands (matmul, einsum, convolution) under the current precision
+/// policy (precision_policy.h): forward and backward round both factors of every product, the
+/// incoming gradient included, and sum in the result's precision. Under bf16 / f16 / tf32 the
+/// operands are rounded copies (`<label>_bf16`, the operand's rows exactly, gradient straight
+/// through) and the backward rounds the incoming gradient once into a node of its own, so all
+/// three products are plain `d += a * b` nests.
+///   sum_of_products("einsum", {q, k}, shape::Einsum{"...|t, h, d; ...|s, h, d => ...|t, s, h"})
+Tensor sum_of_products(const std::string& label, std::vector<Tensor> args, shape::Logic logic);
+
 /// Next tensor id (shared by leaves and ops).
 int next_tensor_id();
 

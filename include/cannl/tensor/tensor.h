@@ -16,6 +16,7 @@
 #include "cannl/ir/assignments.h"
 #include "cannl/ir/dtype.h"
 #include "cannl/shape/shape.h"
+#include "cannl/tensor/precision_policy.h"
 
 namespace cannl {
 
@@ -53,6 +54,9 @@ struct TensorImpl {
   std::optional<ir::DType> specified_dtype;
   std::optional<ir::StaticSymbol> static_index;  // the runtime index of a batch slice
   bool top_down_dtype = false;      // constants take the precision of their consumers
+  /// Sums of products (detail::sum_of_products): the precision their operands are rounded to
+  /// (precision_policy.h); nullopt for every other tensor.
+  std::optional<MatmulPrecision> matmul_precision;
   /// Host data of a literal (logical row-major values), uploaded when a routine is compiled.
   std::shared_ptr<const std::vector<double>> host_values;
 };

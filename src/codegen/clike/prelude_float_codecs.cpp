@@ -1,4 +1,5 @@
-// Prelude helpers: narrow float codecs (f16, bf16, fp8 E5M2) written in C.
+// Prelude helpers: narrow float codecs (f16, bf16, fp8 E5M2, and tf32 for rounding only) written
+// in C, and the roundings of mixed-precision operands built on them.
 //
 // This is an implementation independent of the C++ codecs in src/support (the two are tested
 // against each other). Narrowing rounds the exact value to nearest, ties to even, in one step from
@@ -6,6 +7,8 @@
 // Subnormals and signed zeros are kept; NaN stays NaN (quieted, top payload bits kept, as the x86
 // F16C instructions do); f16 and bf16 overflow to infinity, fp8 saturates finite values to 57344.
 #include "codegen/clike/prelude.h"
+
+#include <cstdio>
 
 namespace cannl::codegen {
 
@@ -89,6 +92,41 @@ void append_format(std::vector<PreludeHelper>& out, const Format& f) {
                  {"cannl_narrow_to_f32"}});
 }
 
+/// cannl_round_<tag>f(float) and cannl_round_<tag>(double): the value on the format's grid,
+/// widened back (the support layer's round_to_<tag>); mixed-precision contractions call them on
+/// their operands, so a reader of the generated code sees where each rounding happens.
+void append_rounding(std::vector<PreludeHelper>& out, const std::string& tag,
+                     const std::string& narrow_f32, const std::string& narrow_f64,
+                     const std::string& widen, const std::vector<std::string>& deps) {
+  const std::string name = "cannl_round_" + tag;
+  out.push_back({name + "f", "$P float " + name + "f(float x) { return " + widen + "(" + narrow_f32 +
+                                 "(x)); }\n", deps});
+  out.push_back({name, "$P double " + name + "(double x) { return (double)" + widen + "(" +
+                           narrow_f64 + "(x)); }\n", deps});
+}
+
+/// The f32 rounding of a format with f32's exponent and 23 - `dropped` mantissa bits, on the
+/// bits: adding half an ulp minus one, plus the kept last bit, carries exactly when the dropped
+/// bits are above half an ulp or a tie with an odd last bit (ties to even); a carry out of the
+/// mantissa steps the exponent, and out of the largest finite values makes infinity; f32
+/// subnormals round on the same grid as the format's. NaNs go through the codec, which quiets
+/// them, so both spellings give the codec's bits for every input.
+PreludeHelper same_exponent_rounding(const std::string& name, int dropped, const std::string& codec) {
+  const unsigned half_minus_one = (1u << (dropped - 1)) - 1u;
+  const unsigned keep = ~((1u << dropped) - 1u);
+  char text[640];
+  std::snprintf(text, sizeof text,
+                "$P float %s(float x) {\n"
+                "  uint32_t u = (uint32_t)cannl_bits_of_f32(x);\n"
+                "  if ((u & 0x7fffffffu) > 0x7f800000u) return %s_to_f32(cannl_f32_to_%s(x)); /* NaN */\n"
+                "  u += 0x%xu + ((u >> %d) & 1u); /* round to nearest even */\n"
+                "  return cannl_f32_of_bits((int32_t)(u & 0x%xu));\n"
+                "}\n",
+                name.c_str(), codec.c_str(), codec.substr(6).c_str(), half_minus_one, dropped, keep);
+  return {name, text,
+          {"cannl_bits_of_f32", "cannl_f32_of_bits", codec + "_to_f32", "cannl_f32_to_" + codec.substr(6)}};
+}
+
 }  // namespace
 
 void append_float_codec_helpers(std::vector<PreludeHelper>& out) {
@@ -97,6 +135,18 @@ void append_float_codec_helpers(std::vector<PreludeHelper>& out) {
   append_format(out, {"f16", "uint16_t", 10, 5, 0});
   append_format(out, {"bf16", "uint16_t", 7, 8, 0});
   append_format(out, {"fp8", "uint8_t", 2, 5, 1});
+  append_format(out, {"tf32", "uint32_t", 10, 8, 0});
+  for (const char* tag : {"f16", "bf16", "tf32"}) {
+    const std::string t = tag;
+    append_rounding(out, t, "cannl_f32_to_" + t, "cannl_f64_to_" + t, "cannl_" + t + "_to_f32",
+                    {"cannl_f32_to_" + t, "cannl_f64_to_" + t, "cannl_" + t + "_to_f32"});
+  }
+  // bf16 and tf32 keep f32's exponent, so their f32 roundings are integer additions on the bits,
+  // a few instructions instead of a codec call (they run once per factor of a product):
+  for (auto& h : out) {
+    if (h.name == "cannl_round_bf16f") h = same_exponent_rounding(h.name, 16, "cannl_bf16");
+    if (h.name == "cannl_round_tf32f") h = same_exponent_rounding(h.name, 13, "cannl_tf32");
+  }
 }
 
 }  // namespace cannl::codegen

@@ -1,0 +1,80 @@
+// Dynamic loss scaling (include/cannl/nn/loss_scaling.h).
+#include "cannl/nn/loss_scaling.h"
+
+#include <cmath>
+#include <string>
+
+#include "cannl/support/error.h"
+#include "cannl/tensor/autodiff.h"
+#include "nn/update_util.h"
+
+namespace cannl::nn {
+namespace {
+
+using detail::ap;
+using detail::arg;
+using detail::lit;
+using ir::Op;
+
+void validate(const LossScaleOptions& o) {
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+  if (!positive(o.init_scale) || !positive(o.growth_factor) || o.growth_factor < 1 ||
+      !positive(o.backoff_factor) || o.backoff_factor >= 1 || o.growth_interval < 1)
+    throw RuntimeUsageError(
+        "loss scaling: init_scale must be finite and > 0, growth_factor >= 1, backoff_factor in "
+        "(0, 1) and growth_interval >= 1 (init_scale=" + std::to_string(o.init_scale) +
+        ", growth_factor=" + std::to_string(o.growth_factor) + ", backoff_factor=" +
+        std::to_string(o.backoff_factor) + ", growth_interval=" + std::to_string(o.growth_interval) + ")");
+}
+
+}  // namespace
+
+LossScaler::LossScaler(const Tensor& loss, const LossScaleOptions& options) : options_(options) {
+  validate(options);
+  using Dims = std::vector<std::int64_t>;
+  scale_ = literal("loss_scale", {options.init_scale},
+                   {.batch = Dims{}, .input = Dims{}, .output = Dims{1}, .dtype = ir::DType::F32});
+  scaled_ = pointmul(loss, scale_);
+  nonfinite_ = detail::state_buffer("grads_nonfinite", ir::DType::F32, {1}, 64);
+  state_.scale = options.init_scale;
+}
+
+std::vector<ir::AsgnRef> LossScaler::unscale_and_check(const std::vector<Tensor>& params) const {
+  resolve_shapes({scaled_});
+  std::vector<ir::AsgnRef> code;
+  // Division by S, a power of two with the default factors, is exact (unless a gradient is
+  // subnormal after it); a multiplication by a rounded 1/S would not be for other S.
+  for (const auto& p : params)
+    code.push_back(detail::elementwise(p.grad(), Op::Arg2, {p.grad(), scale_.value()},
+                                       ap(Op::Div, {arg(0), arg(1)})));
+  code.push_back(ir::make_fetch(nonfinite_, ir::FetchConstant{0}));
+  for (const auto& p : params)
+    code.push_back(detail::reduce_to_scalar(nonfinite_, {p.grad()}, ap(Op::Mul, {arg(0), lit(0)})));
+  return code;
+}
+
+bool LossScaler::after_gradients(runtime::Context& ctx) {
+  const bool finite = std::isfinite(ctx.get_values(nonfinite_).at(0));
+  ++state_.steps;
+  state_.last_step_skipped = !finite;
+  if (!finite) {
+    ++state_.skipped_steps;
+    state_.good_streak = 0;
+    set_scale(ctx, state_.scale * options_.backoff_factor);
+    return false;
+  }
+  if (++state_.good_streak >= options_.growth_interval) {
+    state_.good_streak = 0;
+    set_scale(ctx, state_.scale * options_.growth_factor);
+  }
+  return true;
+}
+
+void LossScaler::set_scale(runtime::Context& ctx, double scale) {
+  // An f32 S: beyond its range the scale stays where it is (growth cannot make it infinite).
+  if (!std::isfinite(static_cast<float>(scale)) || static_cast<float>(scale) == 0) return;
+  state_.scale = scale;
+  ctx.set_values(scale_.value(), std::vector<double>{scale});
+}
+
+}  // namespace cannl::nn
