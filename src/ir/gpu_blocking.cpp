@@ -31,20 +31,10 @@ void fit_side(int& extent, int& per_thread, std::int64_t cells) {
 }  // namespace
 
 bool runs_as_gpu_tile(const TileMma& t, const Target& target) {
-  const auto f32 = [](const TileOperand& o) { return o.node->dtype == DType::F32; };
-  if (!target.workgroups || target.gpu.max_threads_per_block <= 0 || !target.gpu_tile.valid()) return false;
-  if (t.dtype != DType::F32 || t.accum != Op::Add || !f32(t.d) || !f32(t.a) || !f32(t.b)) return false;
-  if (t.d.node->id == t.a.node->id || t.d.node->id == t.b.node->id) return false;
-  if (t.rows() * t.cols() * t.steps() < target.min_tile_work) return false;
-  // d[i, j], a[i, k], b[k, j]: an operand must not move along the loops it is broadcast over
-  // (each thread loads and stores its own cells of d once, the staged slices hold one row of a
-  // and one column of b per tile row and column).
-  const TileGroups g = tile_groups(t);
-  const auto still = [](const TileOperand& o, const std::vector<TileAxis>& axes) {
-    return std::all_of(axes.begin(), axes.end(),
-                       [&](const TileAxis& x) { return flat_stride(*o.node, o.index, x.symbol) == 0; });
-  };
-  return still(t.d, g.steps) && still(t.a, g.cols) && still(t.b, g.rows);
+  // Each thread loads and stores its own cells of d once; the staged slices hold one row of a and
+  // one column of b per tile row and column.
+  return target.workgroups && target.gpu.max_threads_per_block > 0 && target.gpu_tile.valid() &&
+         is_f32_matmul_tile(t, target);
 }
 
 TileBlocking fitted_blocking(const TileBlocking& largest, std::int64_t rows, std::int64_t cols, std::int64_t steps) {

@@ -111,11 +111,9 @@ TileGroups tile_groups(const TileMma& t) {
   return g;
 }
 
-bool runs_as_kernel(const TileMma& t, const Target& target) {
+bool is_f32_matmul_tile(const TileMma& t, const Target& target) {
   const auto f32 = [](const TileOperand& o) { return o.node->dtype == DType::F32; };
-  if (target.vector_bytes <= 0 || target.gemm.mr <= 0 || t.dtype != DType::F32 || t.accum != Op::Add ||
-      !f32(t.d) || !f32(t.a) || !f32(t.b))
-    return false;
+  if (t.dtype != DType::F32 || t.accum != Op::Add || !f32(t.d) || !f32(t.a) || !f32(t.b)) return false;
   if (t.d.node->id == t.a.node->id || t.d.node->id == t.b.node->id) return false;
   if (t.rows() * t.cols() * t.steps() < target.min_tile_work) return false;
   // d[i, j], a[i, k], b[k, j]: an operand must not move along the loops it is broadcast over.
@@ -125,6 +123,10 @@ bool runs_as_kernel(const TileMma& t, const Target& target) {
                        [&](const TileAxis& x) { return flat_stride(*o.node, o.index, x.symbol) == 0; });
   };
   return still(t.d, g.steps) && still(t.a, g.cols) && still(t.b, g.rows);
+}
+
+bool runs_as_kernel(const TileMma& t, const Target& target) {
+  return target.vector_bytes > 0 && target.gemm.mr > 0 && is_f32_matmul_tile(t, target);
 }
 
 }  // namespace cannl::ir

@@ -131,6 +131,11 @@ enum class VectorForm { None, Elementwise, Accumulation };
 /// non-contiguous access, a loop-carried read).
 VectorForm vector_form(const For& f, const Target& target);
 
+/// Whether `t` is an f32 `+=` (or fma) over three distinct f32 nodes computed in f32, no operand
+/// moving along the loops it is broadcast over, with at least `min_tile_work` multiply-adds: what
+/// both the CPU micro-kernel and the GPU tile need.
+bool is_f32_matmul_tile(const TileMma& t, const Target& target);
+
 /// Whether `t` runs as the target's f32 micro-kernel: SIMD and a kernel shape, an f32 `+=` over
 /// three distinct f32 nodes, no operand moving along the loops it is broadcast over, and at least
 /// `min_tile_work` multiply-adds.
