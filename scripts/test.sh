@@ -25,6 +25,8 @@ exclude=()
 # same code paths the rest of the suite already drives.
 sanitizer_slow='CcTileMma\.(EveryOperandLayoutPacksToTheSameBits|LastRowPanelsOfFourAndEightRowsUseTheirKernels)'
 sanitizer_slow+='|StagePartials\.(LongSmallCellReductionsGetFourOrderedPartials|SharedStoreBecomesAnInjectiveNestAndAnOrderedScatter)'
+sanitizer_slow+='|StagePartials\.(KeptEnclosingLoopsGiveEachIterationItsOwnPartials|LargeInputGradientsAreStagedPerBatchItemInParallelBlocks)'
+sanitizer_slow+='|WindowedReductions\.PoolingNestsVectorizeAlongTheChannelsBitwise'
 sanitizer_slow+='|MatmulNest\.LicensedPlansTileTheWidestReductionAndInputGradients|example_02_makemore'
 sanitizer_slow+='|KernelProfile\.InterpreterHasNoKernelTimings|DefaultCpuSchedule\.LongReductionsGetInterleavedVectorPartials'
 [[ $preset == default ]] || exclude=(-LE 'gpu|mpi' -E "^($sanitizer_slow)\$")
