@@ -45,21 +45,24 @@ class AccumulatorRedirect : public ir::TreeMapper {
   std::vector<ir::AxisIndex> p_index_;
 };
 
-// The cells of p that the iteration of the kept enclosing loops owns, zeroed by a nest over the
-// kept nest loops (fresh symbols): the other iterations' partials may be in use.
-ir::StmtRef zero_slice(const ir::NodeRef& p, const std::vector<ir::AxisIndex>& p_at, const std::vector<const ir::For*>& kept,
-                       const std::vector<ir::Symbol>& minted) {
-  std::map<ir::Symbol, ir::AxisIndex> fresh;
+// A nest over the kept nest loops under symbols of its own (`minted`, or fresh ones when empty)
+// around the statement `body_at` makes from the substitution of the kept loops by them.
+template <typename Body>
+ir::StmtRef nest_over_kept(const std::vector<const ir::For*>& kept, const std::vector<ir::Symbol>& minted, Body body_at) {
+  std::map<ir::Symbol, ir::AxisIndex> renamed;
   std::vector<ir::Symbol> loops;
   for (std::size_t k = 0; k < kept.size(); ++k) {
     loops.push_back(minted.empty() ? ir::fresh_symbol() : minted[k]);
-    fresh[kept[k]->index] = ir::AxisIndex::iterator(loops.back());
+    renamed[kept[k]->index] = ir::AxisIndex::iterator(loops.back());
   }
-  std::vector<ir::AxisIndex> cell;
-  for (const auto& i : p_at) cell.push_back(ir::substitute(i, fresh));
-  ir::StmtRef zero = ir::set(p, cell, ir::constant(0, ir::compute_dtype(p->dtype)), "zero this block's partials");
-  for (std::size_t n = kept.size(); n-- > 0;) zero = ir::for_loop(loops[n], kept[n]->begin, kept[n]->end, zero);
-  return zero;
+  const auto at = [&](const std::vector<ir::AxisIndex>& index) {
+    std::vector<ir::AxisIndex> out;
+    for (const auto& i : index) out.push_back(ir::substitute(i, renamed));
+    return out;
+  };
+  ir::StmtRef nest = body_at(at);
+  for (std::size_t n = kept.size(); n-- > 0;) nest = ir::for_loop(loops[n], kept[n]->begin, kept[n]->end, nest);
+  return nest;
 }
 
 }  // namespace
@@ -112,29 +115,22 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StageParti
   ir::StmtRef first = ir::set(p, p_at, value, store->comment);
   for (std::size_t n = loops.size(); n-- > 0;) first = ir::for_loop(loops[n]->index, loops[n]->begin, loops[n]->end, first);
 
-  // The scatter: fresh loops over the kept ones, d[idx] += p[keep] in kept order.
-  std::map<ir::Symbol, ir::AxisIndex> fresh;
-  std::vector<ir::Symbol> scatter_loops;
-  if (!t.scatter.empty() && t.scatter.size() != kept.size())
-    throw_schedule_error(r, t.top, action, "it names " + std::to_string(t.scatter.size()) + " scatter loops for " +
-                         std::to_string(kept.size()) + " kept ones", "none");
-  for (std::size_t k = 0; k < kept.size(); ++k) {
-    scatter_loops.push_back(t.scatter.empty() ? ir::fresh_symbol() : t.scatter[k]);
-    fresh[kept[k]->index] = ir::AxisIndex::iterator(scatter_loops.back());
-  }
-  for (const ir::For* f : outer) fresh[f->index] = ir::AxisIndex::iterator(f->index);
-  std::vector<ir::AxisIndex> d_at, p_cell;
-  for (const auto& i : store->index) d_at.push_back(ir::substitute(i, fresh));
-  for (const auto& i : p_at) p_cell.push_back(ir::substitute(i, fresh));
+  for (const auto& [minted, what] : {std::pair{&t.scatter, "scatter"}, std::pair{&t.zero, "zeroing"}})
+    if (!minted->empty() && minted->size() != kept.size())
+      throw_schedule_error(r, t.top, action, "it names " + std::to_string(minted->size()) + " " + what + " loops for " +
+                           std::to_string(kept.size()) + " kept ones", "none");
+  // The scatter: loops of its own over the kept ones, d[idx] += p[keep] in kept order.
   const ir::DType dt = store->node->dtype;
-  ir::StmtRef second = ir::set(store->node, d_at, ir::apply(ir::Op::Add, dt, {ir::get(store->node, d_at), ir::get(p, p_cell)}),
-                               "add the partials of " + store->node->debug_name());
-  for (std::size_t n = kept.size(); n-- > 0;) second = ir::for_loop(scatter_loops[n], kept[n]->begin, kept[n]->end, second);
-
-  if (!t.zero.empty() && t.zero.size() != kept.size())
-    throw_schedule_error(r, t.top, action, "it names " + std::to_string(t.zero.size()) + " zeroing loops for " +
-                         std::to_string(kept.size()) + " kept ones", "none");
-  const ir::StmtRef zero = outer.empty() ? ir::zero_out(p) : zero_slice(p, p_at, kept, t.zero);
+  const ir::StmtRef second = nest_over_kept(kept, t.scatter, [&](const auto& at) {
+    const auto d_at = at(store->index);
+    return ir::set(store->node, d_at, ir::apply(ir::Op::Add, dt, {ir::get(store->node, d_at), ir::get(p, at(p_at))}),
+                   "add the partials of " + store->node->debug_name());
+  });
+  // With kept enclosing loops only this iteration's cells of p are zeroed: the other
+  // iterations' partials may be in use.
+  const ir::StmtRef zero = outer.empty() ? ir::zero_out(p) : nest_over_kept(kept, t.zero, [&](const auto& at) {
+    return ir::set(p, at(p_at), ir::constant(0, ir::compute_dtype(p->dtype)), "zero this block's partials");
+  });
   const ir::StmtRef replacement = ir::seq({zero, first, second});
   return with_body(r, replace_loop(r.body, t.top, [&](const ir::For&) { return replacement; }));
 }

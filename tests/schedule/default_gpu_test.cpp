@@ -90,9 +90,8 @@ TEST(DefaultGpuSchedule, ColumnLoopUnderAReductionMovesUp) {
                         "      for i2 in [0, 32):")) << text;
 }
 
-// dw[i, j] += x[b, i] * dy[b, j] with the batch loop on top (a weight gradient): the cell loops
-// move above it, the contiguous one the threads.
-TEST(DefaultGpuSchedule, CellLoopsMoveAboveTheReductions) {
+// dw[i, j] += x[b, i] * dy[b, j] with the batch loop on top: a weight gradient.
+ir::LoweredRoutine weight_gradient() {
   const auto x = ir::make_node("x", DType::F32, {4, 40}), dy = ir::make_node("dy", DType::F32, {4, 30});
   const auto dw = ir::make_node("dw", DType::F32, {40, 30});
   const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
@@ -100,6 +99,12 @@ TEST(DefaultGpuSchedule, CellLoopsMoveAboveTheReductions) {
   const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
   const ir::LoweredRoutine r{
       "weight_grad", ir::for_loop(b, 0, 4, ir::for_loop(i, 0, 40, ir::for_loop(j, 0, 30, ir::set(dw, {it(i), it(j)}, acc)))), {}};
+  return r;
+}
+
+// A weight gradient: the cell loops move above the batch, the contiguous one the threads.
+TEST(DefaultGpuSchedule, CellLoopsMoveAboveTheReductions) {
+  const ir::LoweredRoutine r = weight_gradient();
   const std::string text = scheduled(r, options(64));
   EXPECT_TRUE(has(text, "for i0 in [0, 20) grid:\n  for i1 in [0, 2) workgroup:\n    for i2 in [0, 30) workgroup:\n"
                         "      for i3 in [0, 4):\n        dw[2*i0 + i1, i2] =")) << text;
@@ -343,13 +348,7 @@ TEST(DefaultGpuSchedule, SmallAndSkinnyMatmulsStayPlain) {
 // A weight gradient dw[i, j] += x[b, i] * dy[b, j] (the batch a reduction outside i, j): one tile
 // whose steps are the batch, bitwise.
 TEST(DefaultGpuSchedule, AWeightGradientBecomesATileOverTheBatch) {
-  const auto x = ir::make_node("x", DType::F32, {4, 40}), dy = ir::make_node("dy", DType::F32, {4, 30});
-  const auto dw = ir::make_node("dw", DType::F32, {40, 30});
-  const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
-  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(i)}), ir::get(dy, {it(b), it(j)})});
-  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
-  const ir::LoweredRoutine r{
-      "weight_grad", ir::for_loop(b, 0, 4, ir::for_loop(i, 0, 40, ir::for_loop(j, 0, 30, ir::set(dw, {it(i), it(j)}, acc)))), {}};
+  const ir::LoweredRoutine r = weight_gradient();
   const std::string text = scheduled(r, tile_options());
   EXPECT_TRUE(has(text, "tile_mma")) << text;
   expect_runs_as_on_a_gpu(default_gpu_schedule(r, tile_options()));
