@@ -17,6 +17,7 @@
 #include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/legality.h"
 #include "cannl/schedule/transforms.h"
+#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "schedule/access_relations.h"
 #include "schedule/gpu_tile_nest.h"
@@ -112,7 +113,7 @@ class GpuScheduler {
   GpuScheduler(const ir::LoweredRoutine& r, const GpuScheduleOptions& o)
       : routine_(r), options_(o), block_(clamped_block(o)) {}
 
-  ir::LoweredRoutine run() {
+  ScheduledRoutine run() {
     // The nests' tops first: each nest's transforms address its own loops only.
     std::vector<ir::Symbol> tops;
     for (const auto& s : flatten_seq(routine_.body))
@@ -122,18 +123,26 @@ class GpuScheduler {
       if (staged.empty()) tile_or_schedule_nest(top);
       for (const ir::Symbol s : staged) tile_or_schedule_nest(s);
     }
-    return routine_;
+    return {routine_, applied_};
   }
 
  private:
   ir::LoweredRoutine routine_;
   const GpuScheduleOptions& options_;
   std::int64_t block_;
+  /// The transforms that made routine_ from the input, in order (the tuner replays them).
+  std::vector<Transform> applied_;
+
+  // Takes `r`, made from routine_ by `steps`, as the routine.
+  void commit(ir::LoweredRoutine r, const std::vector<Transform>& steps) {
+    routine_ = std::move(r);
+    applied_.insert(applied_.end(), steps.begin(), steps.end());
+  }
 
   // A matmul-like nest as a tile the GPU runs blocked (gpu_tile_nest.h), else the launch plan.
   void tile_or_schedule_nest(ir::Symbol top) {
     if (auto tiled = detail::tile_gpu_nest(routine_, top, options_)) {
-      routine_ = std::move(*tiled);
+      commit(std::move(tiled->routine), tiled->transforms);
       return;
     }
     schedule_nest(top);
@@ -209,7 +218,7 @@ class GpuScheduler {
     for (const auto& x : flatten_seq(routine_.body))
       if (const auto* f = std::get_if<ir::For>(&x->node)) before.push_back(f->index);
     try {
-      routine_ = schedule::apply(routine_, steps);
+      commit(schedule::apply(routine_, steps), steps);
     } catch (const ScheduleError&) {
       return {};  // apply returns a new routine or throws
     }
@@ -253,6 +262,7 @@ class GpuScheduler {
   // A nest left serial keeps its loop order (the reorderings only serve the launch).
   void schedule_nest(ir::Symbol top) {
     const ir::LoweredRoutine before = routine_;
+    const std::size_t applied_before = applied_.size();
     std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
     if (!chain.empty()) chain = contiguous_innermost(chain);
     const ir::Symbol nest_top = chain.empty() ? top : chain.front();
@@ -264,13 +274,14 @@ class GpuScheduler {
       // a few threads beat one looping over everything.
       if (plan->parallel < options_.min_parallel && !(much_work && plan->parallel >= 2)) break;
       try {
-        routine_ = schedule::apply(routine_, plan->steps);
+        commit(schedule::apply(routine_, plan->steps), plan->steps);
         return;
       } catch (const ScheduleError&) {
         break;  // every step is proven legal above; a refusal leaves the nest serial, never wrong
       }
     }
     routine_ = before;
+    applied_.resize(applied_before);
   }
 
   // The perfect nest under `top` with its cell loops (those every store's index mentions)
@@ -298,11 +309,12 @@ class GpuScheduler {
     const std::size_t cells = order.size();
     if (cells == 0 || rest.empty()) return chain;
     order.insert(order.end(), rest.begin(), rest.end());
-    const auto r = swapped(routine_, swaps_to(nest, order));
+    const std::vector<Swap> swaps = swaps_to(nest, order);
+    const auto r = swapped(routine_, swaps);
     if (!r) return chain;
     std::vector<ir::Symbol> moved = parallel_chain(*r, order.front());
     if (moved.size() < cells || parallel_iterations(*r, moved) <= parallel_iterations(routine_, chain)) return chain;
-    routine_ = *r;
+    commit(*r, {swaps.begin(), swaps.end()});
     return moved;
   }
 
@@ -363,7 +375,7 @@ class GpuScheduler {
     order.push_back(chain[k]);
     const auto r = swapped(routine_, swaps);
     if (!r || parallel_chain(*r, order.front()) != order) return chain;
-    routine_ = *r;
+    commit(*r, {swaps.begin(), swaps.end()});
     return order;
   }
 
@@ -411,8 +423,20 @@ class GpuScheduler {
 
 }  // namespace
 
-ir::LoweredRoutine default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options) {
+GpuScheduleOptions GpuScheduleOptions::from_config(const ir::Target& target) {
+  return {.target = target,
+          .block_size = config::get_int_in("gpu_schedule_block_size", 1, 1 << 20),
+          .min_parallel = config::get_int_in("gpu_schedule_min_parallel", 1, 1LL << 40),
+          .reassociate = config::get_bool("gpu_schedule_reassociate"),
+          .tiles = config::get_bool("gpu_schedule_tiles")};
+}
+
+ScheduledRoutine plan_default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options) {
   return GpuScheduler(routine, options).run();
+}
+
+ir::LoweredRoutine default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options) {
+  return plan_default_gpu_schedule(routine, options).routine;
 }
 
 }  // namespace cannl::schedule

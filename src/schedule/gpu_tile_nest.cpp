@@ -46,10 +46,10 @@ ir::Target planning_target(const ir::Target& gpu) {
 }
 
 // `r` after `steps` (which end in the Tensorize of the nest at top-level position `at`), with the
-// loops left around the tile retyped Grid; nullopt when a step is refused, the target would not
+// loops left around the tile retyped Grid (and the retypes appended to the steps); nullopt when a step is refused, the target would not
 // block the tile, its block is too small, or the loops around it cannot be the Grid.
-std::optional<ir::LoweredRoutine> tiled(const ir::LoweredRoutine& r, std::size_t at, const std::vector<Transform>& steps,
-                                        const GpuScheduleOptions& o) {
+std::optional<ScheduledRoutine> tiled(const ir::LoweredRoutine& r, std::size_t at, std::vector<Transform> steps,
+                                      const GpuScheduleOptions& o) {
   ir::LoweredRoutine out;
   try {
     out = schedule::apply(r, steps);
@@ -80,16 +80,18 @@ std::optional<ir::LoweredRoutine> tiled(const ir::LoweredRoutine& r, std::size_t
     grid.push_back(Retype{f.index, ir::AxisType::Grid});
   }
   try {
-    return schedule::apply(out, grid);
+    out = schedule::apply(out, grid);
   } catch (const ScheduleError&) {
     return std::nullopt;
   }
+  steps.insert(steps.end(), grid.begin(), grid.end());
+  return ScheduledRoutine{std::move(out), std::move(steps)};
 }
 
 }  // namespace
 
-std::optional<ir::LoweredRoutine> tile_gpu_nest(const ir::LoweredRoutine& r, ir::Symbol top,
-                                                const GpuScheduleOptions& options) {
+std::optional<ScheduledRoutine> tile_gpu_nest(const ir::LoweredRoutine& r, ir::Symbol top,
+                                              const GpuScheduleOptions& options) {
   if (!options.tiles || !options.target.gpu_tile.valid()) return std::nullopt;
   const std::vector<ir::StmtRef> tops = flatten_seq(r.body);
   const auto at = std::find_if(tops.begin(), tops.end(), [&](const ir::StmtRef& s) {

@@ -9,7 +9,7 @@
 //    reorder and fold (matmul_nest.h), its cost model judging panels of the target's block.
 // Every step is a checked transform and each cell keeps its order of steps: bitwise the nest.
 //
-//   if (auto tiled = tile_gpu_nest(r, top, options)) r = *tiled;
+//   if (auto tiled = tile_gpu_nest(r, top, options)) r = tiled->routine;
 
 #include <optional>
 
@@ -21,8 +21,8 @@ namespace cannl::schedule::detail {
 /// `r` with the perfect nest under top-level loop `top` tiled for the GPU, or nullopt (the
 /// routine unchanged) when the nest is no matmul the target would block (ir::runs_as_gpu_tile),
 /// when its fitted block would have fewer threads than `min_tile_threads`, or when loops that
-/// cannot be Grid loops would stay around the tile.
-std::optional<ir::LoweredRoutine> tile_gpu_nest(const ir::LoweredRoutine& r, ir::Symbol top,
+/// cannot be Grid loops would stay around the tile. With the transforms that made it.
+std::optional<ScheduledRoutine> tile_gpu_nest(const ir::LoweredRoutine& r, ir::Symbol top,
                                                 const GpuScheduleOptions& options);
 
 }  // namespace cannl::schedule::detail

@@ -2,13 +2,16 @@
 #include "tune/candidates.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <thread>
 
 #include "cannl/schedule/default_cpu.h"
+#include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/trace.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "tune/target_fields.h"
 
 namespace cannl::tune {
 
@@ -36,6 +39,8 @@ struct Features {
   /// The largest rows, columns and steps of a tile: a cache block at least this large is the
   /// whole extent, whatever its size.
   std::int64_t tile_rows = 0, tile_cols = 0, tile_steps = 0;
+  /// Every tile's rows, columns and steps (what a GPU blocking is fitted to).
+  std::set<std::array<std::int64_t, 3>> tile_shapes;
 };
 
 class LoopWalker {
@@ -68,6 +73,7 @@ class LoopWalker {
       features.tile_rows = std::max(features.tile_rows, t->rows());
       features.tile_cols = std::max(features.tile_cols, t->cols());
       features.tile_steps = std::max(features.tile_steps, t->steps());
+      features.tile_shapes.insert({t->rows(), t->cols(), t->steps()});
       if (!open.empty()) features.loops[open.back()].innermost = false;
     }
   }
@@ -178,6 +184,28 @@ std::vector<std::pair<std::string, ir::Target>> target_variants(const ir::Target
       add("mc " + std::to_string(mc), v);
     }
   }
+  if (f.has_tile && t.workgroups && t.gpu_tile.blocked()) {
+    // The final lowering round fits a blocking to each tile: sketches that fit every tile of the
+    // routine alike (to each other or to the target's own) build the same code, measured once.
+    const auto fitted = [&](const ir::TileBlocking& b) {
+      std::vector<ir::TileBlocking> out;
+      for (const auto& [rows, cols, steps] : f.tile_shapes) out.push_back(ir::fitted_blocking(b, rows, cols, steps));
+      return out;
+    };
+    std::set<std::vector<std::array<int, 5>>> seen;
+    const auto key = [&](const ir::TileBlocking& b) {
+      std::vector<std::array<int, 5>> k;
+      for (const ir::TileBlocking& x : fitted(b)) k.push_back({x.bm, x.bn, x.bk, x.tm, x.tn});
+      return k;
+    };
+    seen.insert(key(t.gpu_tile));
+    for (const ir::TileBlocking& b : gpu_tile_sketches(t)) {
+      if (!seen.insert(key(b)).second) continue;
+      ir::Target v = t;
+      v.gpu_tile = b;
+      add("gpu_tile " + describe_blocking(b), v);
+    }
+  }
   if (include_threshold && t.vector_bytes > 0 && t.gemm.mr > 0) {
     for (std::int64_t w : {t.min_tile_work / 8, t.min_tile_work * 8}) {
       if (w < 1) continue;
@@ -248,7 +276,30 @@ std::vector<schedule::Transform> transform_moves(const Features& f, const ir::Ta
 
 }  // namespace
 
+std::vector<ir::TileBlocking> gpu_tile_sketches(const ir::Target& target) {
+  // {bm, bn, bk, tm, tn}: each a workgroup of (bm / tm) x (bn / tn) threads.
+  static const ir::TileBlocking kSketches[] = {
+      {32, 32, 16, 2, 2},  {32, 64, 16, 2, 4},  {64, 64, 8, 4, 4},    {64, 64, 16, 4, 4},  {64, 64, 32, 4, 4},
+      {128, 64, 8, 8, 4},  {64, 128, 8, 4, 8},  {128, 128, 8, 8, 8},  {128, 128, 16, 8, 8},
+  };
+  const ir::GpuLimits& g = target.gpu;
+  std::vector<ir::TileBlocking> out;
+  for (const ir::TileBlocking& b : kSketches) {
+    if (b == target.gpu_tile || !b.valid()) continue;
+    if (g.max_threads_per_block > 0 && b.threads() > g.max_threads_per_block) continue;
+    if (g.max_block_dims[0] > 0 && b.threads() > g.max_block_dims[0]) continue;
+    if (g.max_shared_bytes > 0 && b.shared_bytes(4) > g.max_shared_bytes) continue;
+    out.push_back(b);
+  }
+  return out;
+}
+
 schedule::ScheduleTrace default_trace(const ir::LoweredRoutine& optimized, const ir::Target& target) {
+  if (target.workgroups) {
+    if (!config::get_bool("automatic_gpu_schedule")) return schedule::record(optimized, {});
+    const auto options = schedule::GpuScheduleOptions::from_config(target);
+    return schedule::record(optimized, schedule::plan_default_gpu_schedule(optimized, options).transforms);
+  }
   if (!config::get_bool("automatic_cpu_schedule")) return schedule::record(optimized, {});
   schedule::CpuScheduleOptions options = schedule::CpuScheduleOptions::from_config();
   options.target = target;
@@ -259,7 +310,8 @@ std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, cons
   std::vector<Candidate> out;
   const auto defaults = default_trace(optimized, base);
   out.push_back({"default", base, defaults});
-  out.push_back({"serial", base, schedule::record(optimized, {})});
+  // On a GPU the unscheduled routine is one thread doing all the work: no baseline worth a run.
+  if (!base.workgroups) out.push_back({"serial", base, schedule::record(optimized, {})});
   if (!sweep_target) return out;
   const Features f = features_of(scheduled_or_input(optimized, defaults));
   for (auto& [what, target] : target_variants(base, f, true)) {

@@ -14,14 +14,20 @@
 
 namespace cannl::tune {
 
-/// The backend's default schedule of `optimized` priced for `target`, as a trace (config
-/// automatic_cpu_schedule off: no steps).
+/// The backend's default schedule of `optimized` priced for `target`, as a trace: the default
+/// GPU schedule on targets with workgroups, else the default CPU schedule (config
+/// automatic_gpu_schedule / automatic_cpu_schedule off: no steps).
 schedule::ScheduleTrace default_trace(const ir::LoweredRoutine& optimized, const ir::Target& target);
 
 /// The default schedule (label "default", always first), the serial baseline ("serial"), then
 /// one-field sweeps of the target that matter for the routine: teams and Grid chunks when it has
 /// parallel loops or tiles, the matmul register tile, cache blocks and tile threshold when it has
-/// tiles.
+/// tiles; on a GPU target with tiles, the blocking sketches (gpu_tile_sketches).
+/// Blockings of a GPU matmul tile worth measuring besides the target's own: small blocks for
+/// small or skinny matmuls, the classic 64 x 64 and 128 x 128 register-blocked pipelines, deep
+/// and shallow k slices; only those the device can launch (threads per block, shared memory).
+std::vector<ir::TileBlocking> gpu_tile_sketches(const ir::Target& target);
+
 std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base, bool sweep_target);
 
 /// Moves from `from`: its target's one-field neighbours (team, chunks, blocking) with the same

@@ -11,6 +11,8 @@ std::string target_fields_text(const ir::Target& t) {
   std::ostringstream out;
   out << t.gemm.mr << ' ' << t.gemm.nv << ' ' << t.gemm.kc << ' ' << t.gemm.nc << ' ' << t.gemm.mc << ' '
       << t.min_tile_work << ' ' << t.threads << ' ' << t.grid_chunks;
+  const ir::TileBlocking& b = t.gpu_tile;
+  if (b.blocked()) out << " gpu_tile " << b.bm << ' ' << b.bn << ' ' << b.bk << ' ' << b.tm << ' ' << b.tn;
   return out.str();
 }
 
@@ -21,7 +23,11 @@ std::optional<ir::Target> with_target_fields(const ir::Target& base, const std::
         t.grid_chunks))
     return std::nullopt;
   std::string rest;
-  if (in >> rest) return std::nullopt;
+  if (in >> rest) {
+    ir::TileBlocking& b = t.gpu_tile;
+    if (rest != "gpu_tile" || !(in >> b.bm >> b.bn >> b.bk >> b.tm >> b.tn) || !b.valid() || (in >> rest))
+      return std::nullopt;
+  }
   const bool sane = t.gemm.mr >= 0 && t.gemm.nv >= 0 && t.gemm.kc >= 0 && t.gemm.nc >= 0 && t.gemm.mc >= 0 &&
                     t.gemm.mr * t.gemm.nv <= 32 && t.min_tile_work >= 0 && t.threads >= 0 && t.threads <= 4096 &&
                     t.grid_chunks >= 0;
@@ -43,11 +49,20 @@ std::string full_target_text(const ir::Target& t) {
   return out;
 }
 
+std::string describe_blocking(const ir::TileBlocking& b) {
+  return std::to_string(b.bm) + "x" + std::to_string(b.bn) + "x" + std::to_string(b.bk) + " per thread " +
+         std::to_string(b.tm) + "x" + std::to_string(b.tn);
+}
+
 std::string describe_target(const ir::Target& t) {
+  if (t.workgroups)
+    return (t.gpu_tile.blocked() ? "gpu_tile " + describe_blocking(t.gpu_tile) + " " : std::string()) +
+           "min_tile_work " + std::to_string(t.min_tile_work);
   return "threads " + std::to_string(t.threads) + " chunks " + std::to_string(t.grid_chunks) + " gemm " +
          std::to_string(t.gemm.mr) + "x" + std::to_string(t.gemm.nv) + " kc " + std::to_string(t.gemm.kc) +
          " nc " + std::to_string(t.gemm.nc) + " mc " + std::to_string(t.gemm.mc) + " min_tile_work " +
-         std::to_string(t.min_tile_work);
+         std::to_string(t.min_tile_work) +
+         (t.gpu_tile.blocked() ? " gpu_tile " + describe_blocking(t.gpu_tile) : "");
 }
 
 }  // namespace cannl::tune

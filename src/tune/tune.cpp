@@ -256,8 +256,9 @@ runtime::Routine tune(runtime::Context& ctx, const ir::Comp& comp, const std::st
   TuneReport& report = report_out != nullptr ? *report_out : local;
   report = TuneReport{};
   report.routine = name;
-  if (ctx.backend_name() != "cc") {
-    // Only the cc backend's default schedule is made of transforms the search can vary.
+  if (ctx.backend_name() != "cc" && !ctx.backend().target().workgroups) {
+    // Only the cc backend's and the GPU backends' default schedules are made of transforms the
+    // search can vary (the interpreter runs every routine as written).
     report.outcome = TuneReport::Outcome::NotTunable;
     return ctx.compile(comp, name);
   }

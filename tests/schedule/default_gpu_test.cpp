@@ -8,6 +8,7 @@
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/legality.h"
 #include "cannl/schedule/lower_for_target.h"
+#include "cannl/schedule/trace.h"
 #include "schedule/gpu_test_util.h"
 
 namespace cannl::schedule::testing {
@@ -28,9 +29,17 @@ GpuScheduleOptions options(std::int64_t block_size = 256, std::int64_t min_paral
 // The default options: matmul-like nests become blocked tiles.
 GpuScheduleOptions tile_options() { return {.target = gpu_test_target()}; }
 
-// The axis type of the loop printed as `for <name> in [0, <end>)`, found by its extent.
+// The schedule's transforms, recorded as a trace, printed, parsed and replayed onto `r`, make the
+// schedule's routine (what the tuner relies on to measure and cache the default).
+void expect_replays(const ir::LoweredRoutine& r, const GpuScheduleOptions& o) {
+  const ScheduledRoutine plan = plan_default_gpu_schedule(r, o);
+  const ScheduleTrace trace = parse_trace(print_trace(record(r, plan.transforms)));
+  EXPECT_EQ(ir::print_loop_ir(replay(r, trace)), ir::print_loop_ir(plan.routine)) << print_trace(trace);
+}
+
 std::string scheduled(const ir::LoweredRoutine& r, const GpuScheduleOptions& o) {
   const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  expect_replays(r, o);
   EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Bitwise), "") << ir::print_loop_ir(s);
   validate_parallel(s);
   return ir::print_loop_ir(s);
@@ -314,6 +323,7 @@ TEST(DefaultGpuSchedule, AMatmulBecomesABlockedTileOfItsOwnLaunch) {
   EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{256, 1, 1}));
   EXPECT_EQ(segments[0].geometry.shared_bytes, (65 + 65) * 2 * 4);
   expect_runs_as_on_a_gpu(s);
+  expect_replays(mm.routine(), tile_options());
   // Without tiles: a thread per cell, as before.
   EXPECT_EQ(lowered_tile(lower_for_target(default_gpu_schedule(mm.routine(), options()), target)), nullptr);
 }

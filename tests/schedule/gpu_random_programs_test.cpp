@@ -16,6 +16,7 @@
 #include "cannl/opt/optimize.h"
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/lower_for_target.h"
+#include "cannl/schedule/trace.h"
 #include "cannl/schedule/transforms.h"
 #include "opt/program_generator.h"
 #include "schedule/gpu_test_util.h"
@@ -114,6 +115,21 @@ TEST(GpuRandomPrograms, StagedPartialsRunAsTheScheduledRoutine) {
   }
   std::printf("%d of %lld programs staged partials\n", staged, static_cast<long long>(n));
   EXPECT_GT(staged, 0);
+}
+
+// The default schedule's transforms, recorded and replayed, make its routine (the tuner measures
+// and caches the default GPU schedule as a trace), with and without staged partials.
+TEST(GpuRandomPrograms, DefaultScheduleRecordsAndReplays) {
+  const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300) / 2;
+  const ir::Target target = gpu_test_target(cuda_limits());
+  for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
+    const ir::LoweredRoutine r = ir::lower(opt::testing::generate_program(static_cast<std::uint64_t>(14000 + seed)).comp, "generated");
+    const GpuScheduleOptions o{target, kBlockSizes[seed % std::size(kBlockSizes)], 1, seed % 2 == 0};
+    const ScheduledRoutine plan = plan_default_gpu_schedule(r, o);
+    const ScheduleTrace trace = parse_trace(print_trace(record(r, plan.transforms)));
+    EXPECT_EQ(ir::print_loop_ir(replay(r, trace)), ir::print_loop_ir(plan.routine))
+        << "seed " << 14000 + seed << "\n" << print_trace(trace);
+  }
 }
 
 // Programs concatenated into one routine: many independent and dependent nests side by side,

@@ -68,11 +68,6 @@ struct CpuScheduleOptions {
   std::int64_t tile_threshold() const { return min_tile_work > 0 ? min_tile_work : target.min_tile_work; }
 };
 
-struct ScheduledRoutine {
-  ir::LoweredRoutine routine;
-  std::vector<Transform> transforms;  // applied in order to the input routine
-};
-
 /// The default CPU schedule of `routine` (see the file comment).
 ScheduledRoutine default_cpu_schedule(const ir::LoweredRoutine& routine, const CpuScheduleOptions& options);
 

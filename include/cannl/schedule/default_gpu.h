@@ -17,6 +17,7 @@
 
 #include "cannl/ir/loop_ir.h"
 #include "cannl/ir/target.h"
+#include "cannl/schedule/transforms.h"
 
 namespace cannl::schedule {
 
@@ -36,8 +37,18 @@ struct GpuScheduleOptions {
   /// (ir::TileMma::blocking; config `gpu_schedule_tiles`): plain and batched matmuls, and nests
   /// whose loops fold into one (convolutions, weight gradients), bitwise the nest.
   bool tiles = true;
+
+  /// The options for `target` from the config keys `gpu_schedule_block_size`,
+  /// `gpu_schedule_min_parallel`, `gpu_schedule_reassociate` and `gpu_schedule_tiles` (what a
+  /// GPU backend schedules with, and what the tuner records).
+  static GpuScheduleOptions from_config(const ir::Target& target);
 };
 
+/// The default GPU schedule with the transforms that make it: replaying them
+/// (schedule::record, then replay) gives the same routine.
+ScheduledRoutine plan_default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options);
+
+/// plan_default_gpu_schedule(routine, options).routine
 ir::LoweredRoutine default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options);
 
 }  // namespace cannl::schedule

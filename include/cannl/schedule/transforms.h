@@ -157,6 +157,13 @@ Split split(ir::Symbol axis, std::int64_t factor, ir::AxisType outer_type = ir::
 ///   SplitReduce t = split_reduce_lanes(r, 64, ir::AxisType::Vectorized);  // then t.lane
 SplitReduce split_reduce_lanes(ir::Symbol axis, std::int64_t lanes, ir::AxisType lane_type = ir::AxisType::Serial);
 
+/// A routine with the transforms that made it from its input: what a default schedule returns so
+/// that the tuner can record it as a trace and replay it (schedule::record).
+struct ScheduledRoutine {
+  ir::LoweredRoutine routine;
+  std::vector<Transform> transforms;  // applied in order to the input routine
+};
+
 /// Applies one transform. Throws ScheduleError when the loop is missing or the transform illegal.
 ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const Transform& transform);
 /// Applies transforms left to right.

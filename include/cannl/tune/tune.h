@@ -9,9 +9,12 @@
 //   std::cout << tune::format_report(report);                    // times and the winner's trace
 //
 // Candidates are a target record (a variant of the backend's: matmul blocking, tile threshold,
-// team, Grid chunks) plus transforms of the optimized routine (CompileOptions), optionally under
-// the materialize-all placement. Seeds: the serial baseline, the default schedule, one-field
-// sweeps of the target and (search_placements) the materialize-all default; then `rounds` beam rounds
+// team, Grid chunks; on a GPU the tile blocking) plus transforms of the optimized routine
+// (CompileOptions), optionally under the materialize-all placement. Seeds: the serial baseline
+// (CPU backends only: on a GPU it is one thread), the default schedule (the backend's: CPU or
+// GPU), one-field sweeps of the target (on a GPU with matmul tiles, the blocking sketches:
+// blocks of 32 x 32 to 128 x 128 cells, 2 x 2 to 8 x 8 per thread, 8- to 32-step slices, those
+// the device can launch) and (search_placements) the materialize-all default; then `rounds` beam rounds
 // extend the `beam_width` fastest with a menu of moves (Split, Swap, Unroll, Retype to Grid or
 // Vectorized, Privatize, Stage, Split_reduce, the target's neighbours). A proposal the legality
 // oracle rejects is dropped before anything compiles.

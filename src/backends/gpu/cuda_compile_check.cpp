@@ -25,7 +25,7 @@ std::string g_unavailable;  // why NVRTC could not be used, once it failed to lo
 void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
                          const ir::Target& target) {
   const std::string arch = config::get("cuda_compile_check");
-  if (arch.empty()) return;
+  if (arch.empty() || arch == "off") return;
   const codegen::GeneratedModule cuda = codegen::emit_gpu(codegen::GpuLanguage::Cuda, routine, kernels, {.target = target});
   if (logging::debug_level() >= 2) files::write_atomically(files::build_dir() / (routine.name + ".check.cu"), cuda.text);
   {

@@ -65,11 +65,11 @@ class GpuBackend final : public Backend {
 
   ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const override {
     if (!config::get_bool("automatic_gpu_schedule")) return routine;
-    return schedule::default_gpu_schedule(routine, {.target = target(),
-                                                    .block_size = config::get_int_in("gpu_schedule_block_size", 1, 1 << 20),
-                                                    .min_parallel = config::get_int_in("gpu_schedule_min_parallel", 1, 1LL << 40),
-                                                    .reassociate = config::get_bool("gpu_schedule_reassociate"),
-                                                    .tiles = config::get_bool("gpu_schedule_tiles")});
+    return default_schedule_for(routine, target());
+  }
+  ir::LoweredRoutine default_schedule_for(const ir::LoweredRoutine& routine, const ir::Target& target) const override {
+    if (!config::get_bool("automatic_gpu_schedule")) return routine;
+    return schedule::default_gpu_schedule(routine, schedule::GpuScheduleOptions::from_config(target));
   }
 
   const std::shared_ptr<gpu::Device>& device() const { return device_; }
