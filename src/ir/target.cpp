@@ -24,11 +24,12 @@ Target cpu_target(int vector_bytes) {
   t.gemm = vector_bytes == 64 ? GemmShape{12, 2, 384, 512, 3072} : GemmShape{6, 2, 256, 512, 3072};
   // Each of these rounds lane by lane exactly like its scalar C form (max / min and the relus as
   // bit masks, fma as one rounding, exp and tanh as cannl's own functions, ir/own_math.h; where
-  // on an f32 condition as a lane mask; comparisons as a lane mask of 1.0f).
-  t.vector_ops = {Op::Identity, Op::Arg1,     Op::Arg2, Op::Neg, Op::Add, Op::Sub,
-                  Op::Mul,      Op::Div,      Op::Mul3, Op::Fma, Op::Relu, Op::ReluGate,
-                  Op::Max,      Op::Min,      Op::Exp,  Op::Tanh, Op::Where, Op::Cmplt,
-                  Op::Cmpeq,    Op::Cmpne};
+  // on an f32 condition as a lane mask; comparisons as a lane mask of 1.0f; the mixed-precision
+  // roundings on the bits, or the scalar helper per lane for f16).
+  t.vector_ops = {Op::Identity, Op::Arg1,     Op::Arg2,      Op::Neg,      Op::Add,     Op::Sub,
+                  Op::Mul,      Op::Div,      Op::Mul3,      Op::Fma,      Op::Relu,    Op::ReluGate,
+                  Op::Max,      Op::Min,      Op::Exp,       Op::Tanh,     Op::Where,   Op::Cmplt,
+                  Op::Cmpeq,    Op::Cmpne,    Op::RoundBf16, Op::RoundTf32, Op::RoundF16};
   return t;
 }
 

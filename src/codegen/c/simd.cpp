@@ -2,6 +2,8 @@
 #include "codegen/c/simd.h"
 
 #include "cannl/ir/target.h"
+#include <cstdio>
+
 #include "cannl/support/error.h"
 
 namespace cannl::codegen {
@@ -138,6 +140,32 @@ std::string own_math_text(const SimdWidth& w) {
          "  const " + F + " result = (" + F + ")(magnitude | (xbits & (-2147483647 - 1)));\n" + nan_passes;
 }
 
+// The mixed-precision roundings (cannl_round_bf16f, _tf32f, _f16f of the prelude) lane by lane.
+// bf16 and tf32 keep f32's exponent: the same integer addition on the bits as the scalar helpers
+// (half an ulp minus one plus the kept last bit, then the dropped bits cleared), and a NaN lane
+// takes what the codec gives, the quiet bit set and the dropped bits cleared. f16 narrows the
+// exponent too (subnormals, overflow): each lane calls the scalar helper.
+std::string same_exponent_rounding_text(const SimdWidth& w, const std::string& tag, int dropped) {
+  const std::string F = w.type, M = "cannl_i32x" + std::to_string(w.lanes);
+  char masks[160];
+  std::snprintf(masks, sizeof masks, "0x%xu + ((u >> %d) & 1u)) & 0x%xu;\n  const cannl_u q = (u | 0x00400000u) & 0x%xu;\n",
+                (1u << (dropped - 1)) - 1u, dropped, ~((1u << dropped) - 1u), ~((1u << dropped) - 1u));
+  return "/* cannl_round_" + tag + "f lane by lane (the same bit arithmetic; NaNs as the codec makes them). */\n"
+         "$P " + F + " " + F + "_round_" + tag + "(" + F + " x) {\n"
+         "  typedef uint32_t cannl_u __attribute__((vector_size(" + std::to_string(w.bytes) + ")));\n"
+         "  const cannl_u u = (cannl_u)x;\n"
+         "  const " + M + " nan = (" + M + ")((u & 0x7fffffffu) > 0x7f800000u);\n"
+         "  const cannl_u r = (u + " + masks +
+         "  return (" + F + ")((nan & (" + M + ")q) | (~nan & (" + M + ")r));\n}\n";
+}
+
+std::string lane_call_text(const SimdWidth& w, const std::string& tag) {
+  const std::string& F = w.type;
+  return "/* cannl_round_" + tag + "f on each lane. */\n$P " + F + " " + F + "_round_" + tag + "(" + F + " x) {\n"
+         "  " + F + " r;\n  for (int l = 0; l < " + std::to_string(w.lanes) + "; ++l) r[l] = cannl_round_" + tag +
+         "f(x[l]);\n  return r;\n}\n";
+}
+
 // The declarations of the matmul kernel library's two functions (kernels/cannl_sgemm.c): the
 // library is compiled once per width and flags and linked with the generated file.
 std::string gemm_declarations(const SimdWidth& w) {
@@ -166,6 +194,10 @@ void append_simd_helpers(std::vector<PreludeHelper>& out, const SimdWidth& w) {
   out.push_back({t + "_sum", hsum_text(w), {t}});
   out.push_back({t + "_exp", own_math_text(w), {t, t + "_splat", t + "_fma", "cannl_i32x" + std::to_string(w.lanes)}});
   out.push_back({t + "_tanh", "", {t + "_exp"}});
+  const std::string mask = "cannl_i32x" + std::to_string(w.lanes);
+  out.push_back({t + "_round_bf16", same_exponent_rounding_text(w, "bf16", 16), {t, mask}});
+  out.push_back({t + "_round_tf32", same_exponent_rounding_text(w, "tf32", 13), {t, mask}});
+  out.push_back({t + "_round_f16", lane_call_text(w, "f16"), {t, "cannl_round_f16f"}});
   out.push_back({gemm_function(w) + "_nd", "", {gemm_function(w)}});  // declared with the driver
   out.push_back({gemm_function(w), gemm_declarations(w), {}});
 }

@@ -100,6 +100,10 @@ struct VectorExpr {
       // cannl's own exp and tanh, lane by lane the scalar functions' operations (simd.cpp).
       case ir::Op::Exp: return w.type + "_exp(" + v[0] + ")";
       case ir::Op::Tanh: return w.type + "_tanh(" + v[0] + ")";
+      // Mixed-precision roundings, lane by lane the prelude's (simd.cpp).
+      case ir::Op::RoundBf16: return w.type + "_round_bf16(" + v[0] + ")";
+      case ir::Op::RoundTf32: return w.type + "_round_tf32(" + v[0] + ")";
+      case ir::Op::RoundF16: return w.type + "_round_f16(" + v[0] + ")";
       // c != 0 ? a : b with an f32 c (NaN selects a, ±0 selects b, as the scalar select).
       case ir::Op::Where: {
         const std::string taken = "(" + atom(v[0]) + " != " + zero + ")";
