@@ -46,6 +46,47 @@ TileBlocking fitted_blocking(const TileBlocking& largest, std::int64_t rows, std
   return b;
 }
 
+namespace {
+
+/// Fewer threads per block than this leave a block too little to hide latency with.
+constexpr std::int64_t kMinFillThreads = 64;
+
+std::int64_t blocks_of(const TileBlocking& b, std::int64_t rows, std::int64_t cols) {
+  return ((rows + b.bm - 1) / b.bm) * ((cols + b.bn - 1) / b.bn);
+}
+
+// One side of `b` halved (fewer threads while the block keeps kMinFillThreads, else fewer cells
+// per thread); false when the side cannot shrink.
+bool halve(int& extent, int& per_thread, std::int64_t threads) {
+  if (threads / 2 >= kMinFillThreads && extent / 2 >= per_thread && (extent / 2) % per_thread == 0) {
+    extent /= 2;
+    return true;
+  }
+  if (extent % 2 == 0 && per_thread % 2 == 0) {
+    extent /= 2;
+    per_thread /= 2;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TileBlocking blocking_for_tile(const Target& target, std::int64_t rows, std::int64_t cols, std::int64_t steps) {
+  TileBlocking b = fitted_blocking(target.gpu_tile, rows, cols, steps);
+  if (!b.valid()) return b;
+  while (blocks_of(b, rows, cols) < target.gpu.compute_units) {
+    // The side with more cells per block first; a side that covers its cells already stays.
+    const bool rows_first = b.bm >= b.bn;
+    const bool rows_can = b.bm < 2 * rows, cols_can = b.bn < 2 * cols;
+    if (rows_first && rows_can && halve(b.bm, b.tm, b.threads())) continue;
+    if (cols_can && halve(b.bn, b.tn, b.threads())) continue;
+    if (!rows_first && rows_can && halve(b.bm, b.tm, b.threads())) continue;
+    break;
+  }
+  return b;
+}
+
 TileBlocking default_gpu_blocking(const GpuLimits& limits) {
   TileBlocking b = kLargestDefault;
   while (!fits(b, limits)) {

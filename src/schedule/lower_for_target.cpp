@@ -117,7 +117,7 @@ class Lowering {
   // of a chain of at most two Grid loops (the tile's blocks take slot 0).
   ir::StmtRef tile(ir::TileMma t, bool opens_kernel) {
     if (gpu() && opens_kernel && grid_depth_ < 3 && ir::runs_as_gpu_tile(t, target_)) {
-      t.blocking = ir::fitted_blocking(target_.gpu_tile, t.rows(), t.cols(), t.steps());
+      t.blocking = ir::blocking_for_tile(target_, t.rows(), t.cols(), t.steps());
       t.team = 1;
       return ir::tile_mma(std::move(t));
     }

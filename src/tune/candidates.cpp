@@ -188,8 +188,10 @@ std::vector<std::pair<std::string, ir::Target>> target_variants(const ir::Target
     // The final lowering round fits a blocking to each tile: sketches that fit every tile of the
     // routine alike (to each other or to the target's own) build the same code, measured once.
     const auto fitted = [&](const ir::TileBlocking& b) {
+      ir::Target v = t;
+      v.gpu_tile = b;
       std::vector<ir::TileBlocking> out;
-      for (const auto& [rows, cols, steps] : f.tile_shapes) out.push_back(ir::fitted_blocking(b, rows, cols, steps));
+      for (const auto& [rows, cols, steps] : f.tile_shapes) out.push_back(ir::blocking_for_tile(v, rows, cols, steps));
       return out;
     };
     std::set<std::vector<std::array<int, 5>>> seen;

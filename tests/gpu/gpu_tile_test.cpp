@@ -7,6 +7,7 @@
 // the unfused form. Small blockings keep PoCL's work short and give every case several blocks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -231,7 +232,8 @@ TEST(GpuTile, ConfiguredBlockingsAreCheckedBeforeTheDriver) {
   if (bk > (1 << 16)) GTEST_SKIP() << "the device's shared memory holds any configurable slice";
   config::set_override("gpu_tile_bk", std::to_string(bk));
   ASSERT_EQ(gpu->target().gpu_tile.bk, bk);
-  const ir::LoweredRoutine r = matmul({64, 64, 2 * bk});
+  // A block per compute unit already: the blocking is not made smaller to fill the device.
+  const ir::LoweredRoutine r = matmul({64 * std::max<std::int64_t>(1, gpu->target().gpu.compute_units), 64, 2 * bk});
   try {
     (void)gpu->compile({gpu->default_schedule(r), ir::nodes_of(r.body)});
     FAIL() << "compiled a tile staging " << bk << "-step slices";

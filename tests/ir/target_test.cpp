@@ -49,6 +49,22 @@ TEST(Target, TileBlockingsShrinkToTheTile) {
   EXPECT_FALSE(TileBlocking({64, 48, 16, 4, 5}).valid());
 }
 
+// A tile with fewer blocks than the device has compute units gets smaller blocks: fewer threads
+// (down to 64), then fewer cells per thread; large tiles and devices of unknown size keep theirs.
+TEST(Target, TileBlockingsShrinkUntilEveryComputeUnitHasABlock) {
+  Target t = generic_gpu_target({1024, {1024, 1024, 64}, {1 << 30, 65535, 65535}, 48 * 1024, 32, 132});
+  t.gpu_tile = {64, 64, 16, 4, 4};
+  // 4 x 16 blocks of 64 x 64: rows halved (128 threads, 128 blocks), then columns (64, 256).
+  EXPECT_EQ(blocking_for_tile(t, 256, 1024, 1024), (TileBlocking{32, 32, 16, 4, 4}));
+  EXPECT_EQ(blocking_for_tile(t, 4096, 4096, 4096), t.gpu_tile);
+  // A small tile: 64 threads of 1 x 1 cells, 25 blocks (no smaller register tile exists).
+  EXPECT_EQ(blocking_for_tile(t, 40, 40, 40), (TileBlocking{8, 8, 16, 1, 1}));
+  // A 256 x 256 weight gradient: 16 blocks, then 32 x 32 (64 threads), then 2 x 2 per thread.
+  EXPECT_EQ(blocking_for_tile(t, 256, 256, 1024), (TileBlocking{16, 16, 16, 2, 2}));
+  t.gpu.compute_units = 0;
+  EXPECT_EQ(blocking_for_tile(t, 256, 1024, 1024), t.gpu_tile);
+}
+
 TEST(Target, GenericGpuNeedsThreadsPerBlock) {
   EXPECT_THROW(generic_gpu_target(GpuLimits{}), InternalError);
 }

@@ -45,6 +45,9 @@ struct GpuLimits {
   std::int64_t max_shared_bytes = 0;
   /// Threads that run in lock step (CUDA warp: 32); 1 where the device has no such unit.
   int warp_size = 1;
+  /// Blocks the device runs at once, at least one each (CUDA multiprocessors, OpenCL compute
+  /// units); 0 when unknown.
+  std::int64_t compute_units = 0;
   bool operator==(const GpuLimits&) const = default;
 };
 
@@ -152,6 +155,13 @@ bool runs_as_gpu_tile(const TileMma& t, const Target& target);
 /// half of it covers the steps. The threads, the staged bytes and the register tile never grow.
 ///   fitted_blocking({64, 64, 16, 4, 4}, 17, 200, 9) == {32, 64, 16, 4, 4}
 TileBlocking fitted_blocking(const TileBlocking& largest, std::int64_t rows, std::int64_t cols, std::int64_t steps);
+
+/// The blocking a tile of `rows` x `cols` cells over `steps` runs with on `target`: the fitted
+/// gpu_tile, then, while the tile would have fewer blocks than the device's compute units, a
+/// smaller block (the longer side halved: fewer threads down to 64 per block, then fewer cells per
+/// thread), so that every unit gets work. The bits do not depend on the blocking.
+///   blocking_for_tile(target with 132 units, 256, 1024, 1024) == {32, 32, 16, 4, 4}  (256 blocks)
+TileBlocking blocking_for_tile(const Target& target, std::int64_t rows, std::int64_t cols, std::int64_t steps);
 
 /// The default GPU blocking for `limits`: 64 x 64 cells per block in 16-step slices, 4 x 4 per
 /// thread (256 threads, 8.3 KB staged), halved while the device cannot hold it; unblocked when

@@ -236,6 +236,7 @@ ir::GpuLimits query_limits(const CudaDriverApi& api, CUdevice device) {
   // the opt-in of dynamic shared memory.
   limits.max_shared_bytes = attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
   limits.warp_size = attribute(api, device, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  limits.compute_units = attribute(api, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   return limits;
 }
 

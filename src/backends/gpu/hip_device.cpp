@@ -227,6 +227,7 @@ ir::GpuLimits query_limits(const HipRuntimeApi& api, int ordinal) {
   }
   limits.max_shared_bytes = attribute(api, ordinal, hipDeviceAttributeMaxSharedMemoryPerBlock);
   limits.warp_size = attribute(api, ordinal, hipDeviceAttributeWarpSize);
+  limits.compute_units = attribute(api, ordinal, hipDeviceAttributeMultiprocessorCount);
   return limits;
 }
 

@@ -37,6 +37,7 @@ constexpr int hipDeviceAttributeMaxBlockDimX = 26;  // Y = 27, Z = 28
 constexpr int hipDeviceAttributeMaxGridDimX = 29;   // Y = 30, Z = 31
 constexpr int hipDeviceAttributeMaxThreadsPerBlock = 56;
 constexpr int hipDeviceAttributeMaxSharedMemoryPerBlock = 74;  // LDS bytes of one block
+constexpr int hipDeviceAttributeMultiprocessorCount = 63;       // compute units
 constexpr int hipDeviceAttributeWarpSize = 87;                 // the wave: 64 (CDNA, GCN) or 32 (RDNA)
 
 // hipLimit_t

@@ -58,6 +58,7 @@ constexpr cl_info CL_DEVICE_MAX_WORK_GROUP_SIZE = 0x1004;
 constexpr cl_info CL_DEVICE_MAX_WORK_ITEM_SIZES = 0x1005;
 constexpr cl_info CL_DEVICE_MAX_MEM_ALLOC_SIZE = 0x1010;
 constexpr cl_info CL_DEVICE_LOCAL_MEM_SIZE = 0x1023;
+constexpr cl_info CL_DEVICE_MAX_COMPUTE_UNITS = 0x1002;
 constexpr cl_info CL_DEVICE_NAME = 0x102B;
 constexpr cl_info CL_DRIVER_VERSION = 0x102D;
 constexpr cl_info CL_DEVICE_VERSION = 0x102F;

@@ -223,6 +223,7 @@ ir::GpuLimits query_limits(const OpenClApi& api, cl_device_id device) {
   }
   limits.max_shared_bytes = static_cast<std::int64_t>(device_value<cl_ulong>(api, device, CL_DEVICE_LOCAL_MEM_SIZE));
   limits.warp_size = 1;
+  limits.compute_units = static_cast<std::int64_t>(device_value<cl_uint>(api, device, CL_DEVICE_MAX_COMPUTE_UNITS));
   return limits;
 }
 
