@@ -1,5 +1,5 @@
 // The optimization pipeline: the only place that orders the passes (semantics-backend.md 4.2):
-//   trace + placement -> virtualize -> cleanup -> simplify -> one-hot -> CSE -> hoist.
+//   trace + placement -> virtualize -> cleanup -> write-once -> simplify -> one-hot -> CSE -> hoist.
 // Each pass is timed (debug >= 1, which also verifies the IR after it) and dumped before/after
 // (debug >= 2: build_files/<exe>/<routine>.<NN>-<pass>.ll, decisions in a header comment).
 #include <cstdio>
@@ -20,6 +20,7 @@
 #include "opt/simplify.h"
 #include "opt/trace.h"
 #include "opt/virtualize.h"
+#include "opt/write_once.h"
 
 namespace cannl::opt {
 
@@ -95,6 +96,7 @@ Optimized optimize(const ir::LoweredRoutine& routine, const PassContext& ctx, bo
     out.decisions = placements.decisions;
     return r;
   }, &trace);
+  runner.pass("write_once", [&] { return assign_written_once(out.routine); }, &trace);
   runner.pass("simplify", [&] { return simplify(out.routine, ctx); }, &trace);
   runner.pass("one_hot", [&] { return rewrite_one_hot_reductions(out.routine, ctx); }, &trace);
   runner.pass("cse", [&] { return eliminate_common_subexpressions(out.routine, ctx); }, &trace);

@@ -1,0 +1,16 @@
+# w: on-device (3: declared materialized)
+# x: on-device (3: declared materialized)
+# b: on-device (3: declared materialized)
+# m: virtual (16: inlined at every read)
+# z: virtual (16: inlined at every read)
+# h: on-device (3: declared materialized)
+# dense_layer
+for i0 in [0, 3):
+  for i1 in [0, 4):
+    h[i0, i1] = relu({scope v0:
+        v0 := add({scope v1:
+            v1 := 0
+            for i2 in [0, 2):
+              v1 := add(v1, mul(w[i0, i2], x[i2, i1]))
+          }, b[i0, i1])
+      })
