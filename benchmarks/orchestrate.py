@@ -80,6 +80,14 @@ class Cell:
         self.command, self.skip_reason = command, skip_reason
 
 
+def cap_factor(workload, args):
+    """The cell cap's multiple for this workload: its "cell_cap_factor", else 4 for the gpt
+    workloads unless --cell-timeout is given."""
+    if "cell_cap_factor" in workload:
+        return workload["cell_cap_factor"]
+    return GPT_CAP_FACTOR if workload["model"] == "gpt" and not args.cell_timeout else 1
+
+
 def tolerance_of(workload):
     """The parity gate's max relative loss difference: the workload's own, else the f32 gate."""
     return workload.get("parity_tolerance", TOLERANCE)
@@ -103,7 +111,8 @@ def tinygrad_skip_reason(workload):
 
 def gpu_cells(args, workload, torch_run, cannl_run):
     """cannl on the --gpu backend, and PyTorch on the same device when it is cuda (the variants the
-    workload's "pytorch_gpu_variants" lists, all three by default)."""
+    workload's "pytorch_gpu_variants" lists, a comma list; all three by default). Workload fields
+    are flat (numbers, strings, arrays of numbers) so that bench_cannl's reader takes them."""
     if not args.gpu:
         return []
     # The profiled twin times every kernel with device events (which costs the step a little), so
@@ -114,7 +123,7 @@ def gpu_cells(args, workload, torch_run, cannl_run):
         cuda = torch_run + ["--device", "cuda"]
         commands = {"eager": cuda, "compile": cuda + ["--compile"],
                     "compile-reduce-overhead": cuda + ["--compile", "--compile-mode", "reduce-overhead"]}
-        wanted = workload.get("pytorch_gpu_variants", PYTORCH_GPU_VARIANTS)
+        wanted = workload.get("pytorch_gpu_variants", ",".join(PYTORCH_GPU_VARIANTS)).split(",")
         cells = [Cell("pytorch", "cuda", v, commands[v]) for v in PYTORCH_GPU_VARIANTS if v in wanted] + cells
     return cells
 
@@ -149,12 +158,19 @@ def cells_for(workload, args, fixture, step_args):
     if tinygrad_skip:
         cells = [Cell(c.framework, c.backend, c.variant, skip_reason=tinygrad_skip)
                  if c.framework == "tinygrad" else c for c in cells]
+    gpu_backends = [b for b in workload.get("gpu_backends", "").split(",") if b]  # a comma list
+    if args.gpu and gpu_backends and args.gpu not in gpu_backends and not args.force_cpu_cells:
+        skip = (f"not run: this workload's GPU cells run on {', '.join(gpu_backends)} only (OpenCL here is "
+                "PoCL, a CPU); --force-cpu-cells runs it")
+        gpu = [Cell(c.framework, c.backend, c.variant, skip_reason=skip) for c in gpu_cells(args, workload, torch_run, cannl_run)]
+    else:
+        gpu = gpu_cells(args, workload, torch_run, cannl_run)
     cpu_skip = cpu_skip_reason(workload, args)
     if cpu_skip:
         cells = [Cell(c.framework, c.backend, c.variant, skip_reason=c.skip_reason or cpu_skip) for c in cells]
     if args.gpu_only:
         cells = []
-    cells += gpu_cells(args, workload, torch_run, cannl_run)
+    cells += gpu
     only = [f for f in args.only.split(",") if f]
     return [c for c in cells if not only or c.framework in only or f"{c.framework}:{c.variant}" in only
             or f"{c.framework}:{c.backend}:{c.variant}" in only]
@@ -194,8 +210,13 @@ def run_cell(cell, workload, timeout, cwd=None, threads=0):
     try:
         proc = subprocess.run(cell.command, capture_output=True, text=True, timeout=timeout, cwd=cwd,
                               env=cell_env(threads))
-    except subprocess.TimeoutExpired:
-        return dict(base, status="timeout", reason=f"exceeded the cell cap of {timeout:.0f} s")
+    except subprocess.TimeoutExpired as e:
+        # What the cell had said so far (bench_cannl prints its compile time and parity losses
+        # on stderr): where a long cell was when the cap ended it.
+        said = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        tail = " | ".join(said.strip().splitlines()[-2:])
+        return dict(base, status="timeout",
+                    reason=f"exceeded the cell cap of {timeout:.0f} s" + (f"; last said: {tail}" if tail else "")[:400])
     wall = time.time() - start
     rows = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if not rows:
@@ -275,7 +296,7 @@ def main():
     for workload, cell in plan:
         if args.budget_s and time.time() - started.timestamp() > args.budget_s and not cell.skip_reason:
             cell.skip_reason = f"not run: the run's time budget (--budget-s {args.budget_s:.0f}) was spent"
-        cap = timeout * (GPT_CAP_FACTOR if workload["model"] == "gpt" and not args.cell_timeout else 1)
+        cap = timeout * cap_factor(workload, args)
         rows.append(run_cell(cell, workload, cap, cwd=os.path.dirname(os.path.abspath(args.results)),
                              threads=args.threads))
         rows = gated(rows, names)

@@ -265,8 +265,15 @@ int main(int argc, char** argv) {
     const std::int64_t first_timed = std::max<std::int64_t>(steps.parity, 1) + steps.warmup;
     const int invocations = backends::cc::compiler_invocations();
     const double cpu = children_cpu_s();
+    // Progress on stderr (stdout carries only the row): where a cell stopped by its cap was.
+    const auto started = std::chrono::steady_clock::now();
     const bench::Measurement m = bench::measure(
-        steps, [&] { cell.compile(); },
+        steps,
+        [&] {
+          cell.compile();
+          std::cerr << "bench_cannl: compiled in "
+                    << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s\n";
+        },
         [&](std::int64_t k) {
           if (args.profile && k == first_timed) runtime::Context(cell.context()).reset_kernel_profile();
           cell.step(k);
