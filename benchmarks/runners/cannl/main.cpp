@@ -276,6 +276,9 @@ int main(int argc, char** argv) {
         },
         [&](std::int64_t k) {
           if (args.profile && k == first_timed) runtime::Context(cell.context()).reset_kernel_profile();
+          if (k > 0 && k <= first_timed)
+            std::cerr << "bench_cannl: step " << k << " at "
+                      << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s\n";
           cell.step(k);
         },
         [&] { return cell.loss(); });
