@@ -80,9 +80,17 @@ def torch_ms(args, precision):
     return times[len(times) // 2], None
 
 
+def torch_ms_or_why(args, precision):
+    """torch_ms, with a failure of the peer (no driver, out of memory) as its reason."""
+    try:
+        return torch_ms(args, precision)
+    except Exception as e:  # the table keeps cannl's row and says why the peer has none
+        return None, f"{type(e).__name__}: {e}"[:300]
+
+
 def row_for(args, precision):
     ours, our_error = cannl_ms(args, precision)
-    peer, peer_error = torch_ms(args, precision)
+    peer, peer_error = torch_ms_or_why(args, precision)
     ratio = tflops(args.n, ours) / tflops(args.n, peer) if ours and peer else None
     return {"precision": precision, "n": args.n, "backend": args.backend, "device": args.device,
             "cannl_ms": ours, "cannl_tflops": tflops(args.n, ours), "cannl_error": our_error,
@@ -133,8 +141,8 @@ def main():
     try:
         import torch
         versions = f"torch {torch.__version__}" + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else "")
-    except ImportError:
-        versions = "no torch"
+    except Exception:  # no torch, or a CUDA that does not initialize
+        versions = "no usable torch"
     table = markdown(rows, versions)
     if args.json:
         with open(args.json, "w") as f:

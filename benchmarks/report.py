@@ -141,7 +141,8 @@ def markdown(rows, h, chart_name=None, notes=None):
            + "".join(f"; every cell pinned to {t} thread{'s' if t > 1 else ''} (OMP_NUM_THREADS, CANNL_CC_THREADS)"
                      for t in sorted({r["threads"] for r in rows if r.get("threads")}))
            + f". Started {h.started:%Y-%m-%d %H:%M} UTC.", "",
-           f"Parity gate: each cell's first parity-step losses against PyTorch eager on the CPU (REF), "
+           f"Parity gate: each cell's first parity-step losses against PyTorch eager on the CPU (REF; on the "
+           f"GPU in a run of GPU cells only), "
            f"max relative difference <= {h.tolerance:g} (f32; a workload's own tolerance is named above its table), and the loss must move by >= "
            f"{h.min_movement:g} relative over the window (else FAIL loss stationary). Failing cells "
            f"are flagged and their timings (in parentheses) not compared. Step = forward + loss "

@@ -200,7 +200,7 @@ bench() {  # bench <log name> <workloads> <budget s> <cell cap s> [orchestrate f
   # below at once and the trap can stop the orchestrator with its running cell.
   PYTHONUNBUFFERED=1 setsid python3 "$ROOT/benchmarks/orchestrate.py" --workloads "$workloads" --quick \
     "${bench_cells[@]}" --fixtures "$WORK/fixtures" --results "$WORK/results" \
-    --cannl-bin "$BIN/bench_cannl" --peer-python python3 --budget-s "$budget" --cell-timeout "$cap" \
+    --cannl-bin "$BIN/bench_cannl" --peer-python "${GPU_CHECK_PEER_PYTHON:-python3}" --budget-s "$budget" --cell-timeout "$cap" \
     --commit "$COMMIT" "$@" > "$OUT/$log" 2>&1 &
   bench_pid=$!
   wait "$bench_pid"

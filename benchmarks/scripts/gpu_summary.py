@@ -35,6 +35,10 @@ def matmul_lines(rows):
     return out
 
 
+def tokens(r):
+    return "-" if r.get("tokens_per_s") is None else f"{r['tokens_per_s']:,.0f}"
+
+
 def cell(rows, workload, framework, variant):
     return next((r for r in rows if r.get("workload") == workload and r.get("framework") == framework
                  and r.get("variant") == variant and r.get("backend") in ("cuda", "opencl")), None)
@@ -66,7 +70,7 @@ def training_lines(rows, workload):
             ratio = ours["step_p50_ms"] / peer["step_p50_ms"]
             verdict = "faster" if ratio < 1 else "slower"
             out.append(f"- {workload} against {name} ({goal}): cannl's step is **{ratio:.2f}x** its time ({verdict}); "
-                       f"{fmt(ours.get('tokens_per_s'), 4)} against {fmt(peer.get('tokens_per_s'), 4)} tokens/s.")
+                       f"{tokens(ours)} against {tokens(peer)} tokens/s.")
     return out
 
 
