@@ -170,8 +170,11 @@ std::string parity_failure(const std::vector<double>& got, const std::vector<dou
   }
   const double moved = std::abs(got.back() - got.front()) / std::max(std::abs(got.front()), 1e-12);
   if (moved < 1e-6) return "loss stationary";
-  if (worst > tolerance)
-    return "max relative difference " + std::to_string(worst) + " > " + std::to_string(tolerance);
+  if (worst > tolerance) {
+    char text[96];
+    std::snprintf(text, sizeof text, "max relative difference %.3g > %.3g", worst, tolerance);
+    return text;
+  }
   std::cerr << "bench_cannl: parity PASS (max relative difference " << worst << ")\n";
   return "";
 }
