@@ -198,7 +198,7 @@ bench() {  # bench <log name> <workloads> <budget s> <cell cap s> [orchestrate f
   shift 4
   # In a session of its own and waited for in the background, so that a TERM reaches the trap
   # below at once and the trap can stop the orchestrator with its running cell.
-  PYTHONUNBUFFERED=1 setsid python3 "$ROOT/benchmarks/orchestrate.py" --workloads "$workloads" --quick \
+  PYTHONUNBUFFERED=1 $SETSID python3 "$ROOT/benchmarks/orchestrate.py" --workloads "$workloads" --quick \
     "${bench_cells[@]}" --fixtures "$WORK/fixtures" --results "$WORK/results" \
     --cannl-bin "$BIN/bench_cannl" --peer-python "${GPU_CHECK_PEER_PYTHON:-python3}" --budget-s "$budget" --cell-timeout "$cap" \
     --commit "$COMMIT" "$@" > "$OUT/$log" 2>&1 &
@@ -209,6 +209,7 @@ bench() {  # bench <log name> <workloads> <budget s> <cell cap s> [orchestrate f
   return $rc
 }
 bench_pid=
+SETSID=$(command -v setsid || true)  # without it the trap stops the orchestrator but not its cell
 collect() {
   cp "$WORK/results/results.jsonl" "$WORK/results/report.md" "$OUT/" 2>/dev/null
   cp "$WORK/results/chart.png" "$OUT/" 2>/dev/null
@@ -217,7 +218,9 @@ rm -rf "$WORK/results"
 # Stopped from outside (the device runner's limit): keep what the benchmarks measured so far.
 stopped() {
   say "stopped after $(elapsed) s: writing what was measured"
-  [[ -n $bench_pid ]] && kill -TERM -- "-$bench_pid" 2>/dev/null
+  if [[ -n $bench_pid ]]; then
+    kill -TERM -- "-$bench_pid" 2>/dev/null || kill -TERM "$bench_pid" 2>/dev/null
+  fi
   collect
   write_report
   exit 1
