@@ -211,8 +211,8 @@ def run_cell(cell, workload, timeout, cwd=None, threads=0):
         proc = subprocess.run(cell.command, capture_output=True, text=True, timeout=timeout, cwd=cwd,
                               env=cell_env(threads))
     except subprocess.TimeoutExpired as e:
-        # What the cell had said so far (bench_cannl prints its compile time and parity losses
-        # on stderr): where a long cell was when the cap ended it.
+        # What the cell had said so far (bench_cannl prints its compile time and when each early
+        # step starts, on stderr): where a long cell was when the cap ended it.
         said = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
         tail = " | ".join(said.strip().splitlines()[-2:])
         return dict(base, status="timeout",

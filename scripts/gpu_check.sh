@@ -136,7 +136,7 @@ write_report() {
     echo "scripts/gpu_check.sh on binaries of cannl $COMMIT, $(date -u '+%F %H:%M') UTC."
     echo "Total time $(elapsed) s (budget $TOTAL s)."
     echo
-    echo "## Acceptance (issue 18)"
+    echo "## Acceptance"
     echo
     python3 "$ROOT/benchmarks/scripts/gpu_summary.py" --matmul "$OUT/matmul.jsonl" --results "$OUT/results.jsonl" \
       --workload "$BIG_WORKLOAD" 2>&1
