@@ -62,7 +62,7 @@ def warm_compile(r):
     return f"{fmt(r.get('warm_compile_s'))} ({r.get('warm_cc_invocations', '?')} cc)"
 
 
-def workload_table(name, rows):
+def workload_table(name, rows, note=None):
     gpt = any(r.get("tokens_per_s") for r in rows)
     ok = sorted([r for r in rows if passed(r)], key=lambda r: r.get("step_p50_ms") or float("inf"))
     failed = [r for r in rows if r.get("status") == "ok" and not passed(r)]
@@ -71,7 +71,8 @@ def workload_table(name, rows):
             "warm compile s", "parity"]
     if gpt:
         head.append("tok/s")
-    lines = [f"### {name}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [f"### {name}", ""] + ([note, ""] if note else []) + \
+        ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in ok + failed:
         timing = [fmt(r.get("step_p50_ms")), fmt(r.get("step_p10_ms")), fmt(r.get("step_p90_ms")),
                   fmt(r.get("queued_step_ms")), fmt(r.get("compile_s")), warm_compile(r)]
@@ -124,7 +125,9 @@ def ratio_lines(ok):
     return out + [""]
 
 
-def markdown(rows, h, chart_name=None):
+def markdown(rows, h, chart_name=None, notes=None):
+    """`notes`: a line per workload name, printed above its table (precision, optimizer, its own
+    parity tolerance)."""
     digests = sorted({(r.get("fixture"), r.get("fixture_sha256")) for r in rows if r.get("fixture_sha256")})
     versions = {}
     for r in rows:
@@ -138,11 +141,12 @@ def markdown(rows, h, chart_name=None):
            + "".join(f"; every cell pinned to {t} thread{'s' if t > 1 else ''} (OMP_NUM_THREADS, CANNL_CC_THREADS)"
                      for t in sorted({r["threads"] for r in rows if r.get("threads")}))
            + f". Started {h.started:%Y-%m-%d %H:%M} UTC.", "",
-           f"Parity gate: each cell's first parity-step losses against PyTorch eager on the CPU (REF), "
-           f"max relative difference <= {h.tolerance:g} (f32), and the loss must move by >= "
+           f"Parity gate: each cell's first parity-step losses against PyTorch eager on the CPU (REF; on the "
+           f"GPU in a run of GPU cells only), "
+           f"max relative difference <= {h.tolerance:g} (f32; a workload's own tolerance is named above its table), and the loss must move by >= "
            f"{h.min_movement:g} relative over the window (else FAIL loss stationary). Failing cells "
            f"are flagged and their timings (in parentheses) not compared. Step = forward + loss "
-           f"(+ backward + plain SGD); step ms with a sync per step, queued ms = mean per step with "
+           f"(+ backward + plain SGD, or the workload's optimizer); step ms with a sync per step, queued ms = mean per step with "
            f"one sync at the end; compile s = building, compiling and running step 0 (cannl's default cc "
            f"cell: into an empty compile cache); warm compile s = the same again in that process with "
            f"the cache filled, and the C compiler processes it ran. "
@@ -154,7 +158,7 @@ def markdown(rows, h, chart_name=None):
     if chart_name:
         out += [f"![step p50 per cell]({chart_name})", ""]
     for name in dict.fromkeys(r["workload"] for r in rows):
-        out.append(workload_table(name, [r for r in rows if r["workload"] == name]))
+        out.append(workload_table(name, [r for r in rows if r["workload"] == name], (notes or {}).get(name)))
     return "\n".join(out)
 
 

@@ -66,7 +66,9 @@ int bench_matmul(const ParsedArgs& args, std::ostream& out) {
   // Host copies (doubles) of x and w, and x, w, y as f32 buffers: 28 n^2 bytes.
   memory::check_budget(28 * n * n, "bench matmul --n " + std::to_string(n));
   const auto size = static_cast<std::size_t>(n * n);
-  // y[b, o] = sum_i w[o, i] x[b, i]: an n x n x n contraction.
+  // y[b, o] = sum_i w[o, i] x[b, i]: an n x n x n contraction, multiplying in the precision the
+  // config key `precision` names (bf16 / f16 / tf32 operands, f32 accumulation and result).
+  const PrecisionPolicy precision = current_precision_policy();
   Tensor x = literal("x", gaussian(size, 1, 1.0), {.batch = Dims{n}, .output = Dims{n}});
   Tensor w = literal("w", gaussian(size, 2, 1.0), {.input = Dims{n}, .output = Dims{n}});
   Tensor y = w * x;
@@ -78,10 +80,10 @@ int bench_matmul(const ParsedArgs& args, std::ostream& out) {
     ctx.synchronize();
   });
   const double gflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (ms * 1e6);
-  char line[128];
-  std::snprintf(line, sizeof line, "matmul n %lld threads %s backend %s: median %.3f ms of %d runs\n",
+  char line[192];
+  std::snprintf(line, sizeof line, "matmul n %lld threads %s backend %s precision %s: median %.3f ms of %d runs\n",
                 static_cast<long long>(n), config::get("cc_threads").c_str(),
-                std::string(ctx.backend_name()).c_str(), ms, reps);
+                std::string(ctx.backend_name()).c_str(), std::string(precision.name()).c_str(), ms, reps);
   out << line;
   std::snprintf(line, sizeof line, "GFLOP/s %.2f\n", gflops);
   out << line;
@@ -184,7 +186,8 @@ OptionSpec tune_option() {
 const CommandSpec& bench_matmul_spec() {
   static const CommandSpec spec{
       .name = "bench matmul",
-      .summary = "Time an N x N x N f32 matmul through the compile path; last line: GFLOP/s <x>.",
+      .summary = "Time an N x N x N f32 matmul through the compile path (operands in the config key "
+                 "`precision`: f32, tf32, bf16, f16; backend: `backend`); last line: GFLOP/s <x>.",
       .options = {{.name = "n", .kind = OptionKind::Int, .value_name = "N",
                    .help = "matrix size (default 1024)", .min = 1, .max = 16384},
                   threads_option(), tune_option(),

@@ -5,7 +5,9 @@
 //   cannl bench mlp [--threads 2] [--steps 20] [--tune]             last line: "step_ms <x>"
 //   cannl tune matmul|mlp [the same options]                        bench <kind> --tune
 //
-// matmul times an N x N x N f32 matmul routine; mlp times one SGD training step of mlp_wide
+// matmul times an N x N x N matmul routine (f32 buffers; the config keys `precision=tf32|bf16|f16`
+// round its operands so, with f32 accumulation, and `backend=cuda|opencl` runs it on a GPU:
+//   cannl bench matmul --n 4096 --backend cuda --precision bf16); mlp times one SGD training step of mlp_wide
 // (256 -> 1024 -> 1024 -> 10, relu, batch 256, softmax cross-entropy; reference 10.2) on
 // synthetic gaussian data. Compilation is excluded; the figure is the median of the timed runs
 // after one warm-up run. --threads sets cc_threads (0: the OpenMP default). --tune compiles the

@@ -24,7 +24,17 @@ void validate(const AdamOptions& o) {
     throw RuntimeUsageError("adam: eps and weight_decay must be finite and >= 0 (eps=" +
                             std::to_string(o.eps) + ", weight_decay=" +
                             std::to_string(o.weight_decay) + ")");
+  if (o.weight_decay_min_rank < 0)
+    throw RuntimeUsageError("adam: weight_decay_min_rank must be >= 0 (got " +
+                            std::to_string(o.weight_decay_min_rank) + ")");
   validate_schedule(o.schedule);
+}
+
+/// The options of one parameter: no weight decay when it has fewer axes than the minimum rank.
+AdamOptions options_for(const AdamOptions& o, const Tensor& p) {
+  AdamOptions mine = o;
+  if (std::ssize(p.value()->dims) < o.weight_decay_min_rank) mine.weight_decay = 0;
+  return mine;
 }
 
 // Operand order of every per-parameter update: 0 grad, 1 param, 2 m, 3 v, 4 step,
@@ -65,15 +75,16 @@ BiasCorrection bias_correction(const AdamOptions& o, const ir::NodeRef& step,
 
 }  // namespace
 
-AdamCode adam(const std::vector<Tensor>& params, const AdamOptions& o) {
-  validate(o);
+AdamCode adam(const std::vector<Tensor>& params, const AdamOptions& options) {
+  validate(options);
   resolve_shapes(params);
   AdamCode result;
   result.step = detail::state_buffer("adam_step", ir::DType::F32, {1}, 62);
   result.code.init.push_back(ir::make_fetch(result.step, ir::FetchConstant{0}));
   result.code.update.push_back(detail::elementwise(result.step, Op::Add, {}, lit(1)));
-  const BiasCorrection correction = bias_correction(o, result.step, result.code);
+  const BiasCorrection correction = bias_correction(options, result.step, result.code);
   for (const auto& p : params) {
+    const AdamOptions o = options_for(options, p);
     const auto& dims = p.value()->dims;
     const ir::DType dtype = p.value()->dtype;
     auto m = detail::state_buffer(p.label() + "_adam_m", dtype, dims, 62);

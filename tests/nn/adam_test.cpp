@@ -37,7 +37,9 @@ void adam_reference(std::vector<double>& p, std::vector<double>& m, std::vector<
 }
 
 /// loss = sum(w^3) / 3 + sum(w): gradient w^2 + 1, checkable on the host.
-void check_adam(const nn::AdamOptions& options, std::optional<double> clip = std::nullopt) {
+/// `reference`: the options the host reference steps with (default: `options`).
+void check_adam(const nn::AdamOptions& options, std::optional<double> clip = std::nullopt,
+                std::optional<nn::AdamOptions> reference = std::nullopt) {
   reset_tensor_state();
   Tensor w = param("w", {.input = Dims{}, .output = Dims{5}});
   Tensor loss = sum(pointmul(constant(1.0 / 3), pointmul(w, pointmul(w, w)))) + sum(w);
@@ -66,7 +68,7 @@ void check_adam(const nn::AdamOptions& options, std::optional<double> clip = std
       const double scale = std::min(1.0, *clip / (std::sqrt(norm) + 1e-6));
       for (double& x : g) x *= scale;
     }
-    adam_reference(p, m, v, g, options, t);
+    adam_reference(p, m, v, g, reference.value_or(options), t);
     ctx.run(step);
     const auto got = ctx.get_values(w.value());
     for (std::size_t i = 0; i < p.size(); ++i)
@@ -81,6 +83,14 @@ TEST_F(Optimizers, AdamL2MatchesHostReference) {
 }
 TEST_F(Optimizers, AdamWMatchesHostReference) {
   check_adam({.schedule = {.lr = 0.05}, .weight_decay = 0.1, .decoupled = true});
+}
+TEST_F(Optimizers, AdamWDecaysOnlyParametersOfTheMinimumRank) {
+  // w has one axis: under a minimum rank of 2 (GPT-2's groups) it steps as without decay, under 1
+  // it decays.
+  const nn::AdamOptions no_decay{.schedule = {.lr = 0.05}, .decoupled = true};
+  check_adam({.schedule = {.lr = 0.05}, .weight_decay = 0.5, .decoupled = true, .weight_decay_min_rank = 2},
+             std::nullopt, no_decay);
+  check_adam({.schedule = {.lr = 0.05}, .weight_decay = 0.5, .decoupled = true, .weight_decay_min_rank = 1});
 }
 TEST_F(Optimizers, AdamWithWarmupCosineScheduleMatchesHostReference) {
   check_adam({.schedule = {.kind = nn::ScheduleKind::WarmupCosine, .lr = 0.1, .warmup_steps = 2,
@@ -109,6 +119,12 @@ TEST_F(Optimizers, RejectsBadSettings) {
     FAIL() << "expected RuntimeUsageError";
   } catch (const RuntimeUsageError& e) {
     EXPECT_NE(std::string(e.what()).find("beta1 and beta2 must lie in [0, 1)"), std::string::npos);
+  }
+  try {
+    nn::adam({w}, {.weight_decay_min_rank = -1});
+    FAIL() << "expected RuntimeUsageError";
+  } catch (const RuntimeUsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("weight_decay_min_rank must be >= 0"), std::string::npos);
   }
   try {
     nn::schedule_value({.kind = nn::ScheduleKind::Cosine, .total_steps = 0}, 1);

@@ -86,6 +86,16 @@ double Workload::number(const std::string& key) const {
   return it->second;
 }
 
+std::string Workload::text_or(const std::string& key, const std::string& fallback) const {
+  auto it = strings.find(key);
+  return it == strings.end() ? fallback : it->second;
+}
+
+double Workload::number_or(const std::string& key, double fallback) const {
+  auto it = numbers.find(key);
+  return it == numbers.end() ? fallback : it->second;
+}
+
 std::int64_t Workload::integer(const std::string& key) const {
   return static_cast<std::int64_t>(std::llround(number(key)));
 }

@@ -29,6 +29,9 @@ struct Workload {
   double number(const std::string& key) const;
   std::int64_t integer(const std::string& key) const;
   std::vector<std::int64_t> ints(const std::string& key) const;
+  /// An optional field, or `fallback` when the workload does not set it.
+  std::string text_or(const std::string& key, const std::string& fallback) const;
+  double number_or(const std::string& key, double fallback) const;
 };
 Workload parse_workload(const std::string& json);
 

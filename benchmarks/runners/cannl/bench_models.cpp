@@ -9,6 +9,7 @@
 #include "cannl/support/error.h"
 #include "cannl/tensor/autodiff.h"
 #include "cannl/tensor/einsum_ops.h"
+#include "cannl/tensor/precision_policy.h"
 
 namespace cannl::bench {
 namespace {
@@ -144,7 +145,33 @@ void upload(runtime::Context& ctx, const io::SafetensorsFile& f, const std::stri
     ctx.set_values(param.value(), f.to_f64(name));
 }
 
+/// The workload's update rule: plain SGD (the default), or AdamW in PyTorch's formulation
+/// (torch.optim.AdamW: decoupled decay, bias correction), decaying the parameters of at least
+/// `weight_decay_min_rank` axes.
+void choose_optimizer(const Workload& w, train::StepOptions& options) {
+  const std::string optimizer = w.text_or("optimizer", "sgd");
+  if (optimizer == "sgd") {
+    options.sgd = {.lr = w.number("lr")};
+    return;
+  }
+  if (optimizer != "adamw")
+    throw RuntimeUsageError("workload " + w.text("name") + ": unknown optimizer '" + optimizer +
+                            "' (sgd or adamw)");
+  options.optimizer = train::Optimizer::AdamW;
+  options.adam = {.schedule = {.lr = w.number("lr")},
+                  .beta1 = w.number_or("beta1", 0.9),
+                  .beta2 = w.number_or("beta2", 0.999),
+                  .eps = w.number_or("eps", 1e-8),
+                  .weight_decay = w.number_or("weight_decay", 0.01),
+                  .decoupled = true,
+                  .weight_decay_min_rank = static_cast<int>(w.number_or("weight_decay_min_rank", 0))};
+}
+
 }  // namespace
+
+PrecisionPolicy workload_precision(const Workload& w) {
+  return PrecisionPolicy::from_name(w.text_or("precision", "f32"), "workload precision");
+}
 
 LossGraph build_loss_graph(const Workload& w, const io::SafetensorsFile& fixture) {
   const std::string& model = w.text("model");
@@ -164,11 +191,16 @@ runtime::Routine BenchCell::compile_routine(runtime::Context& ctx, const ir::Com
 }
 
 void BenchCell::compile() {
-  graph_ = build_loss_graph(workload_, fixture_);
+  {
+    // Every contraction of the model (and so of its backward) multiplies in the workload's
+    // precision; parameters, gradients and the optimizer's state stay f32.
+    const PrecisionScope precision(workload_precision(workload_));
+    graph_ = build_loss_graph(workload_, fixture_);
+  }
   const std::string name = workload_.text("name") + "_step";
   if (workload_.text("mode") == "train") {
-    train::StepOptions options{.sgd = {.lr = workload_.number("lr")}, .batch = graph_->batch,
-                               .n_batches = workload_.integer("n_batches"), .name = name};
+    train::StepOptions options{.batch = graph_->batch, .n_batches = workload_.integer("n_batches"), .name = name};
+    choose_optimizer(workload_, options);
     options.compile_step_routine = [this](runtime::Context& ctx, const ir::Comp& comp, const std::string& n) {
       return compile_routine(ctx, comp, n);
     };

@@ -15,6 +15,7 @@
 #include "cannl/io/safetensors.h"
 #include "cannl/nn/training.h"
 #include "cannl/runtime/context.h"
+#include "cannl/tensor/precision_policy.h"
 #include "cannl/tensor/tensor.h"
 #include "cannl/tune/tune.h"
 
@@ -33,8 +34,12 @@ struct LossGraph {
 /// loss is the mean softmax cross-entropy against one-hot labels (targets for gpt).
 LossGraph build_loss_graph(const Workload& w, const io::SafetensorsFile& fixture);
 
-/// One benchmark cell: compile (a training step with plain SGD, or a forward routine for
-/// inference workloads), then steps over the fixture's batches.
+/// The workload's "precision" (f32 when absent; bf16, f16, tf32: the matmul policy of
+/// cannl/tensor/precision_policy.h, f32 accumulation and f32 master weights).
+PrecisionPolicy workload_precision(const Workload& w);
+
+/// One benchmark cell: compile (a training step with the workload's optimizer, plain SGD or
+/// AdamW, or a forward routine for inference workloads), then steps over the fixture's batches.
 class BenchCell {
  public:
   /// `tune`: the step (or forward) routine is compiled by the tuner (tune::tune, the autotune_*

@@ -35,28 +35,38 @@ namespace {
 
 using namespace cannl;
 
+/// The parity gate of f32 workloads (benchmarks/orchestrate.py TOLERANCE).
+constexpr double kF32Tolerance = 2e-3;
+
 struct Args {
   std::string fixture, digests, out, backend = "cc", variant = "default", check_against;
   std::optional<std::int64_t> parity, warmup, timed;
-  double tolerance = 2e-3;
+  std::optional<double> tolerance;  // default: the workload's parity_tolerance, else 2e-3 (f32)
   bool profile = false;
   bool tune = false;
   bool fresh_build_files = false;
   bool warm_probe = false;  // internal: the second run of add_warm_compile
+  bool skip_unavailable = false;  // exit 77 (a skipped test) when the backend does not open here
 };
+
+/// The exit status of --skip-unavailable when the backend does not open (ctest's SKIP_RETURN_CODE).
+constexpr int kSkipped = 77;
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "bench_cannl: " << problem << "\n"
             << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
             << "         [--backend cc|interpreter|cuda|hip|opencl] [--variant NAME] [--parity-steps N]\n"
             << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
-            << "         [--tolerance 2e-3] [--profile] [--tune] [--fresh-build-files]\n"
+            << "         [--tolerance X] [--profile] [--tune] [--fresh-build-files]\n"
+            << "  --tolerance: the parity gate's max relative loss difference (default: the\n"
+            << "             workload's parity_tolerance, else 2e-3, the f32 gate)\n"
             << "  --profile: time each kernel (config key profile_kernels) and print the top 10 of\n"
             << "             the timed steps on stderr\n"
             << "  --tune: compile the step with the tuner (autotune_* config keys, e.g.\n"
             << "          CANNL_AUTOTUNE_BUDGET_S); the row gets tune_outcome and tune_search_s\n"
             << "  --fresh-build-files: compile into an empty build_files/ folder (removed at exit),\n"
-            << "          so that compile_s is a cold compile\n";
+            << "          so that compile_s is a cold compile\n"
+            << "  --skip-unavailable: exit 77 (a skipped test) when the backend does not open here\n";
   std::exit(2);
 }
 
@@ -78,6 +88,10 @@ Args parse_args(int argc, char** argv) {
     }
     if (flag == "--warm-probe") {
       a.warm_probe = true;
+      continue;
+    }
+    if (flag == "--skip-unavailable") {
+      a.skip_unavailable = true;
       continue;
     }
     if (i + 1 >= argc) usage("missing a value after " + flag);
@@ -156,8 +170,11 @@ std::string parity_failure(const std::vector<double>& got, const std::vector<dou
   }
   const double moved = std::abs(got.back() - got.front()) / std::max(std::abs(got.front()), 1e-12);
   if (moved < 1e-6) return "loss stationary";
-  if (worst > tolerance)
-    return "max relative difference " + std::to_string(worst) + " > " + std::to_string(tolerance);
+  if (worst > tolerance) {
+    char text[96];
+    std::snprintf(text, sizeof text, "max relative difference %.3g > %.3g", worst, tolerance);
+    return text;
+  }
   std::cerr << "bench_cannl: parity PASS (max relative difference " << worst << ")\n";
   return "";
 }
@@ -227,6 +244,7 @@ int main(int argc, char** argv) {
       {"fixture", bench::json_string(std::filesystem::path(args.fixture).filename().string())},
       {"workload", bench::json_string(std::filesystem::path(args.fixture).stem().string())}};
   std::vector<double> losses;
+  double tolerance = args.tolerance.value_or(kF32Tolerance);
   // Before the context exists: routines compiled from here on carry the timing table.
   if (args.profile) config::set_override("profile_kernels", "true");
   // A folder of its own under build_files/: nothing cached from earlier runs.
@@ -240,6 +258,9 @@ int main(int argc, char** argv) {
       throw FormatError("fixture " + args.fixture + " has no \"workload\" metadata");
     const bench::Workload w = bench::parse_workload(meta->second);
     row["workload"] = bench::json_string(w.text("name"));
+    row["precision"] = bench::json_string(std::string(bench::workload_precision(w).name()));
+    row["optimizer"] = bench::json_string(w.text_or("optimizer", "sgd"));
+    if (!args.tolerance) tolerance = w.number_or("parity_tolerance", kF32Tolerance);
     const bench::StepCounts steps = step_counts(w, args);
     bench::BenchCell cell(w, file, runtime::Context(backends::make_backend(args.backend)), args.tune);
     if (args.warm_probe) return warm_probe(cell);
@@ -247,10 +268,20 @@ int main(int argc, char** argv) {
     const std::int64_t first_timed = std::max<std::int64_t>(steps.parity, 1) + steps.warmup;
     const int invocations = backends::cc::compiler_invocations();
     const double cpu = children_cpu_s();
+    // Progress on stderr (stdout carries only the row): where a cell stopped by its cap was.
+    const auto started = std::chrono::steady_clock::now();
     const bench::Measurement m = bench::measure(
-        steps, [&] { cell.compile(); },
+        steps,
+        [&] {
+          cell.compile();
+          std::cerr << "bench_cannl: compiled in "
+                    << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s\n";
+        },
         [&](std::int64_t k) {
           if (args.profile && k == first_timed) runtime::Context(cell.context()).reset_kernel_profile();
+          if (k > 0 && k <= first_timed)
+            std::cerr << "bench_cannl: step " << k << " at "
+                      << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s\n";
           cell.step(k);
         },
         [&] { return cell.loss(); });
@@ -271,6 +302,13 @@ int main(int argc, char** argv) {
     if (args.profile) print_profile(cell.context());
     losses = m.losses;
     row["status"] = bench::json_string("ok");
+  } catch (const BackendUnavailable& e) {
+    if (args.skip_unavailable) {
+      std::cout << "bench_cannl: SKIP: the " << args.backend << " backend does not open here: " << e.what() << "\n";
+      return kSkipped;
+    }
+    row["status"] = bench::json_string("error");
+    row["reason"] = bench::json_string(e.what());
   } catch (const std::exception& e) {
     row["status"] = bench::json_string("error");
     row["reason"] = bench::json_string(e.what());
@@ -284,7 +322,7 @@ int main(int argc, char** argv) {
   if (!args.out.empty()) std::ofstream(args.out, std::ios::app) << line << "\n";
   if (row["status"] != bench::json_string("ok")) return 1;
   if (args.check_against.empty()) return 0;
-  const std::string failure = parity_failure(losses, reference_losses(args.check_against), args.tolerance);
+  const std::string failure = parity_failure(losses, reference_losses(args.check_against), tolerance);
   if (failure.empty()) return 0;
   std::cerr << "bench_cannl: parity FAIL: " << failure << "\n";
   return 1;

@@ -4,7 +4,13 @@
 Models follow the fixture layout (see scripts/gen_fixtures.py): images arrive NHWC and are
 transposed once to NCHW; conv kernels [oc,kh,kw,ic] become [oc,ic,kh,kw]; the conv features are
 flattened in (oh, ow, oc) order; wte [d, vocab] becomes [vocab, d]. The step is forward + loss
-(+ backward + plain SGD p -= lr * grad). Usage: run.py --fixture F [--compile] [--device cpu]
+(+ backward + the update: plain SGD p -= lr * grad, or torch.optim.AdamW when the workload's
+"optimizer" is "adamw", with weight decay on the parameters of at least "weight_decay_min_rank"
+axes). A workload whose "precision" is bf16 or f16 runs its forward and loss under
+torch.autocast of that dtype (f32 master weights, as nanoGPT trains); tf32 allows TF32 matmuls.
+"peer_attention": "sdpa" uses F.scaled_dot_product_attention (flash attention on a GPU) in place
+of the explicit softmax(q k^T) v; "loss": "cross_entropy" uses F.cross_entropy in place of the
+one-hot product. Usage: run.py --fixture F [--compile] [--device cpu]
 """
 import argparse
 import math
@@ -22,6 +28,18 @@ def ce_loss(logits, labels):
     """Mean over rows of -log_softmax . one_hot."""
     one_hot = F.one_hot(labels.long(), logits.shape[-1]).to(logits.dtype)
     return -(F.log_softmax(logits, dim=-1) * one_hot).sum(-1).mean()
+
+
+def fused_ce_loss(logits, labels):
+    """The same mean cross-entropy through PyTorch's fused kernel (no one-hot tensor)."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1).long())
+
+
+def loss_of_workload(w):
+    """F.cross_entropy when the workload asks for the fused loss ("loss": "cross_entropy"); the
+    one-hot product of the other workloads' loss names otherwise (the same mean cross-entropy)."""
+    return fused_ce_loss if w.get("loss") == "cross_entropy" else ce_loss
+AUTOCAST = {"bf16": torch.bfloat16, "f16": torch.float16}
 
 
 def dense_relu_chain(x, p, prefix, n):
@@ -52,11 +70,16 @@ def gpt_model(w, t, p):
     dk = d // heads
     causal = torch.tril(torch.ones(seq, seq, dtype=torch.bool, device=p["wte"].device))
 
+    sdpa = w.get("peer_attention", "explicit") == "sdpa"
+
     def attention(x, pre):
         b = x.shape[0]
         split = lambda name: F.linear(x, p[pre + name + ".w"], p[pre + name + ".b"]).view(
             b, seq, heads, dk).transpose(1, 2)
         q, k, v = split("q"), split("k"), split("v")
+        if sdpa:
+            mixed = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, seq, d)
+            return F.linear(mixed, p[pre + "o.w"], p[pre + "o.b"])
         scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(dk))
         scores = scores.masked_fill(~causal, -1e9)
         mixed = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, seq, d)
@@ -87,10 +110,23 @@ MODELS = {"mlp": mlp_model, "conv": conv_model, "gpt": gpt_model}
 DATA_KEYS = {"mlp": ("x", "labels"), "conv": ("x", "labels"), "gpt": ("ids", "targets")}
 
 
+def adamw(w, params, dev):
+    """torch.optim.AdamW (decoupled decay, bias correction) with nanoGPT's two groups: weight decay
+    on the parameters of at least weight_decay_min_rank axes, none on the others. Fused on a GPU
+    (as nanoGPT), the default foreach implementation on the CPU: the same arithmetic."""
+    min_rank = int(w.get("weight_decay_min_rank", 0))
+    groups = [{"params": [p for p in params if p.dim() >= min_rank], "weight_decay": w.get("weight_decay", 0.01)},
+              {"params": [p for p in params if p.dim() < min_rank], "weight_decay": 0.0}]
+    groups = [g for g in groups if g["params"]]
+    return torch.optim.AdamW(groups, lr=w["lr"], betas=(w.get("beta1", 0.9), w.get("beta2", 0.999)),
+                             eps=w.get("eps", 1e-8), fused=dev.type == "cuda" or None)
+
+
 def make_run(args):
     def run(w, t):
         torch.manual_seed(w["seed"])
-        torch.set_float32_matmul_precision("highest")
+        precision = w.get("precision", "f32")
+        torch.set_float32_matmul_precision("high" if precision == "tf32" else "highest")
         torch.backends.cudnn.allow_tf32 = False  # f32 convolutions, as every other cell computes
         dev = torch.device(args.device)
         inputs_key, labels_key = DATA_KEYS[w["model"]]
@@ -102,13 +138,20 @@ def make_run(args):
             xs = xs.permute(0, 1, 4, 2, 3).contiguous()
         ys = torch.tensor(t[labels_key], device=dev).long()
         forward = MODELS[w["model"]](w, t, params)
-        loss_of = lambda x, y: ce_loss(forward(x), y)
+        loss_fn = loss_of_workload(w)
+        if precision in AUTOCAST:
+            def loss_of(x, y):
+                with torch.autocast(device_type=dev.type, dtype=AUTOCAST[precision]):
+                    return loss_fn(forward(x), y)
+        else:
+            loss_of = lambda x, y: loss_fn(forward(x), y)
         state = {}
 
         def build():
             state["loss"] = torch.compile(loss_of, mode=args.compile_mode) if args.compile else loss_of
 
         plist = list(params.values())
+        optimizer = adamw(w, plist, dev) if w.get("optimizer", "sgd") == "adamw" else None
 
         def step(k):
             b = k % w["n_batches"]
@@ -116,6 +159,11 @@ def make_run(args):
                 with torch.no_grad():
                     return state["loss"](xs[b], ys[b])
             loss = state["loss"](xs[b], ys[b])
+            if optimizer is not None:
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                return loss.detach()
             grads = torch.autograd.grad(loss, plist)
             with torch.no_grad():
                 torch._foreach_add_(plist, grads, alpha=-w["lr"])
