@@ -78,9 +78,7 @@ StmtRef written_once(const StmtRef& s, const TensorNode& d) {
 }  // namespace
 
 LoweredRoutine assign_written_once(const LoweredRoutine& routine) {
-  const auto* top = std::get_if<Seq>(&routine.body->node);
-  if (top == nullptr) return routine;
-  std::vector<StmtRef> stmts = top->stmts;
+  std::vector<StmtRef> stmts = flatten_seq(routine.body);
   bool changed = false;
   for (std::size_t z = 0; z < stmts.size(); ++z) {
     const auto* zero = stmts[z] ? std::get_if<ZeroOut>(&stmts[z]->node) : nullptr;

@@ -78,6 +78,7 @@ CUresult cuDeviceGetAttribute(int* value, int attribute, int device) {
     case 6: case 7: *value = 65535; return OK;             /* grid y, z */
     case 8: *value = 49152; return OK;                     /* shared memory per block */
     case 10: *value = 32; return OK;                       /* warp */
+    case 16: *value = 4; return OK;                        /* multiprocessors */
     case 75: *value = 9; return OK;                        /* compute capability 9.0 */
     case 76: *value = 0; return OK;
     default: return INVALID_VALUE;

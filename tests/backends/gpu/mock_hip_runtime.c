@@ -50,6 +50,7 @@ hipError_t hipDeviceGetAttribute(int* value, int attribute, int ordinal) {
     case 29: case 30: case 31: *value = 2147483647; return OK; /* grid x, y, z */
     case 74: *value = 65536; return OK;                    /* LDS per block */
     case 87: *value = 64; return OK;                       /* wave */
+    case 63: *value = 4; return OK;                        /* compute units */
     default: return INVALID_VALUE;
   }
 }
