@@ -17,9 +17,10 @@ using testing_util::relative_error;
 
 // The online softmax rescales its running sums as the maximum grows, and the backward
 // recomputes the probabilities from the log-sum-exp: in f32, each output or gradient cell differs
-// from the unfused one by a few roundings per key (about s * 2^-24 relative to the largest value,
-// times the handful of operations per key), far below this bound for s <= 17.
-constexpr double kF32Tolerance = 2e-5;
+// from the unfused one by a few roundings (2^-24 relative each) of its largest terms, not by
+// errors that grow with s: the cases below stay within 2.4e-7 of the largest value; the bound
+// leaves a factor of 8.
+constexpr double kF32Tolerance = 2e-6;
 
 class FusedAttention : public testing::TestWithParam<AttentionCase> {
  protected:
@@ -39,7 +40,7 @@ TEST_P(FusedAttention, MatchesTheUnfusedAttentionOnTheInterpreter) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FusedAttention,
     testing::Values(AttentionCase{.batch = 1, .seq = 1, .heads = 1, .d = 5, .e = 5, .causal = true},
-                    AttentionCase{.batch = 2, .seq = 17, .heads = 3, .d = 5, .e = 4, .causal = true},
+                    AttentionCase{.batch = 2, .seq = 17, .heads = 2, .d = 5, .e = 3, .causal = true},
                     AttentionCase{.batch = 2, .seq = 6, .heads = 2, .d = 3, .e = 2, .causal = false}),
     [](const auto& info) { return "case" + std::to_string(info.index); });
 
@@ -52,15 +53,16 @@ TEST_F(FusedAttentionGradient, MatchesFiniteDifferencesInF64) {
   for (const bool causal : {true, false}) {
     reset_tensor_state();
     config::set_override("default_prec", "f64");
-    const AttentionCase c{.batch = 2, .seq = 5, .heads = 2, .d = 3, .e = 2, .causal = causal};
+    // Small, since every checked cell runs the interpreted step twice.
+    const AttentionCase c{.batch = 2, .seq = causal ? 4 : 3, .heads = 2, .d = 3, .e = 2, .causal = causal};
     auto g = testing_util::attention_graph(c, true);
     testing_util::expect_gradients_match(runtime::Context::interpreter(), g.loss, g.inputs,
-                                         "fused_attention", {.low = -2, .high = 2, .max_cells = 12});
+                                         "fused_attention", {.low = -2, .high = 2, .max_cells = 6});
   }
 }
 
 TEST(FusedAttentionBackends, TheCBackendComputesTheInterpretersValues) {
-  const AttentionCase c{.batch = 2, .seq = 17, .heads = 3, .d = 5, .e = 4, .causal = true};
+  const AttentionCase c{.batch = 2, .seq = 9, .heads = 2, .d = 5, .e = 3, .causal = true};
   const auto on_interpreter = attention_run(runtime::Context::interpreter(), c, true);
   const auto on_cc = attention_run(runtime::Context::cpu(), c, true);
   EXPECT_EQ(on_cc.out, on_interpreter.out);
