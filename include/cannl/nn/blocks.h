@@ -145,7 +145,9 @@ struct AttentionOptions {
 };
 
 /// The sequence length from which `attention=auto` fuses a causal attention.
-inline constexpr std::int64_t kFusedAttentionMinSeq = 64;
+/// Below it the unfused scores' GEMM tiles beat the fused nests' scalar dot products on the CPU,
+/// and the [s, t] nodes of one head stay within a few MB.
+inline constexpr std::int64_t kFusedAttentionMinSeq = 1024;
 
 /// Whether MultiHeadAttention computes its attention fused: `kernel` (Auto: the config key
 /// `attention`) for a mask that is absent or causal over `causal_seq` positions (nullopt: some
