@@ -304,14 +304,64 @@ class AttentionNests {
     out.push_back(ir::declare_local(id, dt_, false));
     out.push_back(ir::set_local(id, std::move(value)));
   }
-  /// Local `id` := sum over the `role` axes of a[..] * b[..].
+  /// Local `id` := sum over the `role` axes of a[..] * b[..]. Over one axis whose extent a lane
+  /// count divides, the sum runs in that many interleaved chains (lane u takes the steps
+  /// u, u + lanes, ...) added pairwise at the end: a fixed order every backend computes, whose
+  /// chains do not wait on each other (one chain of fused multiply-adds is the nests' bottleneck).
   void dot(Block& out, int id, Role role, const NodeRef& a, const std::vector<AxisIndex>& a_at,
            const NodeRef& b, const std::vector<AxisIndex>& b_at, const Renaming& r) const {
-    local(out, id, c(0));
-    out.push_back(loops(axes_of(role), r, [&](const Renaming& rd) {
-      return ir::set_local(id, f(Op::Add, get_local(id),
-                                 f(Op::Mul, ir::get(a, index(a_at, rd)), ir::get(b, index(b_at, rd)))));
-    }));
+    const auto axes = axes_of(role);
+    const std::int64_t lanes = axes.size() == 1 ? dot_lanes(extent(axes[0])) : 1;
+    if (lanes == 1) {
+      local(out, id, c(0));
+      out.push_back(loops(axes, r, [&](const Renaming& rd) {
+        return ir::set_local(id, f(Op::Add, get_local(id),
+                                   f(Op::Mul, ir::get(a, index(a_at, rd)), ir::get(b, index(b_at, rd)))));
+      }));
+      return;
+    }
+    std::vector<int> chains;
+    for (std::int64_t u = 0; u < lanes; ++u) {
+      chains.push_back(ir::fresh_scope_id());
+      local(out, chains.back(), c(0));
+    }
+    const Symbol step = ir::fresh_symbol();
+    Renaming rd = r;
+    rd[iterator(axes[0])] = step;
+    Block updates;
+    for (std::int64_t u = 0; u < lanes; ++u) {
+      const auto at = [&](const std::vector<AxisIndex>& projection) {
+        return lane_index(index(projection, rd), step, lanes, u);
+      };
+      updates.push_back(ir::set_local(chains[static_cast<std::size_t>(u)],
+                                      f(Op::Add, get_local(chains[static_cast<std::size_t>(u)]),
+                                        f(Op::Mul, ir::get(a, at(a_at)), ir::get(b, at(b_at))))));
+    }
+    out.push_back(ir::for_loop(step, 0, extent(axes[0]) / lanes, ir::seq(std::move(updates))));
+    std::vector<ScalarRef> sums;
+    for (int chain : chains) sums.push_back(get_local(chain));
+    while (sums.size() > 1) {
+      std::vector<ScalarRef> pairs;
+      for (std::size_t i = 0; i + 1 < sums.size(); i += 2) pairs.push_back(f(Op::Add, sums[i], sums[i + 1]));
+      sums = std::move(pairs);
+    }
+    local(out, id, sums[0]);
+  }
+  static std::int64_t dot_lanes(std::int64_t extent) {
+    for (std::int64_t lanes : {8, 4, 2})
+      if (extent % lanes == 0 && extent >= 2 * lanes) return lanes;
+    return 1;
+  }
+  /// `index` with the step symbol s replaced by lanes * s + u.
+  static std::vector<AxisIndex> lane_index(std::vector<AxisIndex> index, Symbol s, std::int64_t lanes,
+                                           std::int64_t u) {
+    for (auto& axis : index)
+      for (auto& t : axis.terms)
+        if (t.symbol == s) {
+          axis.offset += t.coeff * u;
+          t.coeff *= lanes;
+        }
+    return index;
   }
   /// Local `id` := scale q_s . k_t.
   void score(Block& out, int id, const Nodes& n, const Renaming& r) const {

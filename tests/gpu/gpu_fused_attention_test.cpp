@@ -18,7 +18,7 @@ TEST(GpuFusedAttention, MatchesTheInterpreter) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
   for (const AttentionCase& c : {AttentionCase{.batch = 2, .seq = 9, .heads = 2, .d = 5, .e = 3, .causal = true},
-                                 AttentionCase{.batch = 1, .seq = 6, .heads = 2, .d = 3, .e = 2, .causal = false}}) {
+                                 AttentionCase{.batch = 1, .seq = 6, .heads = 2, .d = 8, .e = 4, .causal = false}}) {
     const auto on_gpu = attention_run(runtime::Context(gpu), c, true);
     const auto on_interpreter = attention_run(runtime::Context::interpreter(), c, true);
     EXPECT_LT(relative_error(on_gpu.out, on_interpreter.out), 1e-6) << describe(c) << ": out";

@@ -18,7 +18,7 @@ TEST(DefaultGpuSchedule, FusedAttentionRunsAsOnAGpu) {
   for (const bool causal : {true, false}) {
     reset_tensor_state();
     const auto g = testing_util::attention_graph(
-        {.batch = 2, .seq = 6, .heads = 2, .d = 5, .e = 3, .causal = causal}, true);
+        {.batch = 2, .seq = 6, .heads = 2, .d = 8, .e = 3, .causal = causal}, true);
     const ir::LoweredRoutine r = ir::lower(grad_update_code(g.loss), "attention");
     // 24 rows per nest: small blocks and a low threshold, so every nest takes several blocks.
     const ir::Target target = gpu_test_target();
