@@ -35,7 +35,8 @@ AttentionKernel configured_kernel() {
 
 }  // namespace
 
-bool fused_attention_pays(AttentionKernel kernel, std::optional<std::int64_t> causal_seq, bool has_mask) {
+bool fused_attention_pays(AttentionKernel kernel, std::optional<std::int64_t> causal_seq, std::int64_t heads,
+                          bool has_mask) {
   if (has_mask && !causal_seq) return false;  // only a causal mask has a fused form
   if (kernel == AttentionKernel::Auto) kernel = configured_kernel();
   switch (kernel) {
@@ -43,10 +44,11 @@ bool fused_attention_pays(AttentionKernel kernel, std::optional<std::int64_t> ca
     case AttentionKernel::Unfused: return false;
     case AttentionKernel::Auto: break;
   }
-  // The unfused scores run as GEMM tiles but store 2 [s, t] nodes per head and read them back in
-  // the backward; the fused nests are scalar dot products but touch only [s] rows. Without a mask
-  // the length is not known when the graph is built, so only causal attention is chosen here.
-  return causal_seq && *causal_seq >= kFusedAttentionMinSeq;
+  // Without a mask the length is not known when the graph is built (shapes are inferred later),
+  // so only a causal attention is fused here.
+  if (!causal_seq) return false;
+  const std::int64_t n = *causal_seq;
+  return n >= kFusedAttentionMinScoresBytes / (2 * 4 * heads * n);
 }
 
 MultiHeadAttention::MultiHeadAttention(const std::string& label, const AttentionOptions& options)
@@ -66,7 +68,7 @@ Tensor MultiHeadAttention::operator()(const Tensor& x, const std::optional<Tenso
     keys = rope(keys, r);
   }
   const std::optional<std::int64_t> causal_seq = mask ? causal_mask_length(*mask) : std::nullopt;
-  if (fused_attention_pays(options.kernel, causal_seq, mask.has_value())) {
+  if (fused_attention_pays(options.kernel, causal_seq, options.heads, mask.has_value())) {
     const double scale = 1.0 / std::sqrt(static_cast<double>(options.d_k));
     return o(fused_attention(queries, keys, v(x), {.causal = mask.has_value(), .scale = scale}));
   }

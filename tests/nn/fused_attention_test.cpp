@@ -12,6 +12,7 @@ namespace cannl {
 namespace {
 
 using testing_util::AttentionCase;
+using testing_util::Dims;
 using testing_util::attention_run;
 using testing_util::relative_error;
 
@@ -67,6 +68,23 @@ TEST(FusedAttentionBackends, TheCBackendComputesTheInterpretersValues) {
   const auto on_cc = attention_run(runtime::Context::cpu(), c, true);
   EXPECT_EQ(on_cc.out, on_interpreter.out);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(on_cc.grads[i], on_interpreter.grads[i]) << "qkv"[i];
+}
+
+TEST_F(FusedAttentionGradient, AutoFusesOnlyLargeCausalAttention) {
+  using nn::AttentionKernel;
+  EXPECT_EQ(nn::causal_mask_length(nn::causal_mask(7)), 7);
+  EXPECT_EQ(nn::causal_mask_length(literal("ones", std::vector<double>(4, 1.0), {.batch = Dims{2}, .input = Dims{2}})),
+            std::nullopt);
+  EXPECT_FALSE(nn::fused_attention_pays(AttentionKernel::Auto, 1024, 12, true));  // 96 MiB of scores
+  EXPECT_TRUE(nn::fused_attention_pays(AttentionKernel::Auto, 2048, 12, true));   // 384 MiB
+  EXPECT_FALSE(nn::fused_attention_pays(AttentionKernel::Fused, std::nullopt, 12, true));  // another mask
+  EXPECT_TRUE(nn::fused_attention_pays(AttentionKernel::Fused, std::nullopt, 12, false));  // no mask
+  EXPECT_FALSE(nn::fused_attention_pays(AttentionKernel::Auto, std::nullopt, 12, false));
+  config::set_override("attention", "fused");
+  EXPECT_TRUE(nn::fused_attention_pays(AttentionKernel::Auto, 8, 1, true));
+  EXPECT_FALSE(nn::fused_attention_pays(AttentionKernel::Unfused, 8, 1, true));
+  config::set_override("attention", "sometimes");
+  EXPECT_THROW(nn::fused_attention_pays(AttentionKernel::Auto, 8, 1, true), ConfigError);
 }
 
 /// SGD losses of a one-layer GPT-2 over 2 sequences of 12 tokens, attention chosen by the config key.

@@ -123,7 +123,7 @@ struct Embedding {
 ///  - Fused: nn::fused_attention (ops.h), nothing of size [s, t] stored; the mask must be absent
 ///    or a causal_mask (functional.h), else the block falls back to Unfused;
 ///  - Auto: the config key `attention` (auto | fused | unfused); its `auto` takes Fused for a
-///    causal mask of at least kFusedAttentionMinSeq positions (see fused_attention_pays).
+///    causal mask whose unfused scores would be large (see fused_attention_pays).
 enum class AttentionKernel { Auto, Fused, Unfused };
 
 /// Multi-head self-attention over a sequence batch axis: x has batch [..., seq] and output
@@ -144,16 +144,19 @@ struct AttentionOptions {
   AttentionKernel kernel = AttentionKernel::Auto;
 };
 
-/// The sequence length from which `attention=auto` fuses a causal attention.
-/// Below it the unfused scores' GEMM tiles beat the fused nests' scalar dot products on the CPU,
-/// and the [s, t] nodes of one head stay within a few MB.
-inline constexpr std::int64_t kFusedAttentionMinSeq = 1024;
+/// The bytes of unfused scores and probabilities (2 heads s^2 f32 cells per sequence, kept for
+/// the backward) from which `attention=auto` fuses a causal attention. The fused form saves
+/// memory, not time, on the CPU: its nests are scalar dot products where the unfused scores are
+/// GEMM tiles, so it is chosen only where the memory would hurt (12 heads of 2048 positions).
+inline constexpr std::int64_t kFusedAttentionMinScoresBytes = std::int64_t{256} << 20;
 
 /// Whether MultiHeadAttention computes its attention fused: `kernel` (Auto: the config key
-/// `attention`) for a mask that is absent or causal over `causal_seq` positions (nullopt: some
-/// other mask, never fused).
-///   fused_attention_pays(AttentionKernel::Auto, std::nullopt, true) == false
-bool fused_attention_pays(AttentionKernel kernel, std::optional<std::int64_t> causal_seq, bool has_mask);
+/// `attention`) for `heads` heads and a mask that is absent or causal over `causal_seq`
+/// positions (nullopt: some other mask, never fused).
+///   fused_attention_pays(AttentionKernel::Auto, std::nullopt, 12, true) == false
+///   fused_attention_pays(AttentionKernel::Auto, 2048, 12, true) == true   // config attention=auto
+bool fused_attention_pays(AttentionKernel kernel, std::optional<std::int64_t> causal_seq, std::int64_t heads,
+                          bool has_mask);
 struct MultiHeadAttention {
   MultiHeadAttention(const std::string& label, const AttentionOptions& options);
   Tensor operator()(const Tensor& x, const std::optional<Tensor>& mask = std::nullopt) const;
