@@ -5,8 +5,9 @@
 //
 // The nests (B: batch and head loops, in the result's axis order):
 //   forward   for B, s: m = -inf, l = 0, o[s] = 0
-//                        for t (<= s when causal): x = scale q_s.k_t; m' = max(m, x);
-//                          a = exp(m - m'); p = exp(x - m'); o[s] = a o[s] + p v_t; l = a l + p; m = m'
+//                        for t (<= s when causal): x = scale q_s.k_t;
+//                          if x > m: a = exp(m - x); o[s] *= a; l *= a; m = x
+//                          p = exp(x - m); o[s] += p v_t; l += p
 //                        o[s] /= l; lse[s] = m + log(l)
 //   delta     for B, s: D[s] = dO_s . o_s
 //   dq        for B, s: for t: p = exp(scale q_s.k_t - lse_s); ds = scale p (dO_s.v_t - D_s);
@@ -86,23 +87,29 @@ class AttentionNests {
             return ir::set(n.out, out_at(re), c(0), "fused attention: zero the row");
           }),
           loops(axes_of(Role::Key), r, [&](const Renaming& re) {
-            const int x = ir::fresh_scope_id(), m2 = ir::fresh_scope_id(), a = ir::fresh_scope_id(),
-                      pr = ir::fresh_scope_id();
-            Block step;
+            // The row is rescaled only when the maximum grows (a few keys per row): one exp and
+            // one multiply-add per value cell for every other key.
+            const int x = ir::fresh_scope_id(), a = ir::fresh_scope_id(), pr = ir::fresh_scope_id();
+            Block step, grow;
             score(step, x, n, re);
-            local(step, m2, f(Op::Max, get_local(m), get_local(x)));
-            local(step, a, f(Op::Exp, f(Op::Sub, get_local(m), get_local(m2))));
-            local(step, pr, f(Op::Exp, f(Op::Sub, get_local(x), get_local(m2))));
-            step.insert(step.end(), {
-                loops(axes_of(Role::Value), re, [&](const Renaming& rv) {
-                  const auto at = out_at(rv);
-                  return ir::set(n.out, at,
-                                 f(Op::Add, f(Op::Mul, ir::get(n.out, at), get_local(a)),
-                                   f(Op::Mul, get_local(pr), ir::get(n.v, index(p_.project_rhs[2], rv)))),
-                                 "fused attention: online softmax");
-                }),
-                ir::set_local(l, f(Op::Add, f(Op::Mul, get_local(l), get_local(a)), get_local(pr))),
-                ir::set_local(m, get_local(m2))});
+            local(grow, a, f(Op::Exp, f(Op::Sub, get_local(m), get_local(x))));
+            grow.push_back(loops(axes_of(Role::Value), re, [&](const Renaming& rv) {
+              const auto at = out_at(rv);
+              return ir::set(n.out, at, f(Op::Mul, ir::get(n.out, at), get_local(a)),
+                             "fused attention: rescale the row");
+            }));
+            grow.push_back(ir::set_local(l, f(Op::Mul, get_local(l), get_local(a))));
+            grow.push_back(ir::set_local(m, get_local(x)));
+            step.push_back(ir::if_then(f(Op::Cmplt, get_local(m), get_local(x)), ir::seq(std::move(grow))));
+            local(step, pr, f(Op::Exp, f(Op::Sub, get_local(x), get_local(m))));
+            step.push_back(loops(axes_of(Role::Value), re, [&](const Renaming& rv) {
+              const auto at = out_at(rv);
+              return ir::set(n.out, at,
+                             f(Op::Add, ir::get(n.out, at),
+                               f(Op::Mul, get_local(pr), ir::get(n.v, index(p_.project_rhs[2], rv)))),
+                             "fused attention: online softmax");
+            }));
+            step.push_back(ir::set_local(l, f(Op::Add, get_local(l), get_local(pr))));
             return causal_guard(re, ir::seq(std::move(step)));
           }),
           loops(axes_of(Role::Value), r, [&](const Renaming& re) {

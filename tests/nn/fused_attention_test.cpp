@@ -19,8 +19,8 @@ using testing_util::relative_error;
 // The online softmax rescales its running sums as the maximum grows, and the backward
 // recomputes the probabilities from the log-sum-exp: in f32, each output or gradient cell differs
 // from the unfused one by a few roundings (2^-24 relative each) of its largest terms, not by
-// errors that grow with s: the cases below stay within 2.4e-7 of the largest value; the bound
-// leaves a factor of 8.
+// errors that grow with s: the cases below stay within 2.8e-7 of the largest value; the bound
+// leaves a factor of 7.
 constexpr double kF32Tolerance = 2e-6;
 
 class FusedAttention : public testing::TestWithParam<AttentionCase> {
@@ -41,7 +41,7 @@ TEST_P(FusedAttention, MatchesTheUnfusedAttentionOnTheInterpreter) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FusedAttention,
     testing::Values(AttentionCase{.batch = 1, .seq = 1, .heads = 1, .d = 5, .e = 5, .causal = true},
-                    AttentionCase{.batch = 2, .seq = 17, .heads = 2, .d = 5, .e = 3, .causal = true},
+                    AttentionCase{.batch = 2, .seq = 17, .heads = 1, .d = 5, .e = 3, .causal = true},
                     AttentionCase{.batch = 2, .seq = 6, .heads = 2, .d = 8, .e = 4, .causal = false}),
     [](const auto& info) { return "case" + std::to_string(info.index); });
 
@@ -112,7 +112,7 @@ TEST_F(FusedAttentionGradient, Gpt2TrainsToTheUnfusedLosses) {
   const auto unfused = gpt2_losses("unfused");
   ASSERT_EQ(fused.size(), unfused.size());
   for (std::size_t i = 0; i < fused.size(); ++i)
-    EXPECT_NEAR(fused[i], unfused[i], 1e-5 * unfused[i]) << "step " << i + 1;
+    EXPECT_NEAR(fused[i], unfused[i], 1e-6 * unfused[i]) << "step " << i + 1;  // seen: 9e-8
   EXPECT_LT(fused.back(), fused.front());
 }
 
