@@ -29,6 +29,8 @@ sanitizer_slow+='|StagePartials\.(KeptEnclosingLoopsGiveEachIterationItsOwnParti
 sanitizer_slow+='|WindowedReductions\.PoolingNestsVectorizeAlongTheChannelsBitwise'
 sanitizer_slow+='|MatmulNest\.LicensedPlansTileTheWidestReductionAndInputGradients|example_02_makemore'
 sanitizer_slow+='|KernelProfile\.InterpreterHasNoKernelTimings|DefaultCpuSchedule\.LongReductionsGetInterleavedVectorPartials'
+sanitizer_slow+='|FusedAttentionGradient\.MatchesFiniteDifferencesInF64|DefaultGpuSchedule\.FusedAttentionRunsAsOnAGpu'
+sanitizer_slow+='|Shapes/FusedAttention\.MatchesTheUnfusedAttentionOnTheInterpreter/case1'
 [[ $preset == default ]] || exclude=(-LE 'gpu|mpi' -E "^($sanitizer_slow)\$")
 ctest --preset "$preset" -j "$jobs" "${exclude[@]}"
 # The Python package (python/): installed into the default python3, then its pytest suite (the
