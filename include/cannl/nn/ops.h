@@ -47,6 +47,8 @@ Tensor cross_entropy_rows(const Tensor& logits, const Tensor& targets, const Ten
 /// D_s = dO_s . O_s, dS = P (dP - D)), one nest per gradient with the query (dq) or the key
 /// position (dk, dv) outermost, so nothing of size [s, t] is ever stored. With `causal`, the keys
 /// t > s are skipped (s and t must then be one axis each of equal length: a causal mask's shape).
+/// Every product and sum is in the compute dtype of the result (f32 for f32, bf16 and f16
+/// inputs): the precision policy's rounding of matmul operands does not apply.
 ///   Tensor mixed = fused_attention(q, k, v, {.causal = true, .scale = 1 / std::sqrt(8.0)});
 struct FusedAttentionOptions {
   bool causal = false;
