@@ -87,6 +87,16 @@ TEST_F(FusedAttentionGradient, AutoFusesOnlyLargeCausalAttention) {
   EXPECT_THROW(nn::fused_attention_pays(AttentionKernel::Auto, 8, 1, true), ConfigError);
 }
 
+TEST(FusedAttentionShapes, CausalNeedsAsManyKeysAsQueries) {
+  reset_tensor_state();
+  std::vector<Tensor> inputs;
+  Tensor q = testing_util::batch_input(inputs, "q", {1, 4}, {1, 2});
+  Tensor k = testing_util::batch_input(inputs, "k", {1, 5}, {1, 2});
+  Tensor v = testing_util::batch_input(inputs, "v", {1, 5}, {1, 2});
+  EXPECT_NO_THROW(forward_code({nn::fused_attention(q, k, v, {.causal = false})}));
+  EXPECT_THROW(forward_code({nn::fused_attention(q, k, v, {.causal = true})}), ShapeError);
+}
+
 /// SGD losses of a one-layer GPT-2 over 2 sequences of 12 tokens, attention chosen by the config key.
 std::vector<double> gpt2_losses(const std::string& attention) {
   reset_tensor_state();
