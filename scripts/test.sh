@@ -28,6 +28,8 @@ sanitizer_slow+='|StagePartials\.(KeptEnclosingLoopsGiveEachIterationItsOwnParti
 sanitizer_slow+='|WindowedReductions\.PoolingNestsVectorizeAlongTheChannelsBitwise'
 sanitizer_slow+='|MatmulNest\.LicensedPlansTileTheWidestReductionAndInputGradients|example_02_makemore'
 sanitizer_slow+='|KernelProfile\.InterpreterHasNoKernelTimings|DefaultCpuSchedule\.LongReductionsGetInterleavedVectorPartials'
+sanitizer_slow+='|FusedAttentionGradient\.MatchesFiniteDifferencesInF64|DefaultGpuSchedule\.FusedAttentionRunsAsOnAGpu'
+sanitizer_slow+='|Shapes/FusedAttention\.MatchesTheUnfusedAttentionOnTheInterpreter/case1'
 # The heavy label (end-to-end runs whose cold compile takes minutes: the GPT-2 bf16 twin on PoCL)
 # is left out everywhere; `ctest --test-dir build -L heavy` runs it.
 exclude=(-LE heavy)

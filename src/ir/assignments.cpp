@@ -52,6 +52,11 @@ AsgnRef make_block(std::string text, std::vector<AsgnRef> body) {
   return std::make_shared<const Asgn>(Asgn{BlockComment{std::move(text), std::move(body)}});
 }
 
+AsgnRef make_loop_code(LoopCode code) {
+  internal_check(code.body != nullptr, "make_loop_code: no body for " + code.label);
+  return std::make_shared<const Asgn>(Asgn{std::move(code)});
+}
+
 namespace {
 
 /// Walks statements in program order, tracking which nodes hold defined values.
@@ -90,6 +95,10 @@ class InitializationWalk {
     write(f.node);
   }
   void visit(const BlockComment& b) { walk(b.body); }
+  void visit(const LoopCode& c) {
+    for (const auto& n : c.reads) read(n);
+    for (const auto& n : c.writes) write(n);
+  }
 };
 
 }  // namespace

@@ -116,6 +116,8 @@ void print_one(const Asgn& a, const std::string& indent, std::string& out) {
     out += indent + print_accum_op(*accum) + "\n";
   } else if (const auto* fetch = std::get_if<Fetch>(&a.node)) {
     out += indent + print_fetch(*fetch) + "\n";
+  } else if (const auto* code = std::get_if<LoopCode>(&a.node)) {
+    out += indent + print_loop_code(*code) + "\n";
   } else {
     const auto& block = std::get<BlockComment>(a.node);
     out += indent + "# " + block.text + "\n";
@@ -138,6 +140,15 @@ std::string print_accum_op(const AccumOp& op) {
 
 std::string print_fetch(const Fetch& fetch) {
   return fetch.node->debug_name() + " := " + fetch_text(fetch.op);
+}
+
+std::string print_loop_code(const LoopCode& code) {
+  const auto names = [](const std::vector<NodeRef>& nodes) {
+    std::string out;
+    for (const auto& n : nodes) out += (out.empty() ? "" : ", ") + n->debug_name();
+    return out;
+  };
+  return names(code.writes) + " := loop code " + code.label + "(" + names(code.reads) + ")";
 }
 
 std::string print_assignments(const Comp& comp) {

@@ -16,6 +16,8 @@ void lower_one(const Asgn& a, std::vector<StmtRef>& out) {
     lowering::lower_accum(*accum, out);
   } else if (const auto* fetch = std::get_if<Fetch>(&a.node)) {
     lowering::lower_fetch(*fetch, out);
+  } else if (const auto* code = std::get_if<LoopCode>(&a.node)) {
+    lowering::lower_loop_code(*code, out);
   } else {
     const auto& block = std::get<BlockComment>(a.node);
     std::vector<StmtRef> inner{comment(block.text)};

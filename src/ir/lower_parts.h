@@ -16,4 +16,8 @@ void lower_accum(const AccumOp& op, std::vector<StmtRef>& out);
 /// Margin fill with the pad value (padded nodes), then the fill itself (src/ir/lower_fetch.cpp).
 void lower_fetch(const Fetch& fetch, std::vector<StmtRef>& out);
 
+/// The code's body as it is, after a comment naming it; InternalError when a node it touches is
+/// padded (its indices are logical ones) (src/ir/lower_loop_code.cpp).
+void lower_loop_code(const LoopCode& code, std::vector<StmtRef>& out);
+
 }  // namespace cannl::ir::lowering

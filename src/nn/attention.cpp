@@ -5,6 +5,7 @@
 #include "cannl/nn/functional.h"
 #include "cannl/nn/ops.h"
 #include "cannl/nn/positions.h"
+#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
 namespace cannl::nn {
@@ -23,7 +24,32 @@ AttentionOptions checked(const std::string& label, AttentionOptions o) {
   return o;
 }
 
+AttentionKernel configured_kernel() {
+  const std::string value = config::get("attention");
+  if (value == "auto") return AttentionKernel::Auto;
+  if (value == "fused") return AttentionKernel::Fused;
+  if (value == "unfused") return AttentionKernel::Unfused;
+  throw ConfigError("config key 'attention' = '" + value + "' (from " + config::source_of("attention") +
+                    "): expected auto, fused or unfused");
+}
+
 }  // namespace
+
+bool fused_attention_pays(AttentionKernel kernel, std::optional<std::int64_t> causal_seq, std::int64_t heads,
+                          bool has_mask) {
+  if (has_mask && !causal_seq) return false;  // only a causal mask has a fused form
+  if (kernel == AttentionKernel::Auto) kernel = configured_kernel();
+  switch (kernel) {
+    case AttentionKernel::Fused: return true;
+    case AttentionKernel::Unfused: return false;
+    case AttentionKernel::Auto: break;
+  }
+  // Without a mask the length is not known when the graph is built (shapes are inferred later),
+  // so only a causal attention is fused here.
+  if (!causal_seq) return false;
+  const std::int64_t n = *causal_seq;
+  return n >= kFusedAttentionMinScoresBytes / (2 * 4 * heads * n);
+}
 
 MultiHeadAttention::MultiHeadAttention(const std::string& label, const AttentionOptions& options)
     : q(label + "_q", {checked(label, options).heads, options.d_k}, options.bias),
@@ -40,6 +66,11 @@ Tensor MultiHeadAttention::operator()(const Tensor& x, const std::optional<Tenso
     if (r.head_dim == 0) r.head_dim = options.d_k;
     queries = rope(queries, r);
     keys = rope(keys, r);
+  }
+  const std::optional<std::int64_t> causal_seq = mask ? causal_mask_length(*mask) : std::nullopt;
+  if (fused_attention_pays(options.kernel, causal_seq, options.heads, mask.has_value())) {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(options.d_k));
+    return o(fused_attention(queries, keys, v(x), {.causal = mask.has_value(), .scale = scale}));
   }
   Tensor scores = einsum("... s | -> h d; ... t | -> h d => ... s | t -> h", queries, keys);
   scores = pointmul(constant(1.0 / std::sqrt(static_cast<double>(options.d_k))), scores);

@@ -58,6 +58,21 @@ Tensor causal_mask(std::int64_t seq_len) {
                   .input = std::vector<std::int64_t>{seq_len}, .output = {}});
 }
 
+std::optional<std::int64_t> causal_mask_length(const Tensor& mask) {
+  const auto& values = mask.impl().host_values;
+  if (!values || !mask.args().empty()) return std::nullopt;
+  const auto batch = shape::row_dims(*mask.shape(), shape::RowKind::Batch);
+  const auto input = shape::row_dims(*mask.shape(), shape::RowKind::Input);
+  const auto output = shape::row_dims(*mask.shape(), shape::RowKind::Output);
+  if (batch.size() != 1 || input != batch || !output.empty()) return std::nullopt;
+  const std::int64_t n = batch[0];
+  if (values->size() != static_cast<std::size_t>(n * n)) return std::nullopt;
+  for (std::int64_t s = 0; s < n; ++s)
+    for (std::int64_t t = 0; t < n; ++t)
+      if ((*values)[static_cast<std::size_t>(s * n + t)] != (t <= s ? 1.0 : 0.0)) return std::nullopt;
+  return n;
+}
+
 Tensor position_one_hot(std::int64_t seq_len, std::int64_t max_len) {
   if (seq_len <= 0 || seq_len > max_len)
     throw RuntimeUsageError("position_one_hot: need 0 < seq_len <= max_len, got seq_len " +

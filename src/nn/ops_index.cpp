@@ -24,10 +24,6 @@ ir::Projections without_iterator(ir::Projections p, ir::Symbol s) {
   return p;
 }
 
-bool mentions(const std::vector<ir::AxisIndex>& indices, ir::Symbol s) {
-  return std::any_of(indices.begin(), indices.end(), [&](const auto& i) { return i.mentions(s); });
-}
-
 ir::AxisIndex at_static(const ir::StaticSymbol& index) { return ir::AxisIndex::iterator(index.symbol); }
 
 ir::AsgnRef assign(const ir::NodeRef& lhs, const ir::NodeRef& source, ir::Projections p,

@@ -112,11 +112,15 @@ ir::Comp forward_code(const std::vector<Tensor>& roots) {
 
 namespace {
 
-/// Number of gradient assignments writing each node.
+/// Number of gradient assignments writing each node (loop code counts once per node it writes:
+/// it accumulates onto the zeroed gradient, so another contribution must not overwrite it).
 std::map<int, int> contributions(const std::vector<ir::AsgnRef>& backprop) {
   std::map<int, int> count;
-  for (const auto& a : backprop)
+  for (const auto& a : backprop) {
     if (const auto* op = std::get_if<ir::AccumOp>(&a->node)) ++count[op->lhs->id];
+    if (const auto* code = std::get_if<ir::LoopCode>(&a->node))
+      for (const auto& n : code->writes) ++count[n->id];
+  }
   return count;
 }
 

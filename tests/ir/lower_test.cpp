@@ -267,3 +267,32 @@ TEST(Lower, MalformedProjectionsAreAnInternalError) {
 
 }  // namespace
 }  // namespace cannl::ir
+
+namespace cannl::ir {
+namespace {
+
+TEST(Lower, LoopCodeIsEmittedAsWrittenAfterItsComment) {
+  auto a = make_node("a", DType::F32, {3}), c = make_node("c", DType::F32, {3});
+  const Symbol i = fresh_symbol();
+  const StmtRef body = for_loop(i, 0, 3, set(c, {AxisIndex::iterator(i)}, get(a, {AxisIndex::iterator(i)})));
+  Comp comp{{make_loop_code({"copy", {a}, {c}, body})}, {}};
+  const auto routine = lower(comp, "r");
+  const auto stmts = flatten_seq(routine.body);
+  ASSERT_EQ(stmts.size(), 2u);
+  EXPECT_EQ(std::get<Comment>(stmts[0]->node).text, "c := loop code copy(a)");
+  EXPECT_EQ(stmts[1], body);
+  EXPECT_EQ(read_before_initialized(comp), std::vector<NodeRef>{a});
+  EXPECT_EQ(written_nodes(comp), std::vector<NodeRef>{c});
+}
+
+TEST(Lower, LoopCodeOverAPaddedNodeIsAnInternalError) {
+  auto a = make_node("a", DType::F32, {5});
+  a->padding = {{1, 1}};
+  const Symbol i = fresh_symbol();
+  const StmtRef body = for_loop(i, 0, 3, set(a, {AxisIndex::iterator(i)}, constant(0, DType::F32)));
+  Comp comp{{make_loop_code({"fill", {}, {a}, body})}, {}};
+  EXPECT_THROW(lower(comp, "r"), InternalError);
+}
+
+}  // namespace
+}  // namespace cannl::ir

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cannl/ir/indexing.h"
+#include "cannl/ir/loop_ir.h"
 #include "cannl/ir/ops.h"
 #include "cannl/ir/tensor_node.h"
 
@@ -89,8 +90,20 @@ struct BlockComment {
   std::vector<AsgnRef> body;
 };
 
+/// Code written directly in the loop IR, for a fused op whose algorithm is no product space
+/// (attention's online softmax keeps a running maximum and sum per row). Lowering emits `body`
+/// as it is: its loop symbols are its own, its indices address unpadded nodes. `writes` are the
+/// nodes it writes, every cell of each unless the node is also in `reads` (then it accumulates
+/// onto the values there); `reads` the nodes it reads.
+struct LoopCode {
+  std::string label;
+  std::vector<NodeRef> reads;
+  std::vector<NodeRef> writes;
+  StmtRef body;
+};
+
 struct Asgn {
-  std::variant<AccumOp, Fetch, BlockComment> node;
+  std::variant<AccumOp, Fetch, BlockComment, LoopCode> node;
 };
 
 /// A compilable unit: a sequence of assignments plus the static symbols it reads.
@@ -102,6 +115,8 @@ struct Comp {
 AsgnRef make_accum(AccumOp op);
 AsgnRef make_fetch(NodeRef node, FetchOp op);
 AsgnRef make_block(std::string text, std::vector<AsgnRef> body);
+/// A LoopCode statement; checks that the body is present.
+AsgnRef make_loop_code(LoopCode code);
 
 /// Readable text, one statement per line, e.g. `c[i0, i1] =:+ a[i0, i2] * b[i2, i1]`.
 std::string print_assignments(const Comp& comp);
@@ -111,6 +126,8 @@ std::string print_assignments(const Comp& comp);
 std::string print_accum_op(const AccumOp& op);
 /// One line for one fetch (no newline): "x := 0", "x := range_over_offsets", "x := [1, 2, 3]".
 std::string print_fetch(const Fetch& fetch);
+/// One line for loop code (no newline): "out, lse := loop code fused_attention(q, k, v)".
+std::string print_loop_code(const LoopCode& code);
 /// Text of a double for IR dumps: the shortest of %.15g/%.16g/%.17g that reads back exactly
 /// ("3", "0.1", "-inf", "0.10000000149011612" for 0.1f).
 std::string format_ir_number(double value);

@@ -117,10 +117,19 @@ struct Embedding {
   Tensor table;
 };
 
+/// How MultiHeadAttention computes softmax(q.k / sqrt(d_k)) . v:
+///  - Unfused: scores and probabilities as nodes of batch [..., s], input [t], output [heads]
+///    (masked by where(mask, scores, -1e9)), kept for the backward;
+///  - Fused: nn::fused_attention (ops.h), nothing of size [s, t] stored; the mask must be absent
+///    or a causal_mask (functional.h), else the block falls back to Unfused;
+///  - Auto: the config key `attention` (auto | fused | unfused); its `auto` takes Fused for a
+///    causal mask whose unfused scores would be large (see fused_attention_pays).
+enum class AttentionKernel { Auto, Fused, Unfused };
+
 /// Multi-head self-attention over a sequence batch axis: x has batch [..., seq] and output
 /// [d_model]. q, k, v = W x (+ b) with outputs [heads, d_k]; scores = q.k / sqrt(d_k) with
 /// batch [..., s], input [t], output [heads]; masked by where(mask, scores, -1e9); softmax over
-/// t; out = W_o (attn . v) (+ b_o).
+/// t; out = W_o (attn . v) (+ b_o). `kernel` chooses how (AttentionKernel).
 ///   MultiHeadAttention mha("attn", {.heads = 4, .d_k = 8, .d_model = 32});
 ///   Tensor y = mha(x, causal_mask(seq));
 ///   MultiHeadAttention rot("attn", {.heads = 4, .d_k = 8, .d_model = 32, .rope = RopeOptions{.seq_len = 16}});
@@ -132,7 +141,22 @@ struct AttentionOptions {
   bool bias = true;
   /// Rotary positions on q and k (positions.h; head_dim 0 = d_k) after their projections.
   std::optional<RopeOptions> rope;
+  AttentionKernel kernel = AttentionKernel::Auto;
 };
+
+/// The bytes of unfused scores and probabilities (2 heads s^2 f32 cells per sequence, kept for
+/// the backward) from which `attention=auto` fuses a causal attention. The fused form saves
+/// memory, not time, on the CPU: its nests are scalar dot products where the unfused scores are
+/// GEMM tiles, so it is chosen only where the memory would hurt (12 heads of 2048 positions).
+inline constexpr std::int64_t kFusedAttentionMinScoresBytes = std::int64_t{256} << 20;
+
+/// Whether MultiHeadAttention computes its attention fused: `kernel` (Auto: the config key
+/// `attention`) for `heads` heads and a mask that is absent or causal over `causal_seq`
+/// positions (nullopt: some other mask, never fused).
+///   fused_attention_pays(AttentionKernel::Auto, std::nullopt, 12, true) == false
+///   fused_attention_pays(AttentionKernel::Auto, 2048, 12, true) == true   // config attention=auto
+bool fused_attention_pays(AttentionKernel kernel, std::optional<std::int64_t> causal_seq, std::int64_t heads,
+                          bool has_mask);
 struct MultiHeadAttention {
   MultiHeadAttention(const std::string& label, const AttentionOptions& options);
   Tensor operator()(const Tensor& x, const std::optional<Tensor>& mask = std::nullopt) const;

@@ -52,6 +52,10 @@ Tensor ids_literal(const std::string& name, const std::vector<std::int64_t>& ids
 /// where t <= s, else 0 (1 = attend).
 ///   Tensor mask = causal_mask(8);
 Tensor causal_mask(std::int64_t seq_len);
+/// The sequence length of a causal mask: a literal of batch [n] and input [n] whose cell (s, t)
+/// is 1 exactly when t <= s (what causal_mask makes); nullopt for any other tensor.
+///   causal_mask_length(causal_mask(8)) == 8
+std::optional<std::int64_t> causal_mask_length(const Tensor& mask);
 
 /// One-hot positions 0..seq_len-1: batch [seq_len], output [max_len] (for learned positions), as
 /// a selector `eq(range(max_len), positions)` that the optimizer turns into a row gather. Like any

@@ -39,6 +39,24 @@ Tensor sum_exp_shifted(const Tensor& logits, const Tensor& row_max);
 Tensor cross_entropy_rows(const Tensor& logits, const Tensor& targets, const Tensor& lse,
                           const Tensor& target_sum);
 
+/// Scaled dot-product attention in one fused op: out_s = sum_t softmax_t(scale q_s . k_t) v_t over
+/// q: batch [..., s] output [h, d], k: [..., t | -> h, d], v: [..., t | -> h, e]; the result is
+/// [..., s | -> h, e]. Computed per query row by an online softmax (a running maximum m and sum
+/// l, the output row rescaled as m grows), keeping the row's log-sum-exp (a small [..., s, h]
+/// node); the backward recomputes the probabilities from q, k and that log-sum-exp (FlashAttention-2:
+/// D_s = dO_s . O_s, dS = P (dP - D)), one nest per gradient with the query (dq) or the key
+/// position (dk, dv) outermost, so nothing of size [s, t] is ever stored. With `causal`, the keys
+/// t > s are skipped (s and t must then be one axis each of equal length: a causal mask's shape).
+/// Every product and sum is in the compute dtype of the result (f32 for f32, bf16 and f16
+/// inputs): the precision policy's rounding of matmul operands does not apply.
+///   Tensor mixed = fused_attention(q, k, v, {.causal = true, .scale = 1 / std::sqrt(8.0)});
+struct FusedAttentionOptions {
+  bool causal = false;
+  double scale = 1.0;
+};
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                       const FusedAttentionOptions& options);
+
 /// Uniform [0, 1) values of x's shape from a counter-based threefry stream: the cell's row-major
 /// offset is the counter and the key mixes `name`, the `seed` config key and the run-time value of
 /// `step`, so every step draws fresh values and a rerun of the same step repeats them. x's values
