@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <map>
-#include <random>
 #include <string>
 
 #include "cannl/cannl.h"
@@ -14,19 +13,10 @@
 #include "cannl/support/files.h"
 #include "cannl/tune/tune.h"
 #include "gpu/gpu_test_util.h"
+#include "tune/tune_test_util.h"
 
 namespace cannl {
 namespace {
-
-using Dims = std::vector<std::int64_t>;
-
-std::vector<double> gaussian(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> dist(0.0, 1.0);
-  std::vector<double> out(n);
-  for (auto& x : out) x = dist(gen);
-  return out;
-}
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -48,12 +38,9 @@ class GpuTune : public testing::Test {
 };
 
 TEST_F(GpuTune, AMatmulSearchesTileBlockingsAndKeepsTheDefaultsBits) {
-  const std::int64_t n = 40;  // partial blocks: edges in every blocking
-  const auto size = static_cast<std::size_t>(n * n);
-  Tensor x = literal("x", gaussian(size, 1), {.batch = Dims{n}, .output = Dims{n}});
-  Tensor w = literal("w", gaussian(size, 2), {.input = Dims{n}, .output = Dims{n}});
-  Tensor y = w * x;
-  const ir::Comp comp = forward_code({y});
+  const tune_test::Matmul m = tune_test::matmul(40);  // partial blocks: edges in every blocking
+  const Tensor& y = m.y;
+  const ir::Comp& comp = m.comp;
   runtime::Context ctx(gpu_test::backend());
   train::upload_literals(ctx, {y});
 

@@ -17,34 +17,16 @@
 #include "cannl/support/files.h"
 #include "cannl/tune/schedule_cache.h"
 #include "cannl/tune/tune.h"
+#include "tune/tune_test_util.h"
 
 namespace cannl {
 namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-std::vector<double> gaussian(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> dist(0.0, 1.0);
-  std::vector<double> out(n);
-  for (auto& x : out) x = dist(gen);
-  return out;
-}
-
-/// y = w * x, an n x n x n f32 matmul (a tile on the cc backend), with two layers of the same
-/// op so that labels repeat in the loop IR.
-struct Matmul {
-  Tensor y;
-  ir::Comp comp;
-};
-
-Matmul matmul(std::int64_t n) {
-  const auto size = static_cast<std::size_t>(n * n);
-  Tensor x = literal("x", gaussian(size, 1), {.batch = Dims{n}, .output = Dims{n}});
-  Tensor w = literal("w", gaussian(size, 2), {.input = Dims{n}, .output = Dims{n}});
-  Tensor y = w * x;
-  return {y, forward_code({y})};
-}
+using tune_test::gaussian;
+using tune_test::Matmul;
+using tune_test::matmul;
 
 class Tune : public testing::Test {
  protected:
