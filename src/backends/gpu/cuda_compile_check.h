@@ -28,6 +28,13 @@ struct CudaCompileChecks {
 void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
                          const ir::Target& target);
 
+/// With `cuda_compile_check` set and `cuda` a copy of the OpenCL target with the tensor-core
+/// formats that architecture renders (gpu_mma_formats): lowers `scheduled` (the routine before
+/// the final lowering round) for `cuda` and, where some matmul tile then runs on tensor cores
+/// (which the OpenCL target never asks for), compiles that form too, for the architecture and
+/// for sm_80 (mma.sync's first): the CUDA kernels a bf16, f16 or tf32 policy gets on a GPU.
+void check_cuda_tensor_core_compiles(const ir::LoweredRoutine& scheduled, const ir::Target& cuda);
+
 /// What check_cuda_compiles compiled in this process.
 CudaCompileChecks cuda_compile_checks();
 
