@@ -80,6 +80,13 @@ std::vector<ir::NarrowFormat> allowed_mma_formats(std::vector<ir::NarrowFormat> 
   return device_formats;
 }
 
+std::vector<codegen::KernelBody> kernel_bodies(const std::vector<schedule::Segment>& segments) {
+  std::vector<codegen::KernelBody> bodies;
+  for (const auto& s : segments)
+    if (s.kind == schedule::Segment::Kind::Kernel) bodies.push_back({s.body, s.geometry});
+  return bodies;
+}
+
 class GpuBackend final : public Backend {
  public:
   GpuBackend(std::shared_ptr<gpu::Device> device, codegen::GpuLanguage language)
@@ -118,10 +125,7 @@ class GpuBackend final : public Backend {
     const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, target);
     std::vector<schedule::Segment> segments =
         schedule::fission(lowered, target, config::get_bool("schedule_fission"));
-    std::vector<codegen::KernelBody> bodies;
-    for (const auto& s : segments) {
-      if (s.kind == schedule::Segment::Kind::Kernel) bodies.push_back({s.body, s.geometry});
-    }
+    const std::vector<codegen::KernelBody> bodies = kernel_bodies(segments);
     codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target});
     if (language_ == codegen::GpuLanguage::OpenCL) {
       gpu::check_cuda_compiles(lowered, bodies, target);
@@ -132,7 +136,15 @@ class GpuBackend final : public Backend {
         cuda.gpu_mma_formats = allowed_mma_formats(gpu::cuda_mma_formats(config::get("cuda_compile_check")));
         gpu::check_cuda_tensor_core_compiles(request.routine, cuda);
       }
-      gpu::write_hip_check_modules(lowered, bodies, target);
+      if (target.gpu_mma_formats.empty()) {
+        gpu::write_hip_check_modules(lowered, bodies, target);
+      } else {
+        // HIP renders no tensor cores: the form a HIP device would run.
+        ir::Target hip = target;
+        hip.gpu_mma_formats.clear();
+        const ir::LoweredRoutine scalar = schedule::lower_for_target(request.routine, hip);
+        gpu::write_hip_check_modules(scalar, kernel_bodies(schedule::fission(scalar, hip, config::get_bool("schedule_fission"))), hip);
+      }
     }
     const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : language_ == codegen::GpuLanguage::Hip ? ".hip" : ".cl";
     const std::filesystem::path readable = files::build_dir() / (lowered.name + extension);

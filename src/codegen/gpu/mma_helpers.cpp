@@ -82,9 +82,9 @@ $P void cannl_ldsm_emulated(uint32_t* r, __local const uint16_t* slice, int offs
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int reg = 0; reg < 4; ++reg) {
     uint32_t v = 0;
-    for (int half = 0; half < 2; ++half) {
-      const int q = 2 * (((trans * 32 + lane) * 4 + reg) * 2 + half);
-      v |= (uint32_t)slice[xchg[8 * reg + cannl_ldsm_cells[q]] + cannl_ldsm_cells[q + 1]] << (16 * half);
+    for (int h = 0; h < 2; ++h) {
+      const int q = 2 * (((trans * 32 + lane) * 4 + reg) * 2 + h);
+      v |= (uint32_t)slice[xchg[8 * reg + cannl_ldsm_cells[q]] + cannl_ldsm_cells[q + 1]] << (16 * h);
     }
     r[reg] = v;
   }
