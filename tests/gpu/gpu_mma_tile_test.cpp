@@ -18,6 +18,7 @@
 #include "cannl/interp/interpreter.h"
 #include "cannl/ir/target.h"
 #include "cannl/ir/tree_mapper.h"
+#include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/lower_for_target.h"
 #include "cannl/schedule/transforms.h"
 #include "cannl/support/config.h"
@@ -129,6 +130,47 @@ TEST(GpuMmaTile, ExactSumsAreTheInterpretersBitsInEveryLayoutAndFormat) {
   }
 }
 
+// y[n, oh, ow, f] += x[n, oh + kh, ow + kw, c] * w[kh, kw, c, f] with its loops folded into one
+// tile (rows n, oh, ow; columns f; steps kh, kw, c): the staging's index arithmetic gathers the
+// implicit im2col for the tensor cores as for the scalar tile.
+TEST(GpuMmaTile, AFoldedConvolutionRunsOnTensorCores) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  const std::int64_t batch = 2, h = 5, ww = 4, c = 3, f = 20, kh = 3, kw = 2;
+  const ir::NodeRef x = ir::make_node("x", DType::F32, {batch, h + kh - 1, ww + kw - 1, c});
+  const ir::NodeRef w = ir::make_node("w", DType::F32, {kh, kw, c, f});
+  const ir::NodeRef y = ir::make_node("y", DType::F32, {batch, h, ww, f});
+  x->rounded_to = w->rounded_to = NarrowFormat::BF16;
+  ir::Symbol s[7];
+  for (auto& v : s) v = ir::fresh_symbol();
+  const auto sum = [](ir::Symbol p, ir::Symbol q) { return ir::AxisIndex{{{1, p}, {1, q}}, 0}; };
+  const auto yi = std::vector{it(s[0]), it(s[1]), it(s[2]), it(s[3])};
+  const auto value = ir::apply(
+      ir::Op::Add, DType::F32,
+      {ir::get(y, yi), ir::apply(ir::Op::Mul, DType::F32,
+                                 {ir::get(x, {it(s[0]), sum(s[1], s[4]), sum(s[2], s[5]), it(s[6])}),
+                                  ir::get(w, {it(s[4]), it(s[5]), it(s[6]), it(s[3])})})});
+  ir::StmtRef nest = ir::set(y, yi, value);
+  const std::int64_t extents[7] = {batch, h, ww, f, kh, kw, c};
+  for (int q = 6; q >= 0; --q) nest = ir::for_loop(s[q], 0, extents[q], nest);
+  const ir::LoweredRoutine r{"mma_conv", nest, {}};
+  const ir::Target t = mma_target(*gpu);
+  const ir::LoweredRoutine scheduled = schedule::default_gpu_schedule(r, {.target = t});
+  const ir::LoweredRoutine lowered = schedule::lower_for_target(scheduled, t);
+  ASSERT_EQ(tensor_core_tiles(lowered), 1) << ir::print_loop_ir(lowered);
+  bool folded = false;
+  ir::for_each_stmt(lowered.body, [&](const ir::Stmt& q) {
+    if (const auto* tile = std::get_if<ir::TileMma>(&q.node)) folded = tile->folded();
+  });
+  EXPECT_TRUE(folded) << ir::print_loop_ir(lowered);
+  const auto params = ir::nodes_of(r.body);
+  std::vector<test_util::Bytes> inputs;
+  for (const auto& n : params) inputs.push_back(test_util::bytes_of(small_integers(n)));
+  const auto got = test_util::run_on(*gpu, {scheduled, params, t}, inputs);
+  const auto expected = interpreted(r, params);
+  for (std::size_t q = 0; q < params.size(); ++q) EXPECT_EQ(got[q], expected[q]) << params[q]->debug_name();
+}
+
 TEST(GpuMmaTile, TheKernelNamesItsMmaInstruction) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
@@ -141,43 +183,69 @@ TEST(GpuMmaTile, TheKernelNamesItsMmaInstruction) {
   EXPECT_NE(source.find("cannl_ldsm_x4"), std::string::npos) << source;
 }
 
-// y = x @ w under the bf16 policy, compiled from tensors with the tensor cores allowed: the tile
+// y = w * x under the bf16 policy (x: rows x inner, w: inner -> cols), compiled from tensors
+// for `target` (unset: the backend's own) and run: y's values and how many of the routine's
+// tiles ran on tensor cores.
+std::pair<std::vector<double>, int> bf16_product(runtime::Context ctx, std::optional<ir::Target> target,
+                                                 std::int64_t rows, std::int64_t inner, std::int64_t cols) {
+  const auto values = [](std::int64_t n, double scale) {
+    std::vector<double> v;
+    for (std::int64_t q = 0; q < n; ++q) v.push_back(scale * std::sin(0.37 * static_cast<double>(q) + 0.1));
+    return v;
+  };
+  reset_tensor_state();
+  Tensor y;
+  {
+    PrecisionScope scope(PrecisionPolicy{MatmulPrecision::BF16});
+    using Dims = std::vector<std::int64_t>;
+    const Tensor x = literal("x", values(rows * inner, 1.0), {.batch = Dims{rows}, .input = Dims{}, .output = Dims{inner}});
+    const Tensor w = literal("w", values(inner * cols, 0.5), {.batch = Dims{}, .input = Dims{inner}, .output = Dims{cols}});
+    y = w * x;
+  }
+  train::upload_literals(ctx, {y});
+  runtime::CompileOptions options;
+  options.target = std::move(target);
+  auto routine = ctx.compile(forward_code({y}), "bf16_matmul", options);
+  ctx.run(routine);
+  return {ctx.get_values(y.value()), tensor_core_tiles(routine.lowered())};
+}
+
+// Both sum the same exact products of bf16 values in f32, in different orders: a few f32 ulps of
+// the magnitudes summed (|x| <= 1, |w| <= 0.5).
+void expect_close_sums(const std::vector<double>& got, const std::vector<double>& expected, std::int64_t inner) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t q = 0; q < got.size(); ++q)
+    ASSERT_NEAR(got[q], expected[q], 1e-5 * static_cast<double>(inner)) << "cell " << q;
+}
+
+// y = w * x under the bf16 policy, compiled from tensors with the tensor cores allowed: the tile
 // reads the policy's rounded copies, runs on (emulated) tensor cores, and its sums stay within
 // a tolerance of the interpreter's.
 TEST(GpuMmaTile, ABf16PolicyMatmulRunsOnTensorCoresWithinTolerance) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
   const std::int64_t rows = 48, inner = 72, cols = 40;
-  const auto values = [](std::int64_t n, double scale) {
-    std::vector<double> v;
-    for (std::int64_t q = 0; q < n; ++q) v.push_back(scale * std::sin(0.37 * static_cast<double>(q) + 0.1));
-    return v;
-  };
-  const auto product = [&](runtime::Context ctx, std::optional<ir::Target> target) {
-    reset_tensor_state();
-    Tensor y;
-    {
-      PrecisionScope scope(PrecisionPolicy{MatmulPrecision::BF16});
-      using Dims = std::vector<std::int64_t>;
-      const Tensor x = literal("x", values(rows * inner, 1.0), {.batch = Dims{rows}, .input = Dims{}, .output = Dims{inner}});
-      const Tensor w = literal("w", values(inner * cols, 0.5), {.batch = Dims{}, .input = Dims{inner}, .output = Dims{cols}});
-      y = w * x;
-    }
-    train::upload_literals(ctx, {y});
-    runtime::CompileOptions options;
-    options.target = std::move(target);
-    auto routine = ctx.compile(forward_code({y}), "bf16_matmul", options);
-    ctx.run(routine);
-    return std::pair{ctx.get_values(y.value()), tensor_core_tiles(routine.lowered())};
-  };
-  const auto [expected, unused] = product(runtime::Context::interpreter(), std::nullopt);
+  const auto [expected, unused] = bf16_product(runtime::Context::interpreter(), std::nullopt, rows, inner, cols);
   (void)unused;
-  const auto [got, tiles] = product(runtime::Context(gpu), mma_target(*gpu));
+  const auto [got, tiles] = bf16_product(runtime::Context(gpu), mma_target(*gpu), rows, inner, cols);
   EXPECT_EQ(tiles, 1) << "the product of the rounded copies runs on tensor cores";
-  ASSERT_EQ(got.size(), expected.size());
-  // Both sum the same exact products of bf16 values in f32, in different orders: a few f32 ulps
-  // of the magnitudes summed.
-  for (std::size_t q = 0; q < got.size(); ++q) EXPECT_NEAR(got[q], expected[q], 1e-5 * inner) << "cell " << q;
+  expect_close_sums(got, expected, inner);
+}
+
+// On a backend whose own target has tensor cores (CUDA sm_80 and later), a bf16-policy product
+// takes them with the default blocking; the acceptance run on a GPU checks it against the
+// interpreter.
+TEST(GpuMmaTile, TheBackendsOwnTargetRunsBf16ProductsOnTensorCores) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  if (gpu->target().gpu_mma_formats.empty())
+    GTEST_SKIP() << "the " << gpu->name() << " backend's target has no tensor cores (CUDA sm_80 and later have)";
+  const std::int64_t rows = 256, inner = 320, cols = 192;
+  const auto [expected, unused] = bf16_product(runtime::Context::interpreter(), std::nullopt, rows, inner, cols);
+  (void)unused;
+  const auto [got, tiles] = bf16_product(runtime::Context(gpu), std::nullopt, rows, inner, cols);
+  EXPECT_EQ(tiles, 1);
+  expect_close_sums(got, expected, inner);
 }
 
 }  // namespace
