@@ -5,7 +5,8 @@
 // fragment registers, accumulator cells, edge guards, zero start and accumulation into d) for
 // bf16, f16 and tf32; on CUDA (CANNL_TEST_GPU_BACKEND=cuda) they run on the tensor cores.
 //  * Small integers: every product and sum is exact in f32, so any order of the steps gives the
-//    interpreter's bits.
+//    interpreter's bits: plain and transposed operands in each format, and a convolution whose
+//    loops fold into the tile.
 //  * A bf16-policy matmul built from tensors (the policy's rounded copies are what licenses the
 //    tensor cores): within a tolerance of the interpreter's f32 sums.
 #include <gtest/gtest.h>
