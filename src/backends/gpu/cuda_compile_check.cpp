@@ -45,6 +45,8 @@ void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<co
   const std::string arch = config::get("cuda_compile_check");
   if (arch.empty()) return;
   check_for(routine, kernels, target, arch);
+  // mma.sync and ldmatrix exist from sm_80 on: tensor-core kernels are checked there too.
+  if (arch != "sm_80" && has_tensor_core_tile(routine.body)) check_for(routine, kernels, target, "sm_80");
 }
 
 void check_cuda_tensor_core_compiles(const ir::LoweredRoutine& scheduled, const ir::Target& cuda) {
@@ -55,8 +57,7 @@ void check_cuda_tensor_core_compiles(const ir::LoweredRoutine& scheduled, const 
   std::vector<codegen::KernelBody> bodies;
   for (const auto& s : schedule::fission(lowered, cuda, config::get_bool("schedule_fission")))
     if (s.kind == schedule::Segment::Kind::Kernel) bodies.push_back({s.body, s.geometry});
-  check_for(lowered, bodies, cuda, arch);
-  if (arch != "sm_80") check_for(lowered, bodies, cuda, "sm_80");
+  check_cuda_compiles(lowered, bodies, cuda);
 }
 
 namespace {

@@ -22,7 +22,6 @@ class CudaDialect final : public CudaStyleDialect {
                                    std::int64_t elements) const override {
     return "__shared__ __align__(16) " + type + " " + ident + "[" + std::to_string(elements) + "];";
   }
-  std::string f16_bits(const std::string& value) const override { return "cannl_mma_f16_bits(" + value + ")"; }
 };
 
 const CLikePrinter& cuda_dialect() {

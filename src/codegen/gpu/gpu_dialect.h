@@ -59,7 +59,8 @@ class GpuDialect : public CLikePrinter {
   ///     16-bit elements, this lane's row at slice[offset];
   ///   cannl_mma_bf16 / cannl_mma_f16 (float c[4], uint32_t a[4], uint32_t b[2]) and
   ///   cannl_mma_tf32 (float c[4], uint32_t a[4], uint32_t b[2]): c += a * b, m16n8k16 / m16n8k8,
-  /// each followed by the warp arguments of declare_warp_scratch. Only for targets whose
+  /// each followed by the warp arguments of declare_warp_scratch, and cannl_mma_f16_bits (float):
+  /// the f16 bits of a value exact in f16. Only for targets whose
   /// gpu_mma_formats the backend fills (CUDA), or that a test asks for (OpenCL's emulation).
   virtual bool spells_warp_mma() const { return false; }
   /// Declares what the helpers need besides their operands for a tile of `warps` warps, at
@@ -70,8 +71,6 @@ class GpuDialect : public CLikePrinter {
   virtual std::string aligned_shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const {
     return shared_array(type, ident, elements);
   }
-  /// The f16 bits (uint16_t) of an f32 value exact in f16: the prelude codec by default.
-  virtual std::string f16_bits(const std::string& value) const { return "cannl_f32_to_f16(" + value + ")"; }
 
  private:
   /// A tensor-core tile (print_tile with TileBlocking::mma).

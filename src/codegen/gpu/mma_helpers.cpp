@@ -39,11 +39,28 @@ std::string cell_table(const std::string& name, int count, const std::function<F
   return out + "\n};\n";
 }
 
+// The f16 conversions of the emulation, for values exact in f16 only (the operands a tensor-core
+// tile stages): a few bit operations where the prelude's codecs round through f64, which PoCL
+// would compile once per unrolled staging element.
+constexpr const char* kEmulatedF16 = R"(/* The f16 bits of an f32 value exact in f16 (tensor-core staging, tests on OpenCL). */
+$P uint16_t cannl_mma_f16_bits(float x) {
+  const uint32_t u = as_uint(x), sign = (u >> 16) & 0x8000u, m = u & 0x7fffffu;
+  const int e = (int)((u >> 23) & 0xffu);
+  if (e == 0xff) return (uint16_t)(sign | 0x7c00u | (m != 0 ? 0x200u : 0u));
+  if (e > 112) return (uint16_t)(sign | ((uint32_t)(e - 112) << 10) | (m >> 13));
+  if (e < 103) return (uint16_t)sign;
+  return (uint16_t)(sign | ((m | 0x800000u) >> (126 - e)));
+}
+)";
+
 constexpr const char* kEmulatedInput = R"(/* An MMA input element (bits as the register holds them) as f32: 0 bf16, 1 f16, 2 tf32. */
 $P float cannl_mma_input(uint32_t bits, int format) {
   if (format == 2) return as_float(bits);
   if (format == 0) return as_float(bits << 16);
-  return cannl_f16_to_f32((uint16_t)bits);
+  const uint32_t sign = (bits & 0x8000u) << 16, e = (bits >> 10) & 0x1fu, m = bits & 0x3ffu;
+  if (e == 31) return as_float(sign | 0x7f800000u | (m << 13));
+  if (e == 0) return as_float(sign | as_uint((float)m * 5.9604644775390625e-8f)); /* m 2^-24 */
+  return as_float(sign | ((e + 112) << 23) | (m << 13));
 }
 )";
 
@@ -115,7 +132,8 @@ void append_opencl_mma_emulation(std::vector<PreludeHelper>& out) {
   out.push_back({"cannl_ldsm_cells", cell_table("cannl_ldsm_cells", 2 * 32 * 4 * 2, [](int q) {
                    return ldmatrix_cell(q / 256 == 1, (q / 8) % 32, (q / 2) % 4, q % 2);
                  }), {}});
-  out.push_back({"cannl_mma_input", kEmulatedInput, {"cannl_f16_to_f32"}});
+  out.push_back({"cannl_mma_f16_bits", kEmulatedF16, {}});
+  out.push_back({"cannl_mma_input", kEmulatedInput, {}});
   out.push_back({"cannl_mma_emulated", kEmulatedMma,
                  {"cannl_mma16_a", "cannl_mma16_b", "cannl_mma8_a", "cannl_mma8_b", "cannl_mma_c", "cannl_mma_input"}});
   out.push_back({"cannl_ldsm_emulated", kEmulatedLdmatrix, {"cannl_ldsm_cells"}});

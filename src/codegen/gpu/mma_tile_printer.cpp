@@ -6,10 +6,11 @@
 //   {
 //     warp = tid / 32; lane = tid % 32; this warp's cells: rows wr .. wr + tm, columns wc .. wc + tn
 //     acc[(mi * nt + ni) * 4 + e] = d[cell of element e of MMA tile (mi, ni)] (or +0)
+//     pa, pb = this thread's share of a[rows, 0 .. bk) and b[0 .., cols], converted to the MMA
+//       format (0 outside the tile)
 //     for (k0 = 0; k0 < steps; k0 += bk) {
-//       every thread converts its share of a[rows, k0 .. k0 + bk) and b[k0 .., cols] to the MMA
-//       format into the staged slices (0 outside the tile);
-//       barrier;
+//       store pa, pb into the staged slices; barrier;
+//       pa, pb = the shares of the next slices (their loads overlap the MMAs below);
 //       for (kk = 0; kk < bk; kk += 16): A fragments by ldmatrix (.trans where the slice runs
 //         along the cells), B fragments likewise, then one mma.sync per (mi, ni)
 //       barrier;
@@ -107,15 +108,7 @@ class MmaTile {
             ", cannl_wc = (cannl_warp % " + std::to_string(warps_n) + ") * " + std::to_string(b_.tn) + ";");
     warp_args_ = d_.declare_warp_scratch(p_, warps);
     accumulators(/*store=*/false);
-    p_.line("for (" + ix_ + " cannl_k0 = 0; cannl_k0 < " + std::to_string(t_.steps()) + "; cannl_k0 += " +
-            std::to_string(b_.bk) + ") {");
-    p_.indent();
-    stage(a_slice_, t_.a, groups_.rows, "cannl_row0", b_.bm, t_.rows());
-    stage(b_slice_, t_.b, groups_.cols, "cannl_col0", b_.bn, t_.cols());
-    p_.line(d_.barrier());
-    multiply();
-    p_.line(d_.barrier());
-    close_block(p_);
+    pipeline();
     accumulators(/*store=*/true);
     close_block(p_);
   }
@@ -170,33 +163,93 @@ class MmaTile {
   std::string converted(const std::string& v) const {
     switch (b_.mma) {
       case ir::NarrowFormat::BF16: return "(uint16_t)((uint32_t)cannl_bits_of_f32(" + v + ") >> 16)";
-      case ir::NarrowFormat::F16: return d_.f16_bits(v);
+      case ir::NarrowFormat::F16: return "cannl_mma_f16_bits(" + v + ")";
       default: return v;
     }
   }
 
-  // Every thread copies its share of the slice [first, first + block) x [k0, k0 + bk) of `o`,
-  // consecutive threads along the operand's unit stride where it has one.
-  void stage(const Slice& s, const ir::TileOperand& o, const std::vector<ir::TileAxis>& cells, const std::string& first,
-             std::int64_t block, std::int64_t extent) {
-    p_.line("for (" + ix_ + " cannl_e = cannl_tid; cannl_e < " + std::to_string(b_.bk * block) + "; cannl_e += " +
-            std::to_string(b_.threads()) + ") {");
-    p_.indent();
-    if (!s.along_cells) {
+  // One operand's staging: its slice, where its elements come from, and this thread's registers
+  // holding its share of the next slice.
+  struct Staged {
+    const Slice* slice;
+    const ir::TileOperand* operand;
+    const std::vector<ir::TileAxis>* cells;
+    std::string first, registers;
+    std::int64_t block = 0, extent = 0;
+  };
+
+  std::int64_t slice_elements(const Staged& s) const { return b_.bk * s.block; }
+  std::int64_t per_thread(const Staged& s) const { return (slice_elements(s) + b_.threads() - 1) / b_.threads(); }
+
+  // Opens the loop over this thread's elements q of `s`'s slice (element e = tid + q * threads,
+  // consecutive threads on consecutive elements along the operand's unit stride where it has
+  // one) and binds their position in the slice, cannl_x (a row or column of the block) and
+  // cannl_kk (a step of the slice).
+  void open_share(const Staged& s) {
+    unrolled_for(p_, "cannl_q", per_thread(s));
+    line_const("cannl_e", "cannl_tid + " + std::to_string(b_.threads()) + " * cannl_q");
+    if (!s.slice->along_cells) {
       line_const("cannl_kk", "cannl_e % " + std::to_string(b_.bk));
       line_const("cannl_x", "cannl_e / " + std::to_string(b_.bk));
     } else {
-      line_const("cannl_x", "cannl_e % " + std::to_string(block));
-      line_const("cannl_kk", "cannl_e / " + std::to_string(block));
+      line_const("cannl_x", "cannl_e % " + std::to_string(s.block));
+      line_const("cannl_kk", "cannl_e / " + std::to_string(s.block));
     }
-    p_.line("const " + ix_ + " cannl_cell = " + first + " + cannl_x, cannl_step = cannl_k0 + cannl_kk;");
-    const std::string value = base(o) + group_offset(cells, o, "cannl_cell") + " + " +
-                              group_offset(groups_.steps, o, "cannl_step") + "]";
+  }
+
+  // This thread's share of the slice of `s` starting at step `k0`, converted, into its registers
+  // (0 outside the tile): issued before the current slice's MMAs, so the loads overlap them.
+  void prefetch(const Staged& s, const std::string& k0, bool past_the_steps) {
+    const bool partial = slice_elements(s) % b_.threads() != 0;
+    open_share(s);
+    if (partial) {
+      p_.line("if (cannl_e < " + std::to_string(slice_elements(s)) + ") {");
+      p_.indent();
+    }
+    p_.line("const " + ix_ + " cannl_cell = " + s.first + " + cannl_x, cannl_step = " + k0 + " + cannl_kk;");
+    const std::string value = base(*s.operand) + group_offset(*s.cells, *s.operand, "cannl_cell") + " + " +
+                              group_offset(groups_.steps, *s.operand, "cannl_step") + "]";
+    // Guards only where a block or slice can reach past the tile.
     std::string inside;
-    if (extent % block != 0) inside = "cannl_cell < " + std::to_string(extent);
-    if (t_.steps() % b_.bk != 0) inside += (inside.empty() ? "" : " && ") + std::string("cannl_step < ") + std::to_string(t_.steps());
-    const std::string loaded = converted(p_.load(value, o.node->dtype));
-    p_.line(s.name + "[" + s.at("cannl_x", "cannl_kk") + "] = " + (inside.empty() ? loaded : inside + " ? " + loaded + " : 0") + ";");
+    if (s.extent % s.block != 0) inside = "cannl_cell < " + std::to_string(s.extent);
+    if (t_.steps() % b_.bk != 0 || past_the_steps)
+      inside += (inside.empty() ? "" : " && ") + std::string("cannl_step < ") + std::to_string(t_.steps());
+    const std::string loaded = converted(p_.load(value, s.operand->node->dtype));
+    p_.line(s.registers + "[cannl_q] = " + (inside.empty() ? loaded : inside + " ? " + loaded + " : 0") + ";");
+    if (partial) close_block(p_);
+    close_block(p_);
+  }
+
+  // The registers of `s` into its slice.
+  void store(const Staged& s) {
+    open_share(s);
+    const bool partial = slice_elements(s) % b_.threads() != 0;
+    p_.line(std::string(partial ? "if (cannl_e < " + std::to_string(slice_elements(s)) + ") " : "") + s.slice->name + "[" +
+            s.slice->at("cannl_x", "cannl_kk") + "] = " + s.registers + "[cannl_q];");
+    close_block(p_);
+  }
+
+  // The slices, one after the other: each thread stores the share it prefetched, and after the
+  // barrier prefetches the next share before the warps multiply the stored slice.
+  void pipeline() {
+    const Staged a{&a_slice_, &t_.a, &groups_.rows, "cannl_row0", "cannl_pa", b_.bm, t_.rows()};
+    const Staged b{&b_slice_, &t_.b, &groups_.cols, "cannl_col0", "cannl_pb", b_.bn, t_.cols()};
+    p_.line(element_ + " cannl_pa[" + std::to_string(per_thread(a)) + "], cannl_pb[" + std::to_string(per_thread(b)) + "];");
+    prefetch(a, "0", false);
+    prefetch(b, "0", false);
+    p_.line("for (" + ix_ + " cannl_k0 = 0; cannl_k0 < " + std::to_string(t_.steps()) + "; cannl_k0 += " +
+            std::to_string(b_.bk) + ") {");
+    p_.indent();
+    store(a);
+    store(b);
+    p_.line(d_.barrier());
+    // The last slice's prefetch reaches past the steps: its guard loads nothing there.
+    if (t_.steps() > b_.bk) {
+      prefetch(a, "cannl_k0 + " + std::to_string(b_.bk), true);
+      prefetch(b, "cannl_k0 + " + std::to_string(b_.bk), true);
+    }
+    multiply();
+    p_.line(d_.barrier());
     close_block(p_);
   }
 
