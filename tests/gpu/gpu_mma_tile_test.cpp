@@ -23,6 +23,7 @@
 #include "cannl/schedule/lower_for_target.h"
 #include "cannl/schedule/transforms.h"
 #include "cannl/support/config.h"
+#include "cannl/support/error.h"
 #include "gpu/gpu_test_util.h"
 #include "schedule/schedule_test_util.h"
 
@@ -169,6 +170,29 @@ TEST(GpuMmaTile, AFoldedConvolutionRunsOnTensorCores) {
   const auto got = test_util::run_on(*gpu, {scheduled, params, t}, inputs);
   const auto expected = interpreted(r, params);
   for (std::size_t q = 0; q < params.size(); ++q) EXPECT_EQ(got[q], expected[q]) << params[q]->debug_name();
+}
+
+// gpu_tensor_cores takes auto or off; the gpu_mma_* keys replace the device's blocking sizes
+// and must make whole MMA tiles per warp.
+TEST(GpuMmaTile, ItsConfigKeysAreChecked) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  test_util::ConfigGuard guard;
+  config::set_override("gpu_tensor_cores", "on");
+  try {
+    (void)gpu->target();
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected auto or off"), std::string::npos) << e.what();
+  }
+  config::set_override("gpu_tensor_cores", "off");
+  EXPECT_TRUE(gpu->target().gpu_mma_formats.empty());
+  config::set_override("gpu_mma_bm", "64");
+  config::set_override("gpu_mma_wm", "32");
+  EXPECT_EQ(gpu->target().gpu_mma_tile.bm, 64);
+  EXPECT_EQ(gpu->target().gpu_mma_tile.tm, 32);
+  config::set_override("gpu_mma_wn", "24");
+  EXPECT_THROW((void)gpu->target(), ConfigError);
 }
 
 TEST(GpuMmaTile, TheKernelNamesItsMmaInstruction) {
