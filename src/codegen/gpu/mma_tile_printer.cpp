@@ -88,15 +88,33 @@ class MmaTile {
     const std::int64_t warps = b_.threads() / ir::TileBlocking::kWarpLanes;
     p_.declare_at_kernel_scope(d_.aligned_shared_array(element_, a_slice_.name, b_.mma_slice_elements(b_.bm)));
     p_.declare_at_kernel_scope(d_.aligned_shared_array(element_, b_slice_.name, b_.mma_slice_elements(b_.bn)));
-    p_.line("/* matmul tile " + std::to_string(t_.rows()) + " x " + std::to_string(t_.cols()) + " x " +
-            std::to_string(t_.steps()) + (t_.folded() ? " (folded: implicit im2col)" : "") + " on tensor cores: " +
-            mma_instruction(b_.mma) + " (f32 accumulators; each cell's sum re-associated): blocks of " +
-            std::to_string(b_.bm) + " x " + std::to_string(b_.bn) + " cells in " + std::to_string(b_.bk) +
-            "-step slices staged in shared memory as " + std::string(ir::narrow_format_name(b_.mma)) + ", " +
-            std::to_string(warps) + " warps of " + std::to_string(b_.tm) + " x " + std::to_string(b_.tn) +
-            " cells" + (b_.mma == ir::NarrowFormat::TF32 ? "" : ", fragments by ldmatrix") + (t_.zero_start ? "; " + p_.names().node(*t_.d.node) + " starts at zero" : "") + " */");
+    p_.line(comment(warps));
     p_.line("{");
     p_.indent();
+    bind_indices();
+    warp_args_ = d_.declare_warp_scratch(p_, warps);
+    accumulators(/*store=*/false);
+    pipeline();
+    accumulators(/*store=*/true);
+    close_block(p_);
+  }
+
+ private:
+  // What the tile runs, for a reader of the kernel: the MMA instruction names the licence.
+  std::string comment(std::int64_t warps) const {
+    return "/* matmul tile " + std::to_string(t_.rows()) + " x " + std::to_string(t_.cols()) + " x " +
+           std::to_string(t_.steps()) + (t_.folded() ? " (folded: implicit im2col)" : "") + " on tensor cores: " +
+           mma_instruction(b_.mma) + " (f32 accumulators; each cell's sum re-associated): blocks of " +
+           std::to_string(b_.bm) + " x " + std::to_string(b_.bn) + " cells in " + std::to_string(b_.bk) +
+           "-step slices staged in shared memory as " + std::string(ir::narrow_format_name(b_.mma)) + ", " +
+           std::to_string(warps) + " warps of " + std::to_string(b_.tm) + " x " + std::to_string(b_.tn) + " cells" +
+           (b_.mma == ir::NarrowFormat::TF32 ? "" : ", fragments by ldmatrix") +
+           (t_.zero_start ? "; " + p_.names().node(*t_.d.node) + " starts at zero" : "") + " */";
+  }
+
+  // The block's first row and column (blocks along the columns first), this thread's warp and
+  // lane, and the warp's first row and column within the block.
+  void bind_indices() {
     const std::int64_t col_blocks = (t_.cols() + b_.bn - 1) / b_.bn;
     const std::int64_t warps_n = b_.bn / b_.tn;
     line_const("cannl_tid", "(" + ix_ + ")" + d_.thread_index(0));
@@ -106,11 +124,6 @@ class MmaTile {
     p_.line("const int cannl_warp = (int)(cannl_tid / 32), cannl_lane = (int)(cannl_tid % 32);");
     p_.line("const int cannl_wr = (cannl_warp / " + std::to_string(warps_n) + ") * " + std::to_string(b_.tm) +
             ", cannl_wc = (cannl_warp % " + std::to_string(warps_n) + ") * " + std::to_string(b_.tn) + ";");
-    warp_args_ = d_.declare_warp_scratch(p_, warps);
-    accumulators(/*store=*/false);
-    pipeline();
-    accumulators(/*store=*/true);
-    close_block(p_);
   }
 
  private:
