@@ -7,6 +7,7 @@
 
 #include "backends/gpu/device.h"
 #include "cannl/codegen/gpu_codegen.h"
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/fission.h"
 #include "cannl/schedule/lower_for_target.h"
 #include "cannl/support/config.h"
@@ -35,6 +36,18 @@ bool has_tensor_core_tile(const ir::StmtRef& s) {
   return false;
 }
 
+// Whether some tile of `s` reads two operands promised exact in one format: only then can
+// the final lowering round put it on tensor cores (the cheap test before lowering again).
+bool has_rounded_operand_tile(const ir::StmtRef& s) {
+  bool found = false;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    const auto* t = std::get_if<ir::TileMma>(&x.node);
+    found = found || (t != nullptr && t->a.node->rounded_to != ir::NarrowFormat::None &&
+                      t->a.node->rounded_to == t->b.node->rounded_to);
+  });
+  return found;
+}
+
 void check_for(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
                const ir::Target& target, const std::string& arch);
 
@@ -51,7 +64,7 @@ void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<co
 
 void check_cuda_tensor_core_compiles(const ir::LoweredRoutine& scheduled, const ir::Target& cuda) {
   const std::string arch = config::get("cuda_compile_check");
-  if (arch.empty() || cuda.gpu_mma_formats.empty()) return;
+  if (arch.empty() || cuda.gpu_mma_formats.empty() || !has_rounded_operand_tile(scheduled.body)) return;
   const ir::LoweredRoutine lowered = schedule::lower_for_target(scheduled, cuda);
   if (!has_tensor_core_tile(lowered.body)) return;
   std::vector<codegen::KernelBody> bodies;
