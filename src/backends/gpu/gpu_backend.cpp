@@ -127,25 +127,7 @@ class GpuBackend final : public Backend {
         schedule::fission(lowered, target, config::get_bool("schedule_fission"));
     const std::vector<codegen::KernelBody> bodies = kernel_bodies(segments);
     codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target});
-    if (language_ == codegen::GpuLanguage::OpenCL) {
-      gpu::check_cuda_compiles(lowered, bodies, target);
-      if (target.gpu_mma_formats.empty()) {
-        // The tensor-core form of the routine's tiles that a CUDA device would run.
-        ir::Target cuda = target;
-        cuda.gpu.warp_size = ir::TileBlocking::kWarpLanes;
-        cuda.gpu_mma_formats = allowed_mma_formats(gpu::cuda_mma_formats(config::get("cuda_compile_check")));
-        gpu::check_cuda_tensor_core_compiles(request.routine, cuda);
-      }
-      if (target.gpu_mma_formats.empty()) {
-        gpu::write_hip_check_modules(lowered, bodies, target);
-      } else {
-        // HIP renders no tensor cores: the form a HIP device would run.
-        ir::Target hip = target;
-        hip.gpu_mma_formats.clear();
-        const ir::LoweredRoutine scalar = schedule::lower_for_target(request.routine, hip);
-        gpu::write_hip_check_modules(scalar, kernel_bodies(schedule::fission(scalar, hip, config::get_bool("schedule_fission"))), hip);
-      }
-    }
+    if (language_ == codegen::GpuLanguage::OpenCL) check_other_dialects(request.routine, lowered, bodies, target);
     const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : language_ == codegen::GpuLanguage::Hip ? ".hip" : ".cl";
     const std::filesystem::path readable = files::build_dir() / (lowered.name + extension);
     try {
@@ -167,6 +149,28 @@ class GpuBackend final : public Backend {
   }
 
  private:
+  // cuda_compile_check and hip_compile_check of an OpenCL compile: the CUDA and HIP forms of
+  // `lowered` (the final lowering of `scheduled` for `target`), each as its devices would run it.
+  static void check_other_dialects(const ir::LoweredRoutine& scheduled, const ir::LoweredRoutine& lowered,
+                                   const std::vector<codegen::KernelBody>& bodies, const ir::Target& target) {
+    gpu::check_cuda_compiles(lowered, bodies, target);
+    if (target.gpu_mma_formats.empty()) {
+      // The tensor-core form of the routine's tiles that a CUDA device would run.
+      ir::Target cuda = target;
+      cuda.gpu.warp_size = ir::TileBlocking::kWarpLanes;
+      cuda.gpu_mma_formats = allowed_mma_formats(gpu::cuda_mma_formats(config::get("cuda_compile_check")));
+      gpu::check_cuda_tensor_core_compiles(scheduled, cuda);
+      gpu::write_hip_check_modules(lowered, bodies, target);
+      return;
+    }
+    // HIP renders no tensor cores: the form a HIP device would run.
+    ir::Target hip = target;
+    hip.gpu_mma_formats.clear();
+    const ir::LoweredRoutine scalar = schedule::lower_for_target(scheduled, hip);
+    gpu::write_hip_check_modules(scalar, kernel_bodies(schedule::fission(scalar, hip, config::get_bool("schedule_fission"))),
+                                 hip);
+  }
+
   std::shared_ptr<gpu::Device> device_;
   codegen::GpuLanguage language_;
   ir::Target target_;
