@@ -126,7 +126,34 @@ std::int64_t TileMma::blocks() const {
 }
 
 bool TileBlocking::valid() const {
-  return bm > 0 && bn > 0 && bk > 0 && tm > 0 && tn > 0 && bm % tm == 0 && bn % tn == 0;
+  const bool scalar = bm > 0 && bn > 0 && bk > 0 && tm > 0 && tn > 0 && bm % tm == 0 && bn % tn == 0;
+  if (!tensor_cores()) return scalar;
+  // ldmatrix .x4 loads two 8-column MMA tiles of B at once: whole pairs per warp.
+  return scalar && tm % 16 == 0 && tn % 16 == 0 && bk % mma_steps() == 0;
+}
+
+int TileBlocking::mma_steps() const {
+  switch (mma) {
+    case NarrowFormat::None: return 0;
+    case NarrowFormat::BF16:
+    case NarrowFormat::F16: return 16;
+    case NarrowFormat::TF32: return 8;
+  }
+  return 0;
+}
+
+std::int64_t TileBlocking::mma_slice_elements(std::int64_t cells) const {
+  // Eight elements of padding (16 bytes of 16-bit ones) shift consecutive rows by four banks;
+  // tf32 slices along the steps take four, so the lanes' (row, step) loads spread over all banks.
+  const std::int64_t along_steps = cells * (bk + (mma == NarrowFormat::TF32 ? 4 : 8));
+  const std::int64_t along_cells = std::int64_t{bk} * (cells + 8);
+  return std::max(along_steps, along_cells);
+}
+
+std::int64_t TileBlocking::shared_bytes(std::int64_t element_bytes) const {
+  if (!blocked()) return 0;
+  if (tensor_cores()) return (mma_slice_elements(bm) + mma_slice_elements(bn)) * mma_element_bytes();
+  return (padded_rows() + padded_cols()) * bk * element_bytes;
 }
 
 std::vector<StmtRef> flatten_seq(const StmtRef& s) {

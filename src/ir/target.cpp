@@ -40,6 +40,7 @@ Target generic_gpu_target(const GpuLimits& limits) {
   t.workgroups = true;
   t.gpu = limits;
   t.gpu_tile = default_gpu_blocking(limits);
+  t.gpu_mma_tile = default_mma_blocking(limits);
   return t;
 }
 

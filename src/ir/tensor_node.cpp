@@ -21,6 +21,16 @@ std::string_view memory_mode_name(MemoryMode m) {
   return "?";
 }
 
+std::string_view narrow_format_name(NarrowFormat f) {
+  switch (f) {
+    case NarrowFormat::None: return "none";
+    case NarrowFormat::BF16: return "bf16";
+    case NarrowFormat::F16: return "f16";
+    case NarrowFormat::TF32: return "tf32";
+  }
+  return "?";
+}
+
 namespace {
 
 /// The product of `sizes`; a ShapeError naming the node when it leaves the int64 range (shape

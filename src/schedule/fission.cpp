@@ -379,7 +379,7 @@ void check_hardware_limits(const Segment& segment, const ir::Target& target) {
   }
   if (g.shared_bytes > limits.max_shared_bytes)
     fail("workgroup-shared memory (bytes)", g.shared_bytes, "max_shared_bytes", limits.max_shared_bytes,
-         "smaller staged tiles (gpu_tile_bm, gpu_tile_bn, gpu_tile_bk)");
+         "smaller staged tiles (gpu_tile_bm, gpu_tile_bn, gpu_tile_bk; on tensor cores gpu_mma_bm, gpu_mma_bn, gpu_mma_bk)");
 }
 
 }  // namespace cannl::schedule

@@ -2,9 +2,12 @@
 #include "cannl/schedule/lower_for_target.h"
 
 #include <algorithm>
+#include <set>
+#include <type_traits>
 
 #include "cannl/schedule/legality.h"
 #include "cannl/support/error.h"
+#include "cannl/support/log.h"
 #include "schedule/schedule_error.h"
 
 namespace cannl::schedule {
@@ -22,9 +25,46 @@ bool covers_output(const ir::TileMma& t) {
   return t.rows() * t.cols() == t.d.node->num_elements() && ir::distinct_cells(*t.d.node, t.d.index, cells);
 }
 
+ir::Op rounding_op(ir::NarrowFormat f) {
+  switch (f) {
+    case ir::NarrowFormat::BF16: return ir::Op::RoundBf16;
+    case ir::NarrowFormat::F16: return ir::Op::RoundF16;
+    case ir::NarrowFormat::TF32: return ir::Op::RoundTf32;
+    case ir::NarrowFormat::None: break;
+  }
+  return ir::Op::Identity;
+}
+
+// The nodes promised rounded (TensorNode::rounded_to) that `s` writes otherwise than with their
+// rounding op: a tensor core must not read them as exact.
+void collect_unrounded_writes(const ir::StmtRef& s, std::set<const ir::TensorNode*>& out) {
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, ir::Seq>) {
+          for (const auto& y : x.stmts) collect_unrounded_writes(y, out);
+        } else if constexpr (std::is_same_v<T, ir::For>) {
+          collect_unrounded_writes(x.body, out);
+        } else if constexpr (std::is_same_v<T, ir::If>) {
+          collect_unrounded_writes(x.body, out);
+        } else if constexpr (std::is_same_v<T, ir::TileMma>) {
+          collect_unrounded_writes(x.fallback, out);
+        } else if constexpr (std::is_same_v<T, ir::Set>) {
+          if (x.node->rounded_to == ir::NarrowFormat::None) return;
+          const auto* apply = std::get_if<ir::Apply>(&x.value->node);
+          if (apply == nullptr || apply->op != rounding_op(x.node->rounded_to)) out.insert(x.node.get());
+        } else if constexpr (std::is_same_v<T, ir::SetDynamic>) {
+          if (x.node->rounded_to != ir::NarrowFormat::None) out.insert(x.node.get());
+        }
+      },
+      s->node);
+}
+
 class Lowering {
  public:
-  explicit Lowering(const ir::Target& target) : target_(target) {}
+  Lowering(const ir::Target& target, const ir::StmtRef& body) : target_(target) {
+    if (!target.gpu_mma_formats.empty()) collect_unrounded_writes(body, unrounded_);
+  }
 
   // The top-level statements (nested sequences included) are where kernels start.
   ir::StmtRef routine_body(const ir::StmtRef& s) {
@@ -47,10 +87,29 @@ class Lowering {
 
  private:
   const ir::Target& target_;
+  std::set<const ir::TensorNode*> unrounded_;  // see collect_unrounded_writes
   int grid_depth_ = 0, thread_depth_ = 0;
   bool at_kernel_top_ = false;  // the statement being lowered may start a chain of Grid loops
 
   bool gpu() const { return target_.workgroups && target_.gpu.max_threads_per_block > 0; }
+
+  // The tensor cores `t` may run on: ir::tensor_core_format, with no operand written unrounded
+  // in this routine, and a blocking of whole MMA tiles the device can launch.
+  ir::NarrowFormat tensor_core_format(const ir::TileMma& t) const {
+    const ir::NarrowFormat f = ir::tensor_core_format(t, target_);
+    if (f == ir::NarrowFormat::None || unrounded_.count(t.a.node.get()) != 0 || unrounded_.count(t.b.node.get()) != 0)
+      return ir::NarrowFormat::None;
+    const ir::TileBlocking b = ir::fitted_mma_blocking(target_.gpu_mma_tile, f, t.rows(), t.cols(), t.steps());
+    const bool fits = b.valid() && b.threads() <= target_.gpu.max_threads_per_block &&
+                      b.shared_bytes(4) <= target_.gpu.max_shared_bytes;
+    if (!fits) return ir::NarrowFormat::None;
+    if (logging::debug_level() >= 1)
+      logging::info("tensor cores: matmul tile " + t.d.node->debug_name() + " += " + t.a.node->debug_name() + " * " +
+                    t.b.node->debug_name() + " (" + std::to_string(t.rows()) + " x " + std::to_string(t.cols()) +
+                    " x " + std::to_string(t.steps()) + ") runs as " + std::string(ir::narrow_format_name(f)) +
+                    " MMA tiles, re-associating each cell's sum");
+    return f;
+  }
 
   ir::StmtRef seq(const ir::Seq& q) {
     std::vector<ir::StmtRef> out;
@@ -118,6 +177,8 @@ class Lowering {
   ir::StmtRef tile(ir::TileMma t, bool opens_kernel) {
     if (gpu() && opens_kernel && grid_depth_ < 3 && ir::runs_as_gpu_tile(t, target_)) {
       t.blocking = ir::blocking_for_tile(target_, t.rows(), t.cols(), t.steps());
+      if (const ir::NarrowFormat f = tensor_core_format(t); f != ir::NarrowFormat::None)
+        t.blocking = ir::fitted_mma_blocking(target_.gpu_mma_tile, f, t.rows(), t.cols(), t.steps());
       t.team = 1;
       return ir::tile_mma(std::move(t));
     }
@@ -132,7 +193,7 @@ class Lowering {
 
 ir::LoweredRoutine lower_for_target(const ir::LoweredRoutine& routine, const ir::Target& target) {
   ir::LoweredRoutine out = routine;
-  out.body = Lowering(target).routine_body(routine.body);
+  out.body = Lowering(target, routine.body).routine_body(routine.body);
   try {
     validate_parallel(out);
   } catch (const ScheduleError& e) {

@@ -54,7 +54,10 @@ Tensor rounded_operand(const Tensor& v, MatmulPrecision precision, Op rounding) 
     return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, Op::Arg2, Op::Identity, expr)};
   };
   spec.backward = detail::backward_of({{g()}});
-  return detail::make_op(std::move(spec));
+  Tensor rounded = detail::make_op(std::move(spec));
+  // What lets a GPU run the product on tensor cores without re-rounding (TensorNode::rounded_to).
+  rounded.value()->rounded_to = narrow_format(precision);
+  return rounded;
 }
 
 /// The backward of a product of rounded operands: the incoming gradient rounded once into a
@@ -67,6 +70,7 @@ CodeBuilder rounded_product_backward(MatmulPrecision precision, Op rounding) {
                                  grad->dtype, grad->dims);
     rounded->padding = grad->padding;
     rounded->pad_value = grad->pad_value;
+    rounded->rounded_to = narrow_format(precision);
     ir::AccumOp round_grad;
     round_grad.lhs = rounded;
     round_grad.accum = Op::Arg2;

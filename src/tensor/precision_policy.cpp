@@ -76,4 +76,14 @@ std::optional<ir::Op> operand_rounding(MatmulPrecision precision) {
   throw InternalError("operand_rounding: unknown precision");
 }
 
+ir::NarrowFormat narrow_format(MatmulPrecision precision) {
+  switch (precision) {
+    case MatmulPrecision::F32: return ir::NarrowFormat::None;
+    case MatmulPrecision::BF16: return ir::NarrowFormat::BF16;
+    case MatmulPrecision::F16: return ir::NarrowFormat::F16;
+    case MatmulPrecision::TF32: return ir::NarrowFormat::TF32;
+  }
+  throw InternalError("narrow_format: unknown precision");
+}
+
 }  // namespace cannl

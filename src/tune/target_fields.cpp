@@ -45,6 +45,13 @@ std::string full_target_text(const ir::Target& t) {
   const ir::TileBlocking& b = t.gpu_tile;
   out += " gpu_tile " + std::to_string(b.bm) + " " + std::to_string(b.bn) + " " + std::to_string(b.bk) + " " +
          std::to_string(b.tm) + " " + std::to_string(b.tn);
+  if (!t.gpu_mma_formats.empty()) {  // tensor cores change what a GPU runs
+    const ir::TileBlocking& m = t.gpu_mma_tile;
+    out += " gpu_mma";
+    for (ir::NarrowFormat f : t.gpu_mma_formats) out += " " + std::string(ir::narrow_format_name(f));
+    out += " tile " + std::to_string(m.bm) + " " + std::to_string(m.bn) + " " + std::to_string(m.bk) + " " +
+           std::to_string(m.tm) + " " + std::to_string(m.tn);
+  }
   out += " index " + std::string(ir::dtype_name(t.index_dtype));
   return out;
 }

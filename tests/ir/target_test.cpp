@@ -65,6 +65,38 @@ TEST(Target, TileBlockingsShrinkUntilEveryComputeUnitHasABlock) {
   EXPECT_EQ(blocking_for_tile(t, 256, 1024, 1024), t.gpu_tile);
 }
 
+TEST(Target, TensorCoreTilesDefaultTo128By128BlocksOf8Warps) {
+  const GpuLimits cuda{1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 32};
+  const Target t = generic_gpu_target(cuda);
+  EXPECT_TRUE(t.gpu_mma_formats.empty()) << "only a backend that renders them asks for tensor cores";
+  EXPECT_EQ(t.gpu_mma_tile, (TileBlocking{128, 128, 32, 64, 32}));
+  const TileBlocking bf16{128, 128, 32, 64, 32, NarrowFormat::BF16};
+  EXPECT_TRUE(bf16.valid());
+  EXPECT_EQ(bf16.threads(), 8 * 32);
+  EXPECT_EQ(bf16.mma_steps(), 16);
+  // 128 rows of 32 + 8 steps, or 32 steps of 128 + 8 rows: room for the larger, twice, 2 bytes each.
+  EXPECT_EQ(bf16.shared_bytes(4), 2 * (128 * 40) * 2);
+  const TileBlocking tf32{128, 128, 32, 64, 32, NarrowFormat::TF32};
+  EXPECT_EQ(tf32.mma_steps(), 8);
+  EXPECT_EQ(tf32.shared_bytes(4), 2 * (128 * 36) * 4);
+  // Whole MMA tiles per warp (pairs of 8-column ones) and slices of whole MMA steps.
+  EXPECT_FALSE(TileBlocking({128, 128, 32, 64, 8, NarrowFormat::BF16}).valid());
+  EXPECT_FALSE(TileBlocking({128, 128, 8, 64, 32, NarrowFormat::BF16}).valid());
+  EXPECT_TRUE(TileBlocking({128, 128, 8, 64, 32, NarrowFormat::TF32}).valid());
+  // A device with little shared memory gets narrower blocks.
+  const GpuLimits small{1024, {1024, 1024, 64}, {65535, 65535, 65535}, 16384, 32};
+  EXPECT_EQ(default_mma_blocking(small), (TileBlocking{64, 32, 32, 64, 32}));
+}
+
+TEST(Target, TensorCoreBlockingsShrinkToTheTile) {
+  const TileBlocking b{128, 128, 32, 64, 32};
+  EXPECT_EQ(fitted_mma_blocking(b, NarrowFormat::BF16, 40, 1000, 20), (TileBlocking{64, 128, 32, 64, 32, NarrowFormat::BF16}));
+  EXPECT_EQ(fitted_mma_blocking(b, NarrowFormat::BF16, 17, 33, 65), (TileBlocking{32, 64, 32, 32, 32, NarrowFormat::BF16}));
+  // Down to one MMA tile of 16 x 16 per warp, and a slice of one MMA step.
+  EXPECT_EQ(fitted_mma_blocking(b, NarrowFormat::TF32, 1, 2, 5), (TileBlocking{16, 16, 8, 16, 16, NarrowFormat::TF32}));
+  EXPECT_EQ(fitted_mma_blocking(b, NarrowFormat::F16, 1, 2, 5), (TileBlocking{16, 16, 16, 16, 16, NarrowFormat::F16}));
+}
+
 TEST(Target, GenericGpuNeedsThreadsPerBlock) {
   EXPECT_THROW(generic_gpu_target(GpuLimits{}), InternalError);
 }

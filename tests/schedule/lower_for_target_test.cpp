@@ -185,5 +185,40 @@ TEST(LowerForTarget, GpuBlocksTilesThatAreLaunchesOfTheirOwn) {
   EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(under_serial, gpu_test_target())), "tile_mma"));
 }
 
+// A tile whose operands are promised exact in bf16 (TensorNode::rounded_to) runs on the
+// tensor cores of a target that multiplies bf16 (a TileBlocking::mma blocking fitted to it); not
+// when the target has none, when the operands' formats differ, or when the routine writes an
+// operand otherwise than with its rounding.
+TEST(LowerForTarget, GpuRunsTilesOfRoundedOperandsOnTensorCores) {
+  ir::Target mma = gpu_test_target();
+  mma.gpu_mma_formats = {ir::NarrowFormat::BF16};
+  const auto lowered_text = [&](const ir::LoweredRoutine& r, const ir::Target& t) {
+    return ir::print_loop_ir(lower_for_target(r, t));
+  };
+  const ir::LoweredRoutine r = scheduled_matmul(16);
+  std::vector<ir::NodeRef> operands;
+  ir::for_each_stmt(r.body, [&](const ir::Stmt& s) {
+    if (const auto* t = std::get_if<ir::TileMma>(&s.node)) operands = {t->a.node, t->b.node};
+  });
+  ASSERT_EQ(operands.size(), 2u) << ir::print_loop_ir(r);
+  EXPECT_FALSE(has(lowered_text(r, mma), "tensor cores")) << "no promise, no tensor cores";
+  for (const auto& n : operands) n->rounded_to = ir::NarrowFormat::BF16;
+  EXPECT_TRUE(has(lowered_text(r, mma), "(blocks 16x16x16, warps 16x16, tensor cores bf16)")) << lowered_text(r, mma);
+  EXPECT_FALSE(has(lowered_text(r, gpu_test_target()), "tensor cores"));
+  operands[1]->rounded_to = ir::NarrowFormat::F16;
+  EXPECT_FALSE(has(lowered_text(r, mma), "tensor cores"));
+  operands[1]->rounded_to = ir::NarrowFormat::BF16;
+  // The routine overwrites an operand with a plain copy: its values are not known to be exact.
+  const auto fill = [&](const ir::ScalarRef& value) {
+    const ir::Symbol p = ir::fresh_symbol(), q = ir::fresh_symbol();
+    return ir::for_loop(p, 0, 16, ir::for_loop(q, 0, 16, ir::set(operands[0], {AxisIndex::iterator(p), AxisIndex::iterator(q)}, value)));
+  };
+  const ir::LoweredRoutine overwritten{"overwritten", ir::seq({fill(ir::constant(0.5, DType::F32)), r.body}), {}};
+  EXPECT_FALSE(has(lowered_text(overwritten, mma), "tensor cores"));
+  const auto rounded = fill(ir::apply(ir::Op::RoundBf16, DType::F32, {ir::constant(0.5, DType::F32)}));
+  const ir::LoweredRoutine rounded_first{"rounded_first", ir::seq({rounded, r.body}), {}};
+  EXPECT_TRUE(has(lowered_text(rounded_first, mma), "tensor cores bf16"));
+}
+
 }  // namespace
 }  // namespace cannl::schedule::testing

@@ -143,22 +143,46 @@ struct TileOperand { NodeRef node; std::vector<AxisIndex> index; };
 /// the operands in workgroup-shared memory and each accumulate a tm x tn register tile
 /// ((bm / tm) * (bn / tn) threads). bm == 0: not blocked.
 ///   TileBlocking{64, 64, 16, 4, 4}   // 256 threads, (16 x 65 + 16 x 65) staged f32 cells
+///
+/// With `mma` (a tensor-core tile, Target::gpu_mma_tile): each warp of 32 lanes accumulates a
+/// tm x tn tile of 16 x 8 MMA results ((bm / tm) * (bn / tn) warps), the operands staged in the
+/// `mma` format (16-bit, or 32-bit for tf32) and multiplied by warp-level MMA instructions
+/// (m16n8k16 for bf16 and f16, m16n8k8 for tf32) with f32 accumulators. A licence to
+/// re-associate each cell's sum (the final lowering round grants it only where the operands are
+/// exact in the format and the target allows it).
+///   TileBlocking{128, 128, 32, 64, 32, NarrowFormat::BF16}   // 8 warps, 4 x 4 MMAs each per step
 struct TileBlocking {
   int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+  NarrowFormat mma = NarrowFormat::None;
+
+  /// Lanes of the warp an MMA instruction runs on.
+  static constexpr int kWarpLanes = 32;
 
   bool blocked() const { return bm > 0; }
-  /// Positive sizes and whole register tiles per block (bm % tm == bn % tn == 0).
+  bool tensor_cores() const { return mma != NarrowFormat::None; }
+  /// Positive sizes and whole register tiles per block (bm % tm == bn % tn == 0); with `mma`
+  /// also whole MMA tiles per warp (tm % 16, tn % 16 and bk % mma_steps() == 0).
   bool valid() const;
-  std::int64_t threads() const { return blocked() ? std::int64_t{bm / tm} * (bn / tn) : 1; }
+  std::int64_t threads() const {
+    if (!blocked()) return 1;
+    return std::int64_t{bm / tm} * (bn / tn) * (tensor_cores() ? kWarpLanes : 1);
+  }
+  /// Steps of one MMA instruction: 16 (bf16, f16), 8 (tf32); 0 without `mma`.
+  int mma_steps() const;
+  /// Bytes of one staged operand element of a tensor-core tile: 2, or 4 for tf32.
+  int mma_element_bytes() const { return mma == NarrowFormat::TF32 ? 4 : 2; }
   /// Elements of one staged operand slice row: the block's rows (columns) plus one of padding, so
   /// threads storing along the steps hit distinct shared-memory banks.
   std::int64_t padded_rows() const { return bm + 1; }
   std::int64_t padded_cols() const { return bn + 1; }
+  /// Elements a tensor-core tile stages of an operand with `cells` rows (bm) or columns (bn):
+  /// laid out along the steps (cells x (bk + pad)) or along the cells (bk x (cells + pad)),
+  /// whichever the operand's layout makes coalesced; room for the larger one. The padding keeps
+  /// ldmatrix's eight 16-byte rows (and the tf32 lanes' loads) on distinct banks.
+  std::int64_t mma_slice_elements(std::int64_t cells) const;
   /// Bytes of workgroup-shared memory the staged slices of A and B take, for elements of
-  /// `element_bytes`.
-  std::int64_t shared_bytes(std::int64_t element_bytes) const {
-    return blocked() ? (padded_rows() + padded_cols()) * bk * element_bytes : 0;
-  }
+  /// `element_bytes` (a tensor-core tile's own element size instead).
+  std::int64_t shared_bytes(std::int64_t element_bytes) const;
   bool operator==(const TileBlocking&) const = default;
 };
 

@@ -88,6 +88,13 @@ struct Target {
   /// How matmul tiles run on the GPU (unblocked: as their nests): the largest blocking; the final
   /// lowering round shrinks it for a smaller tile (config `gpu_tile_bm`, ..., `gpu_tile_tn`).
   TileBlocking gpu_tile;
+  /// The operand formats the device's tensor cores multiply with f32 accumulation (CUDA sm_80
+  /// and later: bf16, f16, tf32), empty where it has none or they are not allowed (config
+  /// `gpu_tensor_cores`): a matmul tile whose operands are both exact in one of them runs as a
+  /// tensor-core tile (TileBlocking::mma), blocked by `gpu_mma_tile` (its sizes only; config
+  /// `gpu_mma_bm`, ..., `gpu_mma_wn`), fitted by fitted_mma_blocking.
+  std::vector<NarrowFormat> gpu_mma_formats;
+  TileBlocking gpu_mma_tile;
 
   // ---- index arithmetic ----
   /// The integer type of generated loop counters, buffer offsets and dynamic rows: I32 (the
@@ -150,6 +157,12 @@ bool runs_as_kernel(const TileMma& t, const Target& target);
 /// multiply-adds.
 bool runs_as_gpu_tile(const TileMma& t, const Target& target);
 
+/// The format of the tensor cores `t` runs on: both operands' nodes are rounded to one format
+/// (TensorNode::rounded_to) that the target multiplies (Target::gpu_mma_formats) and `t` runs
+/// as a GPU tile (runs_as_gpu_tile) with `+=` over f32; NarrowFormat::None otherwise. The caller
+/// (the final lowering round) also checks the routine's writes of the operands.
+NarrowFormat tensor_core_format(const TileMma& t, const Target& target);
+
 /// `largest` shrunk for a tile of `rows` x `cols` cells over `steps`: bm (bn) halved, down to tm
 /// (tn) and then with tm (tn), while half of it still covers the rows (columns); bk halved while
 /// half of it covers the steps. The threads, the staged bytes and the register tile never grow.
@@ -162,6 +175,20 @@ TileBlocking fitted_blocking(const TileBlocking& largest, std::int64_t rows, std
 /// thread), so that every unit gets work. The bits do not depend on the blocking.
 ///   blocking_for_tile(target with 132 units, 256, 1024, 1024) == {32, 32, 16, 4, 4}  (256 blocks)
 TileBlocking blocking_for_tile(const Target& target, std::int64_t rows, std::int64_t cols, std::int64_t steps);
+
+/// The tensor-core blocking of a tile of `rows` x `cols` cells over `steps` in `format`: the
+/// sizes of `largest` (Target::gpu_mma_tile) with bm (bn) halved down to tm (tn), then with tm
+/// (tn) down to 16, while half of it still covers the rows (columns), and bk halved down to one
+/// MMA's steps while half of it covers the steps; `mma` = format.
+///   fitted_mma_blocking({128, 128, 32, 64, 32}, BF16, 40, 1000, 20) == {64, 128, 32, 64, 32, BF16}
+TileBlocking fitted_mma_blocking(const TileBlocking& largest, NarrowFormat format, std::int64_t rows,
+                                 std::int64_t cols, std::int64_t steps);
+
+/// The default tensor-core blocking sizes for `limits` (Target::gpu_mma_tile, `mma` left None):
+/// blocks of 128 x 128 cells in 32-step slices, 64 x 32 cells per warp (8 warps), halved while
+/// the device cannot hold it with tf32 operands (the widest); unblocked when even one warp's
+/// 16 x 16 cells would not fit.
+TileBlocking default_mma_blocking(const GpuLimits& limits);
 
 /// The default GPU blocking for `limits`: 64 x 64 cells per block in 16-step slices, 4 x 4 per
 /// thread (256 threads, 8.3 KB staged), halved while the device cannot hold it; unblocked when

@@ -30,6 +30,13 @@ enum class MemoryMode : unsigned char {
 };
 std::string_view memory_mode_name(MemoryMode m);
 
+/// A format narrower than f32 whose values a node's f32 cells hold exactly: the operand copies
+/// of a mixed-precision contraction (rounded by round_bf16 / round_f16 / round_tf32). A tensor
+/// core multiplies such operands converted to the format without losing anything.
+enum class NarrowFormat : unsigned char { None, BF16, F16, TF32 };
+/// "none", "bf16", "f16", "tf32".
+std::string_view narrow_format_name(NarrowFormat f);
+
 /// Left/right padding margins of one axis, in elements.
 struct AxisPadding {
   std::int64_t left = 0;
@@ -52,6 +59,10 @@ struct TensorNode {
   /// Its values come from the host once (a literal) and no routine is meant to write them: the
   /// tuner may pack it once out of a routine (a hoisted Stage), since real use pays that once too.
   bool host_constant = false;
+  /// Every value written to the node is rounded to this format (NarrowFormat::None: no such
+  /// promise). Set by the front end on the operand copies a precision policy makes; the GPU's
+  /// final lowering round checks the writes it sees before it lets a tensor core read the node.
+  NarrowFormat rounded_to = NarrowFormat::None;
 
   /// Number of elements of the padded buffer (1 for a scalar).
   std::int64_t num_elements() const;

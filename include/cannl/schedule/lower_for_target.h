@@ -9,7 +9,12 @@
 //    Grid loop, else the target's team when it has a parallel runtime). On a GPU a tile that
 //    ir::runs_as_gpu_tile and can be a launch of its own (a top-level statement, or the body of
 //    a chain of at most two Grid loops) gets its blocking (the target's gpu_tile fitted to the
-//    tile, ir::fitted_blocking); any other becomes its nest.
+//    tile, ir::fitted_blocking); any other becomes its nest. Such a tile runs on tensor cores
+//    (a TileBlocking::mma blocking, ir::fitted_mma_blocking of the target's gpu_mma_tile) when
+//    both operands are promised exact in a format the target multiplies
+//    (ir::tensor_core_format), the routine writes them only with that format's rounding op, and
+//    the blocking fits the device: the re-association of each cell's sum this licenses is
+//    logged at debug level 1 and named in the generated code.
 //  * A ZeroOut followed by a tile that overwrites every cell of that node: the ZeroOut goes and
 //    the tile starts at zero (`TileMma::zero_start`).
 //  * Grid loops on a CPU: Serial without a parallel runtime, inside another Grid loop, or over

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cannl/ir/ops.h"
+#include "cannl/ir/tensor_node.h"
 
 namespace cannl {
 
@@ -67,5 +68,9 @@ std::string precision_summary(const std::vector<Tensor>& roots);
 
 /// The rounding op of a precision (round_bf16, round_f16, round_tf32); nullopt for f32.
 std::optional<ir::Op> operand_rounding(MatmulPrecision precision);
+
+/// The format the operand copies of a precision hold exactly (ir::TensorNode::rounded_to):
+///   narrow_format(MatmulPrecision::BF16) == ir::NarrowFormat::BF16; None for f32.
+ir::NarrowFormat narrow_format(MatmulPrecision precision);
 
 }  // namespace cannl

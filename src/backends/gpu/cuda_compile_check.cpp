@@ -7,6 +7,9 @@
 
 #include "backends/gpu/device.h"
 #include "cannl/codegen/gpu_codegen.h"
+#include "cannl/ir/tree_mapper.h"
+#include "cannl/schedule/fission.h"
+#include "cannl/schedule/lower_for_target.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/support/files.h"
@@ -22,10 +25,58 @@ std::string g_unavailable;  // why NVRTC could not be used, once it failed to lo
 
 }  // namespace
 
+namespace {
+
+// Whether a tile of `s` (a top-level statement, or the body of Grid loops) runs on tensor cores.
+bool has_tensor_core_tile(const ir::StmtRef& s) {
+  for (const ir::StmtRef& x : ir::flatten_seq(s)) {
+    if (const auto* f = std::get_if<ir::For>(&x->node); f != nullptr && has_tensor_core_tile(f->body)) return true;
+    if (const auto* t = std::get_if<ir::TileMma>(&x->node); t != nullptr && t->blocking.tensor_cores()) return true;
+  }
+  return false;
+}
+
+// Whether some tile of `s` reads two operands promised exact in one format: only then can
+// the final lowering round put it on tensor cores (the cheap test before lowering again).
+bool has_rounded_operand_tile(const ir::StmtRef& s) {
+  bool found = false;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    const auto* t = std::get_if<ir::TileMma>(&x.node);
+    found = found || (t != nullptr && t->a.node->rounded_to != ir::NarrowFormat::None &&
+                      t->a.node->rounded_to == t->b.node->rounded_to);
+  });
+  return found;
+}
+
+void check_for(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
+               const ir::Target& target, const std::string& arch);
+
+}  // namespace
+
 void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
                          const ir::Target& target) {
   const std::string arch = config::get("cuda_compile_check");
   if (arch.empty() || arch == "off") return;
+  check_for(routine, kernels, target, arch);
+  // mma.sync and ldmatrix exist from sm_80 on: tensor-core kernels are checked there too.
+  if (arch != "sm_80" && has_tensor_core_tile(routine.body)) check_for(routine, kernels, target, "sm_80");
+}
+
+void check_cuda_tensor_core_compiles(const ir::LoweredRoutine& scheduled, const ir::Target& cuda) {
+  const std::string arch = config::get("cuda_compile_check");
+  if (arch.empty() || arch == "off" || cuda.gpu_mma_formats.empty() || !has_rounded_operand_tile(scheduled.body)) return;
+  const ir::LoweredRoutine lowered = schedule::lower_for_target(scheduled, cuda);
+  if (!has_tensor_core_tile(lowered.body)) return;
+  std::vector<codegen::KernelBody> bodies;
+  for (const auto& s : schedule::fission(lowered, cuda, config::get_bool("schedule_fission")))
+    if (s.kind == schedule::Segment::Kind::Kernel) bodies.push_back({s.body, s.geometry});
+  check_cuda_compiles(lowered, bodies, cuda);
+}
+
+namespace {
+
+void check_for(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
+               const ir::Target& target, const std::string& arch) {
   const codegen::GeneratedModule cuda = codegen::emit_gpu(codegen::GpuLanguage::Cuda, routine, kernels, {.target = target});
   if (logging::debug_level() >= 2) files::write_atomically(files::build_dir() / (routine.name + ".check.cu"), cuda.text);
   {
@@ -47,6 +98,8 @@ void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<co
   g_modules += 1;
   g_kernels += static_cast<std::int64_t>(kernels.size());
 }
+
+}  // namespace
 
 CudaCompileChecks cuda_compile_checks() {
   const std::lock_guard lock(g_mutex);

@@ -23,10 +23,19 @@ struct CudaCompileChecks {
 };
 
 /// With `cuda_compile_check` set: prints `kernels` of `routine` as CUDA and compiles them with
-/// NVRTC for that architecture (throws CompileError with NVRTC's log on a rejection). Does
-/// nothing when the key is empty; without NVRTC it warns once and checks nothing.
+/// NVRTC for that architecture, and for sm_80 too where a tile runs on tensor cores (throws
+/// CompileError with NVRTC's log on a rejection; a real architecture runs ptxas, which checks
+/// the inline PTX). Does nothing when the key is empty; without NVRTC it warns once and checks
+/// nothing.
 void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
                          const ir::Target& target);
+
+/// With `cuda_compile_check` set and `cuda` a copy of the OpenCL target with the tensor-core
+/// formats that architecture renders (gpu_mma_formats): lowers `scheduled` (the routine before
+/// the final lowering round) for `cuda` and, where some matmul tile then runs on tensor cores
+/// (which the OpenCL target never asks for), compiles that form too (check_cuda_compiles): the
+/// CUDA kernels a bf16, f16 or tf32 policy gets on a GPU.
+void check_cuda_tensor_core_compiles(const ir::LoweredRoutine& scheduled, const ir::Target& cuda);
 
 /// What check_cuda_compiles compiled in this process.
 CudaCompileChecks cuda_compile_checks();

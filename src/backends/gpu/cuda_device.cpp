@@ -7,6 +7,7 @@
 // would not wait for a non-blocking stream).
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <set>
 
 #include "backends/gpu/cuda_device.h"
@@ -246,6 +247,20 @@ std::string joined(const std::vector<std::string>& words) {
   return out;
 }
 
+}  // namespace
+
+std::vector<ir::NarrowFormat> cuda_mma_formats(const std::string& arch) {
+  // sm_<major><minor>, an optional feature suffix ("sm_90a").
+  if (arch.rfind("sm_", 0) != 0) return {};
+  std::size_t digits = 3;
+  while (digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[digits])) != 0) ++digits;
+  if (digits == 3 || digits > 6) return {};
+  if (std::stoi(arch.substr(3, digits - 3)) < 80) return {};
+  return {ir::NarrowFormat::BF16, ir::NarrowFormat::F16, ir::NarrowFormat::TF32};
+}
+
+namespace {
+
 class CudaDevice final : public Device {
  public:
   explicit CudaDevice(std::shared_ptr<CudaQueue> queue) : queue_(std::move(queue)) {
@@ -269,6 +284,7 @@ class CudaDevice final : public Device {
            std::to_string(version % 1000 / 10) + ", NVRTC " + nvrtc_version_;
   }
   const ir::GpuLimits& limits() const override { return limits_; }
+  std::vector<ir::NarrowFormat> mma_formats() const override { return cuda_mma_formats(arch_); }
   std::string cache_tag() const override {
     return "cuda " + arch_ + " nvrtc " + nvrtc_version_ + " driver " + std::to_string(queue_->api().driver_version) +
            " options " + joined(options_);

@@ -68,6 +68,9 @@ class Device {
   /// What changes the compiled code besides the source (architecture, compiler and driver
   /// versions, options): part of the module cache key.
   virtual std::string cache_tag() const = 0;
+  /// The operand formats the device's tensor cores multiply with f32 accumulation, as this
+  /// backend's dialect renders them (CUDA sm_80 and later: bf16, f16, tf32); none by default.
+  virtual std::vector<ir::NarrowFormat> mma_formats() const { return {}; }
 
   /// Zeroed device memory; its read / write are synchronous copies ordered after everything
   /// enqueued before them. Throws ResourceError when the device is out of memory.
@@ -108,6 +111,11 @@ std::shared_ptr<Device> open_hip(int ordinal, std::size_t printf_fifo_bytes = 0)
 /// Device `device` of OpenCL platform `platform` (libOpenCL.so.1). Throws BackendUnavailable
 /// naming the library, or the platform / device that does not exist.
 std::shared_ptr<Device> open_opencl(int platform, int device);
+
+/// The tensor-core formats the CUDA dialect renders for architecture `arch` ("sm_90", "sm_90a"):
+/// bf16, f16 and tf32 (mma.sync, ldmatrix) from sm_80 on, none before or for anything else.
+///   cuda_mma_formats("sm_75").empty()
+std::vector<ir::NarrowFormat> cuda_mma_formats(const std::string& arch);
 
 /// NVRTC alone (no driver needed): CUDA source -> PTX for `arch` ("sm_90"). Throws
 /// BackendUnavailable when libnvrtc cannot be loaded, CompileError with NVRTC's log otherwise.

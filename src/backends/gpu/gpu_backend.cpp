@@ -46,6 +46,47 @@ ir::TileBlocking configured_blocking(ir::TileBlocking b) {
   return b;
 }
 
+// The device's tensor-core blocking sizes with the `gpu_mma_*` keys that are set in place of
+// theirs; ConfigError when they do not make whole MMA tiles per warp.
+ir::TileBlocking configured_mma_blocking(ir::TileBlocking b) {
+  const auto key = [](const char* name, int& field) {
+    if (const std::int64_t v = config::get_int_in(name, 0, 1 << 16); v > 0) field = static_cast<int>(v);
+  };
+  const ir::TileBlocking device = b;
+  key("gpu_mma_bm", b.bm);
+  key("gpu_mma_bn", b.bn);
+  key("gpu_mma_bk", b.bk);
+  key("gpu_mma_wm", b.tm);
+  key("gpu_mma_wn", b.tn);
+  if (b == device) return b;
+  ir::TileBlocking as_bf16 = b;
+  as_bf16.mma = ir::NarrowFormat::BF16;  // the strictest: 16-step slices
+  if (!as_bf16.valid())
+    throw ConfigError("gpu_mma_bm/bn/bk/wm/wn: " + std::to_string(b.bm) + " x " + std::to_string(b.bn) + " x " +
+                      std::to_string(b.bk) + " cells per block with " + std::to_string(b.tm) + " x " +
+                      std::to_string(b.tn) + " per warp: wm (wn) must be a multiple of 16 dividing bm (bn), and "
+                      "bk a multiple of 16");
+  return b;
+}
+
+// The tensor-core formats a routine may use (config gpu_tensor_cores; the MMA re-associates, so
+// only where gpu_schedule_reassociate allows it).
+std::vector<ir::NarrowFormat> allowed_mma_formats(std::vector<ir::NarrowFormat> device_formats) {
+  const std::string mode = config::get("gpu_tensor_cores");
+  if (mode != "auto" && mode != "off")
+    throw ConfigError("gpu_tensor_cores = '" + mode + "' (from " + config::source_of("gpu_tensor_cores") +
+                      "): expected auto or off");
+  if (mode == "off" || !config::get_bool("gpu_schedule_reassociate")) return {};
+  return device_formats;
+}
+
+std::vector<codegen::KernelBody> kernel_bodies(const std::vector<schedule::Segment>& segments) {
+  std::vector<codegen::KernelBody> bodies;
+  for (const auto& s : segments)
+    if (s.kind == schedule::Segment::Kind::Kernel) bodies.push_back({s.body, s.geometry});
+  return bodies;
+}
+
 class GpuBackend final : public Backend {
  public:
   GpuBackend(std::shared_ptr<gpu::Device> device, codegen::GpuLanguage language)
@@ -60,6 +101,8 @@ class GpuBackend final : public Backend {
     ir::Target t = target_;
     t.index_dtype = configured_index_dtype(t.index_dtype);
     t.gpu_tile = configured_blocking(t.gpu_tile);
+    t.gpu_mma_formats = allowed_mma_formats(device_->mma_formats());
+    t.gpu_mma_tile = configured_mma_blocking(t.gpu_mma_tile);
     return t;
   }
 
@@ -82,15 +125,9 @@ class GpuBackend final : public Backend {
     const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, target);
     std::vector<schedule::Segment> segments =
         schedule::fission(lowered, target, config::get_bool("schedule_fission"));
-    std::vector<codegen::KernelBody> bodies;
-    for (const auto& s : segments) {
-      if (s.kind == schedule::Segment::Kind::Kernel) bodies.push_back({s.body, s.geometry});
-    }
+    const std::vector<codegen::KernelBody> bodies = kernel_bodies(segments);
     codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target});
-    if (language_ == codegen::GpuLanguage::OpenCL) {
-      gpu::check_cuda_compiles(lowered, bodies, target);
-      gpu::write_hip_check_modules(lowered, bodies, target);
-    }
+    if (language_ == codegen::GpuLanguage::OpenCL) check_other_dialects(request.routine, lowered, bodies, target);
     const std::string extension = language_ == codegen::GpuLanguage::Cuda ? ".cu" : language_ == codegen::GpuLanguage::Hip ? ".hip" : ".cl";
     const std::filesystem::path readable = files::build_dir() / (lowered.name + extension);
     try {
@@ -112,6 +149,28 @@ class GpuBackend final : public Backend {
   }
 
  private:
+  // cuda_compile_check and hip_compile_check of an OpenCL compile: the CUDA and HIP forms of
+  // `lowered` (the final lowering of `scheduled` for `target`), each as its devices would run it.
+  static void check_other_dialects(const ir::LoweredRoutine& scheduled, const ir::LoweredRoutine& lowered,
+                                   const std::vector<codegen::KernelBody>& bodies, const ir::Target& target) {
+    gpu::check_cuda_compiles(lowered, bodies, target);
+    if (target.gpu_mma_formats.empty()) {
+      // The tensor-core form of the routine's tiles that a CUDA device would run.
+      ir::Target cuda = target;
+      cuda.gpu.warp_size = ir::TileBlocking::kWarpLanes;
+      cuda.gpu_mma_formats = allowed_mma_formats(gpu::cuda_mma_formats(config::get("cuda_compile_check")));
+      gpu::check_cuda_tensor_core_compiles(scheduled, cuda);
+      gpu::write_hip_check_modules(lowered, bodies, target);
+      return;
+    }
+    // HIP renders no tensor cores: the form a HIP device would run.
+    ir::Target hip = target;
+    hip.gpu_mma_formats.clear();
+    const ir::LoweredRoutine scalar = schedule::lower_for_target(scheduled, hip);
+    gpu::write_hip_check_modules(scalar, kernel_bodies(schedule::fission(scalar, hip, config::get_bool("schedule_fission"))),
+                                 hip);
+  }
+
   std::shared_ptr<gpu::Device> device_;
   codegen::GpuLanguage language_;
   ir::Target target_;

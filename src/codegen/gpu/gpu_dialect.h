@@ -10,7 +10,9 @@
 //    (its steps within one wave as shuffles where the dialect spells them); any other one runs
 //    serially on the slot's first thread.
 //  * A blocked TileMma is a shared-memory, register-blocked GEMM over its own launch: one
-//    workgroup per block of output cells, bitwise the tile's fallback.
+//    workgroup per block of output cells, bitwise the tile's fallback; with a tensor-core
+//    blocking (TileBlocking::mma), warps of MMA tiles whose instructions the dialect spells
+//    (mma_tile_printer.cpp: CUDA's mma.sync and ldmatrix, OpenCL's emulation of them for tests).
 //  * Bit casts use the dialect's intrinsics; math functions keep their C names (OpenCL maps them).
 // A dialect spells only the hardware indices, qualifiers, types and the barrier.
 
@@ -50,7 +52,29 @@ class GpuDialect : public CLikePrinter {
   /// (tile_printer.cpp).
   void print_tile(BodyPrinter& p, const ir::TileMma& t) const override;
 
+  // ---- tensor-core tiles (TileBlocking::mma; mma_tile_printer.cpp) ----
+
+  /// Whether the dialect spells the warp-level helpers a tensor-core tile calls:
+  ///   cannl_ldsm_x4 / cannl_ldsm_x4_trans (uint32_t r[4], slice, int offset): ldmatrix .x4 of
+  ///     16-bit elements, this lane's row at slice[offset];
+  ///   cannl_mma_bf16 / cannl_mma_f16 (float c[4], uint32_t a[4], uint32_t b[2]) and
+  ///   cannl_mma_tf32 (float c[4], uint32_t a[4], uint32_t b[2]): c += a * b, m16n8k16 / m16n8k8,
+  /// each followed by the warp arguments of declare_warp_scratch, and cannl_mma_f16_bits (float):
+  /// the f16 bits of a value exact in f16. Only for targets whose
+  /// gpu_mma_formats the backend fills (CUDA), or that a test asks for (OpenCL's emulation).
+  virtual bool spells_warp_mma() const { return false; }
+  /// Declares what the helpers need besides their operands for a tile of `warps` warps, at
+  /// kernel scope, and returns the arguments that follow the operands in every helper call
+  /// ("" for CUDA). The printer has bound `cannl_warp` and `cannl_lane`.
+  virtual std::string declare_warp_scratch(BodyPrinter& p, std::int64_t warps) const;
+  /// A workgroup-shared array whose elements start 16-byte aligned (ldmatrix reads 16-byte rows).
+  virtual std::string aligned_shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const {
+    return shared_array(type, ident, elements);
+  }
+
  private:
+  /// A tensor-core tile (print_tile with TileBlocking::mma).
+  void print_mma_tile(BodyPrinter& p, const ir::TileMma& t) const;
   void bind_hardware_index(BodyPrinter& p, const ir::For& f, const std::string& name, bool grid) const;
   /// A WorkgroupReduce loop: a block reduction in shared memory (block_reduction_printer.cpp),
   /// or, where the form or a divergent position does not allow one, the serial loop on the

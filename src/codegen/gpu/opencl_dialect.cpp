@@ -1,7 +1,11 @@
 // OpenCL C 1.2: `__kernel` functions with the required work-group size, `__global` restrict
 // pointers, fixed-width integer typedefs, doubles (cl_khr_fp64), no contraction, and the C math
-// names mapped to OpenCL's overloaded built-ins.
+// names mapped to OpenCL's overloaded built-ins. Tensor-core tiles run on an emulation of the
+// warp-level instructions (mma_helpers.h), for tests only: the backend's target never asks for
+// them, so production OpenCL keeps the scalar tile.
+#include "codegen/clike/body_printer.h"
 #include "codegen/gpu/gpu_dialect.h"
+#include "codegen/gpu/mma_helpers.h"
 
 namespace cannl::codegen {
 
@@ -50,6 +54,15 @@ class OpenClDialect final : public GpuDialect {
   std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"; }
   std::string shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const override {
     return "__local " + type + " " + ident + "[" + std::to_string(elements) + "];";
+  }
+  bool spells_warp_mma() const override { return true; }
+  void append_prelude_helpers(std::vector<PreludeHelper>& out, const ir::Target&) const override {
+    append_opencl_mma_emulation(out);
+  }
+  std::string declare_warp_scratch(BodyPrinter& p, std::int64_t warps) const override {
+    p.declare_at_kernel_scope("__local int cannl_xchg[" + std::to_string(32 * warps) + "];");
+    p.declare_at_kernel_scope("__local float cannl_mx[" + std::to_string(kOpenClMmaScratch * warps) + "];");
+    return ", cannl_xchg + 32 * cannl_warp, cannl_mx + " + std::to_string(kOpenClMmaScratch) + " * cannl_warp, cannl_lane";
   }
 };
 

@@ -23,56 +23,20 @@
 // stops at the tile's steps (every loop has a constant length the device compiler unrolls).
 // Folded tiles (an implicit im2col) find each row's, column's and step's offset by index
 // arithmetic over their loops (outermost first, so steps keep nest order).
-#include <cstdlib>
-
 #include "cannl/support/error.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
 #include "codegen/clike/tile_origin.h"
 #include "codegen/gpu/gpu_dialect.h"
+#include "codegen/gpu/tile_addressing.h"
 
 namespace cannl::codegen {
 
-namespace {
-
-// The element offset, in operand `o`, of index `x` (text, in [0, product of the extents)) over
-// the tile loops `axes` (outermost first): mixed radix, the last loop fastest.
-std::string group_offset(const std::vector<ir::TileAxis>& axes, const ir::TileOperand& o, const std::string& x) {
-  std::string out;
-  std::int64_t inner = 1;
-  for (std::size_t q = axes.size(); q-- > 0;) {
-    const ir::TileAxis& axis = axes[q];
-    const std::int64_t stride = ir::flat_stride(*o.node, o.index, axis.symbol);
-    if (stride != 0 && axis.extent() > 1) {
-      std::string digit = inner == 1 ? x : "(" + x + " / " + std::to_string(inner) + ")";
-      if (q > 0) digit = "(" + digit + " % " + std::to_string(axis.extent()) + ")";
-      out += (out.empty() ? "" : " + ") + (stride == 1 ? digit : digit + " * " + std::to_string(stride));
-    }
-    inner *= axis.extent();
-  }
-  return out.empty() ? "0" : "(" + out + ")";
-}
-
-// The stride of the fastest loop of `axes` in `o`: 1 when consecutive indices are neighbours.
-std::int64_t fastest_stride(const std::vector<ir::TileAxis>& axes, const ir::TileOperand& o) {
-  return std::llabs(ir::flat_stride(*o.node, o.index, axes.back().symbol));
-}
-
-// A counted loop over the compile-time range [0, n), unrolled by the device compiler.
-void unrolled_for(BodyPrinter& p, const std::string& v, std::int64_t n) {
-  p.line("#pragma unroll");
-  p.line("for (int " + v + " = 0; " + v + " < " + std::to_string(n) + "; ++" + v + ") {");
-  p.indent();
-}
-
-void close(BodyPrinter& p) {
-  p.dedent();
-  p.line("}");
-}
-
-}  // namespace
-
 void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
+  if (t.blocking.tensor_cores()) {
+    print_mma_tile(p, t);
+    return;
+  }
   const ir::KernelGeometry* g = p.geometry();
   const ir::TileBlocking& b = t.blocking;
   internal_check(g != nullptr && b.valid(), "codegen: a matmul tile on a GPU without its blocking (the final "
@@ -117,12 +81,12 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
   p.line("const " + ix + " cannl_r = " + row0 + " + " + ty + " + " + std::to_string(ty_count) + " * cannl_m;");
   p.line("cannl_in_rows[cannl_m] = cannl_r < " + std::to_string(rows) + ";");
   p.line(d_rows + "[cannl_m] = cannl_in_rows[cannl_m] ? " + group_offset(groups.rows, t.d, "cannl_r") + " : 0;");
-  close(p);
+  close_block(p);
   unrolled_for(p, "cannl_n", b.tn);
   p.line("const " + ix + " cannl_c = " + col0 + " + " + tx + " + " + std::to_string(tx_count) + " * cannl_n;");
   p.line("cannl_in_cols[cannl_n] = cannl_c < " + std::to_string(cols) + ";");
   p.line(d_cols + "[cannl_n] = cannl_in_cols[cannl_n] ? " + group_offset(groups.cols, t.d, "cannl_c") + " : 0;");
-  close(p);
+  close_block(p);
   const std::string acc = "cannl_acc";
   p.line(type + " " + acc + "[" + std::to_string(b.tm * b.tn) + "];");
   unrolled_for(p, "cannl_m", b.tm);
@@ -131,8 +95,8 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
   p.line(acc + "[cannl_m * " + std::to_string(b.tn) + " + cannl_n] = " +
          (t.zero_start ? zero : "cannl_in_rows[cannl_m] && cannl_in_cols[cannl_n] ? " + p.load(cell, t.d.node->dtype) + " : " + zero) +
          ";");
-  close(p);
-  close(p);
+  close_block(p);
+  close_block(p);
   // The staged slices: a[row0 + r, k0 + kk] at as[kk * a_pitch + r], b[k0 + kk, col0 + c] at
   // bs[kk * b_pitch + c]. Consecutive threads copy consecutive cells of the operand's fastest
   // direction (coalesced); the padded pitch keeps their shared-memory stores on distinct banks.
@@ -160,7 +124,7 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
     const std::string loaded = p.load(value, o.node->dtype);
     p.line(slice + "[cannl_kk * " + std::to_string(pitch) + " + cannl_x] = " +
            (inside.empty() ? loaded : inside + " ? " + loaded + " : " + zero) + ";");
-    close(p);
+    close_block(p);
   };
   stage(as, t.a, groups.rows, row0, b.bm, a_pitch, rows);
   stage(bs, t.b, groups.cols, col0, b.bn, b_pitch, cols);
@@ -174,11 +138,11 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
     unrolled_for(p, "cannl_m", b.tm);
     p.line("cannl_ar[cannl_m] = " + as + "[cannl_kk * " + std::to_string(a_pitch) + " + " + ty + " + " +
            std::to_string(ty_count) + " * cannl_m];");
-    close(p);
+    close_block(p);
     unrolled_for(p, "cannl_n", b.tn);
     p.line("cannl_br[cannl_n] = " + bs + "[cannl_kk * " + std::to_string(b_pitch) + " + " + tx + " + " +
            std::to_string(tx_count) + " * cannl_n];");
-    close(p);
+    close_block(p);
     unrolled_for(p, "cannl_m", b.tm);
     unrolled_for(p, "cannl_n", b.tn);
     const std::string c = acc + "[cannl_m * " + std::to_string(b.tn) + " + cannl_n]";
@@ -186,9 +150,9 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
     p.line(c + " = " +
            (t.fused ? f + "(cannl_ar[cannl_m], cannl_br[cannl_n], " + c + ")" : c + " + cannl_ar[cannl_m] * cannl_br[cannl_n]") +
            ";");
-    close(p);
-    close(p);
-    close(p);
+    close_block(p);
+    close_block(p);
+    close_block(p);
   };
   const std::int64_t last = steps % b.bk;
   if (last == 0) {
@@ -203,17 +167,17 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
     p.line("} else {");
     p.indent();
     slice(last);
-    close(p);
+    close_block(p);
   }
   p.line(barrier());
-  close(p);
+  close_block(p);
   unrolled_for(p, "cannl_m", b.tm);
   unrolled_for(p, "cannl_n", b.tn);
   p.line("if (cannl_in_rows[cannl_m] && cannl_in_cols[cannl_n]) " + cell + " = " +
          p.store({acc + "[cannl_m * " + std::to_string(b.tn) + " + cannl_n]", t.dtype}, t.d.node->dtype) + ";");
-  close(p);
-  close(p);
-  close(p);
+  close_block(p);
+  close_block(p);
+  close_block(p);
 }
 
 }  // namespace cannl::codegen

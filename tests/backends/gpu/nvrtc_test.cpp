@@ -74,5 +74,37 @@ TEST(Nvrtc, ACompileErrorCarriesNvrtcsLog) {
   }
 }
 
+// A real architecture makes NVRTC assemble the PTX (ptxas), so the inline PTX of tensor-core
+// tiles is checked, operands and all, without a GPU: a well-formed mma.sync compiles for sm_80
+// and sm_90, one with a B operand short of a register or a target before sm_80 does not.
+TEST(Nvrtc, AssemblesInlineMmaPtxForRealArchitectures) {
+  SKIP_WITHOUT_NVRTC();
+  const auto kernel = [](const std::string& b_operand) {
+    return "extern \"C\" __global__ void mma(float* c, const unsigned* a) {\n"
+           "  float d[4] = {0, 0, 0, 0};\n"
+           "  asm(\"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, " +
+           b_operand + ", {%0, %1, %2, %3};\"\n"
+           "      : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+           "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(a[4]), \"r\"(a[5]));\n"
+           "  c[threadIdx.x] = d[0] + d[1] + d[2] + d[3];\n}\n";
+  };
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const auto out = backends::gpu::nvrtc_compile_program(kernel("{%8, %9}"), backends::gpu::nvrtc_options(arch));
+    EXPECT_FALSE(out.cubin.empty()) << arch;
+    EXPECT_THROW(nvrtc_compile(kernel("{%8}"), arch), CompileError) << arch;
+  }
+  EXPECT_THROW(nvrtc_compile(kernel("{%8, %9}"), "sm_75"), CompileError);
+}
+
+TEST(Nvrtc, CudaMmaFormatsFromSm80On) {
+  using backends::gpu::cuda_mma_formats;
+  EXPECT_TRUE(cuda_mma_formats("sm_75").empty());
+  EXPECT_EQ(cuda_mma_formats("sm_80").size(), 3u);
+  EXPECT_EQ(cuda_mma_formats("sm_90a").size(), 3u);
+  EXPECT_EQ(cuda_mma_formats("sm_100").size(), 3u);
+  EXPECT_TRUE(cuda_mma_formats("gfx90a").empty());
+  EXPECT_TRUE(cuda_mma_formats("sm_").empty());
+}
+
 }  // namespace
 }  // namespace cannl::test_gpu
