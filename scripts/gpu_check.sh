@@ -96,7 +96,9 @@ else
   BIG_CELLS=pytorch:cuda:eager,cannl:cuda:default,pytorch:cuda:compile BIG_PROFILED=cannl:cuda:profiled
   SMALL_CELLS=pytorch,cannl
 fi
-# GPU_CHECK_PARTS: which parts run (default all): tests, matmul, big (gpt2_124m_train), small.
+# GPU_CHECK_PARTS: which parts run (default: tests, matmul, big (gpt2_124m_train), small); `tune`
+# (the autotuner's GPU tile sketches on the matmul, GPU_CHECK_TUNE_BUDGET_S, default 90 s) runs
+# only when named.
 PARTS=${GPU_CHECK_PARTS:-tests,matmul,big,small}
 part() { [[ ,$PARTS, == *,$1,* ]]; }
 
@@ -122,7 +124,7 @@ device=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,no
 [[ $MODE == dry ]] && device="dry run: OpenCL ($(uname -m) CPU via PoCL), PyTorch on the CPU"
 say "device: ${device:-none found by nvidia-smi}"
 
-tests_rc=-1 matmul_rc=-1 big_rc=-1 small_rc=-1
+tests_rc=-1 matmul_rc=-1 tune_rc=-1 big_rc=-1 small_rc=-1
 : > "$OUT/test_gpu.log"; : > "$OUT/test_backends.log"; : > "$OUT/demo_gpu.log"
 rm -f "$OUT/matmul.md" "$OUT/matmul.jsonl" "$OUT/results.jsonl" "$OUT/report.md"
 
@@ -154,6 +156,14 @@ write_report() {
     echo
     cat "$OUT/matmul.md" 2>/dev/null || echo "(not measured: see matmul.log)"
     echo
+    if [[ $tune_rc != -1 ]]; then
+      echo "## The tuner on the matmul (cannl tune matmul --n $MATMUL_N): $(status_of "$tune_rc")"
+      echo
+      echo '```'
+      grep -v '^\[tune\]' "$OUT/tune_matmul.log" | head -40
+      echo '```'
+      echo
+    fi
     echo "## Benchmarks (--quick, p50 ms per step): $BIG_WORKLOAD $(status_of "$big_rc"), the six $(status_of "$small_rc")"
     echo
     sed '1s/^# /### /' "$OUT/report.md" 2>/dev/null || echo "(no report: see bench_*.log)"
@@ -188,6 +198,18 @@ if part matmul; then
     --json "$OUT/matmul.jsonl" --markdown "$OUT/matmul.md" > "$OUT/matmul.log" 2>&1
   matmul_rc=$?
   say "matmul: rc $matmul_rc; $(grep '^\[matmul\]' "$OUT/matmul.log" | tr '\n' ' ')"
+  cd "$ROOT" || exit 1
+  write_report
+fi
+
+# ---- 3b. the autotuner's tile blockings on the matmul (only when GPU_CHECK_PARTS names tune) ----
+if part tune; then
+  mkdir -p "$WORK/tune" && cd "$WORK/tune" || exit 1
+  budget=${GPU_CHECK_TUNE_BUDGET_S:-90}
+  CANNL_BACKEND=$BACKEND CANNL_AUTOTUNE_BUDGET_S=$budget CANNL_AUTOTUNE_ROUNDS=0 timeout $(( budget + 90 )) \
+    "$BIN/cannl" tune matmul --n "$MATMUL_N" > "$OUT/tune_matmul.log" 2>&1
+  tune_rc=$?
+  say "tune matmul: rc $tune_rc; $(grep -E 'tuned|winner' "$OUT/tune_matmul.log" | head -2 | tr '\n' ' ')"
   cd "$ROOT" || exit 1
   write_report
 fi
