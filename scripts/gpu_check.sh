@@ -107,6 +107,12 @@ part() { [[ ,$PARTS, == *,$1,* ]]; }
 if [[ -n ${CANNL_GPU_BIN:-} ]]; then
   BIN=$(cd "$CANNL_GPU_BIN" && pwd)
   say "using the binaries in $BIN"
+  # Carried binaries left from an older --prepare measure old code: say so (the copy on the GPU
+  # machine may carry other git metadata, so this warns rather than stops).
+  head=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)
+  carried=$(cat "$BIN/../COMMIT" 2>/dev/null || true)
+  [[ -n $head && $carried != "$head" ]] &&
+    say "WARNING: the binaries are of commit '${carried:-unknown}', the tree is at $head: rerun --prepare if that is not intended"
 else
   BIN=$WORK/build
   say "building in $BIN with $(nproc) jobs"
