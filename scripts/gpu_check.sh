@@ -125,6 +125,7 @@ else
   start=$(date +%s)  # the budget counts from here: the build is not part of the 8 minutes
 fi
 for b in "${BINARIES[@]}"; do [[ -x $BIN/$b ]] || { say "missing $BIN/$b"; exit 1; }; done
+unset CANNL_GPU_BIN  # the script's own variable: cannl would warn of an unknown config key
 say "binaries ready; mode $MODE, backend $BACKEND, budget $TOTAL s, parts $PARTS"
 device=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
 [[ $MODE == dry ]] && device="dry run: OpenCL ($(uname -m) CPU via PoCL), PyTorch on the CPU"
