@@ -1,6 +1,7 @@
 // The GPU backends (CUDA, HIP, OpenCL): the default GPU schedule, the final lowering round, kernel
 // fission, one module of kernels per routine printed by the GPU dialect, compiled and cached by
 // the device; the executables are gpu_executable.h.
+#include <array>
 #include <exception>
 
 #include "backends/gpu/cuda_compile_check.h"
@@ -26,18 +27,18 @@ namespace cannl::backends {
 
 namespace {
 
+// `b` with the five keys (for bm, bn, bk, tm, tn) that are set (not 0) in place of its fields.
+ir::TileBlocking with_keys(ir::TileBlocking b, const std::array<const char*, 5>& keys) {
+  int* const fields[5] = {&b.bm, &b.bn, &b.bk, &b.tm, &b.tn};
+  for (std::size_t f = 0; f < keys.size(); ++f)
+    if (const std::int64_t v = config::get_int_in(keys[f], 0, 1 << 16); v > 0) *fields[f] = static_cast<int>(v);
+  return b;
+}
+
 // The device's default matmul blocking with the `gpu_tile_*` keys that are set (not 0) in place
 // of its fields; ConfigError when the result has no whole register tiles per block.
-ir::TileBlocking configured_blocking(ir::TileBlocking b) {
-  const auto key = [](const char* name, int& field) {
-    if (const std::int64_t v = config::get_int_in(name, 0, 1 << 16); v > 0) field = static_cast<int>(v);
-  };
-  const ir::TileBlocking device = b;
-  key("gpu_tile_bm", b.bm);
-  key("gpu_tile_bn", b.bn);
-  key("gpu_tile_bk", b.bk);
-  key("gpu_tile_tm", b.tm);
-  key("gpu_tile_tn", b.tn);
+ir::TileBlocking configured_blocking(const ir::TileBlocking& device) {
+  const ir::TileBlocking b = with_keys(device, {"gpu_tile_bm", "gpu_tile_bn", "gpu_tile_bk", "gpu_tile_tm", "gpu_tile_tn"});
   if (b == device) return b;
   if (!b.valid())
     throw ConfigError("gpu_tile_bm/bn/bk/tm/tn: " + std::to_string(b.bm) + " x " + std::to_string(b.bn) + " x " +
@@ -48,16 +49,8 @@ ir::TileBlocking configured_blocking(ir::TileBlocking b) {
 
 // The device's tensor-core blocking sizes with the `gpu_mma_*` keys that are set in place of
 // theirs; ConfigError when they do not make whole MMA tiles per warp.
-ir::TileBlocking configured_mma_blocking(ir::TileBlocking b) {
-  const auto key = [](const char* name, int& field) {
-    if (const std::int64_t v = config::get_int_in(name, 0, 1 << 16); v > 0) field = static_cast<int>(v);
-  };
-  const ir::TileBlocking device = b;
-  key("gpu_mma_bm", b.bm);
-  key("gpu_mma_bn", b.bn);
-  key("gpu_mma_bk", b.bk);
-  key("gpu_mma_wm", b.tm);
-  key("gpu_mma_wn", b.tn);
+ir::TileBlocking configured_mma_blocking(const ir::TileBlocking& device) {
+  const ir::TileBlocking b = with_keys(device, {"gpu_mma_bm", "gpu_mma_bn", "gpu_mma_bk", "gpu_mma_wm", "gpu_mma_wn"});
   if (b == device) return b;
   ir::TileBlocking as_bf16 = b;
   as_bf16.mma = ir::NarrowFormat::BF16;  // the strictest: 16-step slices
