@@ -16,11 +16,7 @@ constexpr TileBlocking kLargestDefault{64, 64, 16, 4, 4};
 // cells per warp (8 warps, 4 x 4 MMA tiles of 16 x 8 each, 64 accumulators per lane).
 constexpr TileBlocking kLargestMmaDefault{128, 128, 32, 64, 32};
 
-bool fits(const TileBlocking& b, const GpuLimits& limits, std::int64_t element_bytes = 4) {
-  const auto below = [](std::int64_t value, std::int64_t limit) { return limit <= 0 || value <= limit; };
-  return below(b.threads(), limits.max_threads_per_block) && below(b.threads(), limits.max_block_dims[0]) &&
-         below(b.shared_bytes(element_bytes), limits.max_shared_bytes);
-}
+bool fits(const TileBlocking& b, const GpuLimits& limits) { return fits_device(b, limits); }
 
 // `extent` (bm or bn) and `per_thread` (tm or tn) halved while half the extent still covers
 // `cells`: first the block alone (down to one register tile per thread), then both together.
@@ -136,6 +132,12 @@ TileBlocking default_mma_blocking(const GpuLimits& limits) {
   }
   b.mma = NarrowFormat::None;
   return b;
+}
+
+bool fits_device(const TileBlocking& b, const GpuLimits& limits) {
+  const auto below = [](std::int64_t value, std::int64_t limit) { return limit <= 0 || value <= limit; };
+  return below(b.threads(), limits.max_threads_per_block) && below(b.threads(), limits.max_block_dims[0]) &&
+         below(b.shared_bytes(4), limits.max_shared_bytes);
 }
 
 TileBlocking default_gpu_blocking(const GpuLimits& limits) {

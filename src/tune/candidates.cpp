@@ -36,6 +36,8 @@ struct Features {
   std::vector<LoopInfo> loops;  // outermost first (preorder)
   bool has_tile = false;
   bool has_grid = false;
+  /// A tile whose operands are both rounded to one narrow format (a tensor-core candidate).
+  bool narrow_tile = false;
   /// The largest rows, columns and steps of a tile: a cache block at least this large is the
   /// whole extent, whatever its size.
   std::int64_t tile_rows = 0, tile_cols = 0, tile_steps = 0;
@@ -74,6 +76,8 @@ class LoopWalker {
       features.tile_cols = std::max(features.tile_cols, t->cols());
       features.tile_steps = std::max(features.tile_steps, t->steps());
       features.tile_shapes.insert({t->rows(), t->cols(), t->steps()});
+      const ir::NarrowFormat f = t->a.node->rounded_to;
+      features.narrow_tile = features.narrow_tile || (f != ir::NarrowFormat::None && t->b.node->rounded_to == f);
       if (!open.empty()) features.loops[open.back()].innermost = false;
     }
   }
@@ -208,6 +212,13 @@ std::vector<std::pair<std::string, ir::Target>> target_variants(const ir::Target
       add("gpu_tile " + describe_blocking(b), v);
     }
   }
+  if (f.narrow_tile && t.workgroups && !t.gpu_mma_formats.empty() && t.gpu_mma_tile.blocked()) {
+    for (const ir::TileBlocking& b : gpu_mma_sketches(t)) {
+      ir::Target v = t;
+      v.gpu_mma_tile = b;
+      add("gpu_mma " + describe_blocking(b, "warp"), v);
+    }
+  }
   if (include_threshold && t.vector_bytes > 0 && t.gemm.mr > 0) {
     for (std::int64_t w : {t.min_tile_work / 8, t.min_tile_work * 8}) {
       if (w < 1) continue;
@@ -284,14 +295,25 @@ std::vector<ir::TileBlocking> gpu_tile_sketches(const ir::Target& target) {
       {32, 32, 16, 2, 2},  {32, 64, 16, 2, 4},  {64, 64, 8, 4, 4},    {64, 64, 16, 4, 4},  {64, 64, 32, 4, 4},
       {128, 64, 8, 8, 4},  {64, 128, 8, 4, 8},  {128, 128, 8, 8, 8},  {128, 128, 16, 8, 8},
   };
-  const ir::GpuLimits& g = target.gpu;
   std::vector<ir::TileBlocking> out;
-  for (const ir::TileBlocking& b : kSketches) {
-    if (b == target.gpu_tile || !b.valid()) continue;
-    if (g.max_threads_per_block > 0 && b.threads() > g.max_threads_per_block) continue;
-    if (g.max_block_dims[0] > 0 && b.threads() > g.max_block_dims[0]) continue;
-    if (g.max_shared_bytes > 0 && b.shared_bytes(4) > g.max_shared_bytes) continue;
-    out.push_back(b);
+  for (const ir::TileBlocking& b : kSketches)
+    if (!(b == target.gpu_tile) && b.valid() && ir::fits_device(b, target.gpu)) out.push_back(b);
+  return out;
+}
+
+std::vector<ir::TileBlocking> gpu_mma_sketches(const ir::Target& target) {
+  // {bm, bn, bk, wm, wn}: (bm / wm) x (bn / wn) warps, each a wm x wn set of 16 x 8 MMA tiles.
+  static const ir::TileBlocking kSketches[] = {
+      {64, 64, 32, 32, 32},   {128, 64, 32, 64, 32},  {64, 128, 32, 32, 64},  {128, 128, 32, 64, 32},
+      {128, 128, 32, 32, 64}, {128, 128, 64, 64, 32}, {256, 128, 32, 64, 64}, {128, 256, 32, 64, 64},
+  };
+  std::vector<ir::TileBlocking> out;
+  for (ir::TileBlocking b : kSketches) {
+    if (b == target.gpu_mma_tile) continue;
+    ir::TileBlocking strictest = b, widest = b;
+    strictest.mma = ir::NarrowFormat::BF16;  // 16-step MMAs
+    widest.mma = ir::NarrowFormat::TF32;     // 4-byte staged elements
+    if (strictest.valid() && ir::fits_device(widest, target.gpu)) out.push_back(b);
   }
   return out;
 }

@@ -22,11 +22,18 @@ schedule::ScheduleTrace default_trace(const ir::LoweredRoutine& optimized, const
 /// The default schedule (label "default", always first), the serial baseline ("serial"), then
 /// one-field sweeps of the target that matter for the routine: teams and Grid chunks when it has
 /// parallel loops or tiles, the matmul register tile, cache blocks and tile threshold when it has
-/// tiles; on a GPU target with tiles, the blocking sketches (gpu_tile_sketches).
+/// tiles; on a GPU target with tiles, the blocking sketches (gpu_tile_sketches, and gpu_mma_sketches
+/// when a tile's operands are rounded for tensor cores).
 /// Blockings of a GPU matmul tile worth measuring besides the target's own: small blocks for
 /// small or skinny matmuls, the classic 64 x 64 and 128 x 128 register-blocked pipelines, deep
 /// and shallow k slices; only those the device can launch (threads per block, shared memory).
 std::vector<ir::TileBlocking> gpu_tile_sketches(const ir::Target& target);
+
+/// Tensor-core blockings (Target::gpu_mma_tile sizes: bm, bn, bk and a warp's wm x wn cells as
+/// tm, tn) worth measuring besides the target's own, for a GPU with tensor cores and a tile of
+/// rounded operands: 64 x 64 to 256 x 128 cells per workgroup, 32 x 32 to 64 x 64 per warp,
+/// 32- or 64-step slices; only those whole in MMA tiles that the device can launch.
+std::vector<ir::TileBlocking> gpu_mma_sketches(const ir::Target& target);
 
 std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base, bool sweep_target);
 

@@ -13,6 +13,9 @@ std::string target_fields_text(const ir::Target& t) {
       << t.min_tile_work << ' ' << t.threads << ' ' << t.grid_chunks;
   const ir::TileBlocking& b = t.gpu_tile;
   if (b.blocked()) out << " gpu_tile " << b.bm << ' ' << b.bn << ' ' << b.bk << ' ' << b.tm << ' ' << b.tn;
+  const ir::TileBlocking& m = t.gpu_mma_tile;
+  if (!t.gpu_mma_formats.empty() && m.blocked())
+    out << " gpu_mma " << m.bm << ' ' << m.bn << ' ' << m.bk << ' ' << m.tm << ' ' << m.tn;
   return out.str();
 }
 
@@ -22,12 +25,23 @@ std::optional<ir::Target> with_target_fields(const ir::Target& base, const std::
   if (!(in >> t.gemm.mr >> t.gemm.nv >> t.gemm.kc >> t.gemm.nc >> t.gemm.mc >> t.min_tile_work >> t.threads >>
         t.grid_chunks))
     return std::nullopt;
+  // Then "gpu_tile bm bn bk tm tn" and "gpu_mma bm bn bk wm wn", each optional, in that order.
   std::string rest;
-  if (in >> rest) {
+  bool ok = true;
+  if (in >> rest && rest == "gpu_tile") {
     ir::TileBlocking& b = t.gpu_tile;
-    if (rest != "gpu_tile" || !(in >> b.bm >> b.bn >> b.bk >> b.tm >> b.tn) || !b.valid() || (in >> rest))
-      return std::nullopt;
+    ok = static_cast<bool>(in >> b.bm >> b.bn >> b.bk >> b.tm >> b.tn) && b.valid();
+    if (!(in >> rest)) rest.clear();
   }
+  if (ok && rest == "gpu_mma") {
+    ir::TileBlocking& m = t.gpu_mma_tile;
+    ok = static_cast<bool>(in >> m.bm >> m.bn >> m.bk >> m.tm >> m.tn);
+    ir::TileBlocking strictest = m;
+    strictest.mma = ir::NarrowFormat::BF16;
+    ok = ok && strictest.valid();
+    if (!(in >> rest)) rest.clear();
+  }
+  if (!ok || !rest.empty()) return std::nullopt;
   const bool sane = t.gemm.mr >= 0 && t.gemm.nv >= 0 && t.gemm.kc >= 0 && t.gemm.nc >= 0 && t.gemm.mc >= 0 &&
                     t.gemm.mr * t.gemm.nv <= 32 && t.min_tile_work >= 0 && t.threads >= 0 && t.threads <= 4096 &&
                     t.grid_chunks >= 0;
@@ -56,14 +70,16 @@ std::string full_target_text(const ir::Target& t) {
   return out;
 }
 
-std::string describe_blocking(const ir::TileBlocking& b) {
-  return std::to_string(b.bm) + "x" + std::to_string(b.bn) + "x" + std::to_string(b.bk) + " per thread " +
+std::string describe_blocking(const ir::TileBlocking& b, const std::string& unit) {
+  return std::to_string(b.bm) + "x" + std::to_string(b.bn) + "x" + std::to_string(b.bk) + " per " + unit + " " +
          std::to_string(b.tm) + "x" + std::to_string(b.tn);
 }
 
 std::string describe_target(const ir::Target& t) {
   if (t.workgroups)
     return (t.gpu_tile.blocked() ? "gpu_tile " + describe_blocking(t.gpu_tile) + " " : std::string()) +
+           (!t.gpu_mma_formats.empty() && t.gpu_mma_tile.blocked()
+                ? "gpu_mma " + describe_blocking(t.gpu_mma_tile, "warp") + " " : std::string()) +
            "min_tile_work " + std::to_string(t.min_tile_work);
   return "threads " + std::to_string(t.threads) + " chunks " + std::to_string(t.grid_chunks) + " gemm " +
          std::to_string(t.gemm.mr) + "x" + std::to_string(t.gemm.nv) + " kc " + std::to_string(t.gemm.kc) +

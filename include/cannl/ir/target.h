@@ -190,6 +190,10 @@ TileBlocking fitted_mma_blocking(const TileBlocking& largest, NarrowFormat forma
 /// 16 x 16 cells would not fit.
 TileBlocking default_mma_blocking(const GpuLimits& limits);
 
+/// Whether the device launches a block of `b`: its threads within the threads-per-block and
+/// first-dimension limits, its staged slices (f32 elements, or `b.mma`'s) within shared memory.
+bool fits_device(const TileBlocking& b, const GpuLimits& limits);
+
 /// The default GPU blocking for `limits`: 64 x 64 cells per block in 16-step slices, 4 x 4 per
 /// thread (256 threads, 8.3 KB staged), halved while the device cannot hold it; unblocked when
 /// even 4 x 4 cells on one thread would not fit.
