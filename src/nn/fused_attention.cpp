@@ -134,6 +134,23 @@ class AttentionNests {
     });
   }
 
+  /// A node read or written at a projection of the attention's axes.
+  struct Operand {
+    const NodeRef& node;
+    const std::vector<ir::AxisIndex>& at;
+  };
+
+  /// target += local * other over the `role` axes: one row of a gradient's accumulation.
+  StmtRef add_product(Role role, const Renaming& re, Operand target, int local, Operand other,
+                      const char* label) const {
+    return loops(axes_of(role), re, [&](const Renaming& r) {
+      const auto at = index(target.at, r);
+      return ir::set(target.node, at,
+                     f(Op::Add, ir::get(target.node, at), f(Op::Mul, get_local(local), ir::get(other.node, index(other.at, r)))),
+                     label);
+    });
+  }
+
   /// dq[s] += sum_t ds_st k_t, the query rows outermost.
   StmtRef grad_q(const Nodes& n) const {
     return loops(rows(false), unit_renaming(), [&](const Renaming& r) {
@@ -142,13 +159,8 @@ class AttentionNests {
         Block body;
         probability(body, p, n, re);
         score_grad(body, ds, p, n, re);
-        body.push_back(loops(axes_of(Role::Contract), re, [&](const Renaming& rd) {
-              const auto at = index(p_.project_rhs[0], rd);
-              return ir::set(n.dq, at,
-                             f(Op::Add, ir::get(n.dq, at),
-                               f(Op::Mul, get_local(ds), ir::get(n.k, index(p_.project_rhs[1], rd)))),
-                             "fused attention: dq");
-        }));
+        body.push_back(add_product(Role::Contract, re, {n.dq, p_.project_rhs[0]}, ds, {n.k, p_.project_rhs[1]},
+                                   "fused attention: dq"));
         return causal_guard(re, ir::seq(std::move(body)));
       });
     });
@@ -162,22 +174,12 @@ class AttentionNests {
         Block body;
         probability(body, p, n, re);
         if (n.dv)
-          body.push_back(loops(axes_of(Role::Value), re, [&](const Renaming& rv) {
-            const auto at = index(p_.project_rhs[2], rv);
-            return ir::set(n.dv, at,
-                           f(Op::Add, ir::get(n.dv, at),
-                             f(Op::Mul, get_local(p), ir::get(n.d_out, index(p_.project_lhs, rv)))),
-                           "fused attention: dv");
-          }));
+          body.push_back(add_product(Role::Value, re, {n.dv, p_.project_rhs[2]}, p, {n.d_out, p_.project_lhs},
+                                     "fused attention: dv"));
         if (n.dk) {
           score_grad(body, ds, p, n, re);
-          body.push_back(loops(axes_of(Role::Contract), re, [&](const Renaming& rd) {
-            const auto at = index(p_.project_rhs[1], rd);
-            return ir::set(n.dk, at,
-                           f(Op::Add, ir::get(n.dk, at),
-                             f(Op::Mul, get_local(ds), ir::get(n.q, index(p_.project_rhs[0], rd)))),
-                           "fused attention: dk");
-          }));
+          body.push_back(add_product(Role::Contract, re, {n.dk, p_.project_rhs[1]}, ds, {n.q, p_.project_rhs[0]},
+                                     "fused attention: dk"));
         }
         return causal_guard(re, ir::seq(std::move(body)));
       });

@@ -26,6 +26,7 @@
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/tile_test_util.h"
 #include "schedule/schedule_test_util.h"
 
 namespace cannl {
@@ -99,16 +100,7 @@ int tensor_core_tiles(const ir::LoweredRoutine& r) {
 
 // The bytes of every param after running `r` on the interpreter from small_integers.
 std::vector<test_util::Bytes> interpreted(const ir::LoweredRoutine& r, const std::vector<ir::NodeRef>& params) {
-  interp::testing::TestMemory mem;
-  for (const auto& n : params) {
-    mem.add(n);
-    mem.fill(n, small_integers(n));
-  }
-  interp::Buffers buffers = mem.buffers();
-  interp::run(r, buffers, {});
-  std::vector<test_util::Bytes> out;
-  for (const auto& n : params) out.push_back(mem.read<std::byte>(n));
-  return out;
+  return gpu_test::interpreted(r, params, small_integers);
 }
 
 // The f32 values of a buffer's bytes. Compared as values: a tensor core may give the sign of an

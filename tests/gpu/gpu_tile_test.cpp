@@ -23,6 +23,7 @@
 #include "cannl/schedule/lower_for_target.h"
 #include "cannl/schedule/transforms.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/tile_test_util.h"
 #include "schedule/schedule_test_util.h"
 
 namespace cannl {
@@ -47,16 +48,7 @@ std::vector<float> awkward_values(const ir::NodeRef& n) {
 
 // The bytes of every param after running `r` on the interpreter from awkward_values.
 std::vector<test_util::Bytes> interpreted(const ir::LoweredRoutine& r, const std::vector<ir::NodeRef>& params) {
-  interp::testing::TestMemory mem;
-  for (const auto& n : params) {
-    mem.add(n);
-    mem.fill(n, awkward_values(n));
-  }
-  interp::Buffers buffers = mem.buffers();
-  interp::run(r, buffers, {});
-  std::vector<test_util::Bytes> out;
-  for (const auto& n : params) out.push_back(mem.read<std::byte>(n));
-  return out;
+  return gpu_test::interpreted(r, params, awkward_values);
 }
 
 std::vector<test_util::Bytes> inputs(const std::vector<ir::NodeRef>& params) {
