@@ -14,6 +14,8 @@
 #include <limits>
 #include <optional>
 
+#include "cannl/ir/block_reduction.h"
+#include "cannl/ir/kernel_cost.h"
 #include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/legality.h"
 #include "cannl/schedule/transforms.h"
@@ -49,6 +51,13 @@ constexpr std::int64_t kLongReduction = 4096;
 // output channels) when each sums at least this many updates and they fit this many cells.
 constexpr std::int64_t kMinSharedSteps = 4;
 constexpr std::int64_t kMaxSharedPartialCells = std::int64_t{1} << 24;
+// Row reductions on blocks (block_reduce_nest): at least this many steps (a licensed sum or
+// product: this many), on blocks of at least this many threads, and on a device that does not
+// say how many units it has, for fewer cells than this.
+constexpr std::int64_t kBlockReductionSteps = 64;
+constexpr std::int64_t kLicensedBlockReductionSteps = 256;
+constexpr std::int64_t kMinBlockReductionThreads = 32;
+constexpr std::int64_t kUnknownDeviceThreads = std::int64_t{1} << 16;
 
 // Each axis of the index holds at most one loop symbol and no symbol repeats: distinct values
 // of the loops it mentions address distinct cells.
@@ -160,13 +169,72 @@ class GpuScheduler {
     applied_.insert(applied_.end(), steps.begin(), steps.end());
   }
 
-  // A matmul-like nest as a tile the GPU runs blocked (gpu_tile_nest.h), else the launch plan.
+  // A matmul-like nest as a tile the GPU runs blocked (gpu_tile_nest.h), else a row reduction
+  // on blocks, else the launch plan.
   void tile_or_schedule_nest(ir::Symbol top) {
     if (auto tiled = detail::tile_gpu_nest(routine_, top, options_)) {
       commit(std::move(tiled->routine), tiled->transforms);
       return;
     }
+    if (block_reduce_nest(top)) return;
     schedule_nest(top);
+  }
+
+  // Cells over one long reduction each (`for cells: for r: d[cells] = max(d[cells], v(r))`: a
+  // row's max or sum in a softmax, a cross-entropy or a layer norm), with fewer cells than the
+  // device runs threads: one block per cell, whose threads each compute v(r) of one step (of
+  // consecutive steps: coalesced reads along a row) and combine them in a block reduction
+  // (ir/block_reduction.h), the reduction's slices of block size in order. One thread per cell
+  // would leave most of the device idle while each walks its whole row. Max and min combine to
+  // the serial loop's bits in any tree (maximumNumber orders every value, NaNs and signed zeros
+  // included); a sum or product re-associates, so only with the licence and a longer reduction.
+  bool block_reduce_nest(ir::Symbol top) {
+    const ir::LoweredRoutine before = routine_;
+    const std::size_t applied_before = applied_.size();
+    const std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
+    if (const std::optional<Plan> plan = block_reduction_plan(chain)) {
+      try {
+        commit(schedule::apply(routine_, plan->steps), plan->steps);
+        return true;
+      } catch (const ScheduleError&) {
+        // proven legal above; a refusal falls back to the launch plan, never wrong
+      }
+    }
+    routine_ = before;
+    applied_.resize(applied_before);
+    return false;
+  }
+
+  std::optional<Plan> block_reduction_plan(const std::vector<ir::Symbol>& chain) const {
+    if (chain.empty() || chain.size() > 3) return std::nullopt;
+    const auto body = flatten_seq(loop_at(routine_, chain.back())->body);
+    const auto* r = body.size() == 1 ? std::get_if<ir::For>(&body[0]->node) : nullptr;
+    if (r == nullptr || r->axis != ir::AxisType::Serial || r->begin != 0) return std::nullopt;
+    const std::optional<ir::BlockReduction> reduction = ir::block_reduction(*r);
+    if (!reduction) return std::nullopt;
+    const bool bitwise = reduction->accum == ir::Op::Max || reduction->accum == ir::Op::Min;
+    const std::int64_t steps = extent_of(*r);
+    if (steps < (bitwise ? kBlockReductionSteps : kLicensedBlockReductionSteps) || !(bitwise || options_.reassociate))
+      return std::nullopt;
+    if (parallel_iterations(routine_, chain) >= resident_threads()) return std::nullopt;
+    const std::int64_t threads = steps <= block_ ? steps : divisor_at_most(steps, block_);
+    if (threads < kMinBlockReductionThreads) return std::nullopt;
+    Plan plan;
+    plan.steps.push_back(threads == steps ? Transform{Retype{r->index, ir::AxisType::WorkgroupReduce}}
+                                          : Transform{split(r->index, threads, ir::AxisType::Serial,
+                                                            ir::AxisType::WorkgroupReduce)});
+    for (std::size_t m = chain.size(); m-- > 0;) {
+      const std::size_t slot = chain.size() - 1 - m;
+      if (extent_of(*loop_at(routine_, chain[m])) > limit_of(options_.target.gpu.max_grid_dims[slot])) return std::nullopt;
+      plan.steps.push_back(Retype{chain[m], ir::AxisType::Grid});
+    }
+    return plan;
+  }
+
+  // Threads the device keeps resident (a fixed guess when it does not say how many units it has).
+  std::int64_t resident_threads() const {
+    const ir::GpuLimits& g = options_.target.gpu;
+    return g.compute_units > 0 ? g.compute_units * ir::resident_threads_per_unit(g) : kUnknownDeviceThreads;
   }
 
   // A perfect nest around one add-accumulation d[idx] += v into few cells (injective idx) over a

@@ -113,5 +113,40 @@ TEST(GpuBlockReduction, AnyOtherFormRunsOnTheFirstThreadInOrder) {
   EXPECT_EQ(on_gpu[2], on_interp[2]);
 }
 
+
+// The default GPU schedule puts row maxima and minima on block reductions (a block per row, the
+// row in slices of 256 threads): the serial loop's bits on values with NaNs, signed zeros,
+// infinities and ties, where any tree that dropped maximumNumber's order would differ.
+TEST(GpuBlockReduction, DefaultScheduleRowMaximaKeepTheSerialBits) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  const std::int64_t rows = 12, cols = 1024;
+  std::vector<float> v(static_cast<std::size_t>(rows * cols));
+  const float hard[] = {NAN, -NAN, 0.0f, -0.0f};
+  for (std::size_t k = 0; k < v.size(); ++k)
+    v[k] = k % 5 == 0 ? hard[(k / 5) % 4] : std::sin(static_cast<float>(k) * 0.7311f) * 3.0f;
+  // Each row's maximum and minimum at the last step of one of its slices (a tree that drops a
+  // slice's edge misses them), infinities in the last rows.
+  for (std::int64_t row = 2; row < rows; ++row) {
+    v[static_cast<std::size_t>(row * cols + 256 * (row % 4) + 255)] = row + 1 < rows ? 10.0f + row : INFINITY;
+    v[static_cast<std::size_t>(row * cols + 256 * ((row + 1) % 4) + 255)] = row + 2 < rows ? -10.0f - row : -INFINITY;
+  }
+  for (std::size_t k = 0; k < static_cast<std::size_t>(cols); ++k) v[k] = k % 2 ? 0.0f : -0.0f;  // row 0: zeros only
+  for (std::size_t k = 0; k < static_cast<std::size_t>(cols); ++k) v[cols + k] = k % 3 ? NAN : -NAN;  // row 1: NaNs only
+  for (const ir::Op op : {ir::Op::Max, ir::Op::Min}) {
+    // The nest of row_reduction with serial loops: the schedule's input.
+    const RowReduction t = row_reduction(op, DType::F32, rows, cols);
+    const ir::Symbol i = ir::fresh_symbol(), r = ir::fresh_symbol();
+    const auto value = ir::apply(op, DType::F32, {ir::get(t.s, {it(i)}), ir::get(t.x, {it(i), it(r)})});
+    const ir::LoweredRoutine serial{"row_reduce", ir::for_loop(i, 0, rows, ir::for_loop(r, 0, cols, ir::set(t.s, {it(i)}, value))), {}};
+    const ir::LoweredRoutine scheduled = gpu->default_schedule(serial);
+    ASSERT_NE(ir::print_loop_ir(scheduled).find("workgroup_reduce"), std::string::npos) << ir::print_loop_ir(scheduled);
+    const auto x = test_util::bytes_of(v);
+    const auto on_gpu = test_util::run_on(*gpu, {scheduled, {t.x, t.s}}, {x, {}});
+    const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), {serial, {t.x, t.s}}, {x, {}});
+    EXPECT_EQ(on_gpu[1], on_interp[1]) << ir::op_name(op);
+  }
+}
+
 }  // namespace
 }  // namespace cannl

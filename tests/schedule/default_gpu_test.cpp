@@ -364,5 +364,58 @@ TEST(DefaultGpuSchedule, AWeightGradientBecomesATileOverTheBatch) {
   expect_runs_as_on_a_gpu(default_gpu_schedule(r, tile_options()));
 }
 
+
+namespace row_reductions {
+
+// m[r] = accum(m[r], x[r, c]) over `cols` steps for each of `rows` rows.
+ir::LoweredRoutine row_reduction(ir::Op accum, std::int64_t rows, std::int64_t cols) {
+  const auto x = ir::make_node("x", DType::F32, {rows, cols});
+  const auto m = ir::make_node("m", DType::F32, {rows});
+  const ir::Symbol r = ir::fresh_symbol(), c = ir::fresh_symbol();
+  const auto acc = ir::apply(accum, DType::F32, {ir::get(m, {it(r)}), ir::get(x, {it(r), it(c)})});
+  return {"row_reduction", ir::for_loop(r, 0, rows, ir::for_loop(c, 0, cols, ir::set(m, {it(r)}, acc))), {}};
+}
+
+// A row maximum (a softmax's or a cross-entropy's): one block per row, its threads along the row
+// combined in block reductions of 256 steps each, in order (the bits of the serial loop: checked
+// on OpenCL in tests/gpu/gpu_block_reduction_test.cpp, the emulation here runs no reductions).
+TEST(DefaultGpuSchedule, RowMaximaRunAsBlockReductionsBitwise) {
+  const ir::LoweredRoutine r = row_reduction(ir::Op::Max, 40, 1024);
+  const std::string text = scheduled(r, options());
+  EXPECT_TRUE(has(text, "for i0 in [0, 40) grid:\n  for i1 in [0, 4):\n    for i2 in [0, 256) workgroup_reduce:"))
+      << text;
+  EXPECT_EQ(kernel_threads(default_gpu_schedule(r, options())), std::vector<std::int64_t>{40 * 256});
+  // A row no longer than a block takes one reduction; a minimum alike.
+  const std::string short_rows = scheduled(row_reduction(ir::Op::Min, 40, 100), options());
+  EXPECT_TRUE(has(short_rows, "for i0 in [0, 40) grid:\n  for i1 in [0, 100) workgroup_reduce:")) << short_rows;
+}
+
+// A row sum re-associates: only with the licence, and only over long rows.
+TEST(DefaultGpuSchedule, RowSumsRunAsBlockReductionsOnlyWithTheLicence) {
+  const ir::LoweredRoutine r = row_reduction(ir::Op::Add, 40, 512);
+  GpuScheduleOptions o = options();
+  EXPECT_FALSE(has(scheduled(r, o), "workgroup_reduce")) << scheduled(r, o);
+  o.reassociate = true;
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  EXPECT_TRUE(has(ir::print_loop_ir(s), "for i1 in [0, 2):\n    for i2 in [0, 256) workgroup_reduce:"))
+      << ir::print_loop_ir(s);
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
+  validate_parallel(s);
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(row_reduction(ir::Op::Add, 40, 128), o)), "workgroup_reduce"));
+}
+
+// Rows enough to fill the device keep one thread each; so do short rows.
+TEST(DefaultGpuSchedule, ManyRowsOrShortRowsKeepAThreadPerRow) {
+  ir::GpuLimits small_device = cuda_limits();
+  small_device.compute_units = 2;  // 4096 resident threads
+  const std::string many = ir::print_loop_ir(default_gpu_schedule(row_reduction(ir::Op::Max, 8192, 64), options(256, 64, small_device)));
+  EXPECT_FALSE(has(many, "workgroup_reduce")) << many;
+  EXPECT_TRUE(has(many, "workgroup:")) << many;
+  const std::string short_rows = ir::print_loop_ir(default_gpu_schedule(row_reduction(ir::Op::Max, 40, 32), options()));
+  EXPECT_FALSE(has(short_rows, "workgroup_reduce")) << short_rows;
+}
+
+}  // namespace row_reductions
+
 }  // namespace
 }  // namespace cannl::schedule::testing

@@ -17,6 +17,7 @@
 #include "cannl/codegen/gpu_codegen.h"
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/fission.h"
+#include "cannl/schedule/kernel_census.h"
 #include "cannl/schedule/lower_for_target.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
@@ -118,6 +119,8 @@ class GpuBackend final : public Backend {
     const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, target);
     std::vector<schedule::Segment> segments =
         schedule::fission(lowered, target, config::get_bool("schedule_fission"));
+    if (logging::debug_level() >= 1)
+      logging::info("kernel census of " + kernel_census_summary(schedule::kernel_census(segments, target.gpu), lowered.name));
     const std::vector<codegen::KernelBody> bodies = kernel_bodies(segments);
     codegen::GeneratedModule module = codegen::emit_gpu(language_, lowered, bodies, {.target = target});
     if (language_ == codegen::GpuLanguage::OpenCL) check_other_dialects(request.routine, lowered, bodies, target);
