@@ -1,6 +1,5 @@
 __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k0(
-    __global float *restrict einmax,
-    __global float *restrict logits) {
+    __global float *restrict einmax) {
   {
     const int32_t i0 = (int32_t)get_group_id(0);
     {
@@ -8,18 +7,34 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k0(
       einmax[256*i0 + i1] = (-INFINITY);
     }
   }
+}
+
+__kernel __attribute__((reqd_work_group_size(250, 1, 1))) void gpu_softmax_k1(
+    __global float *einmax,
+    __global float *restrict logits) {
+  __local float cannl_red_i3[250];
   {
-    const int32_t i2 = (int32_t)get_group_id(0);
-    {
-      const int32_t i3 = (int32_t)get_local_id(0);
-      for (int32_t i4 = 0; i4 < 1000; ++i4) {
-        einmax[256*i2 + i3] = cannl_fmaxf(einmax[256*i2 + i3], logits[((256*i2 + i3)*1000 + i4)]);
+    const int32_t i0 = (int32_t)get_group_id(0);
+    for (int32_t i1 = 0; i1 < 4; ++i1) {
+      {
+        const int64_t i4 = (int64_t)get_local_id(0);
+        const int64_t i2 = (int64_t)get_local_id(0);
+        if (i2 < 250) {
+          cannl_red_i3[i4] = logits[((i0)*1000 + 250*i1 + i2)];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        for (int64_t i5 = 128; i5 > 0; i5 >>= 1) {
+          if (i2 < i5 && i2 + i5 < 250) cannl_red_i3[i4] = cannl_fmaxf(cannl_red_i3[i4], cannl_red_i3[i4 + i5]);
+          barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        }
+        if (i2 == 0) einmax[i0] = cannl_fmaxf(einmax[i0], cannl_red_i3[i4]);
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
       }
     }
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k1(
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k2(
     __global float *restrict exp_,
     __global float *restrict logits,
     __global float *restrict einmax) {
@@ -37,7 +52,7 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k1(
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k2(
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k3(
     __global float *restrict einsum,
     __global float *restrict exp_) {
   {
@@ -51,7 +66,7 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k2(
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k3(
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k4(
     __global float *restrict div,
     __global float *restrict exp_,
     __global float *restrict einsum) {

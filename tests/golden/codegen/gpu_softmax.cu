@@ -1,6 +1,4 @@
-extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k0(
-    float *__restrict__ einmax,
-    float *__restrict__ logits) {
+extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k0(float *__restrict__ einmax) {
   {
     const int32_t i0 = (int32_t)blockIdx.x;
     {
@@ -8,18 +6,34 @@ extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k0(
       einmax[256*i0 + i1] = (-INFINITY);
     }
   }
+}
+
+extern "C" __global__ void __launch_bounds__(250) gpu_softmax_k1(
+    float *einmax,
+    float *__restrict__ logits) {
+  __shared__ float cannl_red_i3[250];
   {
-    const int32_t i2 = (int32_t)blockIdx.x;
-    {
-      const int32_t i3 = (int32_t)threadIdx.x;
-      for (int32_t i4 = 0; i4 < 1000; ++i4) {
-        einmax[256*i2 + i3] = cannl_fmaxf(einmax[256*i2 + i3], logits[((256*i2 + i3)*1000 + i4)]);
+    const int32_t i0 = (int32_t)blockIdx.x;
+    for (int32_t i1 = 0; i1 < 4; ++i1) {
+      {
+        const int64_t i4 = (int64_t)threadIdx.x;
+        const int64_t i2 = (int64_t)threadIdx.x;
+        if (i2 < 250) {
+          cannl_red_i3[i4] = logits[((i0)*1000 + 250*i1 + i2)];
+        }
+        __syncthreads();
+        for (int64_t i5 = 128; i5 > 0; i5 >>= 1) {
+          if (i2 < i5 && i2 + i5 < 250) cannl_red_i3[i4] = cannl_fmaxf(cannl_red_i3[i4], cannl_red_i3[i4 + i5]);
+          __syncthreads();
+        }
+        if (i2 == 0) einmax[i0] = cannl_fmaxf(einmax[i0], cannl_red_i3[i4]);
+        __syncthreads();
       }
     }
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k1(
+extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k2(
     float *__restrict__ exp_,
     float *__restrict__ logits,
     float *__restrict__ einmax) {
@@ -37,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k1(
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k2(
+extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k3(
     float *__restrict__ einsum,
     float *__restrict__ exp_) {
   {
@@ -51,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k2(
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k3(
+extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k4(
     float *__restrict__ div,
     float *__restrict__ exp_,
     float *__restrict__ einsum) {
