@@ -25,6 +25,7 @@
 #include "schedule/gpu_tile_nest.h"
 #include "schedule/loop_tree.h"
 #include "schedule/matmul_nest.h"
+#include "schedule/window_nest.h"
 #include "schedule/parallel_loops.h"
 
 namespace cannl::schedule {
@@ -51,6 +52,9 @@ constexpr std::int64_t kLongReduction = 4096;
 // output channels) when each sums at least this many updates and they fit this many cells.
 constexpr std::int64_t kMinSharedSteps = 4;
 constexpr std::int64_t kMaxSharedPartialCells = std::int64_t{1} << 24;
+// A convolution's input gradient as the transposed convolution (gather_windows) when the zero
+// border grows the work at most this many times.
+constexpr double kMaxGatherGrowth = 2.0;
 // Row reductions on blocks (block_reduce_nest): at least this many steps (a licensed sum or
 // product: this many), on blocks of at least this many threads, and on a device that does not
 // say how many units it has, for fewer cells than this.
@@ -150,7 +154,8 @@ class GpuScheduler {
     for (const auto& s : flatten_seq(routine_.body))
       if (const auto* f = std::get_if<ir::For>(&s->node)) tops.push_back(f->index);
     for (const ir::Symbol top : tops) {
-      const std::vector<ir::Symbol> staged = options_.reassociate ? stage_partials(top) : std::vector<ir::Symbol>{};
+      std::vector<ir::Symbol> staged = options_.reassociate ? gather_windows(top) : std::vector<ir::Symbol>{};
+      if (staged.empty() && options_.reassociate) staged = stage_partials(top);
       if (staged.empty()) tile_or_schedule_nest(top);
       for (const ir::Symbol s : staged) tile_or_schedule_nest(s);
     }
@@ -235,6 +240,22 @@ class GpuScheduler {
   std::int64_t resident_threads() const {
     const ir::GpuLimits& g = options_.target.gpu;
     return g.compute_units > 0 ? g.compute_units * ir::resident_threads_per_unit(g) : kUnknownDeviceThreads;
+  }
+
+  // A scatter over sliding windows (a stride-1 convolution's input gradient) as the transposed
+  // convolution, when its zero border grows the work at most kMaxGatherGrowth times (a licensed
+  // re-association; schedule/window_nest.h): every cell of the gradient gets its updates from
+  // one iteration of the cell loops, so the cells are the threads (or the rows and columns of a
+  // tile, where the gather tiles like a forward convolution). Staged into partials instead
+  // (below), the partials' sum into the gradient could share out only the batch and the
+  // channels, each thread adding every window of its cells in order. Returns the new top-level
+  // nests (the copy filling the zero-bordered operand, the gathered nest), or nothing.
+  std::vector<ir::Symbol> gather_windows(ir::Symbol top) {
+    const auto site = detail::find_loop(routine_.body, top);
+    if (!site || !site->enclosing.empty()) return {};
+    const auto plan = detail::plan_gather_windows(routine_, *site->loop, kMaxGatherGrowth, options_.target.min_tile_work,
+                                                  options_.target, /*must_tile=*/false);
+    return plan ? staged_tops(top, {*plan}) : std::vector<ir::Symbol>{};
   }
 
   // A perfect nest around one add-accumulation d[idx] += v into few cells (injective idx) over a

@@ -5,13 +5,37 @@
 #include <cstdio>
 #include <sstream>
 
+#include "cannl/ir/tree_mapper.h"
+
 namespace cannl::schedule {
+
+namespace {
+
+// The nodes `body` writes, in program order, each once.
+std::string written_nodes(const ir::StmtRef& body) {
+  std::vector<std::string> names;
+  const auto add = [&](const ir::NodeRef& n) {
+    const std::string name = n->debug_name();
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  ir::for_each_stmt(body, [&](const ir::Stmt& s) {
+    if (const auto* x = std::get_if<ir::Set>(&s.node)) add(x->node);
+    if (const auto* x = std::get_if<ir::SetDynamic>(&s.node)) add(x->node);
+    if (const auto* x = std::get_if<ir::ZeroOut>(&s.node)) add(x->node);
+    if (const auto* x = std::get_if<ir::TileMma>(&s.node)) add(x->d.node);
+  });
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
 
 std::vector<KernelCensusRow> kernel_census(std::span<const Segment> segments, const ir::GpuLimits& limits) {
   std::vector<KernelCensusRow> rows;
   for (const Segment& s : segments) {
     if (s.kind != Segment::Kind::Kernel) continue;
-    rows.push_back({rows.size(), s.geometry, ir::kernel_load(s.body, s.geometry, limits)});
+    rows.push_back({rows.size(), s.geometry, ir::kernel_load(s.body, s.geometry, limits), written_nodes(s.body)});
   }
   return rows;
 }
@@ -38,6 +62,7 @@ std::string describe(const KernelCensusRow& r, double total) {
   s << ", " << r.load.steps_per_thread << " steps per thread";
   if (r.load.waves > 1) s << " in " << r.load.waves << " waves";
   if (total > 0) s << ", " << percent(static_cast<double>(r.load.critical_steps()) / total) << " of the steps";
+  if (!r.writes.empty()) s << ": " << r.writes;
   return s.str() + "\n";
 }
 

@@ -47,7 +47,7 @@ double growth(const std::vector<const ir::For*>& loops, const GatherWindows& pla
 }  // namespace
 
 std::optional<GatherWindows> plan_gather_windows(const ir::LoweredRoutine& r, const ir::For& top, double max_growth,
-                                                 std::int64_t min_tile_work, const ir::Target& target) {
+                                                 std::int64_t min_tile_work, const ir::Target& target, bool must_tile) {
   const auto nest = serial_store_nest(top, 3);
   if (!nest) return std::nullopt;
   const ir::Set& store = *nest->store;
@@ -72,6 +72,7 @@ std::optional<GatherWindows> plan_gather_windows(const ir::LoweredRoutine& r, co
   } catch (const cannl::ScheduleError&) {
     return std::nullopt;
   }
+  if (!must_tile) return plan;
   const auto site = find_loop(gathered.body, top.index);
   if (!site || !plan_matmul_nest(*site->loop, min_tile_work, true, target)) return std::nullopt;
   return plan;

@@ -28,11 +28,13 @@ std::optional<Privatize> plan_window_privatize(const ir::For& top, std::int64_t 
 /// d[b, oh + kh, ow + kw, c] += g[b, oh, ow, f] * w[f, kh, kw, c]) as the transposed
 /// convolution: the GatherWindows of every pair (cell loop, window loop) summed with
 /// coefficient 1 in an axis of d, the cell loop read by the other operand alone. Only when the
-/// zero border grows the nest's iterations at most `max_growth` times and the gathered nest then
-/// tiles (plan_matmul_nest with the re-association licence, `min_tile_work`, `target`'s cost
-/// model); nullopt otherwise.
+/// zero border grows the nest's iterations at most `max_growth` times and, with `must_tile`, the
+/// gathered nest then tiles (plan_matmul_nest with the re-association licence, `min_tile_work`,
+/// `target`'s cost model); nullopt otherwise. (A GPU gathers without the tile too: every cell
+/// of d is then a thread of its own.)
 std::optional<GatherWindows> plan_gather_windows(const ir::LoweredRoutine& r, const ir::For& top, double max_growth,
-                                                 std::int64_t min_tile_work, const ir::Target& target);
+                                                 std::int64_t min_tile_work, const ir::Target& target,
+                                                 bool must_tile = true);
 
 /// The staged form of the same scatters (when the gather does not pay): the loop that d's
 /// innermost axis indexes alone (the input channels) moved innermost by adjacent Swaps, then the

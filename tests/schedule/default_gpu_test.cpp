@@ -232,10 +232,14 @@ TEST(DefaultGpuSchedule, ReassociationStagesFewCellsIntoPartialsOnManyThreads) {
 // dx[b, h + kh, w + kw, c] += dy[b, h, w, o] * k[o, kh, kw, c] (a convolution's input gradient):
 // the store is not injective in h, kh, w, kw, but b and c index it alone: they move above the
 // others into the parallel chain (each cell's updates keep their order: bitwise).
-ir::LoweredRoutine conv_input_grad() {
-  const auto dy = ir::make_node("dy", DType::F32, {2, 4, 4, 4});
-  const auto k = ir::make_node("k", DType::F32, {4, 3, 3, 4});
-  const auto dx = ir::make_node("dx", DType::F32, {2, 6, 6, 4});
+// dx[b, h + kh, w + kw, c] += dy[b, h, w, o] * k[o, kh, kw, c]: a stride-1 convolution's input
+// gradient, by default of 2 images of 4 x 4 x 4 and a 3 x 3 window over 4 channels.
+ir::LoweredRoutine conv_input_grad(std::int64_t batch = 2, std::int64_t side = 4, std::int64_t outs = 4,
+                                   std::int64_t window = 3, std::int64_t ins = 4) {
+  const std::int64_t in_side = side + window - 1;
+  const auto dy = ir::make_node("dy", DType::F32, {batch, side, side, outs});
+  const auto k = ir::make_node("k", DType::F32, {outs, window, window, ins});
+  const auto dx = ir::make_node("dx", DType::F32, {batch, in_side, in_side, ins});
   const ir::Symbol b = ir::fresh_symbol(), h = ir::fresh_symbol(), w = ir::fresh_symbol(), o = ir::fresh_symbol();
   const ir::Symbol kh = ir::fresh_symbol(), kw = ir::fresh_symbol(), c = ir::fresh_symbol();
   const std::vector<AxisIndex> at{it(b), AxisIndex{{{1, h}, {1, kh}}, 0}, AxisIndex{{{1, w}, {1, kw}}, 0}, it(c)};
@@ -243,7 +247,8 @@ ir::LoweredRoutine conv_input_grad() {
       ir::apply(ir::Op::Mul, DType::F32, {ir::get(dy, {it(b), it(h), it(w), it(o)}), ir::get(k, {it(o), it(kh), it(kw), it(c)})});
   const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dx, at), product});
   ir::StmtRef nest = ir::set(dx, at, acc);
-  for (const auto& [s, n] : std::vector<std::pair<ir::Symbol, std::int64_t>>{{c, 4}, {kw, 3}, {kh, 3}, {o, 4}, {w, 4}, {h, 4}, {b, 2}})
+  for (const auto& [s, n] : std::vector<std::pair<ir::Symbol, std::int64_t>>{
+           {c, ins}, {kw, window}, {kh, window}, {o, outs}, {w, side}, {h, side}, {b, batch}})
     nest = ir::for_loop(s, 0, n, nest);
   return {"conv_input_grad", nest, {}};
 }
@@ -364,6 +369,26 @@ TEST(DefaultGpuSchedule, AWeightGradientBecomesATileOverTheBatch) {
   expect_runs_as_on_a_gpu(default_gpu_schedule(r, tile_options()));
 }
 
+
+// With the licence, an input gradient whose zero border at most doubles the work (LeNet's second
+// convolution: 10 x 10 outputs of 5 x 5 windows, 14 x 14 inputs) is the transposed convolution:
+// a thread per cell of dx, not partials whose sum shares out the batch and channels only.
+TEST(DefaultGpuSchedule, ReassociationGathersAConvolutionInputGradientAsTheTransposedConvolution) {
+  const ir::LoweredRoutine r = conv_input_grad(1, 10, 3, 5, 2);
+  GpuScheduleOptions o = tile_options();
+  o.reassociate = true;
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  const std::string text = ir::print_loop_ir(s);
+  EXPECT_TRUE(has(text, "dy_windowed")) << text;
+  EXPECT_FALSE(has(text, "dx_partials")) << text;
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << text;
+  validate_parallel(s);
+  expect_runs_as_on_a_gpu(s);
+  // The copy into the bordered operand (a thread per cell of dy), then a thread per cell of dx.
+  EXPECT_EQ(kernel_threads(s), (std::vector<std::int64_t>{10 * 10 * 3, 14 * 14 * 2})) << text;
+  // A border that more than doubles the work (3 x 3 outputs of 5 x 5 windows) is staged instead.
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(conv_input_grad(2, 3, 3, 5, 2), o)), "_windowed"));
+}
 
 namespace row_reductions {
 

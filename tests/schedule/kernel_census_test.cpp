@@ -44,7 +44,7 @@ TEST(KernelCensus, SummaryRanksTheHeaviestAndNamesTheStarving) {
   ASSERT_EQ(starving_kernels(census).size(), 1u);
   const std::string summary = kernel_census_summary(census, "step", 1);
   EXPECT_NE(summary.find("step: 2 kernels, 5010 critical steps on 270336 resident threads; the heaviest:\n"
-                         "  k1  1 x 64 threads (0.0237% of the device), 5000 steps per thread, 99.8% of the steps\n"),
+                         "  k1  1 x 64 threads (0.0237% of the device), 5000 steps per thread, 99.8% of the steps: c\n"),
             std::string::npos)
       << summary;
   EXPECT_NE(summary.find("kernels that starve the device"), std::string::npos) << summary;

@@ -53,6 +53,10 @@ class BenchCell {
   double loss() const;
   /// The context the cell runs on (for its kernel profile).
   const runtime::Context& context() const { return ctx_; }
+  /// From now on compile() also keeps the step's (or forward's) routine as optimized, before any
+  /// schedule: what bench_cannl --census schedules for a GPU.
+  void keep_optimized_routine() { keep_optimized_ = true; }
+  const std::optional<ir::LoweredRoutine>& optimized_routine() const { return optimized_; }
   /// The tuner's report on the tuned routine (a tuned cell, after compile()).
   const std::optional<tune::TuneReport>& tune_report() const { return tune_report_; }
 
@@ -65,6 +69,8 @@ class BenchCell {
   runtime::Routine forward_;
   bool tune_ = false;
   std::optional<tune::TuneReport> tune_report_;
+  bool keep_optimized_ = false;
+  std::optional<ir::LoweredRoutine> optimized_;
 
   runtime::Routine compile_routine(runtime::Context& ctx, const ir::Comp& comp, const std::string& name);
 };

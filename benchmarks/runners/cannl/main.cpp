@@ -22,6 +22,7 @@
 
 #include <chrono>
 
+#include "bench_census.h"
 #include "bench_harness.h"
 #include "cannl/backends/backend.h"
 #include "cannl/backends/cc_backend.h"
@@ -47,6 +48,7 @@ struct Args {
   bool fresh_build_files = false;
   bool warm_probe = false;  // internal: the second run of add_warm_compile
   bool skip_unavailable = false;  // exit 77 (a skipped test) when the backend does not open here
+  std::optional<std::int64_t> census_units;  // --census: the device's multiprocessors
 };
 
 /// The exit status of --skip-unavailable when the backend does not open (ctest's SKIP_RETURN_CODE).
@@ -57,7 +59,7 @@ constexpr int kSkipped = 77;
             << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
             << "         [--backend cc|interpreter|cuda|hip|opencl] [--variant NAME] [--parity-steps N]\n"
             << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
-            << "         [--tolerance X] [--profile] [--tune] [--fresh-build-files]\n"
+            << "         [--tolerance X] [--profile] [--tune] [--fresh-build-files] [--census UNITS]\n"
             << "  --tolerance: the parity gate's max relative loss difference (default: the\n"
             << "             workload's parity_tolerance, else 2e-3, the f32 gate)\n"
             << "  --profile: time each kernel (config key profile_kernels) and print the top 10 of\n"
@@ -66,7 +68,10 @@ constexpr int kSkipped = 77;
             << "          CANNL_AUTOTUNE_BUDGET_S); the row gets tune_outcome and tune_search_s\n"
             << "  --fresh-build-files: compile into an empty build_files/ folder (removed at exit),\n"
             << "          so that compile_s is a cold compile\n"
-            << "  --skip-unavailable: exit 77 (a skipped test) when the backend does not open here\n";
+            << "  --skip-unavailable: exit 77 (a skipped test) when the backend does not open here\n"
+            << "  --census UNITS: run nothing; print the step's kernels under the default GPU schedule\n"
+            << "          on a CUDA-like device of UNITS multiprocessors (132: an H200), heaviest\n"
+            << "          first by their static load, and those that starve the device\n";
   std::exit(2);
 }
 
@@ -106,6 +111,7 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--timed-steps") a.timed = std::stoll(value);
     else if (flag == "--check-against") a.check_against = value;
     else if (flag == "--tolerance") a.tolerance = std::stod(value);
+    else if (flag == "--census") a.census_units = std::stoll(value);
     else usage("unknown flag " + flag);
   }
   if (a.fixture.empty()) usage("--fixture is required");
@@ -226,6 +232,18 @@ int warm_probe(bench::BenchCell& cell) {
 
 /// The top kernels of the timed steps (and the queued ones after them), on stderr: stdout
 /// carries only the JSON row.
+// --census: the step compiled on the interpreter (nothing runs), its optimized routine scheduled
+// for the GPU device; the census on stdout.
+int print_census(const bench::Workload& w, const io::SafetensorsFile& file, std::int64_t units) {
+  if (units < 1) throw RuntimeUsageError("--census needs a positive number of multiprocessors");
+  bench::BenchCell cell(w, file, runtime::Context::interpreter());
+  cell.keep_optimized_routine();
+  cell.compile();
+  std::cout << "bench_cannl: census of " << w.text("name") << " on a CUDA-like device of " << units
+            << " multiprocessors\n" << bench::gpu_census(*cell.optimized_routine(), units);
+  return 0;
+}
+
 void print_profile(const runtime::Context& ctx) {
   const std::vector<runtime::KernelProfileRow> rows = ctx.kernel_profile();
   std::cerr << "bench_cannl: top kernels of " << rows.size() << " (total, mean per call, share of "
@@ -262,6 +280,7 @@ int main(int argc, char** argv) {
     row["optimizer"] = bench::json_string(w.text_or("optimizer", "sgd"));
     if (!args.tolerance) tolerance = w.number_or("parity_tolerance", kF32Tolerance);
     const bench::StepCounts steps = step_counts(w, args);
+    if (args.census_units) return print_census(w, file, *args.census_units);
     bench::BenchCell cell(w, file, runtime::Context(backends::make_backend(args.backend)), args.tune);
     if (args.warm_probe) return warm_probe(cell);
     // The profile leaves out the parity and warm-up steps (the first pays for the thread pool).

@@ -22,6 +22,8 @@ struct KernelCensusRow {
   std::size_t kernel = 0;  // index among the routine's kernels: the printed name's "_k<kernel>"
   ir::KernelGeometry geometry;
   ir::KernelLoad load;
+  /// The nodes it writes, in program order, comma-separated ("grad_w1, w1").
+  std::string writes;
 };
 
 /// Every kernel of `segments`, in launch order.
@@ -34,7 +36,7 @@ std::vector<KernelCensusRow> starving_kernels(std::span<const KernelCensusRow> c
 /// by critical steps with their geometry and share of the routine's critical steps, then every
 /// kernel that starves the device.
 ///   "step: 42 kernels, 1.2e+06 critical steps on 270336 resident threads; the heaviest:
-///      k12   64 x 256 threads (6.1% of the device), 5126 steps per thread, 21.3% of the steps"
+///      k12  64 x 256 threads (6.1% of the device), 5126 steps per thread, 21.3% of the steps: grad_w1"
 std::string kernel_census_summary(std::span<const KernelCensusRow> census, const std::string& routine,
                                   std::size_t top = 5);
 

@@ -1,0 +1,34 @@
+// bench_cannl --census (bench_census.h).
+#include "bench_census.h"
+
+#include "cannl/ir/target.h"
+#include "cannl/schedule/default_gpu.h"
+#include "cannl/schedule/fission.h"
+#include "cannl/schedule/kernel_census.h"
+#include "cannl/schedule/lower_for_target.h"
+
+namespace cannl::bench {
+
+namespace {
+
+std::vector<schedule::KernelCensusRow> census_of(const ir::LoweredRoutine& routine, std::int64_t units) {
+  ir::GpuLimits limits{1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 32};
+  limits.compute_units = units;
+  ir::Target target = ir::generic_gpu_target(limits);
+  target.backend = "census";
+  const ir::LoweredRoutine scheduled =
+      schedule::default_gpu_schedule(routine, schedule::GpuScheduleOptions::from_config(target));
+  return schedule::kernel_census(schedule::fission(schedule::lower_for_target(scheduled, target), target), limits);
+}
+
+}  // namespace
+
+std::string gpu_census(const ir::LoweredRoutine& routine, std::int64_t units, std::size_t top) {
+  return schedule::kernel_census_summary(census_of(routine, units), routine.name, top);
+}
+
+bool gpu_census_starves(const ir::LoweredRoutine& routine, std::int64_t units) {
+  return !schedule::starving_kernels(census_of(routine, units)).empty();
+}
+
+}  // namespace cannl::bench
