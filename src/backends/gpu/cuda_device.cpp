@@ -279,12 +279,14 @@ class CudaGraph final : public LaunchGraph {
     std::string name;
     std::size_t arity = 0;
   };
-  CudaGraph(std::shared_ptr<CudaQueue> queue, CUgraphExec exec, std::vector<KernelNode> nodes, std::string label)
-      : queue_(std::move(queue)), exec_(exec), nodes_(std::move(nodes)), label_(std::move(label)) {}
+  CudaGraph(std::shared_ptr<CudaQueue> queue, CUgraph graph, CUgraphExec exec, std::vector<KernelNode> nodes,
+            std::string label)
+      : queue_(std::move(queue)), graph_(graph), exec_(exec), nodes_(std::move(nodes)), label_(std::move(label)) {}
   ~CudaGraph() override {
     // A graph still running is freed by the driver once it completes.
     queue_->make_current_quietly();
     queue_->api().cuGraphExecDestroy(exec_);
+    queue_->api().cuGraphDestroy(graph_);
   }
   CudaGraph(const CudaGraph&) = delete;
   CudaGraph& operator=(const CudaGraph&) = delete;
@@ -312,6 +314,7 @@ class CudaGraph final : public LaunchGraph {
 
  private:
   std::shared_ptr<CudaQueue> queue_;
+  CUgraph graph_;  // kept: its nodes name those of exec_ whose arguments set_args updates
   CUgraphExec exec_;
   std::vector<KernelNode> nodes_;
   std::string label_;
@@ -565,8 +568,8 @@ std::unique_ptr<LaunchGraph> CudaDevice::build_graph(Module& module, std::span<c
   };
   CUgraph graph = nullptr;
   if (const CUresult r = api.cuGraphCreate(&graph, 0); r != CUDA_SUCCESS) return failed("cuGraphCreate", r);
-  // The graph itself is not needed once instantiated.
-  const std::unique_ptr<CUgraph_st, CUresult (*)(CUgraph)> owned(graph, api.cuGraphDestroy);
+  // Owned by the CudaGraph once instantiated: its nodes are the handles for updating the instance.
+  std::unique_ptr<CUgraph_st, CUresult (*)(CUgraph)> owned(graph, api.cuGraphDestroy);
   CUgraphNode previous = nullptr;
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const LaunchStep& step = steps[k];
@@ -595,7 +598,7 @@ std::unique_ptr<LaunchGraph> CudaDevice::build_graph(Module& module, std::span<c
   CUgraphExec exec = nullptr;
   if (const CUresult r = api.cuGraphInstantiateWithFlags(&exec, graph, 0); r != CUDA_SUCCESS)
     return failed("cuGraphInstantiateWithFlags", r);
-  return std::make_unique<CudaGraph>(queue_, exec, std::move(nodes), label);
+  return std::make_unique<CudaGraph>(queue_, owned.release(), exec, std::move(nodes), label);
 }
 
 
