@@ -14,6 +14,7 @@
 #include "backends/gpu/launch_checks.h"
 #include "backends/gpu/module_cache.h"
 #include "backends/gpu/nvrtc_api.h"
+#include "backends/gpu/param_array.h"
 #include "cannl/support/error.h"
 
 namespace cannl::backends::gpu {
@@ -224,34 +225,6 @@ class CudaEvent final : public Event {
  private:
   std::shared_ptr<CudaQueue> queue_;
   CUevent event_ = nullptr;
-};
-
-// cuLaunchKernel's parameter array: each argument's value (device pointers as CUdeviceptr,
-// statics as long long: 8 bytes each) and a pointer to each value; on the stack for the usual
-// counts, so that a launch allocates nothing.
-class ParamArray {
- public:
-  explicit ParamArray(std::size_t count) : count_(count) {
-    if (count > kInline) {
-      spilled_values_.resize(count);
-      spilled_pointers_.resize(count);
-    }
-    for (std::size_t k = 0; k < count; ++k) pointers()[k] = &values()[k];
-  }
-  ParamArray(const ParamArray&) = delete;
-  ParamArray& operator=(const ParamArray&) = delete;
-
-  std::size_t size() const { return count_; }
-  unsigned long long* values() { return count_ > kInline ? spilled_values_.data() : inline_values_.data(); }
-  void** pointers() { return count_ > kInline ? spilled_pointers_.data() : inline_pointers_.data(); }
-
- private:
-  static constexpr std::size_t kInline = 32;
-  std::size_t count_;
-  std::array<unsigned long long, kInline> inline_values_{};
-  std::array<void*, kInline> inline_pointers_{};
-  std::vector<unsigned long long> spilled_values_;
-  std::vector<void*> spilled_pointers_;
 };
 
 // Writes the values of `args` (a launch of `kernel` on `queue`) into `out`.

@@ -1,20 +1,12 @@
 // Graph replay of GPU routines (config gpu_graphs) on the mock CUDA driver (mock_cuda_driver.c):
 // the mock logs every kernel launch and memset in one form whether it came directly or from a
 // graph, so each test compares what a graph launched with what direct launches of the same
-// routine launch. A routine here has a scratch array (a memset node), a kernel that reads a
-// static value and one that does not. What only a GPU shows (that the driver runs the graph's
-// nodes as the stream would, and the time it saves) is left to the H200 check.
+// routine launch (graph_checks.h). What only a GPU shows (that the driver runs the graph's nodes
+// as the stream would, and the time it saves) is left to the H200 check.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <map>
-#include <regex>
-#include <sstream>
-
 #include "backends/gpu/cuda_device.h"
-#include "backends/gpu/device_checks.h"
-#include "backends/gpu/gpu_backend.h"
-#include "backends/gpu/gpu_executable.h"
+#include "backends/gpu/graph_checks.h"
 #include "backends/gpu/mock_libraries.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
@@ -22,34 +14,8 @@
 namespace cannl::test_gpu {
 namespace {
 
-using backends::Buffer;
 using backends::gpu::GpuExecutable;
-
-// tmp[0] = sum_i a[i]; out[0] = tmp[0]; row[j] = data[batch, j]: tmp is a Local array (device
-// scratch, zeroed each run), the sum a serial kernel, and only the row copy (a parallel kernel)
-// reads the static `batch`.
-backends::CompileRequest summing_and_gathering() {
-  auto a = ir::make_node("a", ir::DType::F32, {8});
-  auto out = ir::make_node("out", ir::DType::F32, {1});
-  auto data = ir::make_node("data", ir::DType::F32, {4, 256});
-  auto row = ir::make_node("row", ir::DType::F32, {256});
-  auto tmp = ir::make_node("tmp", ir::DType::F32, {1});
-  const ir::StaticSymbol batch{ir::fresh_symbol(), 4, "batch"};
-  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
-  const std::vector<ir::AxisIndex> at0{ir::AxisIndex::fixed(0)};
-  const auto sum = ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(tmp, at0), ir::get(a, {ir::AxisIndex::iterator(i)})});
-  const ir::AxisIndex batch_row{{{1, batch.symbol}}, 0};
-  const auto body = ir::seq({ir::for_loop(i, 0, 8, ir::set(tmp, at0, sum)), ir::set(out, at0, ir::get(tmp, at0)),
-                             ir::for_loop(j, 0, 256, ir::set(row, {ir::AxisIndex::iterator(j)},
-                                                           ir::get(data, {batch_row, ir::AxisIndex::iterator(j)})))});
-  return {ir::LoweredRoutine{"sum_and_gather", body, {batch}}, {a, out, data, row}};
-}
-
-// The buffers of one run of summing_and_gathering.
-struct Buffers {
-  std::vector<std::unique_ptr<Buffer>> owned;
-  std::vector<Buffer*> pointers;
-};
+using Buffers = GraphRuns::Buffers;
 
 class CudaGraphs : public ::testing::Test {
  protected:
@@ -60,9 +26,7 @@ class CudaGraphs : public ::testing::Test {
     mock_->fail_graph_instantiate(0);
     mock_->fail_graph_updates(0);
     EXPECT_EQ(mock_->errors() - errors_before_, 0) << "calls a real driver would reject";
-    executables_.clear();
-    backend_.reset();
-    device_.reset();
+    runs_.reset();
     EXPECT_EQ(mock_->live_objects(), 0) << "allocations, graphs, modules, events, streams or contexts not released";
   }
   void open(bool without_graphs) {
@@ -70,77 +34,22 @@ class CudaGraphs : public ::testing::Test {
     mock_ = mock_cuda_driver(why, without_graphs);
     if (mock_ == nullptr) GTEST_SKIP() << why;
     errors_before_ = mock_->errors();
-    device_ = backends::gpu::open_cuda_on(*mock_->api, 0);
-    backend_ = backends::make_gpu_backend(device_, codegen::GpuLanguage::Cuda);
+    runs_ = std::make_unique<GraphRuns>(backends::gpu::open_cuda_on(*mock_->api, 0), codegen::GpuLanguage::Cuda,
+                                        MockLog{mock_->log, mock_->clear_log, mock_->declare_kernel});
   }
-
-  // The routine compiled under the current configuration, its kernels declared to the mock.
-  GpuExecutable& compile() {
-    backends::CompileRequest request = summing_and_gathering();
-    request.routine = backend_->default_schedule(request.routine);
-    executables_.push_back(backend_->compile(request));
-    auto& exe = dynamic_cast<GpuExecutable&>(*executables_.back());
-    // The mock reads no parameter layout from the cubin: each kernel's argument count from its
-    // signature (every argument is 8 bytes: a pointer or an int64_t).
-    static const std::regex signature(R"(__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\(([^)]*)\))");
-    int kernels = 0;
-    for (std::sregex_iterator m(exe.source().begin(), exe.source().end(), signature), end; m != end; ++m, ++kernels) {
-      const std::string params = (*m)[2];
-      mock_->declare_kernel((*m)[1].str().c_str(), params.empty() ? 0 : 1 + static_cast<int>(std::count(params.begin(), params.end(), ',')));
-    }
-    EXPECT_GE(kernels, 2) << exe.source();
-    return exe;
-  }
-  Buffers buffers() {
-    Buffers b;
-    for (std::size_t bytes : {8 * 4, 4, 4 * 256 * 4, 256 * 4}) {
-      b.owned.push_back(backend_->allocate(bytes));
-      b.pointers.push_back(b.owned.back().get());
-    }
-    return b;
-  }
-  // What one run launched, as the mock logged it, with the addresses of `b` by name and any other
-  // (the executable's scratch) by order of appearance.
-  std::string run(GpuExecutable& exe, const Buffers& b, std::int64_t batch) {
-    mock_->clear_log();
-    const std::int64_t statics[] = {batch};
-    exe.run(b.pointers, statics);
-    device_->synchronize();
-    std::map<std::string, std::string> names;
-    const char* kNames[] = {"a", "out", "data", "row"};
-    for (std::size_t k = 0; k < b.pointers.size(); ++k) {
-      std::ostringstream hex;
-      hex << std::hex << backends::gpu::cuda_pointer(*device_, *b.pointers[k]);
-      names[hex.str()] = kNames[k];
-    }
-    std::istringstream in(mock_->log());
-    std::ostringstream out;
-    std::string word;
-    while (in >> word) {
-      // Heap addresses are long; static values and sizes are short.
-      if (word.size() >= 8 && word.find_first_not_of("0123456789abcdef") == std::string::npos && !names.contains(word))
-        names[word] = "scratch" + std::to_string(names.size() - b.pointers.size());
-      out << (names.contains(word) ? names[word] : word) << (in.peek() == '\n' ? "\n" : " ");
-    }
-    return out.str();
-  }
-  // The same run of a copy of the routine compiled with gpu_graphs=off.
+  GpuExecutable& compile() { return runs_->compile(); }
+  Buffers buffers() { return runs_->buffers(); }
+  std::string run(GpuExecutable& exe, const Buffers& b, std::int64_t batch) { return runs_->run(exe, b, batch); }
   std::string direct_run(const Buffers& b, std::int64_t batch) {
-    config::set_override("gpu_graphs", "off");
-    GpuExecutable& direct = compile();
-    config::clear_overrides();
     const int launches = mock_->launches();
-    std::string log = run(direct, b, batch);
+    std::string log = runs_->direct_run(b, batch);
     EXPECT_GT(mock_->launches(), launches);
-    EXPECT_EQ(direct.graph_builds(), 0u);
     return log;
   }
 
   const MockDriver* mock_ = nullptr;
   int errors_before_ = 0;
-  std::shared_ptr<backends::gpu::Device> device_;
-  std::shared_ptr<backends::Backend> backend_;
-  std::vector<std::unique_ptr<backends::Executable>> executables_;
+  std::unique_ptr<GraphRuns> runs_;
 };
 
 TEST_F(CudaGraphs, ARoutineRunTwiceIsOneGraphBuiltOnceAndLaunchedTwice) {
