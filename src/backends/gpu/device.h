@@ -118,10 +118,12 @@ class Device {
   /// another device, or a geometry over limits().
   virtual void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
                       std::span<const KernelArg> args) = 0;
+  /// Whether the device's API has graphs (CUDA, HIP): build_graph may then still fail, saying why.
+  virtual bool has_graphs() const { return false; }
   /// `steps` (kernels of `module`, in order, each after the one before) as one graph named
-  /// `label` (for messages); nullptr with the reason in `why` when the device has no graphs (OpenCL,
-  /// a driver without the graph API) or the driver refuses to build or instantiate it. Throws like
-  /// launch on a step that launch would refuse.
+  /// `label` (for messages); nullptr with the reason in `why` when the driver lacks the graph
+  /// entry points or refuses to build or instantiate it. Throws like launch on a step that launch
+  /// would refuse.
   virtual std::unique_ptr<LaunchGraph> build_graph(Module& module, std::span<const LaunchStep> steps,
                                                    const std::string& label, std::string& why) {
     (void)module, (void)steps, (void)label;

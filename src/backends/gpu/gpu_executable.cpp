@@ -47,7 +47,7 @@ GpuExecutable::GpuExecutable(std::shared_ptr<Device> device, CompileRequest requ
                              std::shared_ptr<Module> loaded, const std::string& file)
     : device_(std::move(device)), request_(std::move(request)), segments_(std::move(segments)),
       module_(std::move(module)), loaded_(std::move(loaded)), profiled_(profile_kernels()),
-      use_graphs_(gpu_graphs_enabled() && !profiled_) {
+      use_graphs_(gpu_graphs_enabled() && !profiled_ && device_->has_graphs()) {
   // Buffer slots: the parameters in order, then the routine's Local arrays (the nodes it touches
   // that are no parameter), which get device scratch memory of their own.
   std::map<int, std::size_t> slot_of;

@@ -376,6 +376,7 @@ class HipDevice final : public Device {
                                const std::filesystem::path& cache_dir) override;
   void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
               std::span<const KernelArg> args) override;
+  bool has_graphs() const override { return true; }
   std::unique_ptr<LaunchGraph> build_graph(Module& module, std::span<const LaunchStep> steps,
                                            const std::string& label, std::string& why) override;
   std::pair<std::uint64_t, std::size_t> graph_key(const Buffer& buffer) const override {
