@@ -183,7 +183,9 @@ class HipGraph final : public LaunchGraph {
            std::string label)
       : queue_(std::move(queue)), graph_(graph), exec_(exec), nodes_(std::move(nodes)), label_(std::move(label)) {}
   ~HipGraph() override {
+    // HIP does not promise to keep a destroyed graph's launches running: they finish first.
     queue_->make_current_quietly();
+    queue_->api().hipStreamSynchronize(queue_->stream());
     queue_->api().hipGraphExecDestroy(exec_);
     queue_->api().hipGraphDestroy(graph_);
   }
