@@ -95,6 +95,7 @@ GpuExecutable::GpuExecutable(std::shared_ptr<Device> device, CompileRequest requ
   }
   std::move(segment_launches.begin(), segment_launches.end(), std::back_inserter(launches_));
   std::move(segment_bindings.begin(), segment_bindings.end(), std::back_inserter(bindings_));
+  use_graphs_ = use_graphs_ && !launches_.empty();
 }
 
 Buffer& GpuExecutable::buffer(std::span<Buffer* const> buffers, std::size_t slot) const {
@@ -134,7 +135,16 @@ void GpuExecutable::launch_one_by_one(std::span<Buffer* const> buffers) {
 bool GpuExecutable::replay(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) {
   run_buffers_.clear();
   for (const Buffer* b : buffers) run_buffers_.push_back(device_->graph_key(*b));
-  if (graph_ != nullptr && run_buffers_ != graph_buffers_) graph_.reset();  // built for other buffers
+  if (graph_ != nullptr && run_buffers_ != graph_buffers_) {
+    // Built for other buffers. One launched only once before they changed again saved nothing:
+    // buffers that change at every run give graphs up.
+    rebuilds_in_a_row_ = graph_launches_ <= 1 ? rebuilds_in_a_row_ + 1 : 0;
+    graph_.reset();
+    if (rebuilds_in_a_row_ == kMaxRebuildsInARow) {
+      give_up_graphs("its buffers changed at each of its last " + std::to_string(kMaxRebuildsInARow + 1) + " runs");
+      return false;
+    }
+  }
   if (graph_ != nullptr && !std::equal(static_values.begin(), static_values.end(), graph_statics_.begin())) {
     // Only the kernels that read a static value that changed have other arguments.
     for (std::size_t k = 0; k < launches_.size() && graph_ != nullptr; ++k) {
@@ -157,10 +167,12 @@ bool GpuExecutable::replay(std::span<Buffer* const> buffers, std::span<const std
       return false;
     }
     ++graph_builds_;
+    graph_launches_ = 0;
     graph_buffers_ = run_buffers_;
     graph_statics_.assign(static_values.begin(), static_values.end());
   }
   graph_->launch();
+  ++graph_launches_;
   return true;
 }
 

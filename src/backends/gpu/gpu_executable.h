@@ -7,7 +7,8 @@
 // graph and each run enqueues it with one call. A graph holds the buffers' addresses and the
 // argument values it was built with: a run with the same buffers replays it, after updating the
 // arguments of the kernels that read a static value that changed; a run with other buffers builds
-// it again. Where the device cannot build one, the kernels launch one by one (a line logged).
+// it again (buffers that change at every run give graphs up). Where the device cannot build one,
+// the kernels launch one by one (a line logged).
 //
 // Profiled (config `profile_kernels`, debug >= 2), every launch is bracketed by device events,
 // read when the timings are asked for, so a run still only enqueues; profiled runs launch one by
@@ -89,6 +90,9 @@ class GpuExecutable final : public Executable {
   std::vector<std::pair<std::uint64_t, std::size_t>> graph_buffers_, run_buffers_;  // graph_key()s
   std::vector<std::int64_t> graph_statics_;
   std::size_t graph_builds_ = 0;
+  std::size_t graph_launches_ = 0;    // of graph_
+  std::size_t rebuilds_in_a_row_ = 0;  // for other buffers, each after one launch of the graph before
+  static constexpr std::size_t kMaxRebuildsInARow = 3;
 };
 
 /// Config `gpu_graphs`: true for auto, false for off; ConfigError otherwise.

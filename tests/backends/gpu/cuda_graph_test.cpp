@@ -87,9 +87,21 @@ TEST_F(CudaGraphs, OtherBuffersBuildTheGraphAgain) {
   const Buffers first = buffers(), second = buffers();
   const std::string expected = direct_run(second, 2);
   EXPECT_EQ(run(exe, first, 2), direct_run(first, 2));
-  EXPECT_EQ(run(exe, second, 2), expected);
-  EXPECT_EQ(run(exe, second, 2), expected);
-  EXPECT_EQ(exe.graph_builds(), 2u);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(run(exe, second, 2), expected);
+  EXPECT_EQ(run(exe, first, 2), direct_run(first, 2));
+  EXPECT_EQ(run(exe, first, 2), direct_run(first, 2));
+  EXPECT_EQ(exe.graph_builds(), 3u) << "for the first buffers, the second, the first again";
+}
+
+TEST_F(CudaGraphs, BuffersThatChangeAtEveryRunGiveGraphsUp) {
+  GpuExecutable& exe = compile();
+  const Buffers first = buffers(), second = buffers();
+  const std::string on_first = direct_run(first, 2), on_second = direct_run(second, 2);
+  ::testing::internal::CaptureStderr();
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(run(exe, k % 2 == 0 ? first : second, 2), k % 2 == 0 ? on_first : on_second);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(exe.graph_builds(), 3u) << "then one by one";
+  EXPECT_NE(log.find("no cuda graph (its buffers changed at each of its last 4 runs)"), std::string::npos) << log;
 }
 
 TEST_F(CudaGraphs, AFailedUpdateBuildsTheGraphAgain) {
