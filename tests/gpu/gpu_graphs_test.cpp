@@ -8,6 +8,7 @@
 
 #include "backends/gpu/gpu_executable.h"
 #include "backends/run_util.h"
+#include "cannl/cannl.h"
 #include "cannl/support/config.h"
 #include "gpu/gpu_test_util.h"
 
@@ -87,6 +88,30 @@ TEST(GpuGraphs, ComputeWhatLaunchingOneByOneComputes) {
   const auto& exe = dynamic_cast<const backends::gpu::GpuExecutable&>(*replayed);
   const bool has_graphs = gpu->name() == "cuda" || gpu->name() == "hip";
   EXPECT_EQ(exe.graph_builds(), has_graphs ? 3u : 0u) << "built for a, for b, for a again";
+}
+
+// A training loop on the same buffers, its batch index a static value that changes every step,
+// builds its graphs in the first steps and none after (CUDA and HIP: OpenCL has no graphs).
+TEST(GpuGraphs, ASteadyTrainingLoopBuildsItsGraphsOnce) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  if (gpu->name() != "cuda" && gpu->name() != "hip") GTEST_SKIP() << "the " << gpu->name() << " backend has no graphs";
+  reset_tensor_state();
+  using Dims = std::vector<std::int64_t>;
+  const auto data = datasets::moons({.samples = 64, .noise = 0.1, .seed = 7});
+  ir::StaticSymbol batch{ir::fresh_symbol(), 4, "batch"};
+  Tensor x_all = literal("moons_x", data.features, {.batch = Dims{4, 16}, .output = Dims{2}});
+  Tensor y_all = literal("moons_y", data.one_hot(), {.batch = Dims{4, 16}, .output = Dims{2}});
+  Tensor w = param("w", {.output = Dims{2}, .init = {.kind = InitKind::Kaiming}});
+  Tensor loss = nn::cross_entropy(w * slice_batch(x_all, batch), slice_batch(y_all, batch));
+  auto step = train::compile_step(runtime::Context(gpu), loss,
+                                  {.sgd = {.lr = 0.1, .momentum = 0.9}, .batch = batch, .n_batches = 4});
+  const std::vector<double> first = train::fit(step, {.epochs = 1});
+  const std::size_t built = backends::gpu::graphs_built();
+  const std::vector<double> later = train::fit(step, {.epochs = 2});
+  EXPECT_EQ(backends::gpu::graphs_built(), built) << "built again in a steady loop";
+  EXPECT_LT(later.back(), first.front());
+  EXPECT_GT(built, 0u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "backends/gpu/gpu_executable.h"
 
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <map>
 #include <set>
@@ -25,6 +26,8 @@ std::int64_t line_of(const std::string& text, const std::string& needle) {
   return at == std::string::npos ? 0 : 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
 }
 
+std::atomic<std::size_t> g_graphs_built{0};
+
 // Per static value of `routine`, whether `body` reads it.
 std::vector<bool> statics_read_by(const ir::StmtRef& body, const ir::LoweredRoutine& routine) {
   const std::set<ir::Symbol> used = ir::free_symbols(body);
@@ -34,6 +37,8 @@ std::vector<bool> statics_read_by(const ir::StmtRef& body, const ir::LoweredRout
 }
 
 }  // namespace
+
+std::size_t graphs_built() { return g_graphs_built.load(); }
 
 bool gpu_graphs_enabled() {
   const std::string mode = config::get("gpu_graphs");
@@ -167,6 +172,7 @@ bool GpuExecutable::replay(std::span<Buffer* const> buffers, std::span<const std
       return false;
     }
     ++graph_builds_;
+    ++g_graphs_built;
     graph_launches_ = 0;
     graph_buffers_ = run_buffers_;
     graph_statics_.assign(static_values.begin(), static_values.end());

@@ -98,4 +98,8 @@ class GpuExecutable final : public Executable {
 /// Config `gpu_graphs`: true for auto, false for off; ConfigError otherwise.
 bool gpu_graphs_enabled();
 
+/// The graphs every GPU executable of this process has built so far (for tests: a steady
+/// training loop builds none after its first step).
+std::size_t graphs_built();
+
 }  // namespace cannl::backends::gpu
