@@ -166,7 +166,8 @@ bool GpuExecutable::replay(std::span<Buffer* const> buffers, std::span<const std
   }
   if (graph_ == nullptr) {
     std::string why;
-    graph_ = device_->build_graph(*loaded_, launches_, request_.routine.name, why);
+    graph_ = device_->build_graph(*loaded_, launches_, "the graph of " + request_.routine.name + " (" +
+                                  std::to_string(timings_.size()) + " kernels)", why);
     if (graph_ == nullptr) {
       give_up_graphs(why);
       return false;
