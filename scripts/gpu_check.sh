@@ -19,6 +19,10 @@
 #      124M step against PyTorch), the tests, the matmul table and the benchmark report; the logs
 #      and JSON rows beside them. The report is rewritten after every part, so a run stopped from
 #      outside still leaves what it measured.
+# Graphs: the GPU tests (GpuGraphs compares a graph's results with one-by-one launches and expects
+# the graph built) and the default benchmark cells run each routine as a CUDA graph
+# (gpu_graphs=auto); the profiled cells launch one by one. CANNL_GPU_GRAPHS=off runs the whole
+# check with one-by-one launches; the report says which.
 # Time: GPU_CHECK_TOTAL_S (default 450 s, the 8-minute run with margin) bounds the run: the parts
 # have caps of their own (tests 150 + 60 + 120 s, matmul 240 s, 60 s per cannl run; 124M cells 240 s;
 # other cells 60 s) and the benchmarks skip the cells that would start after the budget.
@@ -143,7 +147,8 @@ write_report() {
     echo "# cannl on CUDA: ${device:-unknown device}"
     echo
     echo "scripts/gpu_check.sh on binaries of cannl $COMMIT, $(date -u '+%F %H:%M') UTC."
-    echo "Total time $(elapsed) s (budget $TOTAL s)."
+    echo "Total time $(elapsed) s (budget $TOTAL s). Kernel launches: gpu_graphs=${CANNL_GPU_GRAPHS:-auto}" \
+      "(profiled cells launch one by one)."
     echo
     echo "## Acceptance"
     echo

@@ -14,6 +14,7 @@
 #include "backends/gpu/launch_checks.h"
 #include "backends/gpu/module_cache.h"
 #include "backends/gpu/nvrtc_api.h"
+#include "backends/gpu/param_array.h"
 #include "cannl/support/error.h"
 
 namespace cannl::backends::gpu {
@@ -153,6 +154,14 @@ class CudaBuffer final : public Buffer {
   CUdeviceptr pointer_ = 0;
 };
 
+// `buffer` as one of `queue`'s buffers (RuntimeUsageError otherwise).
+const CudaBuffer& own_buffer(const CudaQueue& queue, const Buffer& buffer, const char* what) {
+  const auto* cuda = dynamic_cast<const CudaBuffer*>(&buffer);
+  if (cuda == nullptr || cuda->queue() != &queue)
+    throw RuntimeUsageError(std::string("CUDA ") + what + ": the buffer is not one of this device's");
+  return *cuda;
+}
+
 class CudaModule final : public Module {
  public:
   CudaModule(std::shared_ptr<CudaQueue> queue, CUmodule module, std::vector<std::string> names, bool from_cache)
@@ -216,6 +225,72 @@ class CudaEvent final : public Event {
  private:
   std::shared_ptr<CudaQueue> queue_;
   CUevent event_ = nullptr;
+};
+
+// Writes the values of `args` (a launch of `kernel` on `queue`) into `out`.
+void resolve_args(const CudaQueue& queue, const std::string& kernel, std::span<const KernelArg> args, ParamArray& out) {
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    if (const auto* buffer = std::get_if<const Buffer*>(&args[k])) {
+      if (*buffer == nullptr)
+        throw RuntimeUsageError("CUDA launch of " + kernel + ": argument " + std::to_string(k) + " is null");
+      out.values()[k] = own_buffer(queue, **buffer, "launch argument").pointer();
+    } else {
+      out.values()[k] = static_cast<unsigned long long>(std::get<std::int64_t>(args[k]));
+    }
+  }
+}
+
+// A launch sequence as an instantiated CUDA graph (see CudaDevice::build_graph). Holds the
+// queue, not the module: its owner keeps the module alive as long as the graph.
+class CudaGraph final : public LaunchGraph {
+ public:
+  // Per step: its node (nullptr for an empty grid or a memset), with the launch's parameters
+  // less the argument array.
+  struct KernelNode {
+    CUgraphNode node = nullptr;
+    CUDA_KERNEL_NODE_PARAMS params;
+    std::string name;
+    std::size_t arity = 0;
+  };
+  CudaGraph(std::shared_ptr<CudaQueue> queue, CUgraph graph, CUgraphExec exec, std::vector<KernelNode> nodes,
+            std::string label)
+      : queue_(std::move(queue)), graph_(graph), exec_(exec), nodes_(std::move(nodes)), label_(std::move(label)) {}
+  ~CudaGraph() override {
+    // A graph still running is freed by the driver once it completes.
+    queue_->make_current_quietly();
+    queue_->api().cuGraphExecDestroy(exec_);
+    queue_->api().cuGraphDestroy(graph_);
+  }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+
+  bool set_args(std::size_t step, std::span<const KernelArg> args, std::string& why) override {
+    KernelNode& k = nodes_.at(step);
+    if (k.node == nullptr) return true;  // an empty grid: no node
+    internal_check(args.size() == k.arity, "graph step " + k.name + " set with another argument count");
+    ParamArray values(args.size());
+    resolve_args(*queue_, k.name, args, values);
+    CUDA_KERNEL_NODE_PARAMS p = k.params;
+    p.kernelParams = values.pointers();  // the driver copies the values
+    queue_->make_current();
+    const CUresult result = queue_->api().cuGraphExecKernelNodeSetParams(exec_, k.node, &p);
+    if (result == CUDA_SUCCESS) return true;
+    why = "cuGraphExecKernelNodeSetParams_v2 failed: " + queue_->api().describe(result);
+    return false;
+  }
+  void launch() override {
+    queue_->make_current();
+    const CUresult result = queue_->api().cuGraphLaunch(exec_, queue_->stream());
+    if (result != CUDA_SUCCESS) queue_->check_queue(result, "cuGraphLaunch", "launching " + label_);
+    queue_->pending().add(label_);
+  }
+
+ private:
+  std::shared_ptr<CudaQueue> queue_;
+  CUgraph graph_;  // kept: its nodes name those of exec_ whose arguments set_args updates
+  CUgraphExec exec_;
+  std::vector<KernelNode> nodes_;
+  std::string label_;
 };
 
 // Attribute `attribute` of `device`.
@@ -317,6 +392,13 @@ class CudaDevice final : public Device {
                                const std::filesystem::path& cache_dir) override;
   void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
               std::span<const KernelArg> args) override;
+  bool has_graphs() const override { return true; }
+  std::unique_ptr<LaunchGraph> build_graph(Module& module, std::span<const LaunchStep> steps,
+                                           const std::string& label, std::string& why) override;
+  std::pair<std::uint64_t, std::size_t> graph_key(const Buffer& buffer) const override {
+    const CudaBuffer& b = own(buffer, "graph argument");
+    return {b.pointer(), b.size()};
+  }
   std::unique_ptr<Event> record(bool timing) override {
     queue_->make_current();
     return std::make_unique<CudaEvent>(queue_, timing);
@@ -327,12 +409,18 @@ class CudaDevice final : public Device {
   }
 
   CudaQueue& queue() const { return *queue_; }
-  const CudaBuffer& own(const Buffer& buffer, const char* what) const {
-    const auto* cuda = dynamic_cast<const CudaBuffer*>(&buffer);
+  const CudaBuffer& own(const Buffer& buffer, const char* what) const { return own_buffer(*queue_, buffer, what); }
+  /// `module` as one of this device's, with kernel `kernel` (RuntimeUsageError otherwise).
+  CudaModule& own_kernel(Module& module, std::size_t kernel, const char* what) const {
+    auto* cuda = dynamic_cast<CudaModule*>(&module);
     if (cuda == nullptr || cuda->queue() != queue_.get())
-      throw RuntimeUsageError(std::string("CUDA ") + what + ": the buffer is not one of this device's");
+      throw RuntimeUsageError(std::string("CUDA ") + what + ": the module was not loaded on this device");
+    if (kernel >= cuda->functions().size())
+      throw RuntimeUsageError(std::string("CUDA ") + what + ": kernel " + std::to_string(kernel) + " of a module of " +
+                              std::to_string(cuda->functions().size()));
     return *cuda;
   }
+
 
  private:
   // The module in `image` (a cubin or PTX), or the driver's complaint in `problem`.
@@ -398,39 +486,95 @@ std::shared_ptr<Module> CudaDevice::load(const std::string& source, const std::v
 
 void CudaDevice::launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
                         std::span<const KernelArg> args) {
-  auto* cuda = dynamic_cast<CudaModule*>(&module);
-  if (cuda == nullptr || cuda->queue() != queue_.get())
-    throw RuntimeUsageError("CUDA launch: the module was not loaded on this device");
-  if (kernel >= cuda->functions().size())
-    throw RuntimeUsageError("CUDA launch: kernel " + std::to_string(kernel) + " of a module of " +
-                            std::to_string(cuda->functions().size()));
-  const std::string& name = cuda->kernel_names()[kernel];
+  CudaModule& cuda = own_kernel(module, kernel, "launch");
+  const std::string& name = cuda.kernel_names()[kernel];
   if (!launchable(geometry, limits_, name)) return;
-  // cuLaunchKernel reads each argument through a pointer to its value: device pointers as
-  // CUdeviceptr (unsigned long long), statics as long long.
-  std::vector<unsigned long long> values(args.size());
-  std::vector<void*> params(args.size());
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    if (const auto* buffer = std::get_if<const Buffer*>(&args[k])) {
-      if (*buffer == nullptr)
-        throw RuntimeUsageError("CUDA launch of " + name + ": argument " + std::to_string(k) + " is null");
-      values[k] = own(**buffer, "launch argument").pointer();
-    } else {
-      values[k] = static_cast<unsigned long long>(std::get<std::int64_t>(args[k]));
-    }
-    params[k] = &values[k];
-  }
+  ParamArray params(args.size());
+  resolve_args(*queue_, name, args, params);
   queue_->make_current();
   const auto& g = geometry.grid;
   const auto& b = geometry.block;
-  queue_->check_queue(queue_->api().cuLaunchKernel(cuda->functions()[kernel], static_cast<unsigned>(g[0]),
-                                                   static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
-                                                   static_cast<unsigned>(b[0]), static_cast<unsigned>(b[1]),
-                                                   static_cast<unsigned>(b[2]), 0, queue_->stream(),
-                                                   params.data(), nullptr),
-                      "cuLaunchKernel", "launching " + name);
+  const CUresult result = queue_->api().cuLaunchKernel(
+      cuda.functions()[kernel], static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
+      static_cast<unsigned>(b[0]), static_cast<unsigned>(b[1]), static_cast<unsigned>(b[2]), 0, queue_->stream(),
+      params.pointers(), nullptr);
+  if (result != CUDA_SUCCESS) queue_->check_queue(result, "cuLaunchKernel", "launching " + name);
   queue_->pending().add(name);
 }
+
+// Built explicitly rather than captured from a stream: the sequence is known before any launch,
+// the nodes are at hand for updating their arguments, and nothing else enqueued on the stream
+// meanwhile (or a capture-unsafe call on another thread) can end up in the graph or invalidate it.
+// The nodes form one chain, each depending on the one before: the order the stream would give.
+std::unique_ptr<LaunchGraph> CudaDevice::build_graph(Module& module, std::span<const LaunchStep> steps,
+                                                     const std::string& label, std::string& why) {
+  const auto& api = queue_->api();
+  if (!api.missing_graph_entry_points.empty()) {
+    why = "the CUDA driver " + api.library + " lacks " + api.missing_graph_entry_points;
+    return nullptr;
+  }
+  // Every step checked as launch checks it before the driver sees any.
+  std::vector<CudaGraph::KernelNode> nodes(steps.size());
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const LaunchStep& step = steps[k];
+    if (step.kernel == LaunchStep::kZeroFill) {
+      if (step.args.size() != 1 || !std::holds_alternative<const Buffer*>(step.args[0]))
+        throw InternalError("a zero-fill step of " + label + " takes one buffer");
+      continue;
+    }
+    CudaModule& cuda = own_kernel(module, step.kernel, "graph");
+    if (!launchable(step.geometry, limits_, cuda.kernel_names()[step.kernel])) continue;
+    nodes[k].name = cuda.kernel_names()[step.kernel];
+    nodes[k].arity = step.args.size();
+    auto& p = nodes[k].params;
+    p.func = cuda.functions()[step.kernel];
+    const auto& g = step.geometry.grid;
+    const auto& b = step.geometry.block;
+    p.gridDimX = static_cast<unsigned>(g[0]), p.gridDimY = static_cast<unsigned>(g[1]);
+    p.gridDimZ = static_cast<unsigned>(g[2]);
+    p.blockDimX = static_cast<unsigned>(b[0]), p.blockDimY = static_cast<unsigned>(b[1]);
+    p.blockDimZ = static_cast<unsigned>(b[2]);
+  }
+  queue_->make_current();
+  auto failed = [&](const char* call, CUresult result) {
+    why = std::string(call) + " failed: " + api.describe(result);
+    return nullptr;
+  };
+  CUgraph graph = nullptr;
+  if (const CUresult r = api.cuGraphCreate(&graph, 0); r != CUDA_SUCCESS) return failed("cuGraphCreate", r);
+  // Owned by the CudaGraph once instantiated: its nodes are the handles for updating the instance.
+  std::unique_ptr<CUgraph_st, CUresult (*)(CUgraph)> owned(graph, api.cuGraphDestroy);
+  CUgraphNode previous = nullptr;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const LaunchStep& step = steps[k];
+    CUgraphNode node = nullptr;
+    const std::size_t dependencies = previous == nullptr ? 0 : 1;
+    if (step.kernel == LaunchStep::kZeroFill) {
+      const CudaBuffer& b = own(*std::get<const Buffer*>(step.args[0]), "graph zero fill");
+      CUDA_MEMSET_NODE_PARAMS memset;
+      memset.dst = b.pointer();
+      memset.width = std::max<std::size_t>(b.size(), 1);  // as fill_zero
+      if (const CUresult r = api.cuGraphAddMemsetNode(&node, graph, &previous, dependencies, &memset, queue_->context());
+          r != CUDA_SUCCESS)
+        return failed("cuGraphAddMemsetNode", r);
+    } else {
+      if (nodes[k].params.func == nullptr) continue;  // an empty grid launches nothing
+      ParamArray params(step.args.size());
+      resolve_args(*queue_, nodes[k].name, step.args, params);
+      CUDA_KERNEL_NODE_PARAMS p = nodes[k].params;
+      p.kernelParams = params.pointers();  // the driver copies the values
+      if (const CUresult r = api.cuGraphAddKernelNode(&node, graph, &previous, dependencies, &p); r != CUDA_SUCCESS)
+        return failed("cuGraphAddKernelNode_v2", r);
+      nodes[k].node = node;
+    }
+    previous = node;
+  }
+  CUgraphExec exec = nullptr;
+  if (const CUresult r = api.cuGraphInstantiateWithFlags(&exec, graph, 0); r != CUDA_SUCCESS)
+    return failed("cuGraphInstantiateWithFlags", r);
+  return std::make_unique<CudaGraph>(queue_, owned.release(), exec, std::move(nodes), label);
+}
+
 
 // Makes `waiting`'s stream wait for everything enqueued on `done`'s stream so far (the event
 // may go at once: the driver releases it after the wait).

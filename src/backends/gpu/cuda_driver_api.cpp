@@ -12,6 +12,24 @@ namespace cannl::backends::gpu {
 
 namespace {
 
+// The graph entry points, which an older driver may lack (the _v2 kernel-node forms are CUDA 12's).
+void bind_graphs(const ApiLibrary& lib, CudaDriverApi& api) {
+  std::string missing;
+  auto bind = [&](auto*& entry, const char* name) {
+    lib.bind_optional(entry, name);
+    if (entry == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  };
+  bind(api.cuGraphCreate, "cuGraphCreate");
+  bind(api.cuGraphDestroy, "cuGraphDestroy");
+  bind(api.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2");
+  bind(api.cuGraphAddMemsetNode, "cuGraphAddMemsetNode");
+  bind(api.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  bind(api.cuGraphExecDestroy, "cuGraphExecDestroy");
+  bind(api.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2");
+  bind(api.cuGraphLaunch, "cuGraphLaunch");
+  api.missing_graph_entry_points = missing;
+}
+
 CudaDriverApi bind_driver(const ApiLibrary& lib) {
   CudaDriverApi api;
   lib.bind(api.cuInit, "cuInit");
@@ -50,6 +68,7 @@ CudaDriverApi bind_driver(const ApiLibrary& lib) {
   lib.bind(api.cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
   lib.bind(api.cuMemHostAlloc, "cuMemHostAlloc");
   lib.bind(api.cuMemFreeHost, "cuMemFreeHost");
+  bind_graphs(lib, api);
   api.library = lib.path();
   return api;
 }

@@ -27,6 +27,35 @@ using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
 using CUevent = CUevent_st*;
+struct CUgraph_st;
+struct CUgraphNode_st;
+struct CUgraphExec_st;
+struct CUkern_st;
+using CUgraph = CUgraph_st*;
+using CUgraphNode = CUgraphNode_st*;
+using CUgraphExec = CUgraphExec_st*;
+using CUkernel = CUkern_st*;
+
+// CUDA_KERNEL_NODE_PARAMS (the _v2 layout, CUDA 12 and later): `func` set, `kern` and `ctx` unused.
+struct CUDA_KERNEL_NODE_PARAMS {
+  CUfunction func = nullptr;
+  unsigned gridDimX = 1, gridDimY = 1, gridDimZ = 1;
+  unsigned blockDimX = 1, blockDimY = 1, blockDimZ = 1;
+  unsigned sharedMemBytes = 0;
+  void** kernelParams = nullptr;
+  void** extra = nullptr;
+  CUkernel kern = nullptr;
+  CUcontext ctx = nullptr;
+};
+// CUDA_MEMSET_NODE_PARAMS: `width` elements of `elementSize` bytes (1, 2 or 4) in each of `height` rows.
+struct CUDA_MEMSET_NODE_PARAMS {
+  CUdeviceptr dst = 0;
+  std::size_t pitch = 0;  // unused for one row
+  unsigned value = 0;
+  unsigned elementSize = 1;
+  std::size_t width = 0;
+  std::size_t height = 1;
+};
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
@@ -121,6 +150,24 @@ struct CudaDriverApi {
   CUresult (*cuMemFreeHost)(void* pointer) = nullptr;
   CUresult (*cuMemcpyPeerAsync)(CUdeviceptr dst, cuda::CUcontext dst_context, CUdeviceptr src,
                                 cuda::CUcontext src_context, std::size_t bytes, cuda::CUstream stream) = nullptr;
+
+  // Graphs (optional: nullptr where the driver lacks them; the routines then launch directly).
+  CUresult (*cuGraphCreate)(cuda::CUgraph* graph, unsigned flags) = nullptr;
+  CUresult (*cuGraphDestroy)(cuda::CUgraph graph) = nullptr;
+  CUresult (*cuGraphAddKernelNode)(cuda::CUgraphNode* node, cuda::CUgraph graph, const cuda::CUgraphNode* dependencies,
+                                   std::size_t dependency_count,
+                                   const cuda::CUDA_KERNEL_NODE_PARAMS* params) = nullptr;  // _v2
+  CUresult (*cuGraphAddMemsetNode)(cuda::CUgraphNode* node, cuda::CUgraph graph, const cuda::CUgraphNode* dependencies,
+                                   std::size_t dependency_count, const cuda::CUDA_MEMSET_NODE_PARAMS* params,
+                                   cuda::CUcontext context) = nullptr;
+  CUresult (*cuGraphInstantiateWithFlags)(cuda::CUgraphExec* exec, cuda::CUgraph graph,
+                                          unsigned long long flags) = nullptr;
+  CUresult (*cuGraphExecDestroy)(cuda::CUgraphExec exec) = nullptr;
+  CUresult (*cuGraphExecKernelNodeSetParams)(cuda::CUgraphExec exec, cuda::CUgraphNode node,
+                                             const cuda::CUDA_KERNEL_NODE_PARAMS* params) = nullptr;  // _v2
+  CUresult (*cuGraphLaunch)(cuda::CUgraphExec exec, cuda::CUstream stream) = nullptr;
+  /// "" when every graph entry point bound, else the names of those the driver lacks.
+  std::string missing_graph_entry_points;
 
   /// The library that loaded ("libcuda.so.1").
   std::string library;

@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -53,6 +54,29 @@ class Event {
     (void)start;
     return -1;
   }
+};
+
+/// One step of a routine's launch sequence: kernel `kernel` of a module with `geometry` and
+/// `args`, or (kernel == kZeroFill) setting every byte of the buffer args[0] to 0.
+struct LaunchStep {
+  static constexpr std::size_t kZeroFill = static_cast<std::size_t>(-1);
+  std::size_t kernel = kZeroFill;
+  ir::KernelGeometry geometry;
+  std::vector<KernelArg> args;
+};
+
+/// A launch sequence built once into a graph of the device's API (a CUDA or HIP graph): its steps
+/// one after another, with the buffers and argument values it was built with, enqueued by one
+/// call. Built by Device::build_graph.
+class LaunchGraph {
+ public:
+  virtual ~LaunchGraph() = default;
+  /// Gives kernel step `step` (an index into the steps built) the values `args` (its buffers
+  /// unchanged, as many as built) for the launches after this call; launches already enqueued keep
+  /// theirs. False with the driver's complaint in `why` when it refuses.
+  virtual bool set_args(std::size_t step, std::span<const KernelArg> args, std::string& why) = 0;
+  /// Enqueues the whole graph on the device's queue.
+  virtual void launch() = 0;
 };
 
 class Device {
@@ -94,6 +118,23 @@ class Device {
   /// another device, or a geometry over limits().
   virtual void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
                       std::span<const KernelArg> args) = 0;
+  /// Whether the device's API has graphs (CUDA, HIP): build_graph may then still fail, saying why.
+  virtual bool has_graphs() const { return false; }
+  /// `steps` (kernels of `module`, in order, each after the one before) as one graph named
+  /// `label` (for messages); nullptr with the reason in `why` when the driver lacks the graph
+  /// entry points or refuses to build or instantiate it. Throws like launch on a step that launch
+  /// would refuse.
+  virtual std::unique_ptr<LaunchGraph> build_graph(Module& module, std::span<const LaunchStep> steps,
+                                                   const std::string& label, std::string& why) {
+    (void)module, (void)steps, (void)label;
+    why = "the " + std::string(api()) + " backend has no graphs";
+    return nullptr;
+  }
+  /// What a graph built with `buffer` depends on: its device address and size (0 where the
+  /// device has no graphs). Throws RuntimeUsageError for another device's buffer.
+  virtual std::pair<std::uint64_t, std::size_t> graph_key(const Buffer& buffer) const {
+    return {0, buffer.size()};
+  }
   /// Enqueues an event; with `timing`, one that Event::milliseconds_since can measure from.
   virtual std::unique_ptr<Event> record(bool timing = false) = 0;
   /// Blocks until the queue is empty; a kernel's failure surfaces here (or at the next read) as a

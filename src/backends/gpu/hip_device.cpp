@@ -16,6 +16,7 @@
 #include "backends/gpu/hiprtc_api.h"
 #include "backends/gpu/launch_checks.h"
 #include "backends/gpu/module_cache.h"
+#include "backends/gpu/param_array.h"
 #include "cannl/support/error.h"
 #include "cannl/support/log.h"
 
@@ -143,6 +144,81 @@ class HipBuffer final : public Buffer {
   std::shared_ptr<HipQueue> queue_;
   std::size_t size_;
   void* pointer_ = nullptr;
+};
+
+// `buffer` as one of `queue`'s buffers (RuntimeUsageError otherwise).
+const HipBuffer& own_buffer(const HipQueue& queue, const Buffer& buffer, const char* what) {
+  const auto* hip = dynamic_cast<const HipBuffer*>(&buffer);
+  if (hip == nullptr || hip->queue() != &queue)
+    throw RuntimeUsageError(std::string("HIP ") + what + ": the buffer is not one of this device's");
+  return *hip;
+}
+
+// Writes the values of `args` (a launch of `kernel` on `queue`) into `out`: device pointers as
+// void*, statics as long long (both 8 bytes).
+void resolve_args(const HipQueue& queue, const std::string& kernel, std::span<const KernelArg> args, ParamArray& out) {
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    if (const auto* buffer = std::get_if<const Buffer*>(&args[k])) {
+      if (*buffer == nullptr)
+        throw RuntimeUsageError("HIP launch of " + kernel + ": argument " + std::to_string(k) + " is null");
+      out.values()[k] = reinterpret_cast<unsigned long long>(own_buffer(queue, **buffer, "launch argument").pointer());
+    } else {
+      out.values()[k] = static_cast<unsigned long long>(std::get<std::int64_t>(args[k]));
+    }
+  }
+}
+
+// A launch sequence as an instantiated HIP graph (see HipDevice::build_graph), as on CUDA.
+class HipGraph final : public LaunchGraph {
+ public:
+  // Per step: its kernel node (nullptr for an empty grid or a memset) and the launch's parameters
+  // less the argument array.
+  struct KernelNode {
+    hipGraphNode_t node = nullptr;
+    hipKernelNodeParams params;
+    std::string name;
+    std::size_t arity = 0;
+  };
+  HipGraph(std::shared_ptr<HipQueue> queue, hipGraph_t graph, hipGraphExec_t exec, std::vector<KernelNode> nodes,
+           std::string label)
+      : queue_(std::move(queue)), graph_(graph), exec_(exec), nodes_(std::move(nodes)), label_(std::move(label)) {}
+  ~HipGraph() override {
+    // HIP does not promise to keep a destroyed graph's launches running: they finish first.
+    queue_->make_current_quietly();
+    queue_->api().hipStreamSynchronize(queue_->stream());
+    queue_->api().hipGraphExecDestroy(exec_);
+    queue_->api().hipGraphDestroy(graph_);
+  }
+  HipGraph(const HipGraph&) = delete;
+  HipGraph& operator=(const HipGraph&) = delete;
+
+  bool set_args(std::size_t step, std::span<const KernelArg> args, std::string& why) override {
+    KernelNode& k = nodes_.at(step);
+    if (k.node == nullptr) return true;  // an empty grid: no node
+    internal_check(args.size() == k.arity, "graph step " + k.name + " set with another argument count");
+    ParamArray values(args.size());
+    resolve_args(*queue_, k.name, args, values);
+    hipKernelNodeParams p = k.params;
+    p.kernelParams = values.pointers();  // the runtime copies the values
+    queue_->make_current();
+    const hipError_t result = queue_->api().hipGraphExecKernelNodeSetParams(exec_, k.node, &p);
+    if (result == hipSuccess) return true;
+    why = "hipGraphExecKernelNodeSetParams failed: " + queue_->api().describe(result);
+    return false;
+  }
+  void launch() override {
+    queue_->make_current();
+    const hipError_t result = queue_->api().hipGraphLaunch(exec_, queue_->stream());
+    if (result != hipSuccess) queue_->check_queue(result, "hipGraphLaunch", "launching " + label_);
+    queue_->pending().add(label_);
+  }
+
+ private:
+  std::shared_ptr<HipQueue> queue_;
+  hipGraph_t graph_;  // kept: its nodes name those of exec_ whose arguments set_args updates
+  hipGraphExec_t exec_;
+  std::vector<KernelNode> nodes_;
+  std::string label_;
 };
 
 class HipModule final : public Module {
@@ -302,6 +378,13 @@ class HipDevice final : public Device {
                                const std::filesystem::path& cache_dir) override;
   void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
               std::span<const KernelArg> args) override;
+  bool has_graphs() const override { return true; }
+  std::unique_ptr<LaunchGraph> build_graph(Module& module, std::span<const LaunchStep> steps,
+                                           const std::string& label, std::string& why) override;
+  std::pair<std::uint64_t, std::size_t> graph_key(const Buffer& buffer) const override {
+    const HipBuffer& b = own(buffer, "graph argument");
+    return {reinterpret_cast<std::uint64_t>(b.pointer()), b.size()};
+  }
   std::unique_ptr<Event> record(bool timing) override {
     queue_->make_current();
     return std::make_unique<HipEvent>(queue_, timing);
@@ -312,10 +395,15 @@ class HipDevice final : public Device {
   }
 
   HipQueue& queue() const { return *queue_; }
-  const HipBuffer& own(const Buffer& buffer, const char* what) const {
-    const auto* hip = dynamic_cast<const HipBuffer*>(&buffer);
+  const HipBuffer& own(const Buffer& buffer, const char* what) const { return own_buffer(*queue_, buffer, what); }
+  /// `module` as one of this device's, with kernel `kernel` (RuntimeUsageError otherwise).
+  HipModule& own_kernel(Module& module, std::size_t kernel, const char* what) const {
+    auto* hip = dynamic_cast<HipModule*>(&module);
     if (hip == nullptr || hip->queue() != queue_.get())
-      throw RuntimeUsageError(std::string("HIP ") + what + ": the buffer is not one of this device's");
+      throw RuntimeUsageError(std::string("HIP ") + what + ": the module was not loaded on this device");
+    if (kernel >= hip->functions().size())
+      throw RuntimeUsageError(std::string("HIP ") + what + ": kernel " + std::to_string(kernel) + " of a module of " +
+                              std::to_string(hip->functions().size()));
     return *hip;
   }
 
@@ -381,38 +469,87 @@ std::shared_ptr<Module> HipDevice::load(const std::string& source, const std::ve
 
 void HipDevice::launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
                        std::span<const KernelArg> args) {
-  auto* hip = dynamic_cast<HipModule*>(&module);
-  if (hip == nullptr || hip->queue() != queue_.get())
-    throw RuntimeUsageError("HIP launch: the module was not loaded on this device");
-  if (kernel >= hip->functions().size())
-    throw RuntimeUsageError("HIP launch: kernel " + std::to_string(kernel) + " of a module of " +
-                            std::to_string(hip->functions().size()));
-  const std::string& name = hip->kernel_names()[kernel];
+  HipModule& hip = own_kernel(module, kernel, "launch");
+  const std::string& name = hip.kernel_names()[kernel];
   if (!launchable(geometry, limits_, name)) return;
-  // hipModuleLaunchKernel reads each argument through a pointer to its value: device pointers as
-  // void*, statics as long long (both 8 bytes).
-  std::vector<unsigned long long> values(args.size());
-  std::vector<void*> params(args.size());
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    if (const auto* buffer = std::get_if<const Buffer*>(&args[k])) {
-      if (*buffer == nullptr)
-        throw RuntimeUsageError("HIP launch of " + name + ": argument " + std::to_string(k) + " is null");
-      values[k] = reinterpret_cast<unsigned long long>(own(**buffer, "launch argument").pointer());
-    } else {
-      values[k] = static_cast<unsigned long long>(std::get<std::int64_t>(args[k]));
-    }
-    params[k] = &values[k];
-  }
+  ParamArray params(args.size());
+  resolve_args(*queue_, name, args, params);
   queue_->make_current();
   const auto& g = geometry.grid;
   const auto& b = geometry.block;
-  queue_->check_queue(queue_->api().hipModuleLaunchKernel(hip->functions()[kernel], static_cast<unsigned>(g[0]),
-                                                          static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
-                                                          static_cast<unsigned>(b[0]), static_cast<unsigned>(b[1]),
-                                                          static_cast<unsigned>(b[2]), 0, queue_->stream(),
-                                                          params.data(), nullptr),
-                      "hipModuleLaunchKernel", "launching " + name);
+  const hipError_t result = queue_->api().hipModuleLaunchKernel(
+      hip.functions()[kernel], static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2]),
+      static_cast<unsigned>(b[0]), static_cast<unsigned>(b[1]), static_cast<unsigned>(b[2]), 0, queue_->stream(),
+      params.pointers(), nullptr);
+  if (result != hipSuccess) queue_->check_queue(result, "hipModuleLaunchKernel", "launching " + name);
   queue_->pending().add(name);
+}
+
+// Built explicitly, one chain of nodes, for the reasons given at CudaDevice::build_graph.
+std::unique_ptr<LaunchGraph> HipDevice::build_graph(Module& module, std::span<const LaunchStep> steps,
+                                                    const std::string& label, std::string& why) {
+  const auto& api = queue_->api();
+  if (!api.missing_graph_entry_points.empty()) {
+    why = "the HIP runtime " + api.library + " lacks " + api.missing_graph_entry_points;
+    return nullptr;
+  }
+  // Every step checked as launch checks it before the runtime sees any.
+  std::vector<HipGraph::KernelNode> nodes(steps.size());
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const LaunchStep& step = steps[k];
+    if (step.kernel == LaunchStep::kZeroFill) {
+      if (step.args.size() != 1 || !std::holds_alternative<const Buffer*>(step.args[0]))
+        throw InternalError("a zero-fill step of " + label + " takes one buffer");
+      continue;
+    }
+    HipModule& hip = own_kernel(module, step.kernel, "graph");
+    if (!launchable(step.geometry, limits_, hip.kernel_names()[step.kernel])) continue;
+    nodes[k].name = hip.kernel_names()[step.kernel];
+    nodes[k].arity = step.args.size();
+    auto& p = nodes[k].params;
+    p.func = hip.functions()[step.kernel];
+    const auto& g = step.geometry.grid;
+    const auto& b = step.geometry.block;
+    p.gridDim = {static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2])};
+    p.blockDim = {static_cast<unsigned>(b[0]), static_cast<unsigned>(b[1]), static_cast<unsigned>(b[2])};
+  }
+  queue_->make_current();
+  auto failed = [&](const char* call, hipError_t result) {
+    why = std::string(call) + " failed: " + api.describe(result);
+    return nullptr;
+  };
+  hipGraph_t graph = nullptr;
+  if (const hipError_t r = api.hipGraphCreate(&graph, 0); r != hipSuccess) return failed("hipGraphCreate", r);
+  // Owned by the HipGraph once instantiated: its nodes are the handles for updating the instance.
+  std::unique_ptr<ihipGraph, hipError_t (*)(hipGraph_t)> owned(graph, api.hipGraphDestroy);
+  hipGraphNode_t previous = nullptr;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const LaunchStep& step = steps[k];
+    hipGraphNode_t node = nullptr;
+    const std::size_t dependencies = previous == nullptr ? 0 : 1;
+    if (step.kernel == LaunchStep::kZeroFill) {
+      const HipBuffer& b = own(*std::get<const Buffer*>(step.args[0]), "graph zero fill");
+      hipMemsetParams memset;
+      memset.dst = b.pointer();
+      memset.width = std::max<std::size_t>(b.size(), 1);  // as fill_zero
+      if (const hipError_t r = api.hipGraphAddMemsetNode(&node, graph, &previous, dependencies, &memset); r != hipSuccess)
+        return failed("hipGraphAddMemsetNode", r);
+    } else {
+      if (nodes[k].params.func == nullptr) continue;  // an empty grid launches nothing
+      ParamArray params(step.args.size());
+      resolve_args(*queue_, nodes[k].name, step.args, params);
+      hipKernelNodeParams p = nodes[k].params;
+      p.kernelParams = params.pointers();  // the runtime copies the values
+      if (const hipError_t r = api.hipGraphAddKernelNode(&node, graph, &previous, dependencies, &p); r != hipSuccess)
+        return failed("hipGraphAddKernelNode", r);
+      nodes[k].node = node;
+    }
+    previous = node;
+  }
+  hipGraphExec_t exec = nullptr;
+  if (const hipError_t r = api.hipGraphInstantiateWithFlags(&exec, graph, 0); r != hipSuccess)
+    return failed("hipGraphInstantiateWithFlags", r);
+  return std::make_unique<HipGraph>(queue_, owned.release(), exec, std::move(nodes), label);
 }
 
 // Makes `waiting`'s stream wait for everything enqueued on `done`'s stream so far.

@@ -12,6 +12,24 @@ namespace cannl::backends::gpu {
 
 namespace {
 
+// The graph entry points, which an older runtime may lack.
+void bind_graphs(const ApiLibrary& lib, HipRuntimeApi& api) {
+  std::string missing;
+  auto bind = [&](auto*& entry, const char* name) {
+    lib.bind_optional(entry, name);
+    if (entry == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  };
+  bind(api.hipGraphCreate, "hipGraphCreate");
+  bind(api.hipGraphDestroy, "hipGraphDestroy");
+  bind(api.hipGraphAddKernelNode, "hipGraphAddKernelNode");
+  bind(api.hipGraphAddMemsetNode, "hipGraphAddMemsetNode");
+  bind(api.hipGraphInstantiateWithFlags, "hipGraphInstantiateWithFlags");
+  bind(api.hipGraphExecDestroy, "hipGraphExecDestroy");
+  bind(api.hipGraphExecKernelNodeSetParams, "hipGraphExecKernelNodeSetParams");
+  bind(api.hipGraphLaunch, "hipGraphLaunch");
+  api.missing_graph_entry_points = missing;
+}
+
 HipRuntimeApi bind_runtime(const ApiLibrary& lib) {
   HipRuntimeApi api;
   lib.bind(api.hipInit, "hipInit");
@@ -47,6 +65,7 @@ HipRuntimeApi bind_runtime(const ApiLibrary& lib) {
   lib.bind(api.hipDeviceCanAccessPeer, "hipDeviceCanAccessPeer");
   lib.bind(api.hipDeviceEnablePeerAccess, "hipDeviceEnablePeerAccess");
   lib.bind(api.hipMemcpyPeerAsync, "hipMemcpyPeerAsync");
+  bind_graphs(lib, api);
   api.library = lib.path();
   return api;
 }

@@ -25,6 +25,34 @@ using hipStream_t = ihipStream_t*;
 using hipModule_t = ihipModule_t*;
 using hipFunction_t = ihipModuleSymbol_t*;
 using hipEvent_t = ihipEvent_t*;
+struct ihipGraph;
+struct hipGraphNode;
+struct hipGraphExec;
+using hipGraph_t = ihipGraph*;
+using hipGraphNode_t = hipGraphNode*;
+using hipGraphExec_t = hipGraphExec*;
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+// hipKernelNodeParams: `func` a hipFunction_t of a loaded module.
+struct hipKernelNodeParams {
+  dim3 blockDim;
+  void** extra = nullptr;
+  void* func = nullptr;
+  dim3 gridDim;
+  void** kernelParams = nullptr;
+  unsigned sharedMemBytes = 0;
+};
+// hipMemsetParams: `width` elements of `elementSize` bytes (1, 2 or 4) in each of `height` rows.
+struct hipMemsetParams {
+  void* dst = nullptr;
+  unsigned elementSize = 1;
+  std::size_t height = 1;
+  std::size_t pitch = 0;  // unused for one row
+  unsigned value = 0;
+  std::size_t width = 0;
+};
 
 constexpr hipError_t hipSuccess = 0;
 constexpr hipError_t hipErrorOutOfMemory = 2;
@@ -108,6 +136,23 @@ struct HipRuntimeApi {
   hipError_t (*hipDeviceEnablePeerAccess)(int peer, unsigned flags) = nullptr;  // for the current device
   hipError_t (*hipMemcpyPeerAsync)(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes,
                                    hipStream_t stream) = nullptr;
+  // Graphs (optional: nullptr where the runtime lacks them; the routines then launch directly).
+  hipError_t (*hipGraphCreate)(hip::hipGraph_t* graph, unsigned flags) = nullptr;
+  hipError_t (*hipGraphDestroy)(hip::hipGraph_t graph) = nullptr;
+  hipError_t (*hipGraphAddKernelNode)(hip::hipGraphNode_t* node, hip::hipGraph_t graph,
+                                      const hip::hipGraphNode_t* dependencies, std::size_t dependency_count,
+                                      const hip::hipKernelNodeParams* params) = nullptr;
+  hipError_t (*hipGraphAddMemsetNode)(hip::hipGraphNode_t* node, hip::hipGraph_t graph,
+                                      const hip::hipGraphNode_t* dependencies, std::size_t dependency_count,
+                                      const hip::hipMemsetParams* params) = nullptr;
+  hipError_t (*hipGraphInstantiateWithFlags)(hip::hipGraphExec_t* exec, hip::hipGraph_t graph,
+                                             unsigned long long flags) = nullptr;
+  hipError_t (*hipGraphExecDestroy)(hip::hipGraphExec_t exec) = nullptr;
+  hipError_t (*hipGraphExecKernelNodeSetParams)(hip::hipGraphExec_t exec, hip::hipGraphNode_t node,
+                                                const hip::hipKernelNodeParams* params) = nullptr;
+  hipError_t (*hipGraphLaunch)(hip::hipGraphExec_t exec, hipStream_t stream) = nullptr;
+  /// "" when every graph entry point bound, else the names of those the runtime lacks.
+  std::string missing_graph_entry_points;
 
   /// The library that loaded ("libamdhip64.so.5").
   std::string library;

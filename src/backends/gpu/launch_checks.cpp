@@ -1,6 +1,8 @@
 // Launch checks shared by the GPU devices (see launch_checks.h).
 #include "backends/gpu/launch_checks.h"
 
+#include <algorithm>
+
 #include "cannl/support/error.h"
 
 namespace cannl::backends::gpu {
@@ -37,14 +39,12 @@ bool launchable(const ir::KernelGeometry& geometry, const ir::GpuLimits& limits,
 
 void PendingKernels::add(const std::string& kernel) {
   std::lock_guard lock(mutex_);
-  if (names_.size() == kKept) names_.erase(names_.begin());
-  names_.push_back(kernel);
+  names_[count_ % kKept].assign(kernel);
   ++count_;
 }
 
 void PendingKernels::clear() {
   std::lock_guard lock(mutex_);
-  names_.clear();
   count_ = 0;
 }
 
@@ -52,8 +52,9 @@ std::string PendingKernels::describe() const {
   std::lock_guard lock(mutex_);
   if (count_ == 0) return "";
   std::string out = "kernels enqueued since the last synchronization: ";
-  if (count_ > names_.size()) out += std::to_string(count_ - names_.size()) + " earlier, then ";
-  for (std::size_t k = 0; k < names_.size(); ++k) out += (k == 0 ? "" : ", ") + names_[k];
+  const std::size_t kept = std::min(count_, kKept);
+  if (count_ > kept) out += std::to_string(count_ - kept) + " earlier, then ";
+  for (std::size_t k = count_ - kept; k < count_; ++k) out += (k == count_ - kept ? "" : ", ") + names_[k % kKept];
   return out;
 }
 

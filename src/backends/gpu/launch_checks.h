@@ -5,6 +5,7 @@
 //   if (!launchable(geometry, device.limits(), "add_k0")) return;   // an empty grid
 //   PendingKernels pending;  pending.add("add_k0");  ...  pending.describe()
 
+#include <array>
 #include <cstddef>
 #include <mutex>
 #include <string>
@@ -33,7 +34,9 @@ class PendingKernels {
  private:
   static constexpr std::size_t kKept = 8;
   mutable std::mutex mutex_;
-  std::vector<std::string> names_;  // the last kKept
+  // The last kKept, the latest at (count_ - 1) % kKept: a ring whose strings keep their capacity,
+  // so that recording a launch allocates nothing once warm.
+  std::array<std::string, kKept> names_;
   std::size_t count_ = 0;
 };
 

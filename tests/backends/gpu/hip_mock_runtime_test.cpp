@@ -17,6 +17,7 @@
 #include "backends/cc/compile_cache.h"
 #include "backends/gpu/device_checks.h"
 #include "backends/gpu/gpu_backend.h"
+#include "backends/gpu/graph_checks.h"
 #include "backends/gpu/hip_device.h"
 #include "backends/gpu/hiprtc_api.h"
 #include "backends/gpu/module_cache.h"
@@ -38,6 +39,10 @@ struct MockRuntime {
   int (*peer_copies)() = nullptr;
   int (*stream_waits)() = nullptr;
   void (*set_peer_access)(int) = nullptr;
+  MockLog log;  // every launch and memset, direct or from a graph (graph_checks.h)
+  int (*graph_instantiations)() = nullptr;
+  int (*graph_launches)() = nullptr;
+  int (*graph_updates)() = nullptr;
 };
 
 // Why the mock cannot run here (no hiprtc, no C compiler), or "".
@@ -54,13 +59,16 @@ std::string unavailable() {
 
 // Runs `test` with the mock in a child process, then checks that the mock saw no misuse and
 // that nothing is left alive; the child's failures fail the test.
-void on_the_mock(const std::function<void(const MockRuntime&)>& test) {
+// `without_graphs`: the mock compiled as a runtime without the graph API.
+void on_the_mock(const std::function<void(const MockRuntime&)>& test, bool without_graphs = false) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         MockRuntime mock;
-        mock.library = backends::cc::load_or_compile(
-            "mock_hip_runtime", files::read_file(CANNL_SOURCE_DIR "/tests/backends/gpu/mock_hip_runtime.c"));
+        const std::string source = files::read_file(CANNL_SOURCE_DIR "/tests/backends/gpu/mock_hip_runtime.c");
+        mock.library = without_graphs ? backends::cc::load_or_compile("mock_hip_runtime_without_graphs",
+                                                                      "#define MOCK_WITHOUT_GRAPHS 1\n" + source)
+                                      : backends::cc::load_or_compile("mock_hip_runtime", source);
         mock.api = new HipRuntimeApi(HipRuntimeApi::load({mock.library->path()}));
         mock.errors = reinterpret_cast<int (*)()>(mock.library->symbol("mock_errors"));
         mock.live_objects = reinterpret_cast<int (*)()>(mock.library->symbol("mock_live_objects"));
@@ -69,6 +77,12 @@ void on_the_mock(const std::function<void(const MockRuntime&)>& test) {
         mock.peer_copies = reinterpret_cast<int (*)()>(mock.library->symbol("mock_peer_copies"));
         mock.stream_waits = reinterpret_cast<int (*)()>(mock.library->symbol("mock_stream_waits"));
         mock.set_peer_access = reinterpret_cast<void (*)(int)>(mock.library->symbol("mock_set_peer_access"));
+        mock.log.log = reinterpret_cast<const char* (*)()>(mock.library->symbol("mock_log"));
+        mock.log.clear_log = reinterpret_cast<void (*)()>(mock.library->symbol("mock_clear_log"));
+        mock.log.declare_kernel = reinterpret_cast<void (*)(const char*, int)>(mock.library->symbol("mock_declare_kernel"));
+        mock.graph_instantiations = reinterpret_cast<int (*)()>(mock.library->symbol("mock_graph_instantiations"));
+        mock.graph_launches = reinterpret_cast<int (*)()>(mock.library->symbol("mock_graph_launches"));
+        mock.graph_updates = reinterpret_cast<int (*)()>(mock.library->symbol("mock_graph_updates"));
         try {
           test(mock);
         } catch (const std::exception& e) {
@@ -236,6 +250,47 @@ TEST(HipOnAMockRuntime, CopiesBetweenTwoDevicesArePeerCopies) {
       EXPECT_EQ(d1.get_values(x), (std::vector<double>{1, 2, 3, 4}));
     }
   });
+}
+
+// A routine's kernels as one HIP graph: built once, replayed, updated where a static its kernel
+// reads changes, built again for other buffers, launching what direct launches would
+// (graph_checks.h; the CUDA graph tests check each case at length).
+TEST(HipOnAMockRuntime, ARoutineRunsAsAGraphLaunchingWhatDirectLaunchesWould) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock([](const MockRuntime& mock) {
+    GraphRuns runs(open(mock), codegen::GpuLanguage::Hip, mock.log);
+    auto& exe = runs.compile();
+    const GraphRuns::Buffers b = runs.buffers(), other = runs.buffers();
+    const std::string at2 = runs.direct_run(b, 2), at3 = runs.direct_run(b, 3), other_at3 = runs.direct_run(other, 3);
+    EXPECT_NE(at2.find("memset scratch0 4\n"), std::string::npos) << at2;
+    EXPECT_EQ(runs.run(exe, b, 2), at2);
+    EXPECT_EQ(runs.run(exe, b, 2), at2);
+    EXPECT_EQ(runs.run(exe, b, 3), at3);
+    EXPECT_EQ(mock.graph_instantiations(), 1);
+    EXPECT_EQ(mock.graph_launches(), 3);
+    EXPECT_EQ(mock.graph_updates(), 1) << "the gathering kernel's static";
+    EXPECT_EQ(runs.run(exe, other, 3), other_at3);
+    EXPECT_EQ(exe.graph_builds(), 2u);
+  });
+}
+
+TEST(HipOnAMockRuntime, ARuntimeWithoutGraphsLaunchesOneByOneSayingWhy) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock(
+      [](const MockRuntime& mock) {
+        GraphRuns runs(open(mock), codegen::GpuLanguage::Hip, mock.log);
+        auto& exe = runs.compile();
+        const GraphRuns::Buffers b = runs.buffers();
+        const std::string expected = runs.direct_run(b, 2);
+        ::testing::internal::CaptureStderr();
+        EXPECT_EQ(runs.run(exe, b, 2), expected);
+        const std::string log = ::testing::internal::GetCapturedStderr();
+        EXPECT_NE(log.find("no hip graph (the HIP runtime " + mock.library->path() + " lacks hipGraphCreate,"),
+                  std::string::npos)
+            << log;
+        EXPECT_EQ(exe.graph_builds(), 0u);
+      },
+      true);
 }
 
 }  // namespace

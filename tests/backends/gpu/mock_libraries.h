@@ -29,17 +29,33 @@ struct MockDriver {
   int (*pinned_allocations)() = nullptr;
   void (*set_peer_access)(int) = nullptr;
   void (*set_stuck)(int) = nullptr;
+  // Every launch and memset, direct or from a graph, one line each: "<kernel> grid X Y Z block X
+  // Y Z args <hex>..." or "memset <hex address> <bytes>".
+  const char* (*log)() = nullptr;
+  void (*clear_log)() = nullptr;
+  void (*declare_kernel)(const char* name, int arity) = nullptr;  // before launching it
+  int (*graph_instantiations)() = nullptr;
+  int (*graph_launches)() = nullptr;
+  int (*graph_updates)() = nullptr;
+  void (*fail_graph_instantiate)(int) = nullptr;
+  void (*fail_graph_updates)(int) = nullptr;
 };
 
-inline const MockDriver* mock_cuda_driver(std::string& why) {
-  static const MockDriver* mock = nullptr;
-  static std::string failure;
+/// The mock driver, or (without_graphs) the same compiled as a driver without the graph API.
+inline const MockDriver* mock_cuda_driver(std::string& why, bool without_graphs = false) {
+  static const MockDriver* mocks[2] = {nullptr, nullptr};
+  static std::string failures[2];
+  const MockDriver*& mock = mocks[without_graphs];
+  std::string& failure = failures[without_graphs];
   if (mock == nullptr && failure.empty()) {
     try {
       backends::gpu::nvrtc_version();
       const std::string source = files::read_file(CANNL_SOURCE_DIR "/tests/backends/gpu/mock_cuda_driver.c");
       auto* built = new MockDriver;
-      built->library = backends::cc::load_or_compile("mock_cuda_driver", source);
+      built->library = without_graphs
+                           ? backends::cc::load_or_compile("mock_cuda_driver_without_graphs",
+                                                           "#define MOCK_WITHOUT_GRAPHS 1\n" + source)
+                           : backends::cc::load_or_compile("mock_cuda_driver", source);
       built->api = new backends::gpu::CudaDriverApi(backends::gpu::CudaDriverApi::load({built->library->path()}));
       const auto& lib = *built->library;
       built->errors = reinterpret_cast<int (*)()>(lib.symbol("mock_errors"));
@@ -50,6 +66,14 @@ inline const MockDriver* mock_cuda_driver(std::string& why) {
       built->pinned_allocations = reinterpret_cast<int (*)()>(lib.symbol("mock_pinned_allocations"));
       built->set_peer_access = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_peer_access"));
       built->set_stuck = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_stuck"));
+      built->log = reinterpret_cast<const char* (*)()>(lib.symbol("mock_log"));
+      built->clear_log = reinterpret_cast<void (*)()>(lib.symbol("mock_clear_log"));
+      built->declare_kernel = reinterpret_cast<void (*)(const char*, int)>(lib.symbol("mock_declare_kernel"));
+      built->graph_instantiations = reinterpret_cast<int (*)()>(lib.symbol("mock_graph_instantiations"));
+      built->graph_launches = reinterpret_cast<int (*)()>(lib.symbol("mock_graph_launches"));
+      built->graph_updates = reinterpret_cast<int (*)()>(lib.symbol("mock_graph_updates"));
+      built->fail_graph_instantiate = reinterpret_cast<void (*)(int)>(lib.symbol("mock_fail_graph_instantiate"));
+      built->fail_graph_updates = reinterpret_cast<void (*)(int)>(lib.symbol("mock_fail_graph_updates"));
       mock = built;
     } catch (const BackendUnavailable& e) {
       failure = e.what();
