@@ -192,7 +192,8 @@ class GpuScheduler {
   // (ir/block_reduction.h), the reduction's slices of block size in order. One thread per cell
   // would leave most of the device idle while each walks its whole row. Max and min combine to
   // the serial loop's bits in any tree (maximumNumber orders every value, NaNs and signed zeros
-  // included); a sum or product re-associates, so only with the licence and a longer reduction.
+  // included); a sum or product re-associates, so only with the licence and a longer reduction
+  // (unless the cells are too few to share the nest out at all).
   bool block_reduce_nest(ir::Symbol top) {
     const ir::LoweredRoutine before = routine_;
     const std::size_t applied_before = applied_.size();
@@ -218,10 +219,12 @@ class GpuScheduler {
     const std::optional<ir::BlockReduction> reduction = ir::block_reduction(*r);
     if (!reduction) return std::nullopt;
     const bool bitwise = reduction->accum == ir::Op::Max || reduction->accum == ir::Op::Min;
-    const std::int64_t steps = extent_of(*r);
-    if (steps < (bitwise ? kBlockReductionSteps : kLicensedBlockReductionSteps) || !(bitwise || options_.reassociate))
-      return std::nullopt;
-    if (parallel_iterations(routine_, chain) >= resident_threads()) return std::nullopt;
+    const std::int64_t steps = extent_of(*r), cells = parallel_iterations(routine_, chain);
+    // A licensed sum needs a long row, or so few cells that the nest would share out no threads
+    // (a bias gradient's 10 cells over a batch of 64, partials added into their cells).
+    const bool long_enough = steps >= (bitwise || cells < options_.min_parallel ? kBlockReductionSteps
+                                                                                : kLicensedBlockReductionSteps);
+    if (!long_enough || !(bitwise || options_.reassociate) || cells >= resident_threads()) return std::nullopt;
     const std::int64_t threads = steps <= block_ ? steps : divisor_at_most(steps, block_);
     if (threads < kMinBlockReductionThreads) return std::nullopt;
     Plan plan;

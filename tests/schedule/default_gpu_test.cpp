@@ -426,7 +426,10 @@ TEST(DefaultGpuSchedule, RowSumsRunAsBlockReductionsOnlyWithTheLicence) {
       << ir::print_loop_ir(s);
   EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
   validate_parallel(s);
-  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(row_reduction(ir::Op::Add, 40, 128), o)), "workgroup_reduce"));
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(row_reduction(ir::Op::Add, 80, 128), o)), "workgroup_reduce"));
+  // Fewer cells than min_parallel (a bias gradient's): 64 steps suffice, else one thread.
+  const std::string bias = ir::print_loop_ir(default_gpu_schedule(row_reduction(ir::Op::Add, 10, 64), o));
+  EXPECT_TRUE(has(bias, "for i0 in [0, 10) grid:\n  for i1 in [0, 64) workgroup_reduce:")) << bias;
 }
 
 // Rows enough to fill the device keep one thread each; so do short rows.
