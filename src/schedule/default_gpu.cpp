@@ -52,6 +52,13 @@ constexpr std::int64_t kLongReduction = 4096;
 // output channels) when each sums at least this many updates and they fit this many cells.
 constexpr std::int64_t kMinSharedSteps = 4;
 constexpr std::int64_t kMaxSharedPartialCells = std::int64_t{1} << 24;
+// Split-K (split_k): a tile with fewer blocks of this many cells (the smallest blocking, 32 x 32)
+// than this many per compute unit gets its reduction split into up to this many chunks of at
+// least this many steps.
+constexpr std::int64_t kSplitKBlockCells = 32 * 32;
+constexpr std::int64_t kSplitKBlocksPerUnit = 4;
+constexpr std::int64_t kMaxSplitKParts = 8;
+constexpr std::int64_t kMinSplitKChunk = 128;
 // A convolution's input gradient as the transposed convolution (gather_windows) when the zero
 // border grows the work at most this many times.
 constexpr double kMaxGatherGrowth = 2.0;
@@ -155,6 +162,7 @@ class GpuScheduler {
       if (const auto* f = std::get_if<ir::For>(&s->node)) tops.push_back(f->index);
     for (const ir::Symbol top : tops) {
       std::vector<ir::Symbol> staged = options_.reassociate ? gather_windows(top) : std::vector<ir::Symbol>{};
+      if (staged.empty() && options_.reassociate) staged = split_k(top);
       if (staged.empty() && options_.reassociate) staged = stage_partials(top);
       if (staged.empty()) tile_or_schedule_nest(top);
       for (const ir::Symbol s : staged) tile_or_schedule_nest(s);
@@ -259,6 +267,49 @@ class GpuScheduler {
     const auto plan = detail::plan_gather_windows(routine_, *site->loop, kMaxGatherGrowth, options_.target.min_tile_work,
                                                   options_.target, /*must_tile=*/false);
     return plan ? staged_tops(top, {*plan}) : std::vector<ir::Symbol>{};
+  }
+
+  // Split-K: a matmul-like nest (a weight gradient dw[i, j] += x[b, i] * dy[b, j] over the
+  // tokens) whose tile would have too few blocks for the device even at the smallest blocking
+  // (kSplitKBlockCells cells each), over a long reduction: the reduction's outermost loop split
+  // into `parts` chunks (a divisor, at most kMaxSplitKParts, each at least kMinSplitKChunk steps),
+  // staged into partials p[chunk, cells..] (a batched matmul: the chunks on the Grid around the
+  // tile) and a second nest adding the chunks into each cell in order. A licensed
+  // re-association; the tile's threads each keep their register block.
+  std::vector<ir::Symbol> split_k(ir::Symbol top) {
+    const std::int64_t units = options_.target.gpu.compute_units;
+    if (!options_.tiles || units <= 0 || !detail::tile_gpu_nest(routine_, top, options_)) return {};
+    const auto site = detail::find_loop(routine_.body, top);
+    if (!site || !site->enclosing.empty()) return {};
+    ir::StmtRef leaf;
+    const std::vector<const ir::For*> nest = detail::perfect_nest(*site->loop, leaf);
+    const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+    if (!store || !injective(store->index) ||
+        detail::accumulation_op(store->node, store->index, store->value) != ir::Op::Add)
+      return {};
+    std::int64_t cells = 1;
+    std::vector<ir::Symbol> cell_loops;
+    const ir::For* reduction = nullptr;
+    for (const ir::For* f : nest) {
+      if (f->axis != ir::AxisType::Serial || f->begin != 0) return {};
+      if (ir::mentions(store->index, f->index)) {
+        cells *= extent_of(*f);
+        cell_loops.push_back(f->index);
+      } else if (reduction == nullptr) {
+        reduction = f;
+      }
+    }
+    const std::int64_t blocks = cells / kSplitKBlockCells;
+    if (reduction == nullptr || blocks >= kSplitKBlocksPerUnit * units) return {};
+    std::int64_t parts = 1;
+    while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < kSplitKBlocksPerUnit * units) parts *= 2;
+    parts = divisor_at_most(extent_of(*reduction), std::min(parts, extent_of(*reduction) / kMinSplitKChunk));
+    if (parts < 2) return {};
+    const Split s = split(reduction->index, extent_of(*reduction) / parts);
+    const ir::Symbol new_top = top == reduction->index ? s.outer : top;
+    std::vector<ir::Symbol> keep{s.outer};
+    keep.insert(keep.end(), cell_loops.begin(), cell_loops.end());
+    return staged_tops(new_top, {s, with_scatter_loops(StagePartials{new_top, keep})});
   }
 
   // A perfect nest around one add-accumulation d[idx] += v into few cells (injective idx) over a

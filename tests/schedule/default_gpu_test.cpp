@@ -390,6 +390,44 @@ TEST(DefaultGpuSchedule, ReassociationGathersAConvolutionInputGradientAsTheTrans
   EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(conv_input_grad(2, 3, 3, 5, 2), o)), "_windowed"));
 }
 
+// dw[i, j] += x[b, i] * dy[b, j] over `tokens` steps: a weight gradient.
+ir::LoweredRoutine weight_gradient_of(std::int64_t tokens, std::int64_t rows, std::int64_t cols) {
+  const auto x = ir::make_node("x", DType::F32, {tokens, rows}), dy = ir::make_node("dy", DType::F32, {tokens, cols});
+  const auto dw = ir::make_node("dw", DType::F32, {rows, cols});
+  const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(i)}), ir::get(dy, {it(b), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+  return {"weight_grad",
+          ir::for_loop(i, 0, rows, ir::for_loop(j, 0, cols, ir::for_loop(b, 0, tokens, ir::set(dw, {it(i), it(j)}, acc)))),
+          {}};
+}
+
+// A weight gradient of 32 x 32 cells over 256 tokens on a device of one unit: its tile would
+// have 1 block at the smallest blocking, fewer than 4 per unit; split-K stages 2 chunks of the
+// tokens into partials (a batched tile, the chunks on the Grid) and adds them in order. Without
+// the licence, or with enough blocks per unit, the tile stays whole.
+TEST(DefaultGpuSchedule, ReassociationSplitsTheTokensOfAWeightGradientWithFewBlocks) {
+  ir::GpuLimits small = cuda_limits();
+  small.compute_units = 1;
+  GpuScheduleOptions o{.target = gpu_test_target(small), .reassociate = true};
+  const ir::LoweredRoutine r = weight_gradient_of(256, 32, 32);
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  const std::string text = ir::print_loop_ir(s);
+  EXPECT_TRUE(has(text, "dw_partials")) << text;
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << text;
+  validate_parallel(s);
+  expect_replays(r, o);
+  const std::vector<std::int64_t> threads = kernel_threads(s);
+  ASSERT_EQ(threads.size(), 2u) << text;
+  EXPECT_EQ(threads[1], 32 * 32) << text;  // a thread per cell adds the chunks
+  o.reassociate = false;
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(r, o)), "_partials"));
+  o.reassociate = true;
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(weight_gradient_of(256, 64, 64), o)), "_partials"));
+  // Chunks of fewer than 128 tokens are not worth a pass of their own.
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(weight_gradient_of(200, 32, 32), o)), "_partials"));
+}
+
 namespace row_reductions {
 
 // m[r] = accum(m[r], x[r, c]) over `cols` steps for each of `rows` rows.

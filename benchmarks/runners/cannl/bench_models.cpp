@@ -185,7 +185,10 @@ BenchCell::BenchCell(Workload workload, io::SafetensorsFile fixture, runtime::Co
     : workload_(std::move(workload)), fixture_(std::move(fixture)), ctx_(std::move(ctx)), tune_(tune) {}
 
 runtime::Routine BenchCell::compile_routine(runtime::Context& ctx, const ir::Comp& comp, const std::string& name) {
-  if (keep_optimized_) optimized_ = ctx.optimized_routine(comp, name);
+  if (keep_optimized_) {
+    optimized_ = ctx.optimized_routine(comp, name);
+    return ctx.compile(ir::Comp{.body = {}, .statics = comp.statics}, name + "_census_only");
+  }
   if (!tune_) return ctx.compile(comp, name);
   tune_report_.emplace();
   return tune::tune(ctx, comp, name, tune::TuneOptions::from_config(), &*tune_report_);

@@ -53,8 +53,10 @@ class BenchCell {
   double loss() const;
   /// The context the cell runs on (for its kernel profile).
   const runtime::Context& context() const { return ctx_; }
-  /// From now on compile() also keeps the step's (or forward's) routine as optimized, before any
-  /// schedule: what bench_cannl --census schedules for a GPU.
+  /// From now on compile() keeps the step's (or forward's) routine as optimized, before any
+  /// schedule (what bench_cannl --census schedules for a GPU), and compiles an empty routine in
+  /// its place: the cell then only serves the census (no buffers for the step's intermediates,
+  /// which for GPT-2 124M exceed a host's memory).
   void keep_optimized_routine() { keep_optimized_ = true; }
   const std::optional<ir::LoweredRoutine>& optimized_routine() const { return optimized_; }
   /// The tuner's report on the tuned routine (a tuned cell, after compile()).
