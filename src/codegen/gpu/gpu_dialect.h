@@ -67,6 +67,17 @@ class GpuDialect : public CLikePrinter {
   /// kernel scope, and returns the arguments that follow the operands in every helper call
   /// ("" for CUDA). The printer has bound `cannl_warp` and `cannl_lane`.
   virtual std::string declare_warp_scratch(BodyPrinter& p, std::int64_t warps) const;
+  // ---- pipelined staging (TileBlocking::async_copy; async_copy_helpers.h) ----
+
+  /// Whether the dialect spells the asynchronous copies a pipelined tile calls:
+  ///   cannl_cp_async16 / cannl_cp_async4 (shared float* dst, global const float* src,
+  ///     int src_bytes): copies 16 (4) bytes, those past src_bytes written as zeros;
+  ///   cannl_cp_async_commit(): closes the group of this thread's copies issued since the last;
+  ///   cannl_cp_async_wait_all(): waits until this thread's copies are done.
+  /// Only for targets whose gpu_async_copy the backend sets (CUDA sm_80 and later), or that a
+  /// test asks for (OpenCL's emulation).
+  virtual bool spells_async_copy() const { return false; }
+
   /// A workgroup-shared array whose elements start 16-byte aligned (ldmatrix reads 16-byte rows).
   virtual std::string aligned_shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const {
     return shared_array(type, ident, elements);
