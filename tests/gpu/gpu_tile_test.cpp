@@ -300,6 +300,11 @@ TEST(GpuTile, ConfiguredBlockingsAreCheckedBeforeTheDriver) {
   }
   config::set_override("gpu_tile_tm", "5");
   EXPECT_THROW((void)gpu->target(), ConfigError);
+  config::set_override("gpu_tile_tm", "4");
+  config::set_override("gpu_async_copy", "sometimes");
+  EXPECT_THROW((void)gpu->target(), ConfigError);
+  config::set_override("gpu_async_copy", "off");
+  EXPECT_FALSE(gpu->target().gpu_async_copy);
 }
 
 }  // namespace

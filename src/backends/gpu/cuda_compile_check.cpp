@@ -51,6 +51,9 @@ bool has_rounded_operand_tile(const ir::StmtRef& s) {
 void check_for(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
                const ir::Target& target, const std::string& arch);
 
+// The shared memory a CUDA kernel may declare statically.
+constexpr std::int64_t kCudaStaticSharedBytes = 48 * 1024;
+
 // The blocked tiles of a routine with their staging pipelined as `target` allows
 // (ir::pipelined_blocking).
 struct PipelineTiles : ir::TreeMapper {
@@ -73,6 +76,10 @@ CudaForm cuda_form(const ir::LoweredRoutine& routine, const std::vector<codegen:
   CudaForm form{routine, kernels, target};
   if (target.gpu_async_copy || !cuda_async_copy(arch) || config::get("gpu_async_copy") != "auto") return form;
   form.target.gpu_async_copy = true;
+  // Both stages within what a CUDA block declares statically (48 KB), whatever the OpenCL
+  // device holds: ptxas refuses more.
+  if (form.target.gpu.max_shared_bytes <= 0 || form.target.gpu.max_shared_bytes > kCudaStaticSharedBytes)
+    form.target.gpu.max_shared_bytes = kCudaStaticSharedBytes;
   PipelineTiles mapper(form.target);
   form.routine.body = mapper.map_stmt(routine.body);
   for (auto& k : form.kernels) k.body = mapper.map_stmt(k.body);
