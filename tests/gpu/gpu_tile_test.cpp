@@ -6,8 +6,9 @@
 // absorbs, batched matmuls under Grid loops, a convolution whose loops fold into the tile, and
 // the unfused form. Small blockings keep PoCL's work short and give every case several blocks.
 // Pipelined staging (TileBlocking::async_copy) runs the same cases on the OpenCL emulation of
-// cp.async (codegen/gpu/async_copy_helpers.h: synchronous copies with the zero fill, NaN from a
-// misaligned 16-byte copy), which checks the double-buffered loop's stages and index arithmetic.
+// cp.async (codegen/gpu/async_copy_helpers.h: copies done at the thread's wait, with the zero
+// fill, NaN from a misaligned 16-byte copy), which checks the double-buffered loop's stages,
+// index arithmetic and the order of copies, waits, barriers and reads.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -19,14 +19,34 @@ int async_copy_cells(const ir::TileMma& t, const ir::TileOperand& o, const std::
   return ir::async_copy_elements(t, o, run, across);
 }
 
+namespace {
+
+// How the threads walk `s`'s slice: copies along its rows for 16 bytes, else along the
+// operand's unit stride; `per_row` copies of each of `rows` rows.
+struct Walk {
+  bool along_cells;
+  std::int64_t per_row, rows;
+};
+
+Walk walk_of(const AsyncStaging& s, std::int64_t bk) {
+  const bool along_cells = s.elements == 4 ? s.along_cells : s.threads_along_cells;
+  return {along_cells, (along_cells ? s.block : bk) / s.elements, along_cells ? bk : s.block};
+}
+
+}  // namespace
+
+std::int64_t async_copies_per_thread(const AsyncStaging& s, std::int64_t threads, std::int64_t bk) {
+  const Walk w = walk_of(s, bk);
+  return (w.per_row * w.rows + threads - 1) / threads;
+}
+
 void print_async_copies(BodyPrinter& p, const ir::TileMma& t, const AsyncStaging& s, const std::string& k0,
                         const std::string& stage_offset, std::int64_t threads, std::int64_t bk) {
   const ir::TileGroups groups = ir::tile_groups(t);
   const std::string ix = p.index_type();
-  // Copies run along the slice's rows for 16 bytes, else along the operand's unit stride.
-  const bool threads_along_cells = s.elements == 4 ? s.along_cells : s.threads_along_cells;
-  const std::int64_t fast = threads_along_cells ? s.block : bk, slow = threads_along_cells ? bk : s.block;
-  const std::int64_t per_row = fast / s.elements;
+  const Walk w = walk_of(s, bk);
+  const bool threads_along_cells = w.along_cells;
+  const std::int64_t per_row = w.per_row, slow = w.rows;
   const std::string position = "(cannl_e % " + std::to_string(per_row) + ")" +
                                (s.elements == 1 ? "" : " * " + std::to_string(s.elements));
   const std::string row = "cannl_e / " + std::to_string(per_row);
@@ -46,15 +66,16 @@ void print_async_copies(BodyPrinter& p, const ir::TileMma& t, const AsyncStaging
   const std::string at = s.along_cells ? "cannl_kk * " + std::to_string(s.pitch) + " + cannl_x"
                                        : "cannl_x * " + std::to_string(s.pitch) + " + cannl_kk";
   const std::string bytes = std::to_string(4 * s.elements);
+  const std::string queue = s.queue.empty() ? "" : ", " + s.queue;
   const std::string source = p.names().node(*o.node) + " + (" + p.offset(*o.node, at_tile_origin(o.index, t)) + " + ";
   const std::string dst = s.slice + " + (" + stage_offset + " + " + at + ")";
   if (inside.empty()) {
-    p.line("cannl_cp_async" + bytes + "(" + dst + ", " + source + offset + "), " + bytes + ");");
+    p.line("cannl_cp_async" + bytes + "(" + dst + ", " + source + offset + "), " + bytes + queue + ");");
   } else {
     // Outside the tile the copy reads no byte; its address stays the tile's first cell.
     p.line("const int cannl_in = " + inside + ";");
     p.line("cannl_cp_async" + bytes + "(" + dst + ", " + source + "(cannl_in ? " + offset + " : 0)), cannl_in ? " + bytes +
-           " : 0);");
+           " : 0" + queue + ");");
   }
   close_block(p);
 }

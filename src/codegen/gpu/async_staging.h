@@ -36,6 +36,8 @@ struct AsyncStaging {
   /// With single cells: consecutive threads copy consecutive cells (else steps), whichever the
   /// operand's unit stride runs along (coalesced).
   bool threads_along_cells = true;
+  /// The last argument of every copy and wait: the dialect's queue (GpuDialect::async_copy_queue).
+  std::string queue;
 };
 
 /// Cells per copy of `o`'s slice laid out as `along_cells` says, for a block of `block` cells
@@ -44,6 +46,9 @@ struct AsyncStaging {
 /// the slice a multiple of four); else 1.
 int async_copy_cells(const ir::TileMma& t, const ir::TileOperand& o, const std::vector<ir::TileAxis>& cells,
                      bool along_cells, std::int64_t block, std::int64_t bk, std::int64_t pitch);
+
+/// The most copies of `s`'s slice one of `threads` threads issues.
+std::int64_t async_copies_per_thread(const AsyncStaging& s, std::int64_t threads, std::int64_t bk);
 
 /// This thread's (cannl_tid of `threads`) copies of `s`'s slice at step `k0` into the stage at
 /// element `stage_offset` (texts).

@@ -296,8 +296,11 @@ class MmaTile {
       s.threads_along_cells = slice.along_cells;
       return s;
     };
-    const AsyncStaging a = staging(a_slice_, t_.a, groups_.rows, "cannl_row0", b_.bm, t_.rows());
-    const AsyncStaging b = staging(b_slice_, t_.b, groups_.cols, "cannl_col0", b_.bn, t_.cols());
+    AsyncStaging a = staging(a_slice_, t_.a, groups_.rows, "cannl_row0", b_.bm, t_.rows());
+    AsyncStaging b = staging(b_slice_, t_.b, groups_.cols, "cannl_col0", b_.bn, t_.cols());
+    // One slice's copies of both operands are in flight at a time.
+    a.queue = b.queue = d_.async_copy_queue(p_, async_copies_per_thread(a, b_.threads(), b_.bk) +
+                                                    async_copies_per_thread(b, b_.threads(), b_.bk));
     print_async_copies(p_, t_, a, "0", "0", b_.threads(), b_.bk);
     print_async_copies(p_, t_, b, "0", "0", b_.threads(), b_.bk);
     p_.line("cannl_cp_async_commit();");
@@ -307,7 +310,7 @@ class MmaTile {
     p_.line("const int cannl_stage = (int)((cannl_k0 / " + std::to_string(b_.bk) + ") % 2);");
     line_const("cannl_sa", "cannl_stage * " + std::to_string(a.stage_elements));
     line_const("cannl_sb", "cannl_stage * " + std::to_string(b.stage_elements));
-    p_.line("cannl_cp_async_wait_all();");
+    p_.line("cannl_cp_async_wait_all(" + a.queue + ");");
     p_.line(d_.barrier());
     if (t_.steps() > b_.bk) {
       p_.line("if (cannl_k0 + " + std::to_string(b_.bk) + " < " + std::to_string(t_.steps()) + ") {");

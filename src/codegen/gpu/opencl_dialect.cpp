@@ -4,6 +4,7 @@
 // warp-level instructions (mma_helpers.h), for tests only: the backend's target never asks for
 // them, so production OpenCL keeps the scalar tile; pipelined staging likewise runs on an
 // emulation of cp.async (async_copy_helpers.h), for tests only.
+#include "cannl/support/error.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/gpu/async_copy_helpers.h"
 #include "codegen/gpu/gpu_dialect.h"
@@ -62,6 +63,13 @@ class OpenClDialect final : public GpuDialect {
   void append_prelude_helpers(std::vector<PreludeHelper>& out, const ir::Target&) const override {
     append_opencl_mma_emulation(out);
     append_opencl_async_copy_emulation(out);
+  }
+  std::string async_copy_queue(BodyPrinter& p, std::int64_t copies) const override {
+    internal_check(copies <= kOpenClAsyncQueue, "codegen: " + std::to_string(copies) +
+                                                    " copies in flight per thread exceed the emulation's queue");
+    p.line("cannl_cp_queue cannl_cpq;");
+    p.line("cannl_cpq.n = 0;");
+    return "&cannl_cpq";
   }
   std::string aligned_shared_array(const std::string& type, const std::string& ident,
                                    std::int64_t elements) const override {

@@ -134,6 +134,9 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
   // direction (coalesced); the padded pitch keeps their shared-memory stores on distinct banks.
   const std::string k0 = "cannl_k0";
   if (pipelined) {
+    // One slice's copies of both operands are in flight at a time.
+    a_async.queue = b_async.queue = async_copy_queue(
+        p, async_copies_per_thread(a_async, b.threads(), b.bk) + async_copies_per_thread(b_async, b.threads(), b.bk));
     print_async_copies(p, t, a_async, "0", "0", b.threads(), b.bk);
     print_async_copies(p, t, b_async, "0", "0", b.threads(), b.bk);
     p.line("cannl_cp_async_commit();");
@@ -168,7 +171,7 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
     p.line("const int cannl_stage = (int)((" + k0 + " / " + std::to_string(b.bk) + ") % 2);");
     p.line("const " + ix + " cannl_sa = cannl_stage * " + std::to_string(a_async.stage_elements) + ", cannl_sb = cannl_stage * " +
            std::to_string(b_async.stage_elements) + ";");
-    p.line("cannl_cp_async_wait_all();");
+    p.line("cannl_cp_async_wait_all(" + a_async.queue + ");");
     p.line(barrier());
     if (steps > b.bk) {
       p.line("if (" + k0 + " + " + std::to_string(b.bk) + " < " + std::to_string(steps) + ") {");
