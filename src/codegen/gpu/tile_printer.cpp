@@ -42,6 +42,45 @@
 
 namespace cannl::codegen {
 
+namespace {
+
+// A pipelined tile's staging of one operand (`o`, over `extent` `cells`, `block` per block):
+// 16-byte copies where async_copy_cells proves them (rows padded to a multiple of four cells),
+// else single cells with the bank-spreading pitch of the plain staging, walked along the
+// operand's unit stride.
+AsyncStaging pipelined_staging(const ir::TileMma& t, const ir::TileGroups& groups, const std::string& slice,
+                               const ir::TileOperand& o, const std::vector<ir::TileAxis>& cells,
+                               const std::string& first, std::int64_t block, std::int64_t extent, std::int64_t bk) {
+  AsyncStaging s{slice, &o, &cells, first, block, extent};
+  s.elements = async_copy_cells(t, o, cells, true, block, bk, ir::TileBlocking::async_pitch(block));
+  s.pitch = s.elements == 4 ? ir::TileBlocking::async_pitch(block) : block + 1;
+  s.stage_elements = bk * s.pitch;
+  s.threads_along_cells = !(fastest_stride(groups.steps, o) == 1 && fastest_stride(cells, o) != 1);
+  return s;
+}
+
+// The start of a pipelined tile's slice at `k0`: its stage, the wait for this thread's copies
+// and the barrier after them, then the next slice's copies into the other stage.
+void print_pipelined_slice_start(BodyPrinter& p, const GpuDialect& d, const ir::TileMma& t, const AsyncStaging& a,
+                                 const AsyncStaging& b, const std::string& k0, std::int64_t bk, std::int64_t threads) {
+  const std::string ix = p.index_type();
+  p.line("const int cannl_stage = (int)((" + k0 + " / " + std::to_string(bk) + ") % 2);");
+  p.line("const " + ix + " cannl_sa = cannl_stage * " + std::to_string(a.stage_elements) + ", cannl_sb = cannl_stage * " +
+         std::to_string(b.stage_elements) + ";");
+  p.line("cannl_cp_async_wait_all(" + a.queue + ");");
+  p.line(d.barrier());
+  if (t.steps() <= bk) return;
+  p.line("if (" + k0 + " + " + std::to_string(bk) + " < " + std::to_string(t.steps()) + ") {");
+  p.indent();
+  const std::string next = k0 + " + " + std::to_string(bk);
+  print_async_copies(p, t, a, next, std::to_string(a.stage_elements) + " - cannl_sa", threads, bk);
+  print_async_copies(p, t, b, next, std::to_string(b.stage_elements) + " - cannl_sb", threads, bk);
+  p.line("cannl_cp_async_commit();");
+  close_block(p);
+}
+
+}  // namespace
+
 void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
   if (t.blocking.tensor_cores()) {
     print_mma_tile(p, t);
@@ -66,17 +105,12 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
   const std::string as = "cannl_ta_" + name, bs = "cannl_tb_" + name;
   std::int64_t a_pitch = b.padded_rows(), b_pitch = b.padded_cols();
   const bool pipelined = b.async_copy;
-  AsyncStaging a_async{as, &t.a, &groups.rows, "cannl_row0", b.bm, rows}, b_async{bs, &t.b, &groups.cols, "cannl_col0", b.bn, cols};
+  AsyncStaging a_async, b_async;
   if (pipelined) {
     internal_check(spells_async_copy(), "codegen: a pipelined tile on a dialect without asynchronous copies (the "
                                         "target's gpu_async_copy should be false)");
-    // 16-byte copies need rows of a multiple of four cells; single cells keep the bank-spreading pitch.
-    for (AsyncStaging* x : {&a_async, &b_async}) {
-      x->elements = async_copy_cells(t, *x->operand, *x->cells, true, x->block, b.bk, ir::TileBlocking::async_pitch(x->block));
-      x->pitch = x->elements == 4 ? ir::TileBlocking::async_pitch(x->block) : x->block + 1;
-      x->stage_elements = b.bk * x->pitch;
-      x->threads_along_cells = !(fastest_stride(groups.steps, *x->operand) == 1 && fastest_stride(*x->cells, *x->operand) != 1);
-    }
+    a_async = pipelined_staging(t, groups, as, t.a, groups.rows, "cannl_row0", b.bm, rows, b.bk);
+    b_async = pipelined_staging(t, groups, bs, t.b, groups.cols, "cannl_col0", b.bn, cols, b.bk);
     a_pitch = a_async.pitch;
     b_pitch = b_async.pitch;
     p.declare_at_kernel_scope(aligned_shared_array(type, as, 2 * a_async.stage_elements));
@@ -168,20 +202,7 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
   };
   std::string a_stage, b_stage;  // where the slice's stage starts in the shared arrays ("" unpipelined)
   if (pipelined) {
-    p.line("const int cannl_stage = (int)((" + k0 + " / " + std::to_string(b.bk) + ") % 2);");
-    p.line("const " + ix + " cannl_sa = cannl_stage * " + std::to_string(a_async.stage_elements) + ", cannl_sb = cannl_stage * " +
-           std::to_string(b_async.stage_elements) + ";");
-    p.line("cannl_cp_async_wait_all(" + a_async.queue + ");");
-    p.line(barrier());
-    if (steps > b.bk) {
-      p.line("if (" + k0 + " + " + std::to_string(b.bk) + " < " + std::to_string(steps) + ") {");
-      p.indent();
-      const std::string next = k0 + " + " + std::to_string(b.bk);
-      print_async_copies(p, t, a_async, next, std::to_string(a_async.stage_elements) + " - cannl_sa", b.threads(), b.bk);
-      print_async_copies(p, t, b_async, next, std::to_string(b_async.stage_elements) + " - cannl_sb", b.threads(), b.bk);
-      p.line("cannl_cp_async_commit();");
-      close_block(p);
-    }
+    print_pipelined_slice_start(p, *this, t, a_async, b_async, k0, b.bk, b.threads());
     a_stage = "cannl_sa + ";
     b_stage = "cannl_sb + ";
   } else {
