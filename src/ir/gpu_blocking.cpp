@@ -140,6 +140,12 @@ bool fits_device(const TileBlocking& b, const GpuLimits& limits) {
          below(b.shared_bytes(4), limits.max_shared_bytes);
 }
 
+TileBlocking pipelined_blocking(TileBlocking b, const Target& target) {
+  b.async_copy = target.gpu_async_copy && b.blocked() && b.copies_unconverted();
+  if (b.async_copy && !fits_device(b, target.gpu)) b.async_copy = false;
+  return b;
+}
+
 TileBlocking default_gpu_blocking(const GpuLimits& limits) {
   TileBlocking b = kLargestDefault;
   while (!fits(b, limits)) {

@@ -127,6 +127,7 @@ std::int64_t TileMma::blocks() const {
 
 bool TileBlocking::valid() const {
   const bool scalar = bm > 0 && bn > 0 && bk > 0 && tm > 0 && tn > 0 && bm % tm == 0 && bn % tn == 0;
+  if (async_copy && !copies_unconverted()) return false;
   if (!tensor_cores()) return scalar;
   // ldmatrix .x4 loads two 8-column MMA tiles of B at once: whole pairs per warp.
   return scalar && tm % 16 == 0 && tn % 16 == 0 && bk % mma_steps() == 0;
@@ -152,7 +153,9 @@ std::int64_t TileBlocking::mma_slice_elements(std::int64_t cells) const {
 
 std::int64_t TileBlocking::shared_bytes(std::int64_t element_bytes) const {
   if (!blocked()) return 0;
-  if (tensor_cores()) return (mma_slice_elements(bm) + mma_slice_elements(bn)) * mma_element_bytes();
+  const std::int64_t stages = async_copy ? 2 : 1;
+  if (tensor_cores()) return stages * (mma_slice_elements(bm) + mma_slice_elements(bn)) * mma_element_bytes();
+  if (async_copy) return stages * (async_pitch(bm) + async_pitch(bn)) * bk * element_bytes;
   return (padded_rows() + padded_cols()) * bk * element_bytes;
 }
 

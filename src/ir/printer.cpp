@@ -150,7 +150,8 @@ class LoopIrPrinter {
     if (!b.blocked()) return "";
     return " (blocks " + std::to_string(b.bm) + "x" + std::to_string(b.bn) + "x" + std::to_string(b.bk) +
            (b.tensor_cores() ? ", warps " : ", threads ") + std::to_string(b.tm) + "x" + std::to_string(b.tn) +
-           (b.tensor_cores() ? ", tensor cores " + std::string(narrow_format_name(b.mma)) : "") + ")";
+           (b.tensor_cores() ? ", tensor cores " + std::string(narrow_format_name(b.mma)) : "") +
+           (b.async_copy ? ", 2 stages by async copies" : "") + ")";
   }
   // tile_mma i0 in [0, 4), i1 in [0, 4), i2 in [0, 8): c[i0, i1] add= a[i0, i2] * b[i2, i1]
   // followed by its fallback, indented. The tile symbols are named first so the fallback's loops

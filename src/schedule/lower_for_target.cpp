@@ -111,6 +111,16 @@ class Lowering {
     return f;
   }
 
+  // `b` with its staging pipelined where the target allows it (ir::pipelined_blocking), logged.
+  ir::TileBlocking pipelined(const ir::TileMma& t, const ir::TileBlocking& b) const {
+    const ir::TileBlocking out = ir::pipelined_blocking(b, target_);
+    if (out.async_copy && logging::debug_level() >= 1)
+      logging::info("async copies: matmul tile " + t.d.node->debug_name() + " += " + t.a.node->debug_name() + " * " +
+                    t.b.node->debug_name() + " stages its slices in two buffers, the next one's copies (cp.async) " +
+                    "in flight while the block computes the current one");
+    return out;
+  }
+
   ir::StmtRef seq(const ir::Seq& q) {
     std::vector<ir::StmtRef> out;
     const bool top = at_kernel_top_;
@@ -179,6 +189,7 @@ class Lowering {
       t.blocking = ir::blocking_for_tile(target_, t.rows(), t.cols(), t.steps());
       if (const ir::NarrowFormat f = tensor_core_format(t); f != ir::NarrowFormat::None)
         t.blocking = ir::fitted_mma_blocking(target_.gpu_mma_tile, f, t.rows(), t.cols(), t.steps());
+      t.blocking = pipelined(t, t.blocking);
       t.team = 1;
       return ir::tile_mma(std::move(t));
     }

@@ -66,6 +66,7 @@ std::string full_target_text(const ir::Target& t) {
     out += " tile " + std::to_string(m.bm) + " " + std::to_string(m.bn) + " " + std::to_string(m.bk) + " " +
            std::to_string(m.tm) + " " + std::to_string(m.tn);
   }
+  if (t.gpu_async_copy) out += " async_copy";  // pipelined staging changes what a GPU runs
   out += " index " + std::string(ir::dtype_name(t.index_dtype));
   return out;
 }

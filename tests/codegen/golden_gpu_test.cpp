@@ -2,7 +2,8 @@
 // the optimized routine under the default GPU schedule for a CUDA-like device (1024 threads per
 // block, blocks of 256; for HIP an AMD one with waves of 64), the final lowering round and
 // fission, printed by each GPU dialect; and of a block reduction in HIP for waves of 64 and of
-// 32 lanes (gfx90a, gfx1030), whose in-wave steps are shuffles. Only the kernels are compared
+// 32 lanes (gfx90a, gfx1030), whose in-wave steps are shuffles; and of a CUDA matmul tile
+// pipelined by cp.async. Only the kernels are compared
 // (from the first kernel on, assignment comments dropped), not the header or the prelude. A
 // change of the schedule, fission or the dialects fails here; when intended, regenerate and
 // review the diff:
@@ -26,6 +27,7 @@
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/fission.h"
 #include "cannl/schedule/lower_for_target.h"
+#include "cannl/schedule/transforms.h"
 #include "cannl/support/files.h"
 #include "cannl/support/process.h"
 #include "codegen/golden_util.h"
@@ -108,6 +110,28 @@ TEST(GoldenGpu, Matmul) {
 TEST(GoldenGpu, Softmax) {
   Tensor x = literal("logits", ramp(512 * 1000), {.batch = Dims{512}, .output = Dims{1000}});
   check_golden("gpu_softmax", nn::softmax(x));
+}
+
+// A matmul tile with its staging pipelined by cp.async, as a CUDA device of sm_80 or later runs
+// it: d[i, j] += a[k, i] * b[k, j] over 96 x 128 x 80 in the default 64 x 64 x 16 blocks, both
+// operands copied 16 bytes at a time; the last blocks partial.
+TEST(GoldenGpu, CudaMatmulTileWithAsyncCopies) {
+  const ir::NodeRef a = ir::make_node("a", ir::DType::F32, {80, 96}), b = ir::make_node("b", ir::DType::F32, {80, 128});
+  const ir::NodeRef d = ir::make_node("d", ir::DType::F32, {96, 128});
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto at = [](ir::Symbol v) { return ir::AxisIndex::iterator(v); };
+  const auto value = ir::apply(ir::Op::Fma, ir::DType::F32, {ir::get(a, {at(k), at(i)}), ir::get(b, {at(k), at(j)}), ir::get(d, {at(i), at(j)})});
+  const auto nest = ir::for_loop(i, 0, 96, ir::for_loop(j, 0, 128, ir::for_loop(k, 0, 80, ir::set(d, {at(i), at(j)}, value))));
+  const ir::LoweredRoutine tiled = schedule::apply({"async_matmul", nest, {}}, schedule::Tensorize{i, j, k});
+  ir::Target target = kCudaLike;
+  target.gpu_async_copy = true;
+  const ir::LoweredRoutine lowered = schedule::lower_for_target(tiled, target);
+  std::vector<codegen::KernelBody> kernels;
+  for (const auto& s : schedule::fission(lowered, target))
+    if (s.kind == schedule::Segment::Kind::Kernel) kernels.push_back({s.body, s.geometry});
+  const std::string module = codegen::emit_gpu(codegen::GpuLanguage::Cuda, lowered, kernels, {.target = target}).text;
+  EXPECT_NE(module.find("cp.async.cg.shared.global [%0], [%1], 16, %2;"), std::string::npos) << module;
+  testing::expect_golden("gpu_matmul_async_copies.cu", kernels_text(module, "extern \"C\" __global__"));
 }
 
 TEST(GoldenGpu, HipBlockReductionForWavesOf64And32) {

@@ -132,6 +132,38 @@ TEST(GpuMmaTile, ExactSumsAreTheInterpretersValuesInEveryLayoutAndFormat) {
   }
 }
 
+// tf32 tiles stage the f32 bits unconverted: pipelined (TileBlocking::async_copy) on the OpenCL
+// emulation of cp.async, the values stay the interpreter's: 16-byte copies along the cells (b;
+// a^T) and along the steps (b^T of 24 steps), 4-byte ones (a of 21 steps), partial blocks and
+// slices, zero start. bf16 tiles convert while staging and keep the registers' path.
+TEST(GpuMmaTile, Tf32TilesPipelineTheirStaging) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  ir::Target t = mma_target(*gpu);
+  t.gpu_async_copy = true;
+  const auto pipelined = [](const ir::LoweredRoutine& r) {
+    int n = 0;
+    ir::for_each_stmt(r.body, [&](const ir::Stmt& s) {
+      const auto* x = std::get_if<ir::TileMma>(&s.node);
+      n += x != nullptr && x->blocking.async_copy ? 1 : 0;
+    });
+    return n;
+  };
+  EXPECT_EQ(pipelined(schedule::lower_for_target(matmul({17, 33, 65}), t)), 0);  // bf16
+  for (const Case& c : {Case{33, 20, 21, false, false, false, NarrowFormat::TF32},
+                        Case{20, 36, 24, true, true, true, NarrowFormat::TF32}}) {
+    SCOPED_TRACE(describe(c));
+    const ir::LoweredRoutine r = matmul(c);
+    ASSERT_EQ(pipelined(schedule::lower_for_target(r, t)), 1) << ir::print_loop_ir(r);
+    const auto params = ir::nodes_of(r.body);
+    std::vector<test_util::Bytes> inputs;
+    for (const auto& n : params) inputs.push_back(test_util::bytes_of(small_integers(n)));
+    const auto got = test_util::run_on(*gpu, {r, params, t}, inputs);
+    const auto expected = interpreted(r, params);
+    for (std::size_t q = 0; q < params.size(); ++q) EXPECT_EQ(floats_of(got[q]), floats_of(expected[q])) << params[q]->debug_name();
+  }
+}
+
 // y[n, oh, ow, f] += x[n, oh + kh, ow + kw, c] * w[kh, kw, c, f] with its loops folded into one
 // tile (rows n, oh, ow; columns f; steps kh, kw, c): the staging's index arithmetic gathers the
 // implicit im2col for the tensor cores as for the scalar tile.

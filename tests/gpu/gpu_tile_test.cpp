@@ -5,6 +5,10 @@
 // and steps, transposed operands, accumulation into a non-zero output, a ZeroOut the tile
 // absorbs, batched matmuls under Grid loops, a convolution whose loops fold into the tile, and
 // the unfused form. Small blockings keep PoCL's work short and give every case several blocks.
+// Pipelined staging (TileBlocking::async_copy) runs the same cases on the OpenCL emulation of
+// cp.async (codegen/gpu/async_copy_helpers.h: copies done at the thread's wait, with the zero
+// fill, NaN from a misaligned 16-byte copy), which checks the double-buffered loop's stages,
+// index arithmetic and the order of copies, waits, barriers and reads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +18,8 @@
 
 #include "../interp/test_memory.h"
 #include "backends/run_util.h"
+#include "cannl/codegen/gpu_codegen.h"
+#include "cannl/schedule/fission.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/interp/interpreter.h"
@@ -65,11 +71,28 @@ ir::Target tile_target(const backends::Backend& gpu, ir::TileBlocking blocking) 
   return t;
 }
 
+// `blocking` pipelined by asynchronous copies: on OpenCL the emulation, which a backend's own
+// target never asks for.
+ir::Target pipelined_target(const backends::Backend& gpu, ir::TileBlocking blocking) {
+  ir::Target t = tile_target(gpu, blocking);
+  t.gpu_async_copy = true;
+  return t;
+}
+
 int blocked_tiles(const ir::LoweredRoutine& r) {
   int n = 0;
   ir::for_each_stmt(r.body, [&](const ir::Stmt& s) {
     const auto* t = std::get_if<ir::TileMma>(&s.node);
     n += t != nullptr && t->blocking.blocked() ? 1 : 0;
+  });
+  return n;
+}
+
+int pipelined_tiles(const ir::LoweredRoutine& r) {
+  int n = 0;
+  ir::for_each_stmt(r.body, [&](const ir::Stmt& s) {
+    const auto* t = std::get_if<ir::TileMma>(&s.node);
+    n += t != nullptr && t->blocking.async_copy ? 1 : 0;
   });
   return n;
 }
@@ -159,10 +182,8 @@ TEST(GpuTile, TheDefaultBlockingOverSeveralBlocks) {
   expect_bitwise(r, schedule::default_gpu_schedule(r, {.target = t}), t, serial_fused_matmul(r, c));
 }
 
-TEST(GpuTile, BatchedMatmulRunsItsBatchOnTheGrid) {
-  auto gpu = gpu_test::backend();
-  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
-  // d[b, i, j] += a[b, i, k] * w[k, j] (w shared by the batch): the batch a Grid loop on slot 1.
+// d[b, i, j] += a[b, i, k] * w[k, j] (w shared by the batch).
+ir::LoweredRoutine batched_matmul() {
   const std::int64_t batch = 3, m = 20, n = 36, kk = 24;
   const ir::NodeRef a = ir::make_node("a", DType::F32, {batch, m, kk});
   const ir::NodeRef w = ir::make_node("w", DType::F32, {kk, n});
@@ -170,10 +191,16 @@ TEST(GpuTile, BatchedMatmulRunsItsBatchOnTheGrid) {
   const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol();
   const auto value = ir::apply(ir::Op::Fma, DType::F32,
                                {ir::get(a, {it(b), it(i), it(k)}), ir::get(w, {it(k), it(j)}), ir::get(d, {it(b), it(i), it(j)})});
-  const ir::LoweredRoutine r{
-      "tile_batched",
-      ir::for_loop(b, 0, batch, ir::for_loop(i, 0, m, ir::for_loop(j, 0, n, ir::for_loop(k, 0, kk, ir::set(d, {it(b), it(i), it(j)}, value))))),
-      {}};
+  return {"tile_batched",
+          ir::for_loop(b, 0, batch, ir::for_loop(i, 0, m, ir::for_loop(j, 0, n, ir::for_loop(k, 0, kk, ir::set(d, {it(b), it(i), it(j)}, value))))),
+          {}};
+}
+
+TEST(GpuTile, BatchedMatmulRunsItsBatchOnTheGrid) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  // The batch a Grid loop on slot 1.
+  const ir::LoweredRoutine r = batched_matmul();
   const ir::Target t = tile_target(*gpu, {16, 16, 8, 2, 2});
   const ir::LoweredRoutine scheduled = schedule::default_gpu_schedule(r, {.target = t});
   const auto& top = std::get<ir::For>(scheduled.body->node);
@@ -181,11 +208,9 @@ TEST(GpuTile, BatchedMatmulRunsItsBatchOnTheGrid) {
   expect_bitwise(r, scheduled, t);
 }
 
-TEST(GpuTile, AConvolutionFoldsIntoOneTile) {
-  auto gpu = gpu_test::backend();
-  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
-  // y[n, oh, ow, f] = fma(x[n, oh + kh, ow + kw, c], w[kh, kw, c, f], y[..]): rows n, oh, ow,
-  // columns f, steps kh, kw, c (an implicit im2col through index arithmetic).
+// y[n, oh, ow, f] = fma(x[n, oh + kh, ow + kw, c], w[kh, kw, c, f], y[..]): rows n, oh, ow,
+// columns f, steps kh, kw, c (an implicit im2col through index arithmetic).
+ir::LoweredRoutine convolution() {
   const std::int64_t batch = 2, h = 7, ww = 6, c = 3, f = 20, kh = 3, kw = 2;
   const ir::NodeRef x = ir::make_node("x", DType::F32, {batch, h + kh - 1, ww + kw - 1, c});
   const ir::NodeRef w = ir::make_node("w", DType::F32, {kh, kw, c, f});
@@ -201,7 +226,13 @@ TEST(GpuTile, AConvolutionFoldsIntoOneTile) {
   ir::StmtRef nest = ir::set(y, yi, value);
   const std::int64_t extents[7] = {batch, h, ww, f, kh, kw, c};
   for (int q = 6; q >= 0; --q) nest = ir::for_loop(s[q], 0, extents[q], nest);
-  const ir::LoweredRoutine r{"tile_conv", nest, {}};
+  return {"tile_conv", nest, {}};
+}
+
+TEST(GpuTile, AConvolutionFoldsIntoOneTile) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  const ir::LoweredRoutine r = convolution();
   const ir::Target t = tile_target(*gpu, {16, 16, 8, 2, 2});
   const ir::LoweredRoutine scheduled = schedule::default_gpu_schedule(r, {.target = t});
   bool folded = false;
@@ -210,6 +241,42 @@ TEST(GpuTile, AConvolutionFoldsIntoOneTile) {
   });
   EXPECT_TRUE(folded) << ir::print_loop_ir(scheduled);
   expect_bitwise(r, scheduled, t);
+}
+
+// The cases above with the staging pipelined: two stages per operand, copies one slice ahead.
+// 16-byte copies where the layout is proven aligned (b of 36 and a^T of 20 columns: partial
+// blocks, whole groups of four; w of the batch and the convolution), 4-byte copies elsewhere
+// (a along its steps, 17 and 33 columns), partial last slices, a single slice.
+TEST(GpuTile, PipelinedStagingIsBitwiseTheNest) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  const ir::Target small = pipelined_target(*gpu, {16, 16, 8, 2, 2});
+  const auto run = [&](const ir::LoweredRoutine& r, const ir::LoweredRoutine& scheduled, int wide_copies) {
+    const ir::LoweredRoutine lowered = schedule::lower_for_target(scheduled, small);
+    ASSERT_EQ(pipelined_tiles(lowered), 1) << ir::print_loop_ir(lowered);
+    EXPECT_NE(ir::print_loop_ir(lowered).find("2 stages by async copies"), std::string::npos);
+    std::vector<codegen::KernelBody> kernels;
+    for (const auto& segment : schedule::fission(lowered, small, true))
+      if (segment.kind == schedule::Segment::Kind::Kernel) kernels.push_back({segment.body, segment.geometry});
+    const std::string source = codegen::emit_gpu(codegen::GpuLanguage::OpenCL, lowered, kernels, {.target = small}).text;
+    std::size_t found = 0;
+    for (std::size_t at = source.find("cannl_cp_async16(cannl_t"); at != std::string::npos;
+         at = source.find("cannl_cp_async16(cannl_t", at + 1))
+      ++found;
+    EXPECT_EQ(found, static_cast<std::size_t>(2 * wide_copies)) << source;  // the first slice's and the next's
+    expect_bitwise(r, scheduled, small);
+  };
+  for (const auto& [c, wide] : {std::pair{Case{1, 1, 1}, 0}, {Case{20, 36, 44}, 1}, {Case{20, 36, 44, true}, 2},
+                                {Case{17, 33, 65, true, true}, 0}}) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + (c.a_t ? " a^T" : "") +
+                 (c.b_t ? " b^T" : "") + (c.fused ? "" : " unfused") + (c.zero_first ? " zero start" : ""));
+    const ir::LoweredRoutine r = matmul(c);
+    run(r, tensorized(r), wide);
+  }
+  for (const ir::LoweredRoutine& r : {batched_matmul(), convolution()}) {
+    SCOPED_TRACE(r.name);
+    run(r, schedule::default_gpu_schedule(r, {.target = small}), 1);
+  }
 }
 
 // The gpu_tile_* keys replace the device's blocking: one whose staged slices exceed the device's
@@ -234,6 +301,11 @@ TEST(GpuTile, ConfiguredBlockingsAreCheckedBeforeTheDriver) {
   }
   config::set_override("gpu_tile_tm", "5");
   EXPECT_THROW((void)gpu->target(), ConfigError);
+  config::set_override("gpu_tile_tm", "4");
+  config::set_override("gpu_async_copy", "sometimes");
+  EXPECT_THROW((void)gpu->target(), ConfigError);
+  config::set_override("gpu_async_copy", "off");
+  EXPECT_FALSE(gpu->target().gpu_async_copy);
 }
 
 }  // namespace

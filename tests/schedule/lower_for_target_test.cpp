@@ -185,6 +185,33 @@ TEST(LowerForTarget, GpuBlocksTilesThatAreLaunchesOfTheirOwn) {
   EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(under_serial, gpu_test_target())), "tile_mma"));
 }
 
+// On a target with asynchronous copies a blocked tile's staging is pipelined (two stages) where
+// they fit the device: never for a tile that converts while staging (bf16 tensor cores).
+TEST(LowerForTarget, GpuPipelinesTheStagingWhereTheTargetCopiesAsynchronously) {
+  const ir::LoweredRoutine r = scheduled_matmul(16);
+  ir::Target async = gpu_test_target();
+  async.gpu_async_copy = true;
+  const std::string text = ir::print_loop_ir(lower_for_target(r, async));
+  EXPECT_TRUE(has(text, "(blocks 16x16x16, threads 4x4, 2 stages by async copies)")) << text;
+  EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(r, gpu_test_target())), "async"));
+  // Two stages of 16 x 20 cells of a and of b take 5 KB: a device with 4 KB keeps one.
+  async.gpu.max_shared_bytes = 4096;
+  EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(r, async)), "async"));
+  async.gpu.max_shared_bytes = 49152;
+  async.gpu_mma_formats = {ir::NarrowFormat::BF16};
+  ir::for_each_stmt(r.body, [&](const ir::Stmt& s) {
+    if (const auto* t = std::get_if<ir::TileMma>(&s.node)) t->a.node->rounded_to = t->b.node->rounded_to = ir::NarrowFormat::BF16;
+  });
+  const std::string mma = ir::print_loop_ir(lower_for_target(r, async));
+  EXPECT_TRUE(has(mma, "tensor cores bf16)")) << mma;
+  async.gpu_mma_formats = {ir::NarrowFormat::TF32};
+  ir::for_each_stmt(r.body, [&](const ir::Stmt& s) {
+    if (const auto* t = std::get_if<ir::TileMma>(&s.node)) t->a.node->rounded_to = t->b.node->rounded_to = ir::NarrowFormat::TF32;
+  });
+  const std::string tf32 = ir::print_loop_ir(lower_for_target(r, async));
+  EXPECT_TRUE(has(tf32, "tensor cores tf32, 2 stages by async copies)")) << tf32;
+}
+
 // A tile whose operands are promised exact in bf16 (TensorNode::rounded_to) runs on the
 // tensor cores of a target that multiplies bf16 (a TileBlocking::mma blocking fitted to it); not
 // when the target has none, when the operands' formats differ, or when the routine writes an

@@ -25,6 +25,18 @@ TEST(GpuSketches, TileBlockingsAreWholeLaunchableAndNotTheTargetsOwn) {
     EXPECT_TRUE(ir::fits_device(b, t.gpu)) << describe_blocking(b);
     EXPECT_FALSE(b == t.gpu_tile) << describe_blocking(b);
   }
+  // A target with asynchronous copies pipelines a sketch where both stages fit (the final
+  // lowering round, ir::pipelined_blocking): every sketch fits still, unpipelined where they do not.
+  ir::Target async = t;
+  async.gpu_async_copy = true;
+  int pipelined = 0;
+  for (const ir::TileBlocking& b : sketches) {
+    const ir::TileBlocking p = ir::pipelined_blocking(b, async);
+    EXPECT_TRUE(ir::fits_device(p, t.gpu)) << describe_blocking(b);
+    pipelined += p.async_copy ? 1 : 0;
+  }
+  EXPECT_GT(pipelined, 0);
+  EXPECT_NE(full_target_text(async), full_target_text(t));  // a winner's cache key says so
   // Less shared memory: fewer sketches, every one within it.
   const ir::Target small = gpu(8 * 1024);
   const auto fewer = gpu_tile_sketches(small);

@@ -151,9 +151,16 @@ struct TileOperand { NodeRef node; std::vector<AxisIndex> index; };
 /// re-associate each cell's sum (the final lowering round grants it only where the operands are
 /// exact in the format and the target allows it).
 ///   TileBlocking{128, 128, 32, 64, 32, NarrowFormat::BF16}   // 8 warps, 4 x 4 MMAs each per step
+///
+/// With `async_copy` (Target::gpu_async_copy; the final lowering round sets it): the staging is a
+/// two-stage pipeline, two slices per operand in shared memory, the next slice's asynchronous
+/// copies (CUDA cp.async) in flight while the block computes the current one. Only where nothing
+/// is converted on the way into shared memory (the scalar tile, tf32 tensor-core tiles).
+///   TileBlocking{64, 64, 16, 4, 4, NarrowFormat::None, true}   // 2 x (16 x 68 + 16 x 68) cells
 struct TileBlocking {
   int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
   NarrowFormat mma = NarrowFormat::None;
+  bool async_copy = false;
 
   /// Lanes of the warp an MMA instruction runs on.
   static constexpr int kWarpLanes = 32;
@@ -161,7 +168,8 @@ struct TileBlocking {
   bool blocked() const { return bm > 0; }
   bool tensor_cores() const { return mma != NarrowFormat::None; }
   /// Positive sizes and whole register tiles per block (bm % tm == bn % tn == 0); with `mma`
-  /// also whole MMA tiles per warp (tm % 16, tn % 16 and bk % mma_steps() == 0).
+  /// also whole MMA tiles per warp (tm % 16, tn % 16 and bk % mma_steps() == 0); `async_copy`
+  /// only where copies_unconverted().
   bool valid() const;
   std::int64_t threads() const {
     if (!blocked()) return 1;
@@ -175,13 +183,19 @@ struct TileBlocking {
   /// threads storing along the steps hit distinct shared-memory banks.
   std::int64_t padded_rows() const { return bm + 1; }
   std::int64_t padded_cols() const { return bn + 1; }
+  /// A pipelined scalar tile's slice row for `cells` (bm or bn) cells: four elements of padding
+  /// keep the rows 16 bytes aligned for 16-byte copies (the most a slice row takes).
+  static std::int64_t async_pitch(std::int64_t cells) { return cells + 4; }
+  /// Whether the staging may be a pipeline of asynchronous copies: nothing converted while staged
+  /// (no tensor-core format, or tf32, which is staged as the f32 it is).
+  bool copies_unconverted() const { return mma == NarrowFormat::None || mma == NarrowFormat::TF32; }
   /// Elements a tensor-core tile stages of an operand with `cells` rows (bm) or columns (bn):
   /// laid out along the steps (cells x (bk + pad)) or along the cells (bk x (cells + pad)),
   /// whichever the operand's layout makes coalesced; room for the larger one. The padding keeps
   /// ldmatrix's eight 16-byte rows (and the tf32 lanes' loads) on distinct banks.
   std::int64_t mma_slice_elements(std::int64_t cells) const;
   /// Bytes of workgroup-shared memory the staged slices of A and B take, for elements of
-  /// `element_bytes` (a tensor-core tile's own element size instead).
+  /// `element_bytes` (a tensor-core tile's own element size instead); both stages with `async_copy`.
   std::int64_t shared_bytes(std::int64_t element_bytes) const;
   bool operator==(const TileBlocking&) const = default;
 };

@@ -95,6 +95,10 @@ struct Target {
   /// `gpu_mma_bm`, ..., `gpu_mma_wn`), fitted by fitted_mma_blocking.
   std::vector<NarrowFormat> gpu_mma_formats;
   TileBlocking gpu_mma_tile;
+  /// The device copies global to shared memory asynchronously (CUDA sm_80 and later: cp.async)
+  /// and config `gpu_async_copy` allows it: blocked tiles that stage unconverted operands and
+  /// whose two stages fit the device pipeline their slices (TileBlocking::async_copy).
+  bool gpu_async_copy = false;
 
   // ---- index arithmetic ----
   /// The integer type of generated loop counters, buffer offsets and dynamic rows: I32 (the
@@ -193,6 +197,24 @@ TileBlocking default_mma_blocking(const GpuLimits& limits);
 /// Whether the device launches a block of `b`: its threads within the threads-per-block and
 /// first-dimension limits, its staged slices (f32 elements, or `b.mma`'s) within shared memory.
 bool fits_device(const TileBlocking& b, const GpuLimits& limits);
+
+/// `b` with its staging pipelined (TileBlocking::async_copy) where `target` copies asynchronously
+/// (gpu_async_copy), nothing is converted while staged (copies_unconverted) and the two stages
+/// fit the device (fits_device); else `b` unpipelined.
+///   pipelined_blocking({64, 64, 16, 4, 4}, sm_90 target).async_copy == true
+TileBlocking pipelined_blocking(TileBlocking b, const Target& target);
+
+/// Elements (4 or 1) of operand `o` (t.a or t.b) that one asynchronous copy of a blocked tile's
+/// staging moves, along `run` (the tile loops the slice is contiguous along, outermost first; the
+/// other tile loops of `o` are `across`): 4, 16 bytes, where every four consecutive indices along
+/// `run` from a multiple of four are four neighbouring f32 cells whose offset in `o` is a multiple
+/// of four for every value of the loops and statics around the tile (proven from the static
+/// strides and offsets: the last loop of `run` has stride 1 and a multiple of four iterations,
+/// every other stride, the origin's offset and every outer symbol's coefficient are multiples of
+/// four); 1 otherwise. Buffers start 16-byte aligned (each its own allocation).
+///   a [64 x 40] at a[i, k], run {k}: 4;   a [64 x 41]: 1 (row i starts at 41 i)
+int async_copy_elements(const TileMma& t, const TileOperand& o, const std::vector<TileAxis>& run,
+                        const std::vector<TileAxis>& across);
 
 /// The default GPU blocking for `limits`: 64 x 64 cells per block in 16-step slices, 4 x 4 per
 /// thread (256 threads, 8.3 KB staged), halved while the device cannot hold it; unblocked when

@@ -51,15 +51,50 @@ bool has_rounded_operand_tile(const ir::StmtRef& s) {
 void check_for(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
                const ir::Target& target, const std::string& arch);
 
+// The shared memory a CUDA kernel may declare statically.
+constexpr std::int64_t kCudaStaticSharedBytes = 48 * 1024;
+
+// The blocked tiles of a routine with their staging pipelined as `target` allows
+// (ir::pipelined_blocking).
+struct PipelineTiles : ir::TreeMapper {
+  const ir::Target& target;
+  explicit PipelineTiles(const ir::Target& t) : target(t) {}
+  ir::StmtRef map_stmt(const ir::StmtRef& s) override {
+    const auto* t = std::get_if<ir::TileMma>(&s->node);
+    if (t == nullptr) return map_children(s);
+    if (!t->blocking.blocked() || t->blocking.async_copy) return s;
+    ir::TileMma out = *t;
+    out.blocking = ir::pipelined_blocking(t->blocking, target);
+    return out.blocking.async_copy ? ir::tile_mma(std::move(out)) : s;
+  }
+};
+
 }  // namespace
+
+CudaForm cuda_form(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
+                   const ir::Target& target, const std::string& arch) {
+  CudaForm form{routine, kernels, target};
+  if (target.gpu_async_copy || !cuda_async_copy(arch) || config::get("gpu_async_copy") != "auto") return form;
+  form.target.gpu_async_copy = true;
+  // Both stages within what a CUDA block declares statically (48 KB), whatever the OpenCL
+  // device holds: ptxas refuses more.
+  if (form.target.gpu.max_shared_bytes <= 0 || form.target.gpu.max_shared_bytes > kCudaStaticSharedBytes)
+    form.target.gpu.max_shared_bytes = kCudaStaticSharedBytes;
+  PipelineTiles mapper(form.target);
+  form.routine.body = mapper.map_stmt(routine.body);
+  for (auto& k : form.kernels) k.body = mapper.map_stmt(k.body);
+  return form;
+}
 
 void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
                          const ir::Target& target) {
   const std::string arch = config::get("cuda_compile_check");
   if (arch.empty() || arch == "off") return;
-  check_for(routine, kernels, target, arch);
-  // mma.sync and ldmatrix exist from sm_80 on: tensor-core kernels are checked there too.
-  if (arch != "sm_80" && has_tensor_core_tile(routine.body)) check_for(routine, kernels, target, "sm_80");
+  const CudaForm form = cuda_form(routine, kernels, target, arch);
+  check_for(form.routine, form.kernels, form.target, arch);
+  // mma.sync and ldmatrix exist from sm_80 on: tensor-core kernels are checked there too (the
+  // pipelined scalar tiles, in nearly every routine with a matmul, by a test of their own).
+  if (arch != "sm_80" && has_tensor_core_tile(routine.body)) check_for(form.routine, form.kernels, form.target, "sm_80");
 }
 
 void check_cuda_tensor_core_compiles(const ir::LoweredRoutine& scheduled, const ir::Target& cuda) {

@@ -22,13 +22,28 @@ struct CudaCompileChecks {
   std::string unavailable;  // why NVRTC could not be loaded (nothing was checked); "" otherwise
 };
 
-/// With `cuda_compile_check` set: prints `kernels` of `routine` as CUDA and compiles them with
+/// With `cuda_compile_check` set: prints `kernels` of `routine` as CUDA, as a device of that
+/// architecture runs them (from sm_80 on, with gpu_async_copy=auto, the blocked tiles' staging
+/// pipelined by cp.async where the two stages fit `target`'s device), and compiles them with
 /// NVRTC for that architecture, and for sm_80 too where a tile runs on tensor cores (throws
 /// CompileError with NVRTC's log on a rejection; a real architecture runs ptxas, which checks
 /// the inline PTX). Does nothing when the key is empty; without NVRTC it warns once and checks
 /// nothing.
 void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
                          const ir::Target& target);
+
+/// The CUDA form of `kernels` of `routine` (lowered for `target`) that a device of `arch` runs:
+/// from sm_80 on, with gpu_async_copy=auto, the blocked tiles' staging pipelined by cp.async where
+/// the two stages fit `target`'s device (ir::pipelined_blocking), which the OpenCL target never
+/// asks for; else the routine as it is.
+///   cuda_form(r, kernels, opencl_target, "sm_90").target.gpu_async_copy == true
+struct CudaForm {
+  ir::LoweredRoutine routine;
+  std::vector<codegen::KernelBody> kernels;
+  ir::Target target;
+};
+CudaForm cuda_form(const ir::LoweredRoutine& routine, const std::vector<codegen::KernelBody>& kernels,
+                   const ir::Target& target, const std::string& arch);
 
 /// With `cuda_compile_check` set and `cuda` a copy of the OpenCL target with the tensor-core
 /// formats that architecture renders (gpu_mma_formats): lowers `scheduled` (the routine before

@@ -324,15 +324,25 @@ std::string joined(const std::vector<std::string>& words) {
 
 }  // namespace
 
-std::vector<ir::NarrowFormat> cuda_mma_formats(const std::string& arch) {
-  // sm_<major><minor>, an optional feature suffix ("sm_90a").
-  if (arch.rfind("sm_", 0) != 0) return {};
+namespace {
+
+// Whether `arch` is sm_<major><minor> of sm_80 or later, an optional feature suffix ("sm_90a").
+bool sm_80_or_later(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) return false;
   std::size_t digits = 3;
   while (digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[digits])) != 0) ++digits;
-  if (digits == 3 || digits > 6) return {};
-  if (std::stoi(arch.substr(3, digits - 3)) < 80) return {};
+  if (digits == 3 || digits > 6) return false;
+  return std::stoi(arch.substr(3, digits - 3)) >= 80;
+}
+
+}  // namespace
+
+std::vector<ir::NarrowFormat> cuda_mma_formats(const std::string& arch) {
+  if (!sm_80_or_later(arch)) return {};
   return {ir::NarrowFormat::BF16, ir::NarrowFormat::F16, ir::NarrowFormat::TF32};
 }
+
+bool cuda_async_copy(const std::string& arch) { return sm_80_or_later(arch); }
 
 namespace {
 
@@ -360,6 +370,7 @@ class CudaDevice final : public Device {
   }
   const ir::GpuLimits& limits() const override { return limits_; }
   std::vector<ir::NarrowFormat> mma_formats() const override { return cuda_mma_formats(arch_); }
+  bool async_copy() const override { return cuda_async_copy(arch_); }
   std::string cache_tag() const override {
     return "cuda " + arch_ + " nvrtc " + nvrtc_version_ + " driver " + std::to_string(queue_->api().driver_version) +
            " options " + joined(options_);

@@ -95,6 +95,9 @@ class Device {
   /// The operand formats the device's tensor cores multiply with f32 accumulation, as this
   /// backend's dialect renders them (CUDA sm_80 and later: bf16, f16, tf32); none by default.
   virtual std::vector<ir::NarrowFormat> mma_formats() const { return {}; }
+  /// Whether the device copies global to shared memory asynchronously as this backend's dialect
+  /// renders it (CUDA sm_80 and later: cp.async); false by default.
+  virtual bool async_copy() const { return false; }
 
   /// Zeroed device memory; its read / write are synchronous copies ordered after everything
   /// enqueued before them. Throws ResourceError when the device is out of memory.
@@ -157,6 +160,10 @@ std::shared_ptr<Device> open_opencl(int platform, int device);
 /// bf16, f16 and tf32 (mma.sync, ldmatrix) from sm_80 on, none before or for anything else.
 ///   cuda_mma_formats("sm_75").empty()
 std::vector<ir::NarrowFormat> cuda_mma_formats(const std::string& arch);
+
+/// Whether architecture `arch` has cp.async (sm_80 and later; false for anything else).
+///   cuda_async_copy("sm_80") && !cuda_async_copy("sm_75")
+bool cuda_async_copy(const std::string& arch);
 
 /// NVRTC alone (no driver needed): CUDA source -> PTX for `arch` ("sm_90"). Throws
 /// BackendUnavailable when libnvrtc cannot be loaded, CompileError with NVRTC's log otherwise.

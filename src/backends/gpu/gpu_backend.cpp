@@ -74,6 +74,16 @@ std::vector<ir::NarrowFormat> allowed_mma_formats(std::vector<ir::NarrowFormat> 
   return device_formats;
 }
 
+// Whether a routine may pipeline its tiles' staging on a device with asynchronous copies
+// (config gpu_async_copy).
+bool allowed_async_copy(bool device_copies_async) {
+  const std::string mode = config::get("gpu_async_copy");
+  if (mode != "auto" && mode != "off")
+    throw ConfigError("gpu_async_copy = '" + mode + "' (from " + config::source_of("gpu_async_copy") +
+                      "): expected auto or off");
+  return device_copies_async && mode == "auto";
+}
+
 std::vector<codegen::KernelBody> kernel_bodies(const std::vector<schedule::Segment>& segments) {
   std::vector<codegen::KernelBody> bodies;
   for (const auto& s : segments)
@@ -97,6 +107,7 @@ class GpuBackend final : public Backend {
     t.gpu_tile = configured_blocking(t.gpu_tile);
     t.gpu_mma_formats = allowed_mma_formats(device_->mma_formats());
     t.gpu_mma_tile = configured_mma_blocking(t.gpu_mma_tile);
+    t.gpu_async_copy = allowed_async_copy(device_->async_copy());
     return t;
   }
 
@@ -156,12 +167,15 @@ class GpuBackend final : public Backend {
       cuda.gpu.warp_size = ir::TileBlocking::kWarpLanes;
       cuda.gpu_mma_formats = allowed_mma_formats(gpu::cuda_mma_formats(config::get("cuda_compile_check")));
       gpu::check_cuda_tensor_core_compiles(scheduled, cuda);
-      gpu::write_hip_check_modules(lowered, bodies, target);
-      return;
+      if (!target.gpu_async_copy) {
+        gpu::write_hip_check_modules(lowered, bodies, target);
+        return;
+      }
     }
-    // HIP renders no tensor cores: the form a HIP device would run.
+    // HIP renders no tensor cores and no asynchronous copies: the form a HIP device would run.
     ir::Target hip = target;
     hip.gpu_mma_formats.clear();
+    hip.gpu_async_copy = false;
     const ir::LoweredRoutine scalar = schedule::lower_for_target(scheduled, hip);
     gpu::write_hip_check_modules(scalar, kernel_bodies(schedule::fission(scalar, hip, config::get_bool("schedule_fission"))),
                                  hip);

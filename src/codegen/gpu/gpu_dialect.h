@@ -67,6 +67,26 @@ class GpuDialect : public CLikePrinter {
   /// kernel scope, and returns the arguments that follow the operands in every helper call
   /// ("" for CUDA). The printer has bound `cannl_warp` and `cannl_lane`.
   virtual std::string declare_warp_scratch(BodyPrinter& p, std::int64_t warps) const;
+  // ---- pipelined staging (TileBlocking::async_copy; async_copy_helpers.h) ----
+
+  /// Whether the dialect spells the asynchronous copies a pipelined tile calls:
+  ///   cannl_cp_async16 / cannl_cp_async4 (shared float* dst, global const float* src,
+  ///     int src_bytes): copies 16 (4) bytes, those past src_bytes written as zeros;
+  ///   cannl_cp_async_commit(): closes the group of this thread's copies issued since the last;
+  ///   cannl_cp_async_wait_all(): waits until this thread's copies are done;
+  /// the copies and the wait followed by the argument of async_copy_queue where it has one.
+  /// Only for targets whose gpu_async_copy the backend sets (CUDA sm_80 and later), or that a
+  /// test asks for (OpenCL's emulation).
+  virtual bool spells_async_copy() const { return false; }
+  /// Declares, in the tile's scope, what the copies need besides their operands for a thread
+  /// that has at most `copies` in flight, and returns the argument that follows the operands
+  /// of every copy and wait ("" for CUDA; the OpenCL emulation's queue).
+  virtual std::string async_copy_queue(BodyPrinter& p, std::int64_t copies) const {
+    (void)p;
+    (void)copies;
+    return "";
+  }
+
   /// A workgroup-shared array whose elements start 16-byte aligned (ldmatrix reads 16-byte rows).
   virtual std::string aligned_shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const {
     return shared_array(type, ident, elements);

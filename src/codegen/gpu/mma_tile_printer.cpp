@@ -27,9 +27,16 @@
 // that consecutive threads copy consecutive elements; ldmatrix reads rows of either with or
 // without .trans. tf32 fragments are loaded lane by lane (ldmatrix moves 16-bit elements). The
 // lane arithmetic is that of the PTX ISA's fragment tables (mma_fragments.h).
+//
+// A tf32 tile stages the f32 bits as they are, so it may be pipelined (TileBlocking::async_copy,
+// async_staging.h): two stages per operand, the next slice's cp.async copies (zeros outside the
+// tile, as the registers' path stages them) in flight while the warps multiply the current one,
+// one barrier per slice (the scalar tile's loop, tile_printer.cpp). bf16 and f16 tiles convert
+// while staging, which a copy engine cannot: they keep the registers' prefetch.
 #include "cannl/support/error.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/tile_origin.h"
+#include "codegen/gpu/async_staging.h"
 #include "codegen/gpu/gpu_dialect.h"
 #include "codegen/gpu/mma_fragments.h"
 #include "codegen/gpu/tile_addressing.h"
@@ -40,15 +47,16 @@ namespace {
 
 // One operand's staged slice in shared memory: element (x, kk) (x a row of A or a column of B
 // within the block, kk a step within the slice) at x * pitch + kk, or kk * pitch + x when
-// `along_cells`.
+// `along_cells`; in a pipelined tile, after `stage` (the current stage's first element).
 struct Slice {
   std::string name;
   bool along_cells = false;
   std::int64_t pitch = 0;
+  std::string stage = "";
 
   std::string at(const std::string& x, const std::string& kk) const {
-    return along_cells ? "(" + kk + ") * " + std::to_string(pitch) + " + " + x
-                       : "(" + x + ") * " + std::to_string(pitch) + " + " + kk;
+    return stage + (along_cells ? "(" + kk + ") * " + std::to_string(pitch) + " + " + x
+                                : "(" + x + ") * " + std::to_string(pitch) + " + " + kk);
   }
 };
 
@@ -86,8 +94,9 @@ class MmaTile {
 
   void print() {
     const std::int64_t warps = b_.threads() / ir::TileBlocking::kWarpLanes;
-    p_.declare_at_kernel_scope(d_.aligned_shared_array(element_, a_slice_.name, b_.mma_slice_elements(b_.bm)));
-    p_.declare_at_kernel_scope(d_.aligned_shared_array(element_, b_slice_.name, b_.mma_slice_elements(b_.bn)));
+    const std::int64_t stages = b_.async_copy ? 2 : 1;
+    p_.declare_at_kernel_scope(d_.aligned_shared_array(element_, a_slice_.name, stages * b_.mma_slice_elements(b_.bm)));
+    p_.declare_at_kernel_scope(d_.aligned_shared_array(element_, b_slice_.name, stages * b_.mma_slice_elements(b_.bn)));
     p_.line(comment(warps));
     p_.line("{");
     p_.indent();
@@ -109,6 +118,9 @@ class MmaTile {
            "-step slices staged in shared memory as " + std::string(ir::narrow_format_name(b_.mma)) + ", " +
            std::to_string(warps) + " warps of " + std::to_string(b_.tm) + " x " + std::to_string(b_.tn) + " cells" +
            (b_.mma == ir::NarrowFormat::TF32 ? "" : ", fragments by ldmatrix") +
+           (b_.async_copy ? ", two stages, the next slice's asynchronous copies (cp.async) in flight while the "
+                            "warps multiply the current one"
+                          : "") +
            (t_.zero_start ? "; " + p_.names().node(*t_.d.node) + " starts at zero" : "") + " */";
   }
 
@@ -245,6 +257,10 @@ class MmaTile {
   // The slices, one after the other: each thread stores the share it prefetched, and after the
   // barrier prefetches the next share before the warps multiply the stored slice.
   void pipeline() {
+    if (b_.async_copy) {
+      async_pipeline();
+      return;
+    }
     const Staged a{&a_slice_, &t_.a, &groups_.rows, "cannl_row0", "cannl_pa", b_.bm, t_.rows()};
     const Staged b{&b_slice_, &t_.b, &groups_.cols, "cannl_col0", "cannl_pb", b_.bn, t_.cols()};
     p_.line(element_ + " cannl_pa[" + std::to_string(per_thread(a)) + "], cannl_pb[" + std::to_string(per_thread(b)) + "];");
@@ -263,6 +279,51 @@ class MmaTile {
     }
     multiply();
     p_.line(d_.barrier());
+    close_block(p_);
+  }
+
+  // The pipelined slices (a tf32 tile: nothing converted): the slice's copies, issued one slice
+  // ahead into the other stage, then one barrier per slice (see tile_printer.cpp).
+  void async_pipeline() {
+    internal_check(d_.spells_async_copy() && b_.copies_unconverted(),
+                   "codegen: a pipelined tensor-core tile that converts its operands or whose dialect has no "
+                   "asynchronous copies");
+    const auto staging = [&](const Slice& slice, const ir::TileOperand& o, const std::vector<ir::TileAxis>& cells,
+                             const std::string& first, std::int64_t block, std::int64_t extent) {
+      AsyncStaging s{slice.name, &o, &cells, first, block, extent, slice.along_cells, slice.pitch,
+                     b_.mma_slice_elements(block)};
+      s.elements = async_copy_cells(t_, o, cells, slice.along_cells, block, b_.bk, slice.pitch);
+      s.threads_along_cells = slice.along_cells;
+      return s;
+    };
+    AsyncStaging a = staging(a_slice_, t_.a, groups_.rows, "cannl_row0", b_.bm, t_.rows());
+    AsyncStaging b = staging(b_slice_, t_.b, groups_.cols, "cannl_col0", b_.bn, t_.cols());
+    // One slice's copies of both operands are in flight at a time.
+    a.queue = b.queue = d_.async_copy_queue(p_, async_copies_per_thread(a, b_.threads(), b_.bk) +
+                                                    async_copies_per_thread(b, b_.threads(), b_.bk));
+    print_async_copies(p_, t_, a, "0", "0", b_.threads(), b_.bk);
+    print_async_copies(p_, t_, b, "0", "0", b_.threads(), b_.bk);
+    p_.line("cannl_cp_async_commit();");
+    p_.line("for (" + ix_ + " cannl_k0 = 0; cannl_k0 < " + std::to_string(t_.steps()) + "; cannl_k0 += " +
+            std::to_string(b_.bk) + ") {");
+    p_.indent();
+    p_.line("const int cannl_stage = (int)((cannl_k0 / " + std::to_string(b_.bk) + ") % 2);");
+    line_const("cannl_sa", "cannl_stage * " + std::to_string(a.stage_elements));
+    line_const("cannl_sb", "cannl_stage * " + std::to_string(b.stage_elements));
+    p_.line("cannl_cp_async_wait_all(" + a.queue + ");");
+    p_.line(d_.barrier());
+    if (t_.steps() > b_.bk) {
+      p_.line("if (cannl_k0 + " + std::to_string(b_.bk) + " < " + std::to_string(t_.steps()) + ") {");
+      p_.indent();
+      const std::string next = "cannl_k0 + " + std::to_string(b_.bk);
+      print_async_copies(p_, t_, a, next, std::to_string(a.stage_elements) + " - cannl_sa", b_.threads(), b_.bk);
+      print_async_copies(p_, t_, b, next, std::to_string(b.stage_elements) + " - cannl_sb", b_.threads(), b_.bk);
+      p_.line("cannl_cp_async_commit();");
+      close_block(p_);
+    }
+    a_slice_.stage = "cannl_sa + ";
+    b_slice_.stage = "cannl_sb + ";
+    multiply();
     close_block(p_);
   }
 

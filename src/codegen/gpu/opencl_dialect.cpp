@@ -2,8 +2,11 @@
 // pointers, fixed-width integer typedefs, doubles (cl_khr_fp64), no contraction, and the C math
 // names mapped to OpenCL's overloaded built-ins. Tensor-core tiles run on an emulation of the
 // warp-level instructions (mma_helpers.h), for tests only: the backend's target never asks for
-// them, so production OpenCL keeps the scalar tile.
+// them, so production OpenCL keeps the scalar tile; pipelined staging likewise runs on an
+// emulation of cp.async (async_copy_helpers.h), for tests only.
+#include "cannl/support/error.h"
 #include "codegen/clike/body_printer.h"
+#include "codegen/gpu/async_copy_helpers.h"
 #include "codegen/gpu/gpu_dialect.h"
 #include "codegen/gpu/mma_helpers.h"
 
@@ -56,8 +59,21 @@ class OpenClDialect final : public GpuDialect {
     return "__local " + type + " " + ident + "[" + std::to_string(elements) + "];";
   }
   bool spells_warp_mma() const override { return true; }
+  bool spells_async_copy() const override { return true; }
   void append_prelude_helpers(std::vector<PreludeHelper>& out, const ir::Target&) const override {
     append_opencl_mma_emulation(out);
+    append_opencl_async_copy_emulation(out);
+  }
+  std::string async_copy_queue(BodyPrinter& p, std::int64_t copies) const override {
+    internal_check(copies <= kOpenClAsyncQueue, "codegen: " + std::to_string(copies) +
+                                                    " copies in flight per thread exceed the emulation's queue");
+    p.line("cannl_cp_queue cannl_cpq;");
+    p.line("cannl_cpq.n = 0;");
+    return "&cannl_cpq";
+  }
+  std::string aligned_shared_array(const std::string& type, const std::string& ident,
+                                   std::int64_t elements) const override {
+    return "__local " + type + " " + ident + "[" + std::to_string(elements) + "] __attribute__((aligned(16)));";
   }
   std::string declare_warp_scratch(BodyPrinter& p, std::int64_t warps) const override {
     p.declare_at_kernel_scope("__local int cannl_xchg[" + std::to_string(32 * warps) + "];");

@@ -23,14 +23,63 @@
 // stops at the tile's steps (every loop has a constant length the device compiler unrolls).
 // Folded tiles (an implicit im2col) find each row's, column's and step's offset by index
 // arithmetic over their loops (outermost first, so steps keep nest order).
+//
+// Pipelined (TileBlocking::async_copy), each operand has two stages of its slice and the loop is
+//     copies of slice 0 into stage 0 (cp.async); commit
+//     for (k0 ...) { stage = slice's parity; wait for this thread's copies; barrier;
+//                    if a next slice: its copies into the other stage; commit;
+//                    the slice's steps from `stage` }
+// one barrier per slice: it both publishes every thread's copies of this slice and ends every
+// thread's reads of the other stage (the previous slice), which the next copies overwrite. The
+// copies are of the operand's bits, zeros outside the tile, as the plain staging stores them.
 #include "cannl/support/error.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
 #include "codegen/clike/tile_origin.h"
+#include "codegen/gpu/async_staging.h"
 #include "codegen/gpu/gpu_dialect.h"
 #include "codegen/gpu/tile_addressing.h"
 
 namespace cannl::codegen {
+
+namespace {
+
+// A pipelined tile's staging of one operand (`o`, over `extent` `cells`, `block` per block):
+// 16-byte copies where async_copy_cells proves them (rows padded to a multiple of four cells),
+// else single cells with the bank-spreading pitch of the plain staging, walked along the
+// operand's unit stride.
+AsyncStaging pipelined_staging(const ir::TileMma& t, const ir::TileGroups& groups, const std::string& slice,
+                               const ir::TileOperand& o, const std::vector<ir::TileAxis>& cells,
+                               const std::string& first, std::int64_t block, std::int64_t extent, std::int64_t bk) {
+  AsyncStaging s{slice, &o, &cells, first, block, extent};
+  s.elements = async_copy_cells(t, o, cells, true, block, bk, ir::TileBlocking::async_pitch(block));
+  s.pitch = s.elements == 4 ? ir::TileBlocking::async_pitch(block) : block + 1;
+  s.stage_elements = bk * s.pitch;
+  s.threads_along_cells = !(fastest_stride(groups.steps, o) == 1 && fastest_stride(cells, o) != 1);
+  return s;
+}
+
+// The start of a pipelined tile's slice at `k0`: its stage, the wait for this thread's copies
+// and the barrier after them, then the next slice's copies into the other stage.
+void print_pipelined_slice_start(BodyPrinter& p, const GpuDialect& d, const ir::TileMma& t, const AsyncStaging& a,
+                                 const AsyncStaging& b, const std::string& k0, std::int64_t bk, std::int64_t threads) {
+  const std::string ix = p.index_type();
+  p.line("const int cannl_stage = (int)((" + k0 + " / " + std::to_string(bk) + ") % 2);");
+  p.line("const " + ix + " cannl_sa = cannl_stage * " + std::to_string(a.stage_elements) + ", cannl_sb = cannl_stage * " +
+         std::to_string(b.stage_elements) + ";");
+  p.line("cannl_cp_async_wait_all(" + a.queue + ");");
+  p.line(d.barrier());
+  if (t.steps() <= bk) return;
+  p.line("if (" + k0 + " + " + std::to_string(bk) + " < " + std::to_string(t.steps()) + ") {");
+  p.indent();
+  const std::string next = k0 + " + " + std::to_string(bk);
+  print_async_copies(p, t, a, next, std::to_string(a.stage_elements) + " - cannl_sa", threads, bk);
+  print_async_copies(p, t, b, next, std::to_string(b.stage_elements) + " - cannl_sb", threads, bk);
+  p.line("cannl_cp_async_commit();");
+  close_block(p);
+}
+
+}  // namespace
 
 void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
   if (t.blocking.tensor_cores()) {
@@ -54,12 +103,29 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
   };
   const std::string name = p.fresh_loop_name();
   const std::string as = "cannl_ta_" + name, bs = "cannl_tb_" + name;
-  const std::int64_t a_pitch = b.padded_rows(), b_pitch = b.padded_cols();
-  p.declare_at_kernel_scope(shared_array(type, as, b.bk * a_pitch));
-  p.declare_at_kernel_scope(shared_array(type, bs, b.bk * b_pitch));
+  std::int64_t a_pitch = b.padded_rows(), b_pitch = b.padded_cols();
+  const bool pipelined = b.async_copy;
+  AsyncStaging a_async, b_async;
+  if (pipelined) {
+    internal_check(spells_async_copy(), "codegen: a pipelined tile on a dialect without asynchronous copies (the "
+                                        "target's gpu_async_copy should be false)");
+    a_async = pipelined_staging(t, groups, as, t.a, groups.rows, "cannl_row0", b.bm, rows, b.bk);
+    b_async = pipelined_staging(t, groups, bs, t.b, groups.cols, "cannl_col0", b.bn, cols, b.bk);
+    a_pitch = a_async.pitch;
+    b_pitch = b_async.pitch;
+    p.declare_at_kernel_scope(aligned_shared_array(type, as, 2 * a_async.stage_elements));
+    p.declare_at_kernel_scope(aligned_shared_array(type, bs, 2 * b_async.stage_elements));
+  } else {
+    p.declare_at_kernel_scope(shared_array(type, as, b.bk * a_pitch));
+    p.declare_at_kernel_scope(shared_array(type, bs, b.bk * b_pitch));
+  }
+  const auto copies = [&](const AsyncStaging& x) { return std::to_string(4 * x.elements) + "-byte for " + p.names().node(*x.operand->node); };
   p.line("/* matmul tile " + std::to_string(rows) + " x " + std::to_string(cols) + " x " + std::to_string(steps) +
          (t.folded() ? " (folded: implicit im2col)" : "") + ": blocks of " + std::to_string(b.bm) + " x " +
          std::to_string(b.bn) + " cells in " + std::to_string(b.bk) + "-step slices staged in shared memory, " +
+         (pipelined ? "two stages, the next slice's asynchronous copies (cp.async, " + copies(a_async) + ", " +
+                          copies(b_async) + ") in flight while the block computes the current one, "
+                    : "") +
          std::to_string(b.tm) + " x " + std::to_string(b.tn) + " cells per thread" +
          (t.zero_start ? "; " + p.names().node(*t.d.node) + " starts at zero" : "") + " */");
   p.line("{");
@@ -101,6 +167,14 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
   // bs[kk * b_pitch + c]. Consecutive threads copy consecutive cells of the operand's fastest
   // direction (coalesced); the padded pitch keeps their shared-memory stores on distinct banks.
   const std::string k0 = "cannl_k0";
+  if (pipelined) {
+    // One slice's copies of both operands are in flight at a time.
+    a_async.queue = b_async.queue = async_copy_queue(
+        p, async_copies_per_thread(a_async, b.threads(), b.bk) + async_copies_per_thread(b_async, b.threads(), b.bk));
+    print_async_copies(p, t, a_async, "0", "0", b.threads(), b.bk);
+    print_async_copies(p, t, b_async, "0", "0", b.threads(), b.bk);
+    p.line("cannl_cp_async_commit();");
+  }
   p.line("for (" + ix + " " + k0 + " = 0; " + k0 + " < " + std::to_string(steps) + "; " + k0 + " += " +
          std::to_string(b.bk) + ") {");
   p.indent();
@@ -126,9 +200,16 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
            (inside.empty() ? loaded : inside + " ? " + loaded + " : " + zero) + ";");
     close_block(p);
   };
-  stage(as, t.a, groups.rows, row0, b.bm, a_pitch, rows);
-  stage(bs, t.b, groups.cols, col0, b.bn, b_pitch, cols);
-  p.line(barrier());
+  std::string a_stage, b_stage;  // where the slice's stage starts in the shared arrays ("" unpipelined)
+  if (pipelined) {
+    print_pipelined_slice_start(p, *this, t, a_async, b_async, k0, b.bk, b.threads());
+    a_stage = "cannl_sa + ";
+    b_stage = "cannl_sb + ";
+  } else {
+    stage(as, t.a, groups.rows, row0, b.bm, a_pitch, rows);
+    stage(bs, t.b, groups.cols, col0, b.bn, b_pitch, cols);
+    p.line(barrier());
+  }
   // The slice's steps in increasing order. Full slices take a loop of constant length the
   // compiler unrolls; the last one, when the steps leave a remainder, stops at the tile's steps
   // (its zero fill is never added: +0 would turn a -0 sum into +0).
@@ -136,11 +217,11 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
     unrolled_for(p, "cannl_kk", length);
     p.line(type + " cannl_ar[" + std::to_string(b.tm) + "], cannl_br[" + std::to_string(b.tn) + "];");
     unrolled_for(p, "cannl_m", b.tm);
-    p.line("cannl_ar[cannl_m] = " + as + "[cannl_kk * " + std::to_string(a_pitch) + " + " + ty + " + " +
+    p.line("cannl_ar[cannl_m] = " + as + "[" + a_stage + "cannl_kk * " + std::to_string(a_pitch) + " + " + ty + " + " +
            std::to_string(ty_count) + " * cannl_m];");
     close_block(p);
     unrolled_for(p, "cannl_n", b.tn);
-    p.line("cannl_br[cannl_n] = " + bs + "[cannl_kk * " + std::to_string(b_pitch) + " + " + tx + " + " +
+    p.line("cannl_br[cannl_n] = " + bs + "[" + b_stage + "cannl_kk * " + std::to_string(b_pitch) + " + " + tx + " + " +
            std::to_string(tx_count) + " * cannl_n];");
     close_block(p);
     unrolled_for(p, "cannl_m", b.tm);
@@ -169,7 +250,7 @@ void GpuDialect::print_tile(BodyPrinter& p, const ir::TileMma& t) const {
     slice(last);
     close_block(p);
   }
-  p.line(barrier());
+  if (!pipelined) p.line(barrier());
   close_block(p);
   unrolled_for(p, "cannl_m", b.tm);
   unrolled_for(p, "cannl_n", b.tn);
