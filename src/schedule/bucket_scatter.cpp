@@ -33,7 +33,7 @@ class ScatterNest {
 
   void check(const ir::StmtRef& top) {
     stmt(top);
-    if (problem.empty() && scatters_ == 0) problem = "the nest holds no scatter (SetDynamic)";
+    if (scatters_ == 0) problem = "the nest holds no scatter (SetDynamic)";
     for (const ir::ScalarRef& s : reads_) {
       if (!problem.empty()) return;
       ir::for_each_scalar(s, [&](const ir::Scalar& x) { read(x); });
