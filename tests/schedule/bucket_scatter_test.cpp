@@ -28,18 +28,7 @@ using ir::DType;
 
 bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 
-// dy[t, c] = 1 / (t + 3c + 3): a row's sum of these rounds differently in another order, so a
-// bucket running its tokens out of order changes bits.
-ir::StmtRef make_dy(const EmbeddingGradient& g) {
-  const ir::Symbol t = ir::fresh_symbol(), c = ir::fresh_symbol();
-  const auto value = ir::apply(ir::Op::Div, DType::F32,
-                               {ir::constant(1, DType::F32), ir::embed_index({{{1, t}, {3, c}}, 3})});
-  return ir::for_loop(t, 0, g.tokens, ir::for_loop(c, 0, g.channels, ir::set(g.dy, {it(t), it(c)}, value)));
-}
-
-ir::LoweredRoutine order_sensitive(const EmbeddingGradient& g) {
-  return {"embedding_grad", ir::seq({g.make_ids(), make_dy(g), g.scatter_nest()}), {}};
-}
+ir::LoweredRoutine order_sensitive(const EmbeddingGradient& g) { return g.order_sensitive_routine(); }
 
 ir::LoweredRoutine bucketed(const ir::LoweredRoutine& r, const EmbeddingGradient& g, std::int64_t buckets,
                             AxisType type = AxisType::Grid) {
@@ -241,7 +230,7 @@ TEST(BucketScatterSchedule, AScatterWithNoOtherParallelLoopRunsItsBucketsInParal
   const EmbeddingGradient g(16, 3, 256);
   const auto update = ir::set_dynamic(g.table, {AxisIndex::fixed(0), AxisIndex::fixed(0)}, 0, ir::get(g.ids, {it(g.t)}),
                                       ir::get(g.dy, {it(g.t), it(g.c)}));
-  const ir::LoweredRoutine r{"one_column", ir::seq({g.make_ids(), make_dy(g), ir::for_loop(g.c, 0, 3, ir::for_loop(g.t, 0, 256, update))}), {}};
+  const ir::LoweredRoutine r{"one_column", ir::seq({g.make_ids(), g.make_dy(), ir::for_loop(g.c, 0, 3, ir::for_loop(g.t, 0, 256, update))}), {}};
   EXPECT_TRUE(has(scheduled(r, options(1, 0)), "for i4 in [0, 3):\n  for i5 in [0, 256):")) << scheduled(r, options(1, 0));
   const std::string text = scheduled(r, options(1));
   EXPECT_TRUE(has(text, "for i4 in [0, 16) workgroup:\n  for i5 in [0, 3):\n    for i6 in [0, 256):")) << text;

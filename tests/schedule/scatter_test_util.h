@@ -44,7 +44,20 @@ struct EmbeddingGradient {
     const auto update = ir::set_dynamic(table, at, row_axis, ir::get(ids, {it(t)}), ir::get(dy, {it(t), it(c)}));
     return ir::for_loop(c, 0, channels, ir::for_loop(t, 0, tokens, update));
   }
+  /// dy[t, c] = 1 / (t + 3c + 3): a row's sum of these rounds differently in another order, so
+  /// running a row's tokens out of order changes bits.
+  ir::StmtRef make_dy() const {
+    const ir::Symbol u = ir::fresh_symbol(), k = ir::fresh_symbol();
+    const auto value = ir::apply(ir::Op::Div, ir::DType::F32,
+                                 {ir::constant(1, ir::DType::F32), ir::embed_index({{{1, u}, {3, k}}, 3})});
+    return ir::for_loop(u, 0, tokens, ir::for_loop(k, 0, channels, ir::set(dy, {it(u), it(k)}, value)));
+  }
+  /// The ids, then the scatter of dy as the caller left it in memory.
   ir::LoweredRoutine routine() const { return {"embedding_grad", ir::seq({make_ids(), scatter_nest()}), {}}; }
+  /// The ids, dy, then the scatter: order-sensitive sums.
+  ir::LoweredRoutine order_sensitive_routine() const {
+    return {"embedding_grad", ir::seq({make_ids(), make_dy(), scatter_nest()}), {}};
+  }
 };
 
 }  // namespace cannl::schedule::testing
