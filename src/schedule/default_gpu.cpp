@@ -7,8 +7,9 @@
 // With the re-association licence, an accumulation into few cells over a long reduction (or
 // into a shared store) is first staged into partials (stage_partials), and each resulting nest
 // is scheduled as above. A chain whose threads would each walk a long scatter gets a loop over
-// buckets of its target rows on top (BucketScatter). A matmul-like nest (plain, batched, or folding its loops into one
-// tile) becomes a tile the GPU runs staged and register-blocked instead (gpu_tile_nest.h).
+// buckets of its target rows on top (BucketScatter). A matmul-like nest (plain, batched, or
+// folding its loops into one tile) becomes a tile the GPU runs staged and register-blocked
+// instead (gpu_tile_nest.h).
 #include "cannl/schedule/default_gpu.h"
 
 #include <algorithm>
@@ -369,7 +370,9 @@ class GpuScheduler {
   // Kept when the whole new chain is proven (the guards make the buckets' rows disjoint).
   std::vector<ir::Symbol> bucketed(ir::Symbol nest_top, const std::vector<ir::Symbol>& chain) {
     if (options_.scatter_buckets == 0) return chain;
-    const ir::StmtRef serial = chain.empty() ? detail::find_loop(routine_.body, nest_top)->stmt : loop_at(routine_, chain.back())->body;
+    // What each thread runs serially.
+    const ir::StmtRef serial =
+        chain.empty() ? detail::find_loop(routine_.body, nest_top)->stmt : loop_at(routine_, chain.back())->body;
     const std::int64_t rows = fewest_scatter_rows(serial);
     if (rows == 0 || detail::work_of(serial) < kLongScatter) return chain;
     std::int64_t buckets = options_.scatter_buckets;
