@@ -182,21 +182,21 @@ std::string scheduled(const ir::LoweredRoutine& r, const GpuScheduleOptions& o) 
 }
 
 TEST(BucketScatterSchedule, ALongScatterGetsItsBucketLoopOnTheGrid) {
-  const EmbeddingGradient g(20, 4, 260);
+  const EmbeddingGradient g(8, 2, 260);
   const ir::LoweredRoutine r = order_sensitive(g);
-  // Without buckets: the 4 channels are the threads, each walking all 260 tokens.
+  // Without buckets: 2 channels are too few threads, one thread walks all 520 updates.
   const std::string serial_rows = plan_text(r, options(1, 0));
-  EXPECT_TRUE(has(serial_rows, "for i5 in [0, 4) workgroup:\n  for i6 in [0, 260):\n    table[?ids[i6], i5] add=")) << serial_rows;
-  // One compute unit: about 1024 threads would be 256 buckets of 4 channels, one per row at
-  // most: 20 buckets, sharing the blocks with the channels.
+  EXPECT_TRUE(has(serial_rows, "for i5 in [0, 2):\n  for i6 in [0, 260):\n    table[?ids[i6], i5] add=")) << serial_rows;
+  // One compute unit: about 1024 threads would be 512 buckets of 2 channels, one per row at
+  // most: 8 buckets, sharing the block with the channels.
   const std::string text = scheduled(r, options(1));
-  EXPECT_TRUE(has(text, "for i5 in [0, 20) workgroup:\n  for i6 in [0, 4) workgroup:\n    for i7 in [0, 260):\n"
+  EXPECT_TRUE(has(text, "for i5 in [0, 8) workgroup:\n  for i6 in [0, 2) workgroup:\n    for i7 in [0, 260):\n"
                         "      if and:f64(lt:f64(index(i5 - 1), ids[i7]), lt:f64(ids[i7], index(i5 + 1))):\n"
                         "        table[?ids[i7], i6] add=")) << text;
-  // A count from the config: 6 asked, 5 buckets of 4 rows made (none empty).
-  const std::string five = plan_text(r, options(1, 6));
-  EXPECT_TRUE(has(five, "for i5 in [0, 5) workgroup:")) << five;
-  EXPECT_TRUE(has(five, "if and:f64(lt:f64(index(4*i5 - 1), ids[i7]), lt:f64(ids[i7], index(4*i5 + 4))):")) << five;
+  // A count from the config: 6 asked, 4 buckets of 2 rows made (none empty).
+  const std::string four = plan_text(r, options(1, 6));
+  EXPECT_TRUE(has(four, "for i5 in [0, 4) workgroup:")) << four;
+  EXPECT_TRUE(has(four, "if and:f64(lt:f64(index(2*i5 - 1), ids[i7]), lt:f64(ids[i7], index(2*i5 + 2))):")) << four;
   // A device that does not say how many units it has: no buckets on auto.
   EXPECT_EQ(plan_text(r, options(0)), serial_rows);
 }
