@@ -215,6 +215,24 @@ TEST(BucketScatterSchedule, ManyChannelsKeepTheirBlocksUnderTheBucketGrid) {
   validate_parallel(plan.routine);  // the bits: the smaller nests above
 }
 
+// GPT-2 124M's embedding gradients (batch 8 x 1024 tokens, 768 channels, the table as
+// [channels, rows]) on a device of 132 compute units: about 135168 threads, so 176 buckets of
+// wte's 50257 rows (286 each) and 171 of wpe's 1024 (6 each), above the channels' 3 blocks of
+// 256; before, 768 threads each walked all 8192 tokens. Planned only (no run).
+TEST(BucketScatterSchedule, Gpt2SizedEmbeddingGradientsFillTheDevice) {
+  for (const auto& [rows, buckets] : {std::pair<std::int64_t, std::int64_t>{50257, 176}, {1024, 171}}) {
+    const EmbeddingGradient g(rows, 768, 8192, /*row_axis=*/1);
+    const ir::LoweredRoutine r{"gpt2_grad", g.scatter_nest(), {}};
+    const GpuScheduleOptions o = options(132);
+    const std::vector<Segment> segments = fission(lower_for_target(plan_default_gpu_schedule(r, o).routine, o.target), o.target);
+    ASSERT_EQ(segments.size(), 1u);
+    EXPECT_EQ(segments[0].geometry.grid, (std::array<std::int64_t, 3>{3, buckets, 1})) << rows << " rows";
+    EXPECT_EQ(segments[0].geometry.block, (std::array<std::int64_t, 3>{256, 1, 1}));
+    const std::vector<Segment> before = fission(lower_for_target(plan_default_gpu_schedule(r, options(132, 0)).routine, o.target), o.target);
+    EXPECT_EQ(before[0].geometry.grid, (std::array<std::int64_t, 3>{3, 1, 1}));
+  }
+}
+
 TEST(BucketScatterSchedule, ShortScattersAndOtherNestsStayAsTheyWere) {
   // 200 tokens per thread: too short to bucket.
   const EmbeddingGradient g(20, 4, 200);
