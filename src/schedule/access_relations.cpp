@@ -33,7 +33,7 @@ class Collector {
   int reduction_ = -1;  // the reduction whose own-cell read the scalar walk is in
 
   void add(const ir::NodeRef& n, const std::vector<ir::AxisIndex>& idx, bool write, int dyn = -1) {
-    out.accesses.push_back({n, idx, dyn, write, false, guarded_, -1});
+    out.accesses.push_back({n, idx, dyn, write, false, guarded_, -1, std::nullopt});
   }
   void visit(const ir::Seq& q) { for (const auto& x : q.stmts) stmt(x); }
   void visit(const ir::For& f) {
@@ -41,7 +41,7 @@ class Collector {
     stmt(f.body);
   }
   void visit(const ir::ZeroOut& z) {
-    out.accesses.push_back({z.node, {}, -1, true, true, guarded_, -1});
+    out.accesses.push_back({z.node, {}, -1, true, true, guarded_, -1, std::nullopt});
   }
   void visit(const ir::Set& x) {
     const bool reduction = accumulation_op(x.node, x.index, x.value).has_value();
@@ -61,14 +61,26 @@ class Collector {
     scalar_values_only(x.condition);
     const bool saved = guarded_;
     guarded_ = true;
-    stmt(x.body);
+    if (const ir::SetDynamic* d = only_scatter(x.body)) {
+      // Nothing runs between the guard and the scatter: both see the same row.
+      scatter(*d, guarded_row_range(x.condition, d->dyn_value));
+    } else {
+      stmt(x.body);
+    }
     guarded_ = saved;
   }
-  void visit(const ir::SetDynamic& x) {
+  void visit(const ir::SetDynamic& x) { scatter(x, std::nullopt); }
+  void scatter(const ir::SetDynamic& x, const std::optional<RowRange>& rows) {
     scalar_values_only(x.dyn_value);
     scalar_values_only(x.value);
     add(x.node, x.index, false, x.dyn_axis);
+    out.accesses.back().dyn_rows = rows;
     add(x.node, x.index, true, x.dyn_axis);
+    out.accesses.back().dyn_rows = rows;
+  }
+  static const ir::SetDynamic* only_scatter(const ir::StmtRef& body) {
+    const auto stmts = ir::flatten_seq(body);
+    return stmts.size() == 1 ? std::get_if<ir::SetDynamic>(&stmts[0]->node) : nullptr;
   }
   void visit(const ir::TileMma& t) { stmt(t.fallback); }
   void visit(const auto&) {}  // Comment, Barrier
@@ -141,10 +153,28 @@ Interval rest_difference(const ir::AxisIndex& w, const ir::AxisIndex& a, ir::Sym
 
 }  // namespace
 
+namespace {
+
+// Both rows bounded by bucket guards, each first + u (u in [0, count) free per access): the
+// rests differ by the firsts' rests plus u_w - u_a.
+bool rows_separated(const Access& w, const Access& a, ir::Symbol s, const std::map<ir::Symbol, SymbolRange>& all,
+                    const std::map<ir::Symbol, SymbolRange>& inner) {
+  if (!w.dyn_rows || !a.dyn_rows || w.dyn_axis != a.dyn_axis) return false;
+  const std::int64_t c = coeff_of(w.dyn_rows->first, s);
+  if (c == 0 || c != coeff_of(a.dyn_rows->first, s)) return false;
+  Interval diff = rest_difference(w.dyn_rows->first, a.dyn_rows->first, s, all, inner);
+  diff.lo -= a.dyn_rows->count - 1;
+  diff.hi += w.dyn_rows->count - 1;
+  return diff.known && diff.lo > -std::abs(c) && diff.hi < std::abs(c);
+}
+
+}  // namespace
+
 bool separated_by(const Access& w, const Access& a, ir::Symbol s,
                   const std::map<ir::Symbol, SymbolRange>& all,
                   const std::map<ir::Symbol, SymbolRange>& inner) {
   if (w.whole_node || a.whole_node) return false;
+  if (rows_separated(w, a, s, all, inner)) return true;
   for (std::size_t d = 0; d < w.index.size() && d < a.index.size(); ++d) {
     if (static_cast<int>(d) == w.dyn_axis || static_cast<int>(d) == a.dyn_axis) continue;
     const std::int64_t c = coeff_of(w.index[d], s);

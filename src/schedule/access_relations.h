@@ -11,17 +11,22 @@
 #include <vector>
 
 #include "cannl/ir/loop_ir.h"
+#include "schedule/row_bucket.h"
 
 namespace cannl::schedule::detail {
 
 struct Access {
   ir::NodeRef node;
   std::vector<ir::AxisIndex> index;
-  int dyn_axis = -1;          // >= 0: that axis is chosen at run time (ignored in proofs)
+  int dyn_axis = -1;          // >= 0: that axis is chosen at run time (ignored in proofs,
+                              // unless `dyn_rows` bounds it)
   bool write = false;
   bool whole_node = false;    // ZeroOut
   bool guarded = false;       // under an If inside the loop
   int reduction = -1;         // >= 0: part of recognized reduction number `reduction`
+  /// A scatter directly under a row-bucket guard (row_bucket.h): its runtime row lies in
+  /// [first, first + count), which proofs treat as first + u, u in [0, count) free per access.
+  std::optional<RowRange> dyn_rows;
 };
 
 /// Inclusive value range of a symbol; unknown when unbounded (a static without a range).
@@ -43,7 +48,8 @@ std::map<ir::Symbol, SymbolRange> symbol_ranges(const ir::LoweredRoutine& routin
 
 /// True when some axis proves that `w` and `a` never reach the same cell in two iterations with
 /// different values of `s`: the axis is c*s + rest in both and every difference of the rests lies
-/// strictly inside (-|c|, |c|). `inner`: loops nested in the analysed loop (independent per
+/// strictly inside (-|c|, |c|). A runtime row counts only when a bucket guard bounds it in both
+/// (Access::dyn_rows). `inner`: loops nested in the analysed loop (independent per
 /// access); `all`: ranges of the other symbols (one value for both accesses).
 bool separated_by(const Access& w, const Access& a, ir::Symbol s,
                   const std::map<ir::Symbol, SymbolRange>& all,

@@ -6,8 +6,10 @@
 // inner Workgroup), and a short thread loop takes a second thread dimension from the loop above.
 // With the re-association licence, an accumulation into few cells over a long reduction (or
 // into a shared store) is first staged into partials (stage_partials), and each resulting nest
-// is scheduled as above. A matmul-like nest (plain, batched, or folding its loops into one
-// tile) becomes a tile the GPU runs staged and register-blocked instead (gpu_tile_nest.h).
+// is scheduled as above. A chain whose threads would each walk a long scatter gets a loop over
+// buckets of its target rows on top (BucketScatter). A matmul-like nest (plain, batched, or
+// folding its loops into one tile) becomes a tile the GPU runs staged and register-blocked
+// instead (gpu_tile_nest.h).
 #include "cannl/schedule/default_gpu.h"
 
 #include <algorithm>
@@ -69,6 +71,14 @@ constexpr std::int64_t kBlockReductionSteps = 64;
 constexpr std::int64_t kLicensedBlockReductionSteps = 256;
 constexpr std::int64_t kMinBlockReductionThreads = 32;
 constexpr std::int64_t kUnknownDeviceThreads = std::int64_t{1} << 16;
+// A scatter whose threads would each walk at least this many steps is bucketed by target row
+// (BucketScatter); with `gpu_scatter_buckets=auto` into enough buckets that the launch has
+// about this many threads per compute unit: half of what a recent NVIDIA multiprocessor keeps
+// resident, enough warps to hide the latency of the row reads. Every bucket's thread still reads
+// every row (the work per thread stays the scatter's length), so more buckets would only add
+// compares; fewer leave each thread more of the read-modify-writes in a serial chain.
+constexpr std::int64_t kLongScatter = 256;
+constexpr std::int64_t kScatterThreadsPerUnit = 1024;
 
 // Each axis of the index holds at most one loop symbol and no symbol repeats: distinct values
 // of the loops it mentions address distinct cells.
@@ -108,6 +118,18 @@ std::int64_t clamped_block(const GpuScheduleOptions& o) {
 const ir::For* loop_at(const ir::LoweredRoutine& r, ir::Symbol s) {
   const auto site = detail::find_loop(r.body, s);
   return site ? site->loop : nullptr;
+}
+
+// The fewest rows a scatter under `s` chooses from (0: `s` holds no scatter).
+std::int64_t fewest_scatter_rows(const ir::StmtRef& s) {
+  std::int64_t rows = 0;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    if (const auto* d = std::get_if<ir::SetDynamic>(&x.node)) {
+      const std::int64_t n = d->node->dims[static_cast<std::size_t>(d->dyn_axis)];
+      rows = rows == 0 ? n : std::min(rows, n);
+    }
+  });
+  return rows;
 }
 
 // Whether some store under loop `s` moves contiguously with it (consecutive threads then write
@@ -429,6 +451,7 @@ class GpuScheduler {
     const std::size_t applied_before = applied_.size();
     std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
     if (!chain.empty()) chain = contiguous_innermost(chain);
+    chain = bucketed(chain.empty() ? top : chain.front(), chain);
     const ir::Symbol nest_top = chain.empty() ? top : chain.front();
     const bool much_work = detail::work_of(detail::find_loop(routine_.body, nest_top)->stmt) >= kMuchWork * options_.min_parallel;
     for (std::size_t w = chain.size(); w-- > 0;) {
@@ -479,6 +502,44 @@ class GpuScheduler {
     std::vector<ir::Symbol> moved = parallel_chain(*r, order.front());
     if (moved.size() < cells || parallel_iterations(*r, moved) <= parallel_iterations(routine_, chain)) return chain;
     commit(*r, {swaps.begin(), swaps.end()});
+    return moved;
+  }
+
+  // The chain with a loop over buckets of target rows on top (BucketScatter of the nest at
+  // `nest_top`) when each of its threads would walk a long scatter serially (an embedding
+  // gradient: the token loop chooses the rows, which repeat, so only the channels were
+  // threads). Each bucket's threads walk every token and update the rows of their bucket only:
+  // the read-modify-writes spread over buckets x channels threads, bitwise the serial scatter.
+  // Kept when the whole new chain is proven (the guards make the buckets' rows disjoint).
+  std::vector<ir::Symbol> bucketed(ir::Symbol nest_top, const std::vector<ir::Symbol>& chain) {
+    if (options_.scatter_buckets == 0) return chain;
+    // What each thread runs serially.
+    const ir::StmtRef serial =
+        chain.empty() ? detail::find_loop(routine_.body, nest_top)->stmt : loop_at(routine_, chain.back())->body;
+    const std::int64_t rows = fewest_scatter_rows(serial);
+    if (rows == 0 || detail::work_of(serial) < kLongScatter) return chain;
+    std::int64_t buckets = options_.scatter_buckets;
+    if (buckets == GpuScheduleOptions::kAutoScatterBuckets) {
+      const std::int64_t units = options_.target.gpu.compute_units;
+      if (units <= 0) return chain;
+      const std::int64_t threads = chain.empty() ? 1 : parallel_iterations(routine_, chain);
+      buckets = (units * kScatterThreadsPerUnit + threads - 1) / threads;
+    }
+    // At most one bucket per row, none empty, within a Grid slot.
+    buckets = std::min({buckets, rows, limit_of(options_.target.gpu.max_grid_dims[1])});
+    const std::int64_t width = (rows + buckets - 1) / buckets;
+    buckets = (rows + width - 1) / width;
+    if (buckets < 2) return chain;
+    const BucketScatter b = bucket_scatter(nest_top, buckets);
+    ir::LoweredRoutine r;
+    try {
+      r = schedule::apply(routine_, b);
+    } catch (const ScheduleError&) {
+      return chain;  // the nest holds more than scatters
+    }
+    std::vector<ir::Symbol> moved = parallel_chain(r, b.bucket);
+    if (moved.size() != chain.size() + 1) return chain;
+    commit(std::move(r), {b});
     return moved;
   }
 
@@ -585,6 +646,17 @@ class GpuScheduler {
   }
 };
 
+// `gpu_scatter_buckets`: auto, off or a count.
+std::int64_t scatter_buckets_from_config() {
+  const std::string value = config::get("gpu_scatter_buckets");
+  if (value == "auto") return GpuScheduleOptions::kAutoScatterBuckets;
+  if (value == "off") return 0;
+  if (value.empty() || !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    throw ConfigError("gpu_scatter_buckets must be auto, off or a bucket count, got '" + value + "' (from " +
+                      config::source_of("gpu_scatter_buckets") + ")");
+  return config::get_int_in("gpu_scatter_buckets", 1, std::int64_t{1} << 30);
+}
+
 }  // namespace
 
 GpuScheduleOptions GpuScheduleOptions::from_config(const ir::Target& target) {
@@ -592,7 +664,8 @@ GpuScheduleOptions GpuScheduleOptions::from_config(const ir::Target& target) {
           .block_size = config::get_int_in("gpu_schedule_block_size", 1, 1 << 20),
           .min_parallel = config::get_int_in("gpu_schedule_min_parallel", 1, 1LL << 40),
           .reassociate = config::get_bool("gpu_schedule_reassociate"),
-          .tiles = config::get_bool("gpu_schedule_tiles")};
+          .tiles = config::get_bool("gpu_schedule_tiles"),
+          .scatter_buckets = scatter_buckets_from_config()};
 }
 
 ScheduledRoutine plan_default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options) {

@@ -34,9 +34,12 @@ bool same_extents(const std::vector<const ir::For*>& a, const std::vector<const 
 }
 
 Access renamed(Access x, const std::map<ir::Symbol, ir::Symbol>& names) {
-  for (auto& axis : x.index)
+  const auto rename = [&](ir::AxisIndex& axis) {
     for (auto& term : axis.terms)
       if (const auto it = names.find(term.symbol); it != names.end()) term.symbol = it->second;
+  };
+  for (auto& axis : x.index) rename(axis);
+  if (x.dyn_rows) rename(x.dyn_rows->first);
   return x;
 }
 

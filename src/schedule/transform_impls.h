@@ -44,6 +44,7 @@ CANNL_SCHEDULE_TRANSFORM(Privatize)
 CANNL_SCHEDULE_TRANSFORM(FuseEpilogue)
 CANNL_SCHEDULE_TRANSFORM(StagePartials)
 CANNL_SCHEDULE_TRANSFORM(GatherWindows)
+CANNL_SCHEDULE_TRANSFORM(BucketScatter)
 #undef CANNL_SCHEDULE_TRANSFORM
 
 /// The loop bound by `s`, or a ScheduleError listing the routine's loops. Loops inside a

@@ -5,7 +5,8 @@
 // Workgroup; with a second parallel loop inside the first, the inner becomes the Workgroup loop
 // (split when longer than a block) so consecutive threads touch consecutive cells. Nests with
 // fewer than `min_parallel` parallel iterations (unless the nest is 16 times that much work),
-// reduction loops and loops driving a dynamic index stay serial. With `reassociate`, a long
+// reduction loops and loops driving a dynamic index stay serial; a long scatter gets a parallel
+// loop over buckets of its target rows instead (BucketScatter). With `reassociate`, a long
 // add-accumulation into few cells (or into a store several iterations share, a convolution's
 // input gradient) is first staged into partials on many threads and a second nest adding them.
 // Every decision is a transform of transforms.h, so the scheduled routine means the same as the
@@ -37,10 +38,17 @@ struct GpuScheduleOptions {
   /// (ir::TileMma::blocking; config `gpu_schedule_tiles`): plain and batched matmuls, and nests
   /// whose loops fold into one (convolutions, weight gradients), bitwise the nest.
   bool tiles = true;
+  /// A nest whose threads each walk a long scatter (an embedding gradient: rows chosen at run
+  /// time, repeating) gets a parallel loop over buckets of the target rows (BucketScatter):
+  /// kAutoScatterBuckets sizes it from target.gpu.compute_units (nothing where that is unknown),
+  /// 0 never, n > 0 that many buckets (at most the rows). Bitwise the serial scatter
+  /// (config `gpu_scatter_buckets`: auto, off or a count).
+  static constexpr std::int64_t kAutoScatterBuckets = -1;
+  std::int64_t scatter_buckets = kAutoScatterBuckets;
 
   /// The options for `target` from the config keys `gpu_schedule_block_size`,
-  /// `gpu_schedule_min_parallel`, `gpu_schedule_reassociate` and `gpu_schedule_tiles` (what a
-  /// GPU backend schedules with, and what the tuner records).
+  /// `gpu_schedule_min_parallel`, `gpu_schedule_reassociate`, `gpu_schedule_tiles` and
+  /// `gpu_scatter_buckets` (what a GPU backend schedules with, and what the tuner records).
   static GpuScheduleOptions from_config(const ir::Target& target);
 };
 

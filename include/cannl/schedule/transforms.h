@@ -146,13 +146,34 @@ struct GatherWindows {
   std::vector<std::pair<ir::Symbol, ir::Symbol>> windows;  // (cell loop o, window loop k)
 };
 
+/// Buckets the scatters under loop `top` by their target row: a fresh loop `bucket` over
+/// [0, buckets) encloses `top`, and each SetDynamic under it (its node's runtime axis of extent
+/// V, width = ceil(V / buckets)) runs only in the bucket holding its row, under the guard
+///   If (width*bucket - 1 < row && row < width*bucket + width)   (f64, the scatter's own row)
+/// Each update still happens once, and each cell's updates in their order: bitwise the nest.
+/// The nest under `top` may hold only Serial loops, guards, comments and scatters whose rows,
+/// values and guards read no node the nest writes (it runs once per bucket); 1 <= buckets <= V.
+/// The buckets write disjoint rows, which the legality oracle proves from the guard: the bucket
+/// loop (of type `bucket_type`, checked like a Retype) may run in parallel even though the rows
+/// repeat (an embedding gradient's repeated token ids).
+struct BucketScatter {
+  ir::Symbol top;
+  std::int64_t buckets = 2;
+  ir::Symbol bucket;  // fresh (minted by `bucket_scatter`)
+  ir::AxisType bucket_type = ir::AxisType::Serial;
+};
+
 using Transform = std::variant<Split, Swap, Retype, Unroll, Pad, Tensorize, ExpandZero, SplitReduce,
-                               Stage, Partition, Privatize, FuseEpilogue, StagePartials, GatherWindows>;
+                               Stage, Partition, Privatize, FuseEpilogue, StagePartials, GatherWindows,
+                               BucketScatter>;
 
 /// Smart constructors minting the fresh symbols the transform introduces.
 ///   Split s = split(i, 4, ir::AxisType::Grid);  // then address s.outer / s.inner
 Split split(ir::Symbol axis, std::int64_t factor, ir::AxisType outer_type = ir::AxisType::Serial,
             ir::AxisType inner_type = ir::AxisType::Serial);
+/// The BucketScatter of the nest `top` into `buckets` row ranges, minting the bucket loop.
+///   BucketScatter b = bucket_scatter(top, 16, ir::AxisType::Grid);  // then address b.bucket
+BucketScatter bucket_scatter(ir::Symbol top, std::int64_t buckets, ir::AxisType bucket_type = ir::AxisType::Serial);
 /// The interleaved SplitReduce of `axis` over `lanes` partials.
 ///   SplitReduce t = split_reduce_lanes(r, 64, ir::AxisType::Vectorized);  // then t.lane
 SplitReduce split_reduce_lanes(ir::Symbol axis, std::int64_t lanes, ir::AxisType lane_type = ir::AxisType::Serial);
