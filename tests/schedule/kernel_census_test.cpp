@@ -1,9 +1,22 @@
-// The kernel census: a routine's kernels ranked by their static load on a device shaped like an
-// H200 (132 multiprocessors, sm_90's launch limits), and the kernels that starve it.
+// The kernel census of whole training steps under the default GPU schedule, on a device shaped
+// like an H200 (132 multiprocessors, sm_90's launch limits): no kernel may leave most of the device
+// idle while its few threads run long serial loops (GPT-2's embedding gradients before the
+// bucketed scatter, LeNet's convolution input gradient before the gather both did). The steps are
+// scheduled, not run, so a regression of the GPU schedule's parallelism shows here without a GPU.
+// And the census's summary itself.
 #include "cannl/schedule/kernel_census.h"
 
 #include <gtest/gtest.h>
 
+#include "cannl/nn/functional.h"
+#include "cannl/nn/gpt2.h"
+#include "cannl/nn/losses.h"
+#include "cannl/nn/blocks.h"
+#include "cannl/nn/training.h"
+#include "cannl/tensor/einsum_ops.h"
+#include "cannl/schedule/default_gpu.h"
+#include "cannl/schedule/lower_for_target.h"
+#include "cannl/support/config.h"
 #include "schedule/gpu_test_util.h"
 
 namespace cannl::schedule {
@@ -20,8 +33,93 @@ ir::Target h200_like_target() {
   return gpu_test_target(limits);
 }
 
+// The routine a training step compiles from, before any schedule.
+ir::LoweredRoutine step_routine(const Tensor& loss) {
+  std::optional<ir::LoweredRoutine> routine;
+  train::StepOptions options{.sgd = {.lr = 0.01}};
+  options.compile_step_routine = [&](runtime::Context& ctx, const ir::Comp& comp, const std::string& name) {
+    routine = ctx.optimized_routine(comp, name);
+    return ctx.compile(comp, name);
+  };
+  train::compile_step(runtime::Context::interpreter(), loss, options);
+  return *routine;
+}
+
+std::vector<KernelCensusRow> census_on_h200(const ir::LoweredRoutine& routine) {
+  const ir::Target target = h200_like_target();
+  const ir::LoweredRoutine scheduled =
+      default_gpu_schedule(routine, GpuScheduleOptions::from_config(target));
+  return kernel_census(fission(lower_for_target(scheduled, target), target), target.gpu);
+}
+
+// GPT-2 at the sizes of the benchmark workload gpt2_mini_train (one of its four layers: the
+// layers are alike), its tokens as ids (the embedding's gradient a scatter) or one-hot rows (a
+// matmul).
+Tensor gpt2_mini_loss(bool one_hot_tokens) {
+  const std::int64_t batch = 8, seq = 128, vocab = 1024;
+  const nn::Gpt2Config config{.vocab_size = vocab, .n_positions = seq, .n_embd = 256, .n_layer = 1,
+                              .n_head = 8, .accumulate = ir::DType::F32};
+  const nn::Gpt2Blocks model(config, "gpt");
+  std::vector<std::int64_t> ids, next;
+  for (std::int64_t i = 0; i < batch * seq; ++i) {
+    ids.push_back((37 * i + 11) % vocab);
+    next.push_back((37 * i + 48) % vocab);
+  }
+  const Tensor tokens = nn::ids_literal("ids", ids, {batch, seq});
+  Tensor logits = model.logits(one_hot_tokens ? nn::one_hot_of_ids(tokens, vocab) : tokens, seq);
+  return nn::cross_entropy_loss(logits, nn::one_hot_of_ids(nn::ids_literal("next", next, {batch, seq}), vocab));
+}
+
+// LeNet at the sizes of the benchmark workload lenet (a batch of 64 images of 32 x 32 x 1, two
+// 5 x 5 convolutions of 6 and 16 channels with max pooling, three linear layers): its
+// convolutions' input gradients are scatters over sliding windows.
+Tensor lenet_loss() {
+  using nn::Dims;
+  const std::int64_t batch = 64, side = 32, classes = 10;
+  std::vector<double> pixels(static_cast<std::size_t>(batch * side * side)), labels(static_cast<std::size_t>(batch * classes));
+  for (std::size_t k = 0; k < pixels.size(); ++k) pixels[k] = static_cast<double>((k * 37) % 101) / 101.0;
+  for (std::size_t k = 0; k < static_cast<std::size_t>(batch); ++k) labels[k * classes + k % classes] = 1.0;
+  Tensor h = literal("x", pixels, {.batch = Dims{batch}, .output = Dims{side, side, 1}});
+  std::int64_t in_channels = 1;
+  for (const std::int64_t channels : {6, 16}) {
+    const std::string name = "conv" + std::to_string(channels);
+    Tensor w = param(name + "_w", {.input = Dims{5, 5, in_channels}, .output = Dims{channels}});
+    Tensor b = param(name + "_b", {.input = Dims{}, .output = Dims{channels}});
+    h = max_pool2d(relu(conv2d(h, w) + b), 2);
+    in_channels = channels;
+  }
+  for (const std::int64_t width : {120, 84, 10}) {
+    nn::Linear layer("fc" + std::to_string(width), Dims{width});
+    h = layer(h);
+    if (width != classes) h = relu(h);
+  }
+  return nn::cross_entropy_loss(h, literal("labels", labels, {.batch = Dims{batch}, .output = Dims{classes}}));
+}
+
+class KernelCensus : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reset_tensor_state();
+    config::set_override("default_prec", "f32");
+  }
+  void TearDown() override { config::clear_overrides(); }
+};
+
+// Tokens as ids, as the benchmark workload trains: the embedding gradients are scatters.
+TEST_F(KernelCensus, Gpt2TrainingStepStarvesNoKernelOnAnH200) {
+  const std::vector<KernelCensusRow> census = census_on_h200(step_routine(gpt2_mini_loss(false)));
+  ASSERT_GT(census.size(), 50u);
+  EXPECT_TRUE(starving_kernels(census).empty()) << kernel_census_summary(census, "gpt2 step", 10);
+}
+
+TEST_F(KernelCensus, LenetTrainingStepStarvesNoKernelOnAnH200) {
+  const std::vector<KernelCensusRow> census = census_on_h200(step_routine(lenet_loss()));
+  ASSERT_GT(census.size(), 20u);
+  EXPECT_TRUE(starving_kernels(census).empty()) << kernel_census_summary(census, "lenet step", 10);
+}
+
 // The census of a kernel that starves the device names it, with its share of the device.
-TEST(KernelCensus, SummaryRanksTheHeaviestAndNamesTheStarving) {
+TEST_F(KernelCensus, SummaryRanksTheHeaviestAndNamesTheStarving) {
   const ir::NodeRef c = ir::make_node("c", ir::DType::F32, {256, 256});
   const ir::Symbol b = ir::fresh_symbol(), t = ir::fresh_symbol(), k = ir::fresh_symbol(), s = ir::fresh_symbol();
   const ir::AxisIndex row = ir::AxisIndex::iterator(b), col = ir::AxisIndex::iterator(t);
