@@ -309,29 +309,37 @@ class GpuScheduler {
     if (!store || !injective(store->index) ||
         detail::accumulation_op(store->node, store->index, store->value) != ir::Op::Add)
       return {};
-    std::int64_t cells = 1;
+    std::int64_t cells = 1, steps = 1;
     std::vector<ir::Symbol> cell_loops;
-    const ir::For* reduction = nullptr;
+    const ir::For* reduction = nullptr;  // the outermost reduction loop (the batch of b x s tokens)
     for (const ir::For* f : nest) {
       if (f->axis != ir::AxisType::Serial || f->begin != 0) return {};
       if (ir::mentions(store->index, f->index)) {
         cells *= extent_of(*f);
         cell_loops.push_back(f->index);
-      } else if (reduction == nullptr) {
-        reduction = f;
+      } else {
+        steps *= extent_of(*f);
+        if (reduction == nullptr) reduction = f;
       }
     }
     const std::int64_t blocks = cells / kSplitKBlockCells;
     if (reduction == nullptr || blocks >= kSplitKBlocksPerUnit * units) return {};
     std::int64_t parts = 1;
     while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < kSplitKBlocksPerUnit * units) parts *= 2;
-    parts = divisor_at_most(extent_of(*reduction), std::min(parts, extent_of(*reduction) / kMinSplitKChunk));
+    parts = divisor_at_most(extent_of(*reduction), std::min(parts, steps / kMinSplitKChunk));
     if (parts < 2) return {};
-    const Split s = split(reduction->index, extent_of(*reduction) / parts);
-    const ir::Symbol new_top = top == reduction->index ? s.outer : top;
-    std::vector<ir::Symbol> keep{s.outer};
+    std::vector<Transform> transforms;
+    ir::Symbol chunk = reduction->index;  // the loop over the chunks: all of the outer loop, or its split's outer part
+    if (parts < extent_of(*reduction)) {
+      const Split s = split(reduction->index, extent_of(*reduction) / parts);
+      transforms.push_back(s);
+      chunk = s.outer;
+    }
+    const ir::Symbol new_top = top == reduction->index ? chunk : top;
+    std::vector<ir::Symbol> keep{chunk};
     keep.insert(keep.end(), cell_loops.begin(), cell_loops.end());
-    return staged_tops(new_top, {s, with_scatter_loops(StagePartials{new_top, keep})});
+    transforms.push_back(with_scatter_loops(StagePartials{new_top, keep}));
+    return staged_tops(new_top, transforms);
   }
 
   // A perfect nest around one add-accumulation d[idx] += v into few cells (injective idx) over a

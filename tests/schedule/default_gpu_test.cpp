@@ -424,6 +424,24 @@ TEST(DefaultGpuSchedule, ReassociationSplitsTheTokensOfAWeightGradientWithFewBlo
   EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(r, o)), "_partials"));
   o.reassociate = true;
   EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(weight_gradient_of(256, 64, 64), o)), "_partials"));
+  // Tokens as batch x sequence loops (dw[i, j] += x[b, s, i] * dy[b, s, j]): the chunks are the
+  // batch loop's iterations, each over its whole sequence.
+  {
+    const auto x = ir::make_node("x", DType::F32, {2, 128, 32}), dy = ir::make_node("dy", DType::F32, {2, 128, 32});
+    const auto dw = ir::make_node("dw", DType::F32, {32, 32});
+    const ir::Symbol b = ir::fresh_symbol(), q = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+    const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(q), it(i)}), ir::get(dy, {it(b), it(q), it(j)})});
+    const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+    const ir::LoweredRoutine two{
+        "weight_grad_bs",
+        ir::for_loop(b, 0, 2, ir::for_loop(i, 0, 32, ir::for_loop(j, 0, 32, ir::for_loop(q, 0, 128, ir::set(dw, {it(i), it(j)}, acc))))),
+        {}};
+    const ir::LoweredRoutine split_two = default_gpu_schedule(two, o);
+    EXPECT_TRUE(has(ir::print_loop_ir(split_two), "dw_partials")) << ir::print_loop_ir(split_two);
+    validate_parallel(split_two);
+    expect_replays(two, o);
+    EXPECT_EQ(kernel_threads(split_two).size(), 2u) << ir::print_loop_ir(split_two);
+  }
   // Chunks of fewer than 128 tokens are not worth a pass of their own.
   EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(weight_gradient_of(200, 32, 32), o)), "_partials"));
 }
