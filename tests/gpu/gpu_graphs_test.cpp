@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "backends/gpu/gpu_executable.h"
+#include "backends/gpu/graph_checks.h"
 #include "backends/run_util.h"
 #include "cannl/cannl.h"
 #include "cannl/support/config.h"
@@ -15,23 +16,9 @@
 namespace cannl {
 namespace {
 
-// tmp[0] = sum_i a[i]; out[0] = tmp[0]; row[j] = data[batch, j] (tmp is the executable's scratch).
-backends::CompileRequest summing_and_gathering() {
-  auto a = ir::make_node("a", ir::DType::F32, {8});
-  auto out = ir::make_node("out", ir::DType::F32, {1});
-  auto data = ir::make_node("data", ir::DType::F32, {4, 256});
-  auto row = ir::make_node("row", ir::DType::F32, {256});
-  auto tmp = ir::make_node("tmp", ir::DType::F32, {1});
-  const ir::StaticSymbol batch{ir::fresh_symbol(), 4, "batch"};
-  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
-  const std::vector<ir::AxisIndex> at0{ir::AxisIndex::fixed(0)};
-  const auto sum = ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(tmp, at0), ir::get(a, {ir::AxisIndex::iterator(i)})});
-  const ir::AxisIndex batch_row{{{1, batch.symbol}}, 0};
-  const auto gather = ir::set(row, {ir::AxisIndex::iterator(j)}, ir::get(data, {batch_row, ir::AxisIndex::iterator(j)}));
-  const auto body = ir::seq({ir::for_loop(i, 0, 8, ir::set(tmp, at0, sum)), ir::set(out, at0, ir::get(tmp, at0)),
-                             ir::for_loop(j, 0, 256, gather)});
-  return {ir::LoweredRoutine{"sum_and_gather", body, {batch}}, {a, out, data, row}};
-}
+// tmp[0] = sum_i a[i]; out[0] = tmp[0]; row[j] = data[batch, j] (tmp is the executable's scratch):
+// the routine of the mock-driver graph tests.
+using test_gpu::summing_and_gathering;
 
 // The routine's buffers, its inputs filled from `seed`.
 struct Buffers {
