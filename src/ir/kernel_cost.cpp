@@ -103,16 +103,17 @@ double KernelLoad::device_share() const {
   return std::min(1.0, static_cast<double>(threads) / static_cast<double>(device_threads));
 }
 
-std::int64_t resident_threads_per_unit(const GpuLimits& limits) {
-  return limits.warp_size >= 32 ? 2048 : std::max<std::int64_t>(1, limits.max_threads_per_block);
+std::int64_t device_resident_threads(const GpuLimits& limits) {
+  if (limits.compute_units <= 0) return 0;
+  return limits.compute_units * (limits.warp_size >= 32 ? 2048 : std::max<std::int64_t>(1, limits.max_threads_per_block));
 }
 
 KernelLoad kernel_load(const StmtRef& body, const KernelGeometry& geometry, const GpuLimits& limits) {
   KernelLoad load;
   load.threads = geometry.blocks() * geometry.threads_per_block();
   load.steps_per_thread = kernel_steps_per_thread(body, geometry);
-  if (limits.compute_units > 0) {
-    load.device_threads = limits.compute_units * resident_threads_per_unit(limits);
+  load.device_threads = device_resident_threads(limits);
+  if (load.device_threads > 0) {
     load.waves = ceil_div(load.threads, load.device_threads);
     load.starves = load.device_share() < kStarvedDeviceShare && load.steps_per_thread >= kStarvedSteps;
   }

@@ -225,6 +225,7 @@ class GpuScheduler {
   // included); a sum or product re-associates, so only with the licence and a longer reduction
   // (unless the cells are too few to share the nest out at all).
   bool block_reduce_nest(ir::Symbol top) {
+    if (!reduces_into_its_store(top)) return false;  // the cheap test before reordering the nest
     const ir::LoweredRoutine before = routine_;
     const std::size_t applied_before = applied_.size();
     const std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
@@ -239,6 +240,18 @@ class GpuScheduler {
     routine_ = before;
     applied_.resize(applied_before);
     return false;
+  }
+
+  // Whether the perfect nest under `top` ends in one accumulation with a loop its store's index
+  // does not mention (a reduction).
+  bool reduces_into_its_store(ir::Symbol top) const {
+    const ir::For* f = loop_at(routine_, top);
+    if (f == nullptr) return false;
+    ir::StmtRef leaf;
+    const std::vector<const ir::For*> nest = detail::perfect_nest(*f, leaf);
+    const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+    if (store == nullptr || !detail::accumulation_op(store->node, store->index, store->value)) return false;
+    return std::any_of(nest.begin(), nest.end(), [&](const ir::For* g) { return !ir::mentions(store->index, g->index); });
   }
 
   std::optional<Plan> block_reduction_plan(const std::vector<ir::Symbol>& chain) const {
@@ -271,8 +284,8 @@ class GpuScheduler {
 
   // Threads the device keeps resident (a fixed guess when it does not say how many units it has).
   std::int64_t resident_threads() const {
-    const ir::GpuLimits& g = options_.target.gpu;
-    return g.compute_units > 0 ? g.compute_units * ir::resident_threads_per_unit(g) : kUnknownDeviceThreads;
+    const std::int64_t known = ir::device_resident_threads(options_.target.gpu);
+    return known > 0 ? known : kUnknownDeviceThreads;
   }
 
   // A scatter over sliding windows (a stride-1 convolution's input gradient) as the transposed
@@ -300,7 +313,7 @@ class GpuScheduler {
   // re-association; the tile's threads each keep their register block.
   std::vector<ir::Symbol> split_k(ir::Symbol top) {
     const std::int64_t units = options_.target.gpu.compute_units;
-    if (!options_.tiles || units <= 0 || !detail::tile_gpu_nest(routine_, top, options_)) return {};
+    if (!options_.tiles || units <= 0) return {};
     const auto site = detail::find_loop(routine_.body, top);
     if (!site || !site->enclosing.empty()) return {};
     ir::StmtRef leaf;
@@ -327,7 +340,8 @@ class GpuScheduler {
     std::int64_t parts = 1;
     while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < kSplitKBlocksPerUnit * units) parts *= 2;
     parts = divisor_at_most(extent_of(*reduction), std::min(parts, steps / kMinSplitKChunk));
-    if (parts < 2) return {};
+    // Last, the costly test: only a nest the GPU runs as a tile is split.
+    if (parts < 2 || !detail::tile_gpu_nest(routine_, top, options_)) return {};
     std::vector<Transform> transforms;
     ir::Symbol chunk = reduction->index;  // the loop over the chunks: all of the outer loop, or its split's outer part
     if (parts < extent_of(*reduction)) {

@@ -26,8 +26,6 @@ using ir::AxisIndex;
 using ir::AxisType;
 using ir::DType;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
 ir::LoweredRoutine order_sensitive(const EmbeddingGradient& g) { return g.order_sensitive_routine(); }
 
 ir::LoweredRoutine bucketed(const ir::LoweredRoutine& r, const EmbeddingGradient& g, std::int64_t buckets,

@@ -15,8 +15,6 @@
 namespace cannl::schedule::testing {
 namespace {
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
 ir::Comp matmul_comp(const ir::NodeRef& a, const ir::NodeRef& b, const ir::NodeRef& c, std::int64_t n) {
   using cannl::testing::accum_op;
   using cannl::testing::of;

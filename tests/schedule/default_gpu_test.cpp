@@ -18,8 +18,6 @@ using ir::AxisIndex;
 using ir::AxisType;
 using ir::DType;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
 // The launch plans of nests as they stand (matmul-like nests not made tiles).
 GpuScheduleOptions options(std::int64_t block_size = 256, std::int64_t min_parallel = 64,
                            ir::GpuLimits limits = cuda_limits()) {
@@ -368,7 +366,6 @@ TEST(DefaultGpuSchedule, AWeightGradientBecomesATileOverTheBatch) {
   EXPECT_TRUE(has(text, "tile_mma")) << text;
   expect_runs_as_on_a_gpu(default_gpu_schedule(r, tile_options()));
 }
-
 
 // With the licence, an input gradient whose zero border at most doubles the work (LeNet's second
 // convolution: 10 x 10 outputs of 5 x 5 windows, 14 x 14 inputs) is the transposed convolution:

@@ -20,8 +20,6 @@ using ir::AxisType;
 using ir::DType;
 using Kind = Segment::Kind;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
 // out[i, j] = in[row(i), col(j)] * 2 over an m x n nest (fresh loops); row / col map the loop
 // indices (the identity, or a reversal m-1-i).
 struct Map2 {

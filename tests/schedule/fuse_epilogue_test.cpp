@@ -13,8 +13,6 @@
 namespace cannl::schedule::testing {
 namespace {
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
 /// c = a * b (Matmul), then out[r, j] = relu(c[row(r), j] + bias[j]) over loops r, j; row(r) is
 /// r unless `reversed` (m - 1 - r: a consumer reading other rows).
 struct MatmulBiasRelu {

@@ -21,7 +21,6 @@
 namespace cannl::schedule::testing {
 namespace {
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 ir::AxisIndex sum(ir::Symbol a, ir::Symbol b, std::int64_t offset = 0) { return {{{1, a}, {1, b}}, offset}; }
 
 // x[b, oh + kh, ow + kw, ci] += g[b, oh, ow, co] * w[co, kh, kw, ci]: loops b, oh, ow, co, ci, kh, kw

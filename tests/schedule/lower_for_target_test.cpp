@@ -18,8 +18,6 @@ using ir::AxisIndex;
 using ir::AxisType;
 using ir::DType;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
 ir::LoweredRoutine scheduled_matmul(std::int64_t n) {
   using cannl::testing::accum_op;
   using cannl::testing::of;
@@ -125,7 +123,6 @@ TEST(LowerForTarget, WorkgroupLoopsRunSeriallyOnACpu) {
   EXPECT_FALSE(has(ir::print_loop_ir(low), "workgroup")) << ir::print_loop_ir(low);
   EXPECT_EQ(compare(run_interp(r), run_interp(low), Tolerance::Bitwise), "");
 }
-
 
 // ---- GPU targets ----
 

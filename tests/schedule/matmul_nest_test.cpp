@@ -17,8 +17,6 @@
 namespace cannl::schedule::testing {
 namespace {
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
 ir::AxisIndex sum(ir::Symbol a, ir::Symbol b) { return {{{1, a}, {1, b}}, 0}; }
 
 // out[b, oh, ow, co] += x[b, oh + kh, ow + kw, ci] * w[co, kh, kw, ci], loops in the lowering's

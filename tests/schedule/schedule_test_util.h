@@ -23,6 +23,9 @@
 
 namespace cannl::schedule::testing {
 
+/// Whether `needle` occurs in `text` (a printed routine, a trace, a message).
+inline bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
 using NodeBytes = std::map<int, std::vector<std::byte>>;  // node id -> buffer after the run
 
 /// Deterministic small values: exact in f32, mixed signs, so sums in any order of a few of

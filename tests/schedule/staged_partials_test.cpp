@@ -20,7 +20,6 @@
 namespace cannl::schedule::testing {
 namespace {
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 ir::AxisIndex sum(ir::Symbol a, ir::Symbol b, std::int64_t ca = 1) { return {{{ca, a}, {1, b}}, 0}; }
 
 // x[b, oh + kh, ow + kw, ci] += g[b, oh, ow, co] * w[co, kh, kw, ci]: loops b, oh, ow, co, ci, kh, kw.

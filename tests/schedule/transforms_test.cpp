@@ -9,8 +9,6 @@
 namespace cannl::schedule::testing {
 namespace {
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
 void expect_same(const ir::LoweredRoutine& before, const ir::LoweredRoutine& after, Tolerance t = Tolerance::Bitwise) {
   EXPECT_EQ(compare(run_interp(before), run_interp(after), t), "") << ir::print_loop_ir(after);
 }
@@ -237,7 +235,6 @@ TEST(SplitReduce, InterleavedPartialsHaveARowPerGridIteration) {
   const auto serial = schedule::apply(rs.routine(), split_reduce_lanes(rs.r, 8));
   expect_schedule_error([&] { schedule::apply(serial, Retype{rs.i, ir::AxisType::Grid}); }, {"a race"});
 }
-
 
 TEST(Stage, PacksARowPanelPerChunkBitwise) {
   Matmul mm(8, 6, 5);

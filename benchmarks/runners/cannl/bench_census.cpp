@@ -27,8 +27,4 @@ std::string gpu_census(const ir::LoweredRoutine& routine, std::int64_t units, st
   return schedule::kernel_census_summary(census_of(routine, units), routine.name, top);
 }
 
-bool gpu_census_starves(const ir::LoweredRoutine& routine, std::int64_t units) {
-  return !schedule::starving_kernels(census_of(routine, units)).empty();
-}
-
 }  // namespace cannl::bench

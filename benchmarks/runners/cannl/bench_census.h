@@ -17,7 +17,4 @@ namespace cannl::bench {
 /// of `units` multiprocessors: the summary with its `top` heaviest kernels and every starving one.
 std::string gpu_census(const ir::LoweredRoutine& routine, std::int64_t units, std::size_t top = 10);
 
-/// Whether some kernel of `routine`'s census on that device starves it.
-bool gpu_census_starves(const ir::LoweredRoutine& routine, std::int64_t units);
-
 }  // namespace cannl::bench

@@ -51,9 +51,10 @@ inline constexpr double kStarvedDeviceShare = 1.0 / 64;
 /// ... when each thread runs at least this many steps.
 inline constexpr std::int64_t kStarvedSteps = 1024;
 
-/// Resident threads of one compute unit: 2048 on warp devices (CUDA multiprocessors since sm_80
-/// keep 64 warps), else one block of max_threads_per_block.
-std::int64_t resident_threads_per_unit(const GpuLimits& limits);
+/// Threads the device keeps resident at once: its compute units times 2048 on warp devices
+/// (CUDA multiprocessors since sm_80 keep 64 warps), else times one block of
+/// max_threads_per_block; 0 when the device does not say how many units it has.
+std::int64_t device_resident_threads(const GpuLimits& limits);
 
 /// The load of the kernel whose body is `body` and geometry `geometry` on a device of `limits`.
 KernelLoad kernel_load(const StmtRef& body, const KernelGeometry& geometry, const GpuLimits& limits);
