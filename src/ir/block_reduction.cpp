@@ -26,20 +26,66 @@ bool reads_or_opaque(const ScalarRef& s, const TensorNode& node) {
 
 bool is_block_accum(Op op) { return op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min; }
 
+// `condition` as `before + r < bound` with r (the loop's index) at coefficient 1 and nowhere in
+// `before`: a Split's remainder guard (schedule/split.cpp).
+std::optional<RowGuard> row_guard(const ScalarRef& condition, Symbol r) {
+  const auto* lt = std::get_if<Apply>(&condition->node);
+  if (lt == nullptr || lt->op != Op::Cmplt || lt->args.size() != 2) return std::nullopt;
+  const auto* lhs = std::get_if<EmbedIndex>(&lt->args[0]->node);
+  const auto* rhs = std::get_if<Constant>(&lt->args[1]->node);
+  if (lhs == nullptr || rhs == nullptr || rhs->value != static_cast<double>(static_cast<std::int64_t>(rhs->value))) {
+    return std::nullopt;
+  }
+  RowGuard guard{{{}, lhs->index.offset}, static_cast<std::int64_t>(rhs->value)};
+  int at_one = 0;
+  for (const AffineTerm& t : lhs->index.terms) {
+    if (!(t.symbol == r)) {
+      guard.before.terms.push_back(t);
+    } else if (t.coeff == 1) {
+      ++at_one;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (at_one != 1) return std::nullopt;
+  return guard;
+}
+
 }  // namespace
 
 std::optional<BlockReduction> block_reduction(const For& loop) {
-  const auto body = flatten_seq(loop.body);
+  auto body = flatten_seq(loop.body);
   if (body.size() != 1) return std::nullopt;
+  std::optional<RowGuard> guard;
+  if (const auto* guarded = std::get_if<If>(&body[0]->node)) {
+    guard = row_guard(guarded->condition, loop.index);
+    if (!guard) return std::nullopt;
+    body = flatten_seq(guarded->body);
+    if (body.size() != 1) return std::nullopt;
+  }
   const auto* set = std::get_if<Set>(&body[0]->node);
   if (set == nullptr || mentions(set->index, loop.index)) return std::nullopt;
   const auto* apply = std::get_if<Apply>(&set->value->node);
-  if (apply == nullptr || !is_block_accum(apply->op) || apply->args.size() != 2) return std::nullopt;
-  const auto* acc = std::get_if<Get>(&apply->args[0]->node);
-  if (acc == nullptr || acc->node->id != set->node->id || acc->index != set->index) return std::nullopt;
-  if (reads_or_opaque(apply->args[1], *set->node)) return std::nullopt;
-  if (apply->dtype == DType::U4x32) return std::nullopt;
-  return BlockReduction{set->node, set->index, apply->op, apply->dtype, apply->args[1]};
+  if (apply == nullptr || apply->dtype == DType::U4x32) return std::nullopt;
+  const auto is_cell = [&](const ScalarRef& x) {
+    const auto* g = std::get_if<Get>(&x->node);
+    return g != nullptr && g->node->id == set->node->id && g->index == set->index;
+  };
+  BlockReduction out{set->node, set->index, apply->op, apply->dtype, nullptr, std::move(guard)};
+  if (is_block_accum(apply->op) && apply->args.size() == 2 && is_cell(apply->args[0])) {
+    out.value = apply->args[1];
+  } else if (is_block_accum(apply->op) && apply->args.size() == 2 && is_cell(apply->args[1])) {
+    out.value = apply->args[0];  // v + d: the ops are commutative
+  } else if (apply->op == Op::Fma && apply->args.size() == 3 && is_cell(apply->args[2])) {
+    // fma(a, b, d): a sum of products, each rounded before the tree adds it (the tree
+    // re-associates the sum anyway)
+    out.accum = Op::Add;
+    out.value = ir::apply(Op::Mul, apply->dtype, {apply->args[0], apply->args[1]});
+  } else {
+    return std::nullopt;
+  }
+  if (reads_or_opaque(out.value, *set->node)) return std::nullopt;
+  return out;
 }
 
 }  // namespace cannl::ir

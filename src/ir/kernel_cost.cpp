@@ -2,9 +2,12 @@
 #include "cannl/ir/kernel_cost.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <type_traits>
 #include <variant>
+
+#include "cannl/ir/tree_mapper.h"
 
 namespace cannl::ir {
 
@@ -80,6 +83,29 @@ class StepCounter {
   const KernelGeometry& g_;
 };
 
+// The threads of a kernel of geometry `g` that run `part`, one statement of its body: along
+// each slot the largest extent of the part's loops bound to it (the printer guards the rest of
+// the launch out), the whole launch extent along a slot the part binds no loop to. A tile binds
+// the launch itself.
+std::int64_t threads_running(const StmtRef& part, const KernelGeometry& g) {
+  std::array<std::int64_t, 3> grid = {0, 0, 0}, block = {0, 0, 0};
+  bool tile = false;
+  for_each_stmt(part, [&](const Stmt& s) {
+    tile = tile || std::holds_alternative<TileMma>(s.node);
+    const auto* f = std::get_if<For>(&s.node);
+    const auto slot = f ? g.slot_of.find(f->index.id) : g.slot_of.end();
+    if (slot == g.slot_of.end()) return;
+    auto& bound = (f->axis == AxisType::Grid ? grid : block)[static_cast<std::size_t>(slot->second)];
+    bound = std::max(bound, f->end - f->begin);
+  });
+  std::int64_t threads = 1;
+  for (std::size_t k = 0; k < 3; ++k) {
+    threads = mul(threads, tile || grid[k] == 0 ? g.grid[k] : std::min(grid[k], g.grid[k]));
+    threads = mul(threads, tile || block[k] == 0 ? g.block[k] : std::min(block[k], g.block[k]));
+  }
+  return threads;
+}
+
 }  // namespace
 
 std::int64_t tile_steps_per_thread(const TileMma& tile) {
@@ -96,8 +122,6 @@ std::int64_t tile_steps_per_thread(const TileMma& tile) {
   return mul(slices, staged + per_slice) + epilogue;
 }
 
-std::int64_t KernelLoad::critical_steps() const { return mul(steps_per_thread, waves); }
-
 double KernelLoad::device_share() const {
   if (device_threads <= 0) return 0;
   return std::min(1.0, static_cast<double>(threads) / static_cast<double>(device_threads));
@@ -113,10 +137,20 @@ KernelLoad kernel_load(const StmtRef& body, const KernelGeometry& geometry, cons
   load.threads = geometry.blocks() * geometry.threads_per_block();
   load.steps_per_thread = kernel_steps_per_thread(body, geometry);
   load.device_threads = device_resident_threads(limits);
-  if (load.device_threads > 0) {
-    load.waves = ceil_div(load.threads, load.device_threads);
-    load.starves = load.device_share() < kStarvedDeviceShare && load.steps_per_thread >= kStarvedSteps;
+  load.waves = load.device_threads > 0 ? ceil_div(load.threads, load.device_threads) : 1;
+  const StepCounter counter(geometry);
+  std::int64_t critical = 0;
+  for (const StmtRef& part : flatten_seq(body)) {
+    const std::int64_t steps = counter.steps(part);
+    if (steps == 0) continue;
+    const std::int64_t threads = threads_running(part, geometry);
+    const std::int64_t waves = load.device_threads > 0 ? ceil_div(threads, load.device_threads) : 1;
+    critical = std::min(std::int64_t{1} << 62, critical + mul(steps, waves));
+    const bool few = load.device_threads > 0 &&
+                     static_cast<double>(threads) < kStarvedDeviceShare * static_cast<double>(load.device_threads);
+    load.starves = load.starves || (few && steps >= kStarvedSteps);
   }
+  load.critical_steps = std::max<std::int64_t>(1, critical);
   return load;
 }
 

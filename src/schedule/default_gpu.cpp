@@ -185,6 +185,12 @@ class GpuScheduler {
     for (const ir::Symbol top : tops) {
       std::vector<ir::Symbol> staged = options_.reassociate ? gather_windows(top) : std::vector<ir::Symbol>{};
       if (staged.empty() && options_.reassociate) staged = split_k(top);
+      // Rows whose blocks fill the device are better reduced in place than staged: 64 rows of a
+      // 50257-entry vocabulary take 197 steps a thread on blocks, 1733 as 29 partials a row. A
+      // matmul keeps its way (partials where it has few cells, else a tile).
+      if (staged.empty() && options_.reassociate && reduces_into_its_store(top) &&
+          !detail::tile_gpu_nest(routine_, top, options_) && block_reduce_nest(top, /*only_filling=*/true))
+        continue;
       if (staged.empty() && options_.reassociate) staged = stage_partials(top);
       if (staged.empty()) tile_or_schedule_nest(top);
       for (const ir::Symbol s : staged) tile_or_schedule_nest(s);
@@ -211,7 +217,7 @@ class GpuScheduler {
       commit(std::move(tiled->routine), tiled->transforms);
       return;
     }
-    if (block_reduce_nest(top)) return;
+    if (block_reduce_nest(top, /*only_filling=*/false)) return;
     schedule_nest(top);
   }
 
@@ -223,13 +229,14 @@ class GpuScheduler {
   // would leave most of the device idle while each walks its whole row. Max and min combine to
   // the serial loop's bits in any tree (maximumNumber orders every value, NaNs and signed zeros
   // included); a sum or product re-associates, so only with the licence and a longer reduction
-  // (unless the cells are too few to share the nest out at all).
-  bool block_reduce_nest(ir::Symbol top) {
+  // (unless the cells are too few to share the nest out at all). `only_filling`: only where the
+  // blocks do not starve the device (ir/kernel_cost.h).
+  bool block_reduce_nest(ir::Symbol top, bool only_filling) {
     if (!reduces_into_its_store(top)) return false;  // the cheap test before reordering the nest
     const ir::LoweredRoutine before = routine_;
     const std::size_t applied_before = applied_.size();
     const std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
-    if (const std::optional<Plan> plan = block_reduction_plan(chain)) {
+    if (const std::optional<Plan> plan = block_reduction_plan(chain, only_filling)) {
       try {
         commit(schedule::apply(routine_, plan->steps), plan->steps);
         return true;
@@ -254,7 +261,7 @@ class GpuScheduler {
     return std::any_of(nest.begin(), nest.end(), [&](const ir::For* g) { return !ir::mentions(store->index, g->index); });
   }
 
-  std::optional<Plan> block_reduction_plan(const std::vector<ir::Symbol>& chain) const {
+  std::optional<Plan> block_reduction_plan(const std::vector<ir::Symbol>& chain, bool only_filling) const {
     if (chain.empty() || chain.size() > 3) return std::nullopt;
     const auto body = flatten_seq(loop_at(routine_, chain.back())->body);
     const auto* r = body.size() == 1 ? std::get_if<ir::For>(&body[0]->node) : nullptr;
@@ -268,8 +275,13 @@ class GpuScheduler {
     const bool long_enough = steps >= (bitwise || cells < options_.min_parallel ? kBlockReductionSteps
                                                                                 : kLicensedBlockReductionSteps);
     if (!long_enough || !(bitwise || options_.reassociate) || cells >= resident_threads()) return std::nullopt;
-    const std::int64_t threads = steps <= block_ ? steps : divisor_at_most(steps, block_);
+    // Slices of a divisor of the row when one fills at least half a block, else of a whole block
+    // with the last slice guarded (a vocabulary of 50257 = 29 x 1733 entries).
+    std::int64_t threads = steps <= block_ ? steps : divisor_at_most(steps, block_);
+    if (2 * threads < block_) threads = std::min(steps, block_);
     if (threads < kMinBlockReductionThreads) return std::nullopt;
+    const double share = static_cast<double>(cells * threads) / static_cast<double>(resident_threads());
+    if (only_filling && share < ir::kStarvedDeviceShare) return std::nullopt;
     Plan plan;
     plan.steps.push_back(threads == steps ? Transform{Retype{r->index, ir::AxisType::WorkgroupReduce}}
                                           : Transform{split(r->index, threads, ir::AxisType::Serial,

@@ -61,7 +61,7 @@ std::string describe(const KernelCensusRow& r, double total) {
   if (r.load.device_threads > 0) s << " (" << percent(r.load.device_share()) << " of the device)";
   s << ", " << r.load.steps_per_thread << " steps per thread";
   if (r.load.waves > 1) s << " in " << r.load.waves << " waves";
-  if (total > 0) s << ", " << percent(static_cast<double>(r.load.critical_steps()) / total) << " of the steps";
+  if (total > 0) s << ", " << percent(static_cast<double>(r.load.critical_steps) / total) << " of the steps";
   if (!r.writes.empty()) s << ": " << r.writes;
   return s.str() + "\n";
 }
@@ -71,7 +71,7 @@ std::string describe(const KernelCensusRow& r, double total) {
 std::string kernel_census_summary(std::span<const KernelCensusRow> census, const std::string& routine,
                                   std::size_t top) {
   double total = 0;
-  for (const auto& r : census) total += static_cast<double>(r.load.critical_steps());
+  for (const auto& r : census) total += static_cast<double>(r.load.critical_steps);
   std::ostringstream s;
   s << routine << ": " << census.size() << " kernels, " << total << " critical steps";
   if (!census.empty() && census.front().load.device_threads > 0)
@@ -79,7 +79,7 @@ std::string kernel_census_summary(std::span<const KernelCensusRow> census, const
   s << (census.empty() ? "\n" : "; the heaviest:\n");
   std::vector<KernelCensusRow> heaviest(census.begin(), census.end());
   std::stable_sort(heaviest.begin(), heaviest.end(), [](const auto& a, const auto& b) {
-    return a.load.critical_steps() > b.load.critical_steps();
+    return a.load.critical_steps > b.load.critical_steps;
   });
   heaviest.resize(std::min(top, heaviest.size()));
   for (const auto& r : heaviest) s << describe(r, total);

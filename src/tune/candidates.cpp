@@ -330,6 +330,39 @@ schedule::ScheduleTrace default_trace(const ir::LoweredRoutine& optimized, const
   return schedule::record(optimized, schedule::default_cpu_schedule(optimized, options).transforms);
 }
 
+std::vector<Candidate> gpu_schedule_option_seeds(const ir::LoweredRoutine& optimized, const ir::Target& target,
+                                                 const schedule::ScheduleTrace& defaults) {
+  if (!target.workgroups || !config::get_bool("automatic_gpu_schedule")) return {};
+  const auto base = schedule::GpuScheduleOptions::from_config(target);
+  std::vector<std::pair<std::string, schedule::GpuScheduleOptions>> variants;
+  for (const std::int64_t block : {base.block_size / 2, base.block_size * 2}) {
+    auto o = base;
+    o.block_size = block;
+    if (block >= 32) variants.emplace_back("gpu_schedule_block_size " + std::to_string(block), o);
+  }
+  for (const std::int64_t buckets : {std::int64_t{0}, std::int64_t{64}, std::int64_t{1024}}) {
+    auto o = base;
+    o.scatter_buckets = buckets;
+    if (buckets != base.scatter_buckets)
+      variants.emplace_back("gpu_scatter_buckets " + (buckets == 0 ? std::string("off") : std::to_string(buckets)), o);
+  }
+  if (base.reassociate) {
+    auto o = base;
+    o.reassociate = false;
+    variants.emplace_back("gpu_schedule_reassociate false", o);
+  }
+  std::vector<Candidate> out;
+  std::vector<std::vector<std::string>> seen = {defaults.steps};
+  for (const auto& [what, options] : variants) {
+    schedule::ScheduleTrace trace =
+        schedule::record(optimized, schedule::plan_default_gpu_schedule(optimized, options).transforms);
+    if (std::find(seen.begin(), seen.end(), trace.steps) != seen.end()) continue;
+    seen.push_back(trace.steps);
+    out.push_back({"default " + what, target, std::move(trace)});
+  }
+  return out;
+}
+
 std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base, bool sweep_target) {
   std::vector<Candidate> out;
   const auto defaults = default_trace(optimized, base);
@@ -337,6 +370,7 @@ std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, cons
   // On a GPU the unscheduled routine is one thread doing all the work: no baseline worth a run.
   if (!base.workgroups) out.push_back({"serial", base, schedule::record(optimized, {})});
   if (!sweep_target) return out;
+  for (Candidate& c : gpu_schedule_option_seeds(optimized, base, defaults)) out.push_back(std::move(c));
   const Features f = features_of(scheduled_or_input(optimized, defaults));
   for (auto& [what, target] : target_variants(base, f, true)) {
     // A new threshold or kernel shape re-prices the tiles: the default schedule is made again.

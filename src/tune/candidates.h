@@ -19,11 +19,6 @@ namespace cannl::tune {
 /// automatic_gpu_schedule / automatic_cpu_schedule off: no steps).
 schedule::ScheduleTrace default_trace(const ir::LoweredRoutine& optimized, const ir::Target& target);
 
-/// The default schedule (label "default", always first), the serial baseline ("serial"), then
-/// one-field sweeps of the target that matter for the routine: teams and Grid chunks when it has
-/// parallel loops or tiles, the matmul register tile, cache blocks and tile threshold when it has
-/// tiles; on a GPU target with tiles, the blocking sketches (gpu_tile_sketches, and gpu_mma_sketches
-/// when a tile's operands are rounded for tensor cores).
 /// Blockings of a GPU matmul tile worth measuring besides the target's own: small blocks for
 /// small or skinny matmuls, the classic 64 x 64 and 128 x 128 register-blocked pipelines, deep
 /// and shallow k slices; only those the device can launch (threads per block, shared memory).
@@ -35,7 +30,22 @@ std::vector<ir::TileBlocking> gpu_tile_sketches(const ir::Target& target);
 /// 32- or 64-step slices; only those whole in MMA tiles that the device can launch.
 std::vector<ir::TileBlocking> gpu_mma_sketches(const ir::Target& target);
 
+/// The default schedule (label "default", always first), the serial baseline ("serial", not on a
+/// GPU), then with `sweep_target` the GPU schedule option seeds (gpu_schedule_option_seeds) and
+/// one-field sweeps of the target that matter for the routine: teams and Grid chunks when it has
+/// parallel loops or tiles, the matmul register tile, cache blocks and tile threshold when it has
+/// tiles; on a GPU target with tiles, the blocking sketches (gpu_tile_sketches, and
+/// gpu_mma_sketches when a tile's operands are rounded for tensor cores).
 std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, const ir::Target& base, bool sweep_target);
+
+/// The default GPU schedule of `optimized` under other settings of the schedule's own options
+/// (schedule::GpuScheduleOptions, from the config keys): half and twice the block size, the
+/// scatter buckets off, 64 and 1024, and without the re-association licence (bitwise kernels,
+/// no staged partials or split-K) where it holds. Only those whose plan differs from `defaults`
+/// and from each other: a routine without scatters gets no bucket seeds. Labels name the key
+/// ("default gpu_scatter_buckets off"). Nothing on a target without workgroups.
+std::vector<Candidate> gpu_schedule_option_seeds(const ir::LoweredRoutine& optimized, const ir::Target& target,
+                                                 const schedule::ScheduleTrace& defaults);
 
 /// Moves from `from`: its target's one-field neighbours (team, chunks, blocking) with the same
 /// transforms, and one more transform appended to its own (Unroll, Retype to Vectorized or Grid,

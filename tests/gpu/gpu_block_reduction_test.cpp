@@ -7,7 +7,9 @@
 
 #include "backends/run_util.h"
 #include "cannl/interp/interpreter.h"
+#include "cannl/ir/block_reduction.h"
 #include "cannl/ir/kernel_geometry.h"
+#include "cannl/schedule/transforms.h"
 #include "gpu/gpu_test_util.h"
 #include "schedule/schedule_test_util.h"
 
@@ -85,6 +87,49 @@ TEST(GpuBlockReduction, FloatSumMaxAndMinAgreeWithTheSerialLoop) {
   }
 }
 
+// A row split into slices of a block that does not divide it: the last slice's guard bounds
+// its tree (exact integer sums for every remainder, 1 and a block's worth less one included).
+TEST(GpuBlockReduction, GuardedLastSlicesReduceOnlyTheirOwnSteps) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  for (const std::int64_t cols : {65, 100, 127}) {
+    RowReduction t = row_reduction(ir::Op::Add, DType::I32, 8, cols);
+    const ir::Symbol r = std::get<ir::For>(std::get<ir::For>(t.routine.body->node).body->node).index;
+    t.routine = schedule::apply(t.routine, schedule::split(r, 64, AxisType::Serial, AxisType::WorkgroupReduce));
+    const auto* inner = &std::get<ir::For>(std::get<ir::For>(std::get<ir::For>(t.routine.body->node).body->node).body->node);
+    ASSERT_TRUE(ir::block_reduction(*inner).has_value()) << ir::print_loop_ir(t.routine);
+    EXPECT_TRUE(ir::block_reduction(*inner)->guard.has_value());
+    const auto compiled = gpu->compile({t.routine, {t.x, t.s}});
+    EXPECT_NE(compiled->source().find("cannl_red_"), std::string::npos) << "not rendered as a tree:\n" << compiled->source();
+    const auto [got, want] = run_both(*gpu, t);
+    EXPECT_EQ(got, want) << cols << " columns";
+  }
+}
+
+// The other spellings of a sum: the accumulator second (`x + s`) and a sum of products
+// (`fma(x, x, s)`, a cross-entropy's targets times log-probabilities). Small integers in f32:
+// every order gives the same bits, so a dropped or doubled step shows.
+TEST(GpuBlockReduction, SumsWithTheAccumulatorSecondOrAsAnFmaRunAsTrees) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  const std::int64_t rows = 8, cols = 100;
+  const ir::NodeRef x = ir::make_node("x", DType::F32, {rows, cols}), s = ir::make_node("s", DType::F32, {rows});
+  std::vector<float> xs(static_cast<std::size_t>(rows * cols));
+  for (std::size_t k = 0; k < xs.size(); ++k) xs[k] = static_cast<float>(static_cast<int>((k * 7919) % 41) - 20);
+  const ir::Symbol i = ir::fresh_symbol(), r = ir::fresh_symbol();
+  const auto cell = ir::get(s, {it(i)}), value = ir::get(x, {it(i), it(r)});
+  for (const ir::ScalarRef& sum : {ir::apply(ir::Op::Add, DType::F32, {value, cell}),
+                                   ir::apply(ir::Op::Fma, DType::F32, {value, value, cell})}) {
+    const ir::StmtRef reduce = ir::for_loop(r, 0, cols, ir::set(s, {it(i)}, sum), AxisType::WorkgroupReduce);
+    ASSERT_TRUE(ir::block_reduction(std::get<ir::For>(reduce->node)).has_value());
+    const ir::LoweredRoutine routine{"sum", ir::for_loop(i, 0, rows, reduce, AxisType::Grid), {}};
+    EXPECT_NE(gpu->compile({routine, {x, s}})->source().find("cannl_red_"), std::string::npos);
+    const auto on_gpu = test_util::run_on(*gpu, {routine, {x, s}}, {test_util::bytes_of(xs), {}});
+    const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), {routine, {x, s}}, {test_util::bytes_of(xs), {}});
+    EXPECT_EQ(on_gpu[1], on_interp[1]);
+  }
+}
+
 TEST(GpuBlockReduction, TheTreeTakesSharedMemoryInTheGeometry) {
   const RowReduction t = row_reduction(ir::Op::Add, DType::F32, 4, 100);
   const ir::KernelGeometry g = ir::kernel_geometry(t.routine.body);
@@ -113,23 +158,23 @@ TEST(GpuBlockReduction, AnyOtherFormRunsOnTheFirstThreadInOrder) {
   EXPECT_EQ(on_gpu[2], on_interp[2]);
 }
 
-
 // The default GPU schedule puts row maxima and minima on block reductions (a block per row, the
-// row in slices of 256 threads): the serial loop's bits on values with NaNs, signed zeros,
-// infinities and ties, where any tree that dropped maximumNumber's order would differ.
-TEST(GpuBlockReduction, DefaultScheduleRowMaximaKeepTheSerialBits) {
-  auto gpu = gpu_test::backend();
-  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
-  const std::int64_t rows = 12, cols = 1024;
+// row in slices of 256 threads): the serial loop's bits on `rows` x `cols` values with NaNs,
+// signed zeros, infinities and ties, where any tree that dropped maximumNumber's order would
+// differ.
+void expect_row_extremes_keep_the_serial_bits(backends::Backend& gpu, std::int64_t rows, std::int64_t cols) {
   std::vector<float> v(static_cast<std::size_t>(rows * cols));
   const float hard[] = {NAN, -NAN, 0.0f, -0.0f};
   for (std::size_t k = 0; k < v.size(); ++k)
     v[k] = k % 5 == 0 ? hard[(k / 5) % 4] : std::sin(static_cast<float>(k) * 0.7311f) * 3.0f;
   // Each row's maximum and minimum at the last step of one of its slices (a tree that drops a
-  // slice's edge misses them), infinities in the last rows.
+  // slice's edge misses them; the last slice's last step where the row ends inside it),
+  // infinities in the last rows.
+  const std::int64_t slices = (cols + 255) / 256;
+  auto slice_end = [&](std::int64_t slice) { return std::min(256 * slice + 255, cols - 1); };
   for (std::int64_t row = 2; row < rows; ++row) {
-    v[static_cast<std::size_t>(row * cols + 256 * (row % 4) + 255)] = row + 1 < rows ? 10.0f + row : INFINITY;
-    v[static_cast<std::size_t>(row * cols + 256 * ((row + 1) % 4) + 255)] = row + 2 < rows ? -10.0f - row : -INFINITY;
+    v[static_cast<std::size_t>(row * cols + slice_end(row % slices))] = row + 1 < rows ? 10.0f + row : INFINITY;
+    v[static_cast<std::size_t>(row * cols + slice_end((row + 1) % slices))] = row + 2 < rows ? -10.0f - row : -INFINITY;
   }
   for (std::size_t k = 0; k < static_cast<std::size_t>(cols); ++k) v[k] = k % 2 ? 0.0f : -0.0f;  // row 0: zeros only
   for (std::size_t k = 0; k < static_cast<std::size_t>(cols); ++k) v[cols + k] = k % 3 ? NAN : -NAN;  // row 1: NaNs only
@@ -139,12 +184,23 @@ TEST(GpuBlockReduction, DefaultScheduleRowMaximaKeepTheSerialBits) {
     const ir::Symbol i = ir::fresh_symbol(), r = ir::fresh_symbol();
     const auto value = ir::apply(op, DType::F32, {ir::get(t.s, {it(i)}), ir::get(t.x, {it(i), it(r)})});
     const ir::LoweredRoutine serial{"row_reduce", ir::for_loop(i, 0, rows, ir::for_loop(r, 0, cols, ir::set(t.s, {it(i)}, value))), {}};
-    const ir::LoweredRoutine scheduled = gpu->default_schedule(serial);
+    const ir::LoweredRoutine scheduled = gpu.default_schedule(serial);
     ASSERT_NE(ir::print_loop_ir(scheduled).find("workgroup_reduce"), std::string::npos) << ir::print_loop_ir(scheduled);
     const auto x = test_util::bytes_of(v);
-    const auto on_gpu = test_util::run_on(*gpu, {scheduled, {t.x, t.s}}, {x, {}});
+    const auto on_gpu = test_util::run_on(gpu, {scheduled, {t.x, t.s}}, {x, {}});
     const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), {serial, {t.x, t.s}}, {x, {}});
     EXPECT_EQ(on_gpu[1], on_interp[1]) << ir::op_name(op);
+  }
+}
+
+// Rows of 1024 run in four slices of 256; rows of 769 and 1031 (primes) in slices of 256 whose
+// last is guarded to its 1 or 7 steps.
+TEST(GpuBlockReduction, DefaultScheduleRowMaximaKeepTheSerialBits) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  for (const std::int64_t cols : {1024, 769, 1031}) {
+    SCOPED_TRACE(std::to_string(cols) + " columns");
+    expect_row_extremes_keep_the_serial_bits(*gpu, 12, cols);
   }
 }
 

@@ -74,7 +74,7 @@ TEST(KernelCost, FewThreadsWithLongSerialWorkStarveTheDevice) {
   EXPECT_EQ(load.threads, 64);
   EXPECT_EQ(load.device_threads, 132 * 2048);
   EXPECT_TRUE(load.starves);
-  EXPECT_EQ(load.critical_steps(), 4096);
+  EXPECT_EQ(load.critical_steps, 4096);
   // The same steps on enough threads, or few steps on few threads, do not.
   const NodeRef wide_c = make_node("w", DType::F32, {1024, 256});
   const StmtRef wide = blocks_of_serial_sums(wide_c, 1024, 256, 4096);
@@ -95,8 +95,26 @@ TEST(KernelCost, ThreadsBeyondTheDeviceRunInWaves) {
   const StmtRef body = blocks_of_serial_sums(c, 4096, 256, 10);
   const KernelLoad load = kernel_load(body, kernel_geometry(body), limits_with(132));
   EXPECT_EQ(load.waves, (4096 * 256 + 132 * 2048 - 1) / (132 * 2048));
-  EXPECT_EQ(load.critical_steps(), 10 * load.waves);
+  EXPECT_EQ(load.critical_steps, 10 * load.waves);
   EXPECT_EQ(load.device_share(), 1.0);
+}
+
+// A kernel fission merged from an elementwise nest over 4096 blocks and a long row reduction
+// over 8 (a row maximum beside the one-hot compare): the reduction's 50000 steps count once, on
+// its own 2048 threads, which starve the device although the launch fills it four times over.
+TEST(KernelCost, MergedStatementsCountOnTheThreadsTheyBind) {
+  const NodeRef wide = make_node("wide", DType::F32, {4096, 256}), rows = make_node("rows", DType::F32, {8, 256});
+  const StmtRef body = seq({blocks_of_serial_sums(wide, 4096, 256, 1), blocks_of_serial_sums(rows, 8, 256, 50000)});
+  const KernelLoad load = kernel_load(body, kernel_geometry(body), limits_with(132));
+  EXPECT_EQ(load.threads, 4096 * 256);
+  EXPECT_EQ(load.steps_per_thread, 50001);
+  EXPECT_EQ(load.waves, 4);
+  EXPECT_EQ(load.critical_steps, 4 * 1 + 1 * 50000);
+  EXPECT_TRUE(load.starves);
+  // On 64 blocks (16384 threads, over a 64th of the device) the reduction no longer starves it.
+  const NodeRef more_rows = make_node("more_rows", DType::F32, {64, 256});
+  const StmtRef spread = seq({blocks_of_serial_sums(wide, 4096, 256, 1), blocks_of_serial_sums(more_rows, 64, 256, 50000)});
+  EXPECT_FALSE(kernel_load(spread, kernel_geometry(spread), limits_with(132)).starves);
 }
 
 }  // namespace

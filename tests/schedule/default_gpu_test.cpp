@@ -485,6 +485,24 @@ TEST(DefaultGpuSchedule, RowSumsRunAsBlockReductionsOnlyWithTheLicence) {
   EXPECT_TRUE(has(bias, "for i0 in [0, 10) grid:\n  for i1 in [0, 64) workgroup_reduce:")) << bias;
 }
 
+// A row no divisor of which fills half a block (a vocabulary of 50257 = 29 x 1733, here the prime
+// 1031) runs in slices of a whole block, the last guarded: the maximum bitwise, a licensed sum
+// within re-association of the serial loop.
+TEST(DefaultGpuSchedule, RowsABlockDoesNotDivideEndInAGuardedSlice) {
+  const std::string text = scheduled(row_reduction(ir::Op::Max, 40, 1031), options());
+  EXPECT_TRUE(has(text, "for i0 in [0, 40) grid:\n  for i1 in [0, 5):\n    for i2 in [0, 256) workgroup_reduce:\n      if lt:i64(index(256*i1 + i2), 1031:i64):"))
+      << text;
+  GpuScheduleOptions o = options();
+  o.reassociate = true;
+  const ir::LoweredRoutine r = row_reduction(ir::Op::Add, 3, 1031);
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  EXPECT_TRUE(has(ir::print_loop_ir(s), "workgroup_reduce")) << ir::print_loop_ir(s);
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
+  validate_parallel(s);
+  // A divisor filling half a block keeps exact slices: 1000 = 4 x 250.
+  EXPECT_TRUE(has(scheduled(row_reduction(ir::Op::Max, 40, 1000), options()), "for i1 in [0, 4):\n    for i2 in [0, 250) workgroup_reduce:\n      m["));
+}
+
 // Rows enough to fill the device keep one thread each; so do short rows.
 TEST(DefaultGpuSchedule, ManyRowsOrShortRowsKeepAThreadPerRow) {
   ir::GpuLimits small_device = cuda_limits();

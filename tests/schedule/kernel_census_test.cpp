@@ -112,6 +112,26 @@ TEST_F(KernelCensus, Gpt2TrainingStepStarvesNoKernelOnAnH200) {
   EXPECT_TRUE(starving_kernels(census).empty()) << kernel_census_summary(census, "gpt2 step", 10);
 }
 
+// GPT-2's own vocabulary of 50257 = 29 x 1733 entries (no divisor fills a block): the
+// cross-entropy's row maximum and sum over it run as block reductions of whole blocks, the last
+// slice guarded, not as one thread per token over 50257 steps. A small model over few tokens
+// keeps the step cheap to build.
+TEST_F(KernelCensus, Gpt2VocabularyOfAPrimeProductStarvesNoKernelOnAnH200) {
+  const std::int64_t batch = 1, seq = 64, vocab = 50257;
+  const nn::Gpt2Config config{.vocab_size = vocab, .n_positions = seq, .n_embd = 32, .n_layer = 1,
+                              .n_head = 2, .accumulate = ir::DType::F32};
+  const nn::Gpt2Blocks model(config, "gpt");
+  std::vector<std::int64_t> ids, next;
+  for (std::int64_t i = 0; i < batch * seq; ++i) {
+    ids.push_back((7919 * i + 11) % vocab);
+    next.push_back((7919 * i + 48) % vocab);
+  }
+  const Tensor logits = model.logits(nn::ids_literal("ids", ids, {batch, seq}), seq);
+  const Tensor loss = nn::cross_entropy_loss(logits, nn::one_hot_of_ids(nn::ids_literal("next", next, {batch, seq}), vocab));
+  const std::vector<KernelCensusRow> census = census_on_h200(step_routine(loss));
+  EXPECT_TRUE(starving_kernels(census).empty()) << kernel_census_summary(census, "gpt2 step", 10);
+}
+
 TEST_F(KernelCensus, LenetTrainingStepStarvesNoKernelOnAnH200) {
   const std::vector<KernelCensusRow> census = census_on_h200(step_routine(lenet_loss()));
   ASSERT_GT(census.size(), 20u);

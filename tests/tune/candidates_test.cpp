@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "cannl/ir/target.h"
+#include "cannl/schedule/trace.h"
+#include "schedule/schedule_test_util.h"
 #include "tune/candidates.h"
 #include "tune/target_fields.h"
 
@@ -73,6 +75,51 @@ TEST(GpuSketches, BlockingsSurviveTheCachesTextForm) {
   EXPECT_FALSE(with_target_fields(t, "12 2 384 512 3072 4096 2 0 gpu_tile 64 48 16 4 5").has_value());
   EXPECT_FALSE(with_target_fields(t, "12 2 384 512 3072 4096 2 0 gpu_mma 128 128 32 64 8").has_value());
   EXPECT_FALSE(with_target_fields(t, "12 2 384 512 3072 4096 2 0 gpu_tile 64 64 16 4 4 extra").has_value());
+}
+
+// table[?ids[t], c] += dy[t, c] over 300 tokens of 4 channels into 50 rows (an embedding
+// gradient), beside an elementwise nest over 2048 x 64 cells. Small: every bucket's thread walks
+// every token, and the interpreter runs them all.
+ir::LoweredRoutine scatter_and_elementwise() {
+  using ir::AxisIndex;
+  const auto ids = ir::make_node("ids", ir::DType::F32, {300});
+  const auto dy = ir::make_node("dy", ir::DType::F32, {300, 4});
+  const auto table = ir::make_node("table", ir::DType::F32, {50, 4});
+  const auto x = ir::make_node("x", ir::DType::F32, {2048, 64});
+  const auto y = ir::make_node("y", ir::DType::F32, {2048, 64});
+  const ir::Symbol t = ir::fresh_symbol(), c = ir::fresh_symbol(), u = ir::fresh_symbol(), d = ir::fresh_symbol();
+  const auto it = [](ir::Symbol s) { return AxisIndex::iterator(s); };
+  const auto scatter = ir::set_dynamic(table, {AxisIndex::fixed(0), it(c)}, 0, ir::get(ids, {it(t)}), ir::get(dy, {it(t), it(c)}));
+  const auto double_it = ir::set(y, {it(u), it(d)}, ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(x, {it(u), it(d)}), ir::get(x, {it(u), it(d)})}));
+  return {"step", ir::seq({ir::for_loop(t, 0, 300, ir::for_loop(c, 0, 4, scatter)),
+                           ir::for_loop(u, 0, 2048, ir::for_loop(d, 0, 64, double_it))}), {}};
+}
+
+// The schedule's own options as seeds: each a different plan from the default's and the others',
+// labelled by its key, replaying to the routine's results (buckets keep the scatter's bits).
+TEST(GpuScheduleOptionSeeds, VaryTheBucketsTheBlockAndTheLicenceWhereThePlanChanges) {
+  const ir::Target t = gpu(48 * 1024);
+  const ir::LoweredRoutine r = scatter_and_elementwise();
+  const schedule::ScheduleTrace defaults = default_trace(r, t);
+  const std::vector<Candidate> seeds = gpu_schedule_option_seeds(r, t, defaults);
+  std::vector<std::string> labels;
+  for (const Candidate& c : seeds) labels.push_back(c.label);
+  const auto has_label = [&](const std::string& l) { return std::find(labels.begin(), labels.end(), l) != labels.end(); };
+  EXPECT_TRUE(has_label("default gpu_scatter_buckets off")) << ::testing::PrintToString(labels);
+  EXPECT_TRUE(has_label("default gpu_schedule_block_size 128")) << ::testing::PrintToString(labels);
+  const auto before = schedule::testing::run_interp(r);
+  for (std::size_t k = 0; k < seeds.size(); ++k) {
+    EXPECT_NE(seeds[k].trace.steps, defaults.steps) << seeds[k].label;
+    for (std::size_t m = 0; m < k; ++m) EXPECT_NE(seeds[k].trace.steps, seeds[m].trace.steps) << seeds[k].label;
+    const ir::LoweredRoutine replayed = schedule::replay(r, seeds[k].trace);
+    EXPECT_EQ(schedule::testing::compare(before, schedule::testing::run_interp(replayed), schedule::testing::Tolerance::Bitwise), "")
+        << seeds[k].label;
+  }
+  // Without a scatter, no bucket seeds; on a CPU target, none at all.
+  const ir::LoweredRoutine plain{"plain", std::get<ir::Seq>(r.body->node).stmts[1], {}};
+  for (const Candidate& c : gpu_schedule_option_seeds(plain, t, default_trace(plain, t)))
+    EXPECT_EQ(c.label.find("buckets"), std::string::npos) << c.label;
+  EXPECT_TRUE(gpu_schedule_option_seeds(r, ir::cpu_target(64), default_trace(r, ir::cpu_target(64))).empty());
 }
 
 }  // namespace

@@ -1,13 +1,20 @@
 #pragma once
 // The shape of a WorkgroupReduce loop that a GPU renders as a cooperative block reduction: its
-// body is one accumulation `d[idx] = accum(d[idx], v(r))` with accum add, mul, max or min, `idx`
+// body is one accumulation `d[idx] = accum(d[idx], v(r))` with accum add, mul, max or min (the
+// operands either way round, or `fma(a(r), b(r), d[idx])`: a sum of the products), `idx`
 // free of the loop's index r, and v reading neither d nor a local scope or a dynamic row. The
-// threads of the loop's slot each compute one v(r) (the neutral where r is past the loop's end),
+// threads of the loop's slot each compute one v(r) (none where r is past the loop's end),
 // combine them in a fixed balanced tree in workgroup-shared memory (the WorkgroupReduce
 // annotation licenses the re-association), and one thread accumulates the total into d.
 // Anything else runs as a serial loop on the slot's first thread, which is always correct.
 //
+// The accumulation may sit under a remainder guard `if (before + r < bound)` (a Split of a row
+// that the block does not divide: 50257 vocabulary entries in slices of 256): the slice's last
+// block then reduces only its first bound - before steps, as a shorter loop would.
+//
 //   for r in [0, 100) workgroup_reduce: s[i] = add(s[i], x[i, r])   ->  a BlockReduction
+//   for r in [0, 256) workgroup_reduce: if (256*o + r < 50257) s[i] = max(s[i], x[i, 256*o + r])
+//                                                                    ->  one with a RowGuard
 
 #include <optional>
 
@@ -15,12 +22,19 @@
 
 namespace cannl::ir {
 
+/// The iterations r of the loop with `before + r < bound` run; the others do nothing.
+struct RowGuard {
+  AxisIndex before;
+  std::int64_t bound = 0;
+};
+
 struct BlockReduction {
   NodeRef target;              // d
   std::vector<AxisIndex> index;  // idx
   Op accum = Op::Add;
   DType dtype = DType::F32;    // the accumulation's compute dtype
   ScalarRef value;             // v(r)
+  std::optional<RowGuard> guard;
 };
 
 std::optional<BlockReduction> block_reduction(const For& loop);

@@ -29,18 +29,28 @@ std::int64_t kernel_steps_per_thread(const StmtRef& body, const KernelGeometry& 
 /// thread, and the waves of blocks it takes. `starves` marks a kernel that keeps most of the
 /// device idle while each of its few threads runs a long serial path: on a GPU such a kernel
 /// takes as long as its longest thread, which is what a schedule must avoid.
+///
+/// Fission merges nests of different sizes into one kernel (a row maximum's 8192 rows beside an
+/// elementwise nest's 400 million cells): each statement of the body runs on the threads its
+/// own loops bind, the rest of the launch skipping it. So the critical path and starvation are
+/// judged statement by statement: a statement of 50257 steps on 8192 threads costs its steps
+/// once, not once per wave of the elementwise nest's threads.
 struct KernelLoad {
   std::int64_t threads = 0;
+  /// The steps of a thread that runs every statement of the body.
   std::int64_t steps_per_thread = 1;
   /// Threads the device keeps resident at once (compute units x resident threads per unit);
   /// 0 when the device does not say how many units it has.
   std::int64_t device_threads = 0;
   /// ceil(threads / device_threads), 1 when device_threads is unknown.
   std::int64_t waves = 1;
+  /// The kernel's steps on its critical path: over the statements of its body, each one's steps
+  /// per thread times the waves of the threads that run it.
+  std::int64_t critical_steps = 1;
+  /// Some statement runs on under kStarvedDeviceShare of the device with at least kStarvedSteps
+  /// steps per thread.
   bool starves = false;
 
-  /// The kernel's steps on its critical path: steps per thread times waves.
-  std::int64_t critical_steps() const;
   /// threads / device_threads, at most 1 (0 when unknown).
   double device_share() const;
 };

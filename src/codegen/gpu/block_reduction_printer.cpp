@@ -17,6 +17,13 @@
 // Only the loop's own iterations enter the tree (no neutral value needed), in a fixed order: the
 // result depends on the loop's extent alone, never on the block size or the device.
 //
+// Under a remainder guard `if (before + r < bound)` the extent is the guard's, worked out once
+// per slice in place of the constant 100 above, and the total is added only when a step ran:
+//
+//     const int64_t e = (256 < 50257 - (256 * i3) ? 256 : 50257 - (256 * i3));
+//     ...the tree above with e for 100...
+//     if (r == 0 && 0 < e) d[idx] = d[idx] + cannl_red_i4[lin];
+//
 // A dialect with wave shuffles (HIP) takes the steps whose pairs lie in one wave (s < wave) in
 // registers instead, when the loop's threads start at a wave's first lane (slot 0, and each
 // group of them a whole number of waves or the only group):
@@ -114,11 +121,18 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   const std::string lin = p.fresh_loop_name(), s = p.fresh_loop_name();
   const std::string mine = arr + "[" + lin + "]";
   const std::string other = arr + "[" + lin + " + " + s + (stride == 1 ? "" : " * " + std::to_string(stride)) + "]";
-  const std::string end = std::to_string(f.end);
   const int wave = shuffle_wave(*this, p, *g, slot, f.end, reduction->dtype);
   p.declare_at_kernel_scope(shared_array(type, arr, g->threads_per_block()));
   p.line("{");
   p.indent();
+  std::string end = std::to_string(f.end), any_step;
+  if (reduction->guard) {
+    const std::string left = std::to_string(reduction->guard->bound) + " - (" + p.scalar(ir::embed_index(reduction->guard->before)).text + ")";
+    const std::string e = p.fresh_loop_name();
+    p.line("const int64_t " + e + " = (" + end + " < " + left + " ? " + end + " : " + left + ");");
+    end = e;
+    any_step = " && 0 < " + e;
+  }
   p.line("const int64_t " + lin + " = " + linear_thread(*this, *g) + ";");
   p.line("const int64_t " + name + " = " + me + ";");
   p.line("if (" + name + " < " + end + ") {");
@@ -146,7 +160,7 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   const std::string current = p.convert({p.load(cell, d.dtype), d.dtype}, reduction->dtype);
   if (wave == 0) {
     const Expr total{combine(reduction->accum, reduction->dtype, current, mine), reduction->dtype};
-    p.line("if (" + name + " == 0) " + cell + " = " + p.store(total, d.dtype) + ";");
+    p.line("if (" + name + " == 0" + any_step + ") " + cell + " = " + p.store(total, d.dtype) + ";");
   } else {
     // The rest in registers, on the group's first wave (every lane of it takes this branch).
     const std::string v = p.fresh_loop_name(), o = p.fresh_loop_name();
@@ -162,7 +176,7 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
     p.dedent();
     p.line("}");
     const Expr total{combine(reduction->accum, reduction->dtype, current, v), reduction->dtype};
-    p.line("if (" + name + " == 0) " + cell + " = " + p.store(total, d.dtype) + ";");
+    p.line("if (" + name + " == 0" + any_step + ") " + cell + " = " + p.store(total, d.dtype) + ";");
     p.dedent();
     p.line("}");
   }
