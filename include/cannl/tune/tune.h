@@ -14,7 +14,9 @@
 // (CPU backends only: on a GPU it is one thread), the default schedule (the backend's: CPU or
 // GPU), one-field sweeps of the target (on a GPU with matmul tiles, the blocking sketches:
 // blocks of 32 x 32 to 128 x 128 cells, 2 x 2 to 8 x 8 per thread, 8- to 32-step slices, those
-// the device can launch) and (search_placements) the materialize-all default; then `rounds` beam rounds
+// the device can launch; and the default GPU schedule under other block sizes, scatter bucket
+// counts and without the re-association licence) and (search_placements) the materialize-all
+// default; then `rounds` beam rounds
 // extend the `beam_width` fastest with a menu of moves (Split, Swap, Unroll, Retype to Grid or
 // Vectorized, Privatize, Stage, Split_reduce, the target's neighbours). A proposal the legality
 // oracle rejects is dropped before anything compiles.
