@@ -203,7 +203,10 @@ class Generator {
     emit(c, lhs_fixed, row ? Op::Arg2 : Op::Add, false, reads.size() == 2 ? binop() : unop(), reads);
   }
 
-  /// sel[i, v] = (ids[i] == range[v]); out[i, d] = sum_v sel[i, v] * table[v, d].
+  /// sel[i, v] = (ids[i] == range[v]); out[i, d] = sum_v sel[i, v] * table[v, d] (an embedding's
+  /// gather), and half the time its transpose scat[v, d] = sum_i sel[i, v] * out[i, d] (the
+  /// embedding's backward, which the optimizer turns into a scatter: ids repeat and fall
+  /// outside the table).
   void one_hot_select() {
     const int i = ids_.axes[0], v = range_.axes[0], d = table_.axes[1];
     Tensor sel = make("sel", {i, v});
@@ -215,6 +218,14 @@ class Generator {
          {read_of(sel, false), read_of(table_, false)});
     values_.push_back(out);
     computed_.push_back(out);
+    if (!chance(0.5)) return;
+    std::vector<int> scat_axes{v};
+    if (d != i) scat_axes.push_back(d);
+    Tensor scat = make("scatter", scat_axes);
+    emit(scat, std::vector<std::int64_t>(scat_axes.size(), -1), Op::Add, true, Op::Mul,
+         {read_of(sel, false), read_of(out, false)});
+    values_.push_back(scat);
+    computed_.push_back(scat);
   }
 
   void step(bool one_hot) {

@@ -1,7 +1,7 @@
 #pragma once
 // Random programs for differential testing of the optimizer: small loop nests of accumulating
 // assignments with broadcasts, reductions (add, max), fixed indices, size-1 axes, one-hot
-// selections, several writers of one node (store then accumulate, partial rows) and chains of
+// selections (gathers) and their transposes (scatters), several writers of one node (store then accumulate, partial rows) and chains of
 // pointwise ops that invite inlining.
 //
 //   GeneratedProgram p = generate_program(/*seed=*/7);

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "cannl/ir/lower.h"
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/opt/optimize.h"
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/lower_for_target.h"
@@ -148,17 +149,37 @@ TEST(GpuRandomPrograms, ConcatenatedProgramsMergeOnlyAlignedNests) {
   EXPECT_GT(census.merged, 0);
 }
 
-// Hand-made schedules: random loops retyped Grid / Workgroup or split into Grid x Workgroup,
-// whatever apply accepts (proven races are refused; unproven ones are the user's assertion).
-// The final round and fission must turn every accepted one into launches that compute the
-// interpreter's bits, raising no InternalError.
+// Whether `s` holds a scatter (SetDynamic: the optimizer's form of an embedding's backward).
+bool has_scatter(const ir::StmtRef& s) {
+  bool found = false;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) { found = found || std::holds_alternative<ir::SetDynamic>(x.node); });
+  return found;
+}
+
+// The loops of `r` that enclose a scatter: where a BucketScatter may go.
+std::vector<ir::Symbol> loops_around_scatters(const ir::LoweredRoutine& r) {
+  std::vector<ir::Symbol> out;
+  ir::for_each_stmt(r.body, [&](const ir::Stmt& x) {
+    if (const auto* f = std::get_if<ir::For>(&x.node); f && has_scatter(f->body)) out.push_back(f->index);
+  });
+  return out;
+}
+
+// Hand-made schedules: random loops retyped Grid / Workgroup, split into Grid x Workgroup, or
+// (in the optimized half, whose embedding backwards are scatters) given a Grid loop over buckets
+// of a scatter's rows, whatever apply accepts (proven races are refused; unproven ones are the
+// user's assertion). The final round and fission must turn every accepted one into launches that
+// compute the interpreter's bits, raising no InternalError.
 TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
   const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
   std::mt19937_64 rng(5);
   const auto pick = [&](std::size_t count) { return static_cast<std::size_t>(rng() % count); };
-  int accepted = 0, parallel_kernels = 0;
+  int accepted = 0, parallel_kernels = 0, with_scatter = 0, bucketed = 0;
   for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
-    const ir::LoweredRoutine original = ir::lower(opt::testing::generate_program(static_cast<std::uint64_t>(20000 + seed)).comp, "generated");
+    const ir::LoweredRoutine lowered = ir::lower(opt::testing::generate_program(static_cast<std::uint64_t>(20000 + seed)).comp, "generated");
+    const ir::LoweredRoutine original =
+        seed % 2 == 0 ? opt::optimize(lowered, opt::PassContext::from_config("generated"), true).routine : lowered;
+    with_scatter += has_scatter(original.body) ? 1 : 0;
     ir::LoweredRoutine r = original;
     for (int step = 0; step < 6; ++step) {
       const auto loops = detail::canonical_loops(r.body);
@@ -166,8 +187,13 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
       const ir::Symbol s = loops[pick(loops.size())];
       const ir::AxisType type = pick(2) == 0 ? ir::AxisType::Grid : ir::AxisType::Workgroup;
       try {
-        r = pick(3) == 0 ? apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, ir::AxisType::Workgroup))
-                         : apply(r, Retype{s, type});
+        if (const auto around = loops_around_scatters(r); !around.empty() && pick(3) == 0) {
+          r = apply(r, bucket_scatter(around[pick(around.size())], 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid));
+          ++bucketed;
+        } else {
+          r = pick(3) == 0 ? apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, ir::AxisType::Workgroup))
+                           : apply(r, Retype{s, type});
+        }
         ++accepted;
       } catch (const ScheduleError&) {
       }
@@ -181,8 +207,10 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
       EXPECT_EQ(compare(expected, run_segments(original, segments, order), Tolerance::Bitwise), "")
           << "seed " << 20000 + seed << " order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(low);
   }
-  std::printf("%d annotations accepted, %d parallel kernels\n", accepted, parallel_kernels);
+  std::printf("%d annotations accepted (%d bucketed scatters, in %d programs with a scatter), %d parallel kernels\n",
+              accepted, bucketed, with_scatter, parallel_kernels);
   EXPECT_GT(parallel_kernels, n / 2);
+  EXPECT_GT(bucketed, 0);
 }
 
 }  // namespace
