@@ -1,0 +1,95 @@
+// Row reductions on blocks: the default GPU schedule's plan for cells over one long reduction
+// each (a softmax's row maximum, a layer norm's row sum), one block per cell whose threads
+// combine the row in a block reduction (see GpuScheduler::block_reduce_nest, gpu_scheduler.h).
+#include <algorithm>
+#include <optional>
+
+#include "cannl/ir/block_reduction.h"
+#include "cannl/ir/kernel_cost.h"
+#include "cannl/schedule/transforms.h"
+#include "cannl/support/error.h"
+#include "schedule/access_relations.h"
+#include "schedule/gpu_scheduler.h"
+#include "schedule/loop_tree.h"
+
+namespace cannl::schedule::detail {
+
+namespace {
+
+// Row reductions on blocks (block_reduce_nest): at least this many steps (a licensed sum or
+// product: this many), on blocks of at least this many threads, and on a device that does not
+// say how many units it has, for fewer cells than this.
+constexpr std::int64_t kBlockReductionSteps = 64;
+constexpr std::int64_t kLicensedBlockReductionSteps = 256;
+constexpr std::int64_t kMinBlockReductionThreads = 32;
+constexpr std::int64_t kUnknownDeviceThreads = std::int64_t{1} << 16;
+
+}  // namespace
+
+bool GpuScheduler::block_reduce_nest(ir::Symbol top, bool only_filling) {
+  if (!reduces_into_its_store(top)) return false;  // the cheap test before reordering the nest
+  const ir::LoweredRoutine before = routine_;
+  const std::size_t applied_before = applied_.size();
+  const std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
+  if (const std::optional<Plan> plan = block_reduction_plan(chain, only_filling)) {
+    try {
+      commit(schedule::apply(routine_, plan->steps), plan->steps);
+      return true;
+    } catch (const ScheduleError&) {
+      // proven legal above; a refusal falls back to the launch plan, never wrong
+    }
+  }
+  routine_ = before;
+  applied_.resize(applied_before);
+  return false;
+}
+
+bool GpuScheduler::reduces_into_its_store(ir::Symbol top) const {
+  const ir::For* f = loop_at(routine_, top);
+  if (f == nullptr) return false;
+  ir::StmtRef leaf;
+  const std::vector<const ir::For*> nest = detail::perfect_nest(*f, leaf);
+  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+  if (store == nullptr || !detail::accumulation_op(store->node, store->index, store->value)) return false;
+  return std::any_of(nest.begin(), nest.end(), [&](const ir::For* g) { return !ir::mentions(store->index, g->index); });
+}
+
+std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Symbol>& chain, bool only_filling) const {
+  if (chain.empty() || chain.size() > 3) return std::nullopt;
+  const auto body = flatten_seq(loop_at(routine_, chain.back())->body);
+  const auto* r = body.size() == 1 ? std::get_if<ir::For>(&body[0]->node) : nullptr;
+  if (r == nullptr || r->axis != ir::AxisType::Serial || r->begin != 0) return std::nullopt;
+  const std::optional<ir::BlockReduction> reduction = ir::block_reduction(*r);
+  if (!reduction) return std::nullopt;
+  const bool bitwise = reduction->accum == ir::Op::Max || reduction->accum == ir::Op::Min;
+  const std::int64_t steps = extent_of(*r), cells = parallel_iterations(routine_, chain);
+  // A licensed sum needs a long row, or so few cells that the nest would share out no threads
+  // (a bias gradient's 10 cells over a batch of 64, partials added into their cells).
+  const bool long_enough = steps >= (bitwise || cells < options_.min_parallel ? kBlockReductionSteps
+                                                                              : kLicensedBlockReductionSteps);
+  if (!long_enough || !(bitwise || options_.reassociate) || cells >= resident_threads()) return std::nullopt;
+  // Slices of a divisor of the row when one fills at least half a block, else of a whole block
+  // with the last slice guarded (a vocabulary of 50257 = 29 x 1733 entries).
+  std::int64_t threads = steps <= block_ ? steps : divisor_at_most(steps, block_);
+  if (2 * threads < block_) threads = std::min(steps, block_);
+  if (threads < kMinBlockReductionThreads) return std::nullopt;
+  const double share = static_cast<double>(cells * threads) / static_cast<double>(resident_threads());
+  if (only_filling && share < ir::kStarvedDeviceShare) return std::nullopt;
+  Plan plan;
+  plan.steps.push_back(threads == steps ? Transform{Retype{r->index, ir::AxisType::WorkgroupReduce}}
+                                        : Transform{split(r->index, threads, ir::AxisType::Serial,
+                                                          ir::AxisType::WorkgroupReduce)});
+  for (std::size_t m = chain.size(); m-- > 0;) {
+    const std::size_t slot = chain.size() - 1 - m;
+    if (extent_of(*loop_at(routine_, chain[m])) > limit_of(options_.target.gpu.max_grid_dims[slot])) return std::nullopt;
+    plan.steps.push_back(Retype{chain[m], ir::AxisType::Grid});
+  }
+  return plan;
+}
+
+std::int64_t GpuScheduler::resident_threads() const {
+  const std::int64_t known = ir::device_resident_threads(options_.target.gpu);
+  return known > 0 ? known : kUnknownDeviceThreads;
+}
+
+}  // namespace cannl::schedule::detail

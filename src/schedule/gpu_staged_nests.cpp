@@ -1,0 +1,188 @@
+// Nests the default GPU schedule turns into new nests before planning their launch (with the
+// re-association licence): a convolution's input gradient gathered as the transposed
+// convolution, a tile with too few blocks split along its reduction (split-K), and an
+// accumulation into few cells (or a shared store) staged into partials. See the declarations
+// in gpu_scheduler.h.
+#include <algorithm>
+
+#include "cannl/schedule/transforms.h"
+#include "cannl/support/error.h"
+#include "schedule/access_relations.h"
+#include "schedule/gpu_scheduler.h"
+#include "schedule/gpu_tile_nest.h"
+#include "schedule/loop_tree.h"
+#include "schedule/matmul_nest.h"
+#include "schedule/window_nest.h"
+
+namespace cannl::schedule::detail {
+
+namespace {
+
+// Staged partials: only for fewer cells than this many blocks' worth of threads, and at most
+// this many partial cells in all.
+constexpr std::int64_t kFewCellBlocks = 16;
+constexpr std::int64_t kMaxPartialCells = std::int64_t{1} << 20;
+// Any accumulation of at least this many steps per cell (a convolution's weight gradient over
+// a batch of images) is staged too, as far as the partials fit.
+constexpr std::int64_t kLongReduction = 4096;
+// A store several cell iterations share (a convolution's input gradient dx[b, h + kh, ..]) is
+// staged into partials over every loop it mentions (one thread each, summing the others: the
+// output channels) when each sums at least this many updates and they fit this many cells.
+constexpr std::int64_t kMinSharedSteps = 4;
+constexpr std::int64_t kMaxSharedPartialCells = std::int64_t{1} << 24;
+// Split-K (split_k): a tile with fewer blocks of this many cells (the smallest blocking, 32 x 32)
+// than this many per compute unit gets its reduction split into up to this many chunks of at
+// least this many steps.
+constexpr std::int64_t kSplitKBlockCells = 32 * 32;
+constexpr std::int64_t kSplitKBlocksPerUnit = 4;
+constexpr std::int64_t kMaxSplitKParts = 8;
+constexpr std::int64_t kMinSplitKChunk = 128;
+// A convolution's input gradient as the transposed convolution (gather_windows) when the zero
+// border grows the work at most this many times.
+constexpr double kMaxGatherGrowth = 2.0;
+
+// Each axis of the index holds at most one loop symbol and no symbol repeats: distinct values
+// of the loops it mentions address distinct cells.
+bool injective(const std::vector<ir::AxisIndex>& index) {
+  std::vector<ir::Symbol> seen;
+  for (const auto& axis : index) {
+    if (axis.terms.size() > 1) return false;
+    for (const auto& term : axis.terms) {
+      if (term.coeff == 0 || std::find(seen.begin(), seen.end(), term.symbol) != seen.end()) return false;
+      seen.push_back(term.symbol);
+    }
+  }
+  return true;
+}
+
+std::int64_t isqrt(std::int64_t n) {
+  std::int64_t r = 0;
+  while ((r + 1) * (r + 1) <= n) ++r;
+  return r;
+}
+
+}  // namespace
+
+std::vector<ir::Symbol> GpuScheduler::gather_windows(ir::Symbol top) {
+  const auto site = detail::find_loop(routine_.body, top);
+  if (!site || !site->enclosing.empty()) return {};
+  const auto plan = detail::plan_gather_windows(routine_, *site->loop, kMaxGatherGrowth, options_.target.min_tile_work,
+                                                options_.target, /*must_tile=*/false);
+  return plan ? staged_tops(top, {*plan}) : std::vector<ir::Symbol>{};
+}
+
+std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
+  const std::int64_t units = options_.target.gpu.compute_units;
+  if (!options_.tiles || units <= 0) return {};
+  const auto site = detail::find_loop(routine_.body, top);
+  if (!site || !site->enclosing.empty()) return {};
+  ir::StmtRef leaf;
+  const std::vector<const ir::For*> nest = detail::perfect_nest(*site->loop, leaf);
+  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+  if (!store || !injective(store->index) ||
+      detail::accumulation_op(store->node, store->index, store->value) != ir::Op::Add)
+    return {};
+  std::int64_t cells = 1, steps = 1;
+  std::vector<ir::Symbol> cell_loops;
+  const ir::For* reduction = nullptr;  // the outermost reduction loop (the batch of b x s tokens)
+  for (const ir::For* f : nest) {
+    if (f->axis != ir::AxisType::Serial || f->begin != 0) return {};
+    if (ir::mentions(store->index, f->index)) {
+      cells *= extent_of(*f);
+      cell_loops.push_back(f->index);
+    } else {
+      steps *= extent_of(*f);
+      if (reduction == nullptr) reduction = f;
+    }
+  }
+  const std::int64_t blocks = cells / kSplitKBlockCells;
+  if (reduction == nullptr || blocks >= kSplitKBlocksPerUnit * units) return {};
+  std::int64_t parts = 1;
+  while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < kSplitKBlocksPerUnit * units) parts *= 2;
+  parts = divisor_at_most(extent_of(*reduction), std::min(parts, steps / kMinSplitKChunk));
+  // Last, the costly test: only a nest the GPU runs as a tile is split.
+  if (parts < 2 || !detail::tile_gpu_nest(routine_, top, options_)) return {};
+  std::vector<Transform> transforms;
+  ir::Symbol chunk = reduction->index;  // the loop over the chunks: all of the outer loop, or its split's outer part
+  if (parts < extent_of(*reduction)) {
+    const Split s = split(reduction->index, extent_of(*reduction) / parts);
+    transforms.push_back(s);
+    chunk = s.outer;
+  }
+  const ir::Symbol new_top = top == reduction->index ? chunk : top;
+  std::vector<ir::Symbol> keep{chunk};
+  keep.insert(keep.end(), cell_loops.begin(), cell_loops.end());
+  transforms.push_back(with_scatter_loops(StagePartials{new_top, keep}));
+  return staged_tops(new_top, transforms);
+}
+
+std::vector<ir::Symbol> GpuScheduler::stage_partials(ir::Symbol top) {
+  const auto site = detail::find_loop(routine_.body, top);
+  if (!site || site->in_tile || site->in_local_scope || site->under_if || !site->enclosing.empty()) return {};
+  ir::StmtRef leaf;
+  const std::vector<const ir::For*> nest = detail::perfect_nest(*site->loop, leaf);
+  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+  if (!store || detail::accumulation_op(store->node, store->index, store->value) != ir::Op::Add) return {};
+  if (!injective(store->index)) {
+    const auto shared = detail::plan_shared_store(*site->loop, kMinSharedSteps, kMaxSharedPartialCells);
+    return shared ? staged_tops(top, {*shared}) : std::vector<ir::Symbol>{};
+  }
+  std::int64_t cells = 1, steps = 1;
+  std::vector<const ir::For*> reductions;
+  std::vector<ir::Symbol> keep;
+  for (const ir::For* f : nest) {
+    if (f->axis != ir::AxisType::Serial) return {};
+    if (ir::mentions(store->index, f->index)) {
+      cells *= extent_of(*f);
+      keep.push_back(f->index);
+    } else {
+      steps *= extent_of(*f);
+      reductions.push_back(f);
+    }
+  }
+  const bool few_cells = cells < kFewCellBlocks * block_ && steps >= kMuchWork * options_.min_parallel;
+  if (reductions.empty() || !(few_cells || steps >= kLongReduction)) return {};
+  const std::int64_t want = std::min(isqrt(steps), kMaxPartialCells / cells);
+  std::vector<Transform> steps_taken;
+  std::int64_t parts = 1;
+  ir::Symbol new_top = top;
+  for (const ir::For* f : reductions) {
+    if (parts * extent_of(*f) <= want) {
+      keep.push_back(f->index);
+      parts *= extent_of(*f);
+      continue;
+    }
+    const std::int64_t d = divisor_at_most(extent_of(*f), want / parts);
+    if (d > 1) {
+      const Split s = split(f->index, extent_of(*f) / d);
+      steps_taken.push_back(s);
+      keep.push_back(s.outer);
+      parts *= d;
+      if (f->index == top) new_top = s.outer;
+    }
+    break;
+  }
+  if (parts < 2) return {};
+  steps_taken.push_back(with_scatter_loops(StagePartials{new_top, keep}));
+  return staged_tops(new_top, steps_taken);
+}
+
+std::vector<ir::Symbol> GpuScheduler::staged_tops(ir::Symbol top, const std::vector<Transform>& steps) {
+  std::vector<ir::Symbol> before;
+  for (const auto& x : flatten_seq(routine_.body))
+    if (const auto* f = std::get_if<ir::For>(&x->node)) before.push_back(f->index);
+  try {
+    commit(schedule::apply(routine_, steps), steps);
+  } catch (const ScheduleError&) {
+    return {};  // apply returns a new routine or throws
+  }
+  std::vector<ir::Symbol> tops;
+  for (const auto& x : flatten_seq(routine_.body)) {
+    const auto* f = std::get_if<ir::For>(&x->node);
+    if (f && (f->index == top || std::find(before.begin(), before.end(), f->index) == before.end()))
+      tops.push_back(f->index);
+  }
+  return tops;
+}
+
+}  // namespace cannl::schedule::detail
