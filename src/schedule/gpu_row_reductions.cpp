@@ -54,15 +54,34 @@ bool GpuScheduler::reduces_into_its_store(ir::Symbol top) const {
   return std::any_of(nest.begin(), nest.end(), [&](const ir::For* g) { return !ir::mentions(store->index, g->index); });
 }
 
+std::optional<std::vector<const ir::For*>> GpuScheduler::reduction_loops_below(ir::Symbol cells) const {
+  std::vector<const ir::For*> loops;
+  auto body = flatten_seq(loop_at(routine_, cells)->body);
+  while (body.size() == 1 && std::holds_alternative<ir::For>(body[0]->node)) {
+    const ir::For& f = std::get<ir::For>(body[0]->node);
+    if (f.axis != ir::AxisType::Serial || f.begin != 0) return std::nullopt;
+    loops.push_back(&f);
+    body = flatten_seq(f.body);
+  }
+  const std::optional<ir::BlockReduction> reduction = loops.empty() ? std::nullopt : ir::block_reduction(*loops.back());
+  if (!reduction) return std::nullopt;
+  for (const ir::For* f : loops)
+    if (ir::mentions(reduction->index, f->index)) return std::nullopt;
+  return loops;
+}
+
 std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Symbol>& chain, bool only_filling) const {
   if (chain.empty() || chain.size() > 3) return std::nullopt;
-  const auto body = flatten_seq(loop_at(routine_, chain.back())->body);
-  const auto* r = body.size() == 1 ? std::get_if<ir::For>(&body[0]->node) : nullptr;
-  if (r == nullptr || r->axis != ir::AxisType::Serial || r->begin != 0) return std::nullopt;
-  const std::optional<ir::BlockReduction> reduction = ir::block_reduction(*r);
-  if (!reduction) return std::nullopt;
+  const std::optional<std::vector<const ir::For*>> loops = reduction_loops_below(chain.back());
+  if (!loops) return std::nullopt;
+  const ir::For* r = loops->back();  // the longest, the innermost of equals
+  for (const ir::For* f : *loops)
+    if (extent_of(*f) > extent_of(*r)) r = f;
+  const std::optional<ir::BlockReduction> reduction = ir::block_reduction(*loops->back());
   const bool bitwise = reduction->accum == ir::Op::Max || reduction->accum == ir::Op::Min;
-  const std::int64_t steps = extent_of(*r), cells = parallel_iterations(routine_, chain);
+  std::int64_t steps = 1;
+  for (const ir::For* f : *loops) steps *= extent_of(*f);
+  const std::int64_t cells = parallel_iterations(routine_, chain);
   // A licensed sum needs a long row, or so few cells that the nest would share out no threads
   // (a bias gradient's 10 cells over a batch of 64, partials added into their cells).
   const bool long_enough = steps >= (bitwise || cells < options_.min_parallel ? kBlockReductionSteps
@@ -70,15 +89,20 @@ std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Sym
   if (!long_enough || !(bitwise || options_.reassociate) || cells >= resident_threads()) return std::nullopt;
   // Slices of a divisor of the row when one fills at least half a block, else of a whole block
   // with the last slice guarded (a vocabulary of 50257 = 29 x 1733 entries).
-  std::int64_t threads = steps <= block_ ? steps : divisor_at_most(steps, block_);
-  if (2 * threads < block_) threads = std::min(steps, block_);
+  const std::int64_t row = extent_of(*r);
+  std::int64_t threads = row <= block_ ? row : divisor_at_most(row, block_);
+  if (2 * threads < block_) threads = std::min(row, block_);
   if (threads < kMinBlockReductionThreads) return std::nullopt;
   const double share = static_cast<double>(cells * threads) / static_cast<double>(resident_threads());
   if (only_filling && share < ir::kStarvedDeviceShare) return std::nullopt;
   Plan plan;
-  plan.steps.push_back(threads == steps ? Transform{Retype{r->index, ir::AxisType::WorkgroupReduce}}
-                                        : Transform{split(r->index, threads, ir::AxisType::Serial,
-                                                          ir::AxisType::WorkgroupReduce)});
+  // The longest reduction loop innermost (a re-association only where the sum is licensed:
+  // max and min give the same bits in any order).
+  for (auto below = std::find(loops->begin(), loops->end(), r) + 1; below != loops->end(); ++below)
+    plan.steps.push_back(Swap{r->index, (*below)->index});
+  plan.steps.push_back(threads == row ? Transform{Retype{r->index, ir::AxisType::WorkgroupReduce}}
+                                      : Transform{split(r->index, threads, ir::AxisType::Serial,
+                                                        ir::AxisType::WorkgroupReduce)});
   for (std::size_t m = chain.size(); m-- > 0;) {
     const std::size_t slot = chain.size() - 1 - m;
     if (extent_of(*loop_at(routine_, chain[m])) > limit_of(options_.target.gpu.max_grid_dims[slot])) return std::nullopt;

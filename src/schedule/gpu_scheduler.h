@@ -80,7 +80,9 @@ class GpuScheduler {
   // would leave most of the device idle while each walks its whole row. Max and min combine to
   // the serial loop's bits in any tree (maximumNumber orders every value, NaNs and signed zeros
   // included); a sum or product re-associates, so only with the licence and a longer reduction
-  // (unless the cells are too few to share the nest out at all). `only_filling`: only where the
+  // (unless the cells are too few to share the nest out at all). A reduction over several loops
+  // (partials added into a bias gradient: for c: for batch: for chunk) takes its longest loop
+  // innermost, onto the threads, the others serial around it. `only_filling`: only where the
   // blocks do not starve the device (ir/kernel_cost.h).
   bool block_reduce_nest(ir::Symbol top, bool only_filling);
 
@@ -89,6 +91,11 @@ class GpuScheduler {
   bool reduces_into_its_store(ir::Symbol top) const;
 
   std::optional<Plan> block_reduction_plan(const std::vector<ir::Symbol>& chain, bool only_filling) const;
+
+  // The loops of the perfect nest under `cells` (the innermost cell loop), outermost first, when
+  // they all are reductions (loops its store's index does not mention) starting at 0 and the
+  // innermost's body is in the block-reduction form; else nothing.
+  std::optional<std::vector<const ir::For*>> reduction_loops_below(ir::Symbol cells) const;
 
   // Threads the device keeps resident (a fixed guess when it does not say how many units it has).
   std::int64_t resident_threads() const;

@@ -503,6 +503,36 @@ TEST(DefaultGpuSchedule, RowsABlockDoesNotDivideEndInAGuardedSlice) {
   EXPECT_TRUE(has(scheduled(row_reduction(ir::Op::Max, 40, 1000), options()), "for i1 in [0, 4):\n    for i2 in [0, 250) workgroup_reduce:\n      m["));
 }
 
+// m[c] = accum(m[c], x[c, b, k]) over b in [0, 64) and k in [0, 2) for 6 cells: a bias gradient's
+// partials (one per image and row chunk) added into its 6 cells.
+ir::LoweredRoutine two_loop_reduction(ir::Op accum) {
+  const auto x = ir::make_node("x", DType::F32, {6, 64, 2});
+  const auto m = ir::make_node("m", DType::F32, {6});
+  const ir::Symbol c = ir::fresh_symbol(), b = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto acc = ir::apply(accum, DType::F32, {ir::get(m, {it(c)}), ir::get(x, {it(c), it(b), it(k)})});
+  return {"partials", ir::for_loop(c, 0, 6, ir::for_loop(b, 0, 64, ir::for_loop(k, 0, 2, ir::set(m, {it(c)}, acc)))), {}};
+}
+
+// A reduction over two loops takes its longer loop onto the block's threads, the shorter serial
+// around it, instead of one thread per cell walking all 128 steps: a sum with the licence (within
+// re-association of the serial loop), a maximum without (bitwise).
+TEST(DefaultGpuSchedule, ReductionsOverSeveralLoopsPutTheLongestOnTheThreads) {
+  GpuScheduleOptions o = options();
+  o.reassociate = true;
+  const ir::LoweredRoutine sum = two_loop_reduction(ir::Op::Add);
+  const ir::LoweredRoutine s = default_gpu_schedule(sum, o);
+  EXPECT_TRUE(has(ir::print_loop_ir(s), "for i0 in [0, 6) grid:\n  for i1 in [0, 2):\n    for i2 in [0, 64) workgroup_reduce:\n      m[i0] = add(m[i0], x[i0, i2, i1])"))
+      << ir::print_loop_ir(s);
+  EXPECT_EQ(compare(run_interp(sum), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
+  validate_parallel(s);
+  const ir::LoweredRoutine max = two_loop_reduction(ir::Op::Max);
+  const ir::LoweredRoutine m = default_gpu_schedule(max, options());
+  EXPECT_TRUE(has(ir::print_loop_ir(m), "workgroup_reduce")) << ir::print_loop_ir(m);
+  EXPECT_EQ(compare(run_interp(max), run_interp(m), Tolerance::Bitwise), "") << ir::print_loop_ir(m);
+  // Without the licence a sum keeps its order: no block reduction.
+  EXPECT_FALSE(has(scheduled(sum, options()), "workgroup_reduce")) << scheduled(sum, options());
+}
+
 // Rows enough to fill the device keep one thread each; so do short rows.
 TEST(DefaultGpuSchedule, ManyRowsOrShortRowsKeepAThreadPerRow) {
   ir::GpuLimits small_device = cuda_limits();
