@@ -16,6 +16,10 @@ std::vector<schedule::KernelCensusRow> census_of(const ir::LoweredRoutine& routi
   limits.compute_units = units;
   ir::Target target = ir::generic_gpu_target(limits);
   target.backend = "census";
+  // sm_90's tensor cores and cp.async, as the CUDA backend's target lists them for an H200: tiles
+  // of operands a precision policy rounds (bf16, f16, tf32) are counted in MMA instructions.
+  target.gpu_mma_formats = {ir::NarrowFormat::BF16, ir::NarrowFormat::F16, ir::NarrowFormat::TF32};
+  target.gpu_async_copy = true;
   const ir::LoweredRoutine scheduled =
       schedule::default_gpu_schedule(routine, schedule::GpuScheduleOptions::from_config(target));
   return schedule::kernel_census(schedule::fission(schedule::lower_for_target(scheduled, target), target), limits);

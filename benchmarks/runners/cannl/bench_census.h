@@ -1,6 +1,6 @@
 #pragma once
 // bench_cannl --census UNITS: a workload's step scheduled for a CUDA-like device of UNITS
-// multiprocessors (sm_90's launch limits, no tensor cores), its kernels ranked by their static
+// multiprocessors (sm_90's launch limits, tensor-core formats and cp.async), its kernels ranked by their static
 // load (cannl/schedule/kernel_census.h). Nothing runs and no device is needed: where the GPU
 // schedule leaves the device idle, read before a GPU run.
 //
