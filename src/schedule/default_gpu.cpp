@@ -96,7 +96,7 @@ ScheduledRoutine GpuScheduler::run_nests() {
     // 50257-entry vocabulary take 197 steps a thread on blocks, 1733 as 29 partials a row. A
     // matmul keeps its way (partials where it has few cells, else a tile).
     if (staged.empty() && options_.reassociate && reduces_into_its_store(top) &&
-        !detail::tile_gpu_nest(routine_, top, options_) && block_reduce_nest(top, /*only_filling=*/true))
+        !detail::tile_gpu_nest(routine_, top, options_) && block_reduce_nest(top, /*before_partials=*/true))
       continue;
     if (staged.empty() && options_.reassociate) staged = stage_partials(top);
     if (staged.empty()) tile_or_schedule_nest(top);
@@ -115,7 +115,7 @@ void GpuScheduler::tile_or_schedule_nest(ir::Symbol top) {
     commit(std::move(tiled->routine), tiled->transforms);
     return;
   }
-  if (block_reduce_nest(top, /*only_filling=*/false)) return;
+  if (block_reduce_nest(top, /*before_partials=*/false)) return;
   schedule_nest(top);
 }
 

@@ -26,12 +26,12 @@ constexpr std::int64_t kUnknownDeviceThreads = std::int64_t{1} << 16;
 
 }  // namespace
 
-bool GpuScheduler::block_reduce_nest(ir::Symbol top, bool only_filling) {
+bool GpuScheduler::block_reduce_nest(ir::Symbol top, bool before_partials) {
   if (!reduces_into_its_store(top)) return false;  // the cheap test before reordering the nest
   const ir::LoweredRoutine before = routine_;
   const std::size_t applied_before = applied_.size();
   const std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
-  if (const std::optional<Plan> plan = block_reduction_plan(chain, only_filling)) {
+  if (const std::optional<Plan> plan = block_reduction_plan(chain, before_partials)) {
     try {
       commit(schedule::apply(routine_, plan->steps), plan->steps);
       return true;
@@ -70,7 +70,7 @@ std::optional<std::vector<const ir::For*>> GpuScheduler::reduction_loops_below(i
   return loops;
 }
 
-std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Symbol>& chain, bool only_filling) const {
+std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Symbol>& chain, bool before_partials) const {
   if (chain.empty() || chain.size() > 3) return std::nullopt;
   const std::optional<std::vector<const ir::For*>> loops = reduction_loops_below(chain.back());
   if (!loops) return std::nullopt;
@@ -94,7 +94,10 @@ std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Sym
   if (2 * threads < block_) threads = std::min(row, block_);
   if (threads < kMinBlockReductionThreads) return std::nullopt;
   const double share = static_cast<double>(cells * threads) / static_cast<double>(resident_threads());
-  if (only_filling && share < ir::kStarvedDeviceShare) return std::nullopt;
+  // Before staged partials only a single row whose blocks fill the device: over several loops
+  // each thread would pay a tree per slice of the shorter ones (a convolution's weight gradient,
+  // 784 slices of 64 steps), where partials sum long runs without trees.
+  if (before_partials && (loops->size() > 1 || share < ir::kStarvedDeviceShare)) return std::nullopt;
   Plan plan;
   // The longest reduction loop innermost (a re-association only where the sum is licensed:
   // max and min give the same bits in any order).

@@ -82,15 +82,16 @@ class GpuScheduler {
   // included); a sum or product re-associates, so only with the licence and a longer reduction
   // (unless the cells are too few to share the nest out at all). A reduction over several loops
   // (partials added into a bias gradient: for c: for batch: for chunk) takes its longest loop
-  // innermost, onto the threads, the others serial around it. `only_filling`: only where the
-  // blocks do not starve the device (ir/kernel_cost.h).
-  bool block_reduce_nest(ir::Symbol top, bool only_filling);
+  // innermost, onto the threads, the others serial around it. `before_partials`: tried before
+  // staged partials, so only one row loop whose blocks do not starve the device
+  // (ir/kernel_cost.h).
+  bool block_reduce_nest(ir::Symbol top, bool before_partials);
 
   // Whether the perfect nest under `top` ends in one accumulation with a loop its store's index
   // does not mention (a reduction).
   bool reduces_into_its_store(ir::Symbol top) const;
 
-  std::optional<Plan> block_reduction_plan(const std::vector<ir::Symbol>& chain, bool only_filling) const;
+  std::optional<Plan> block_reduction_plan(const std::vector<ir::Symbol>& chain, bool before_partials) const;
 
   // The loops of the perfect nest under `cells` (the innermost cell loop), outermost first, when
   // they all are reductions (loops its store's index does not mention) starting at 0 and the

@@ -503,15 +503,27 @@ TEST(DefaultGpuSchedule, RowsABlockDoesNotDivideEndInAGuardedSlice) {
   EXPECT_TRUE(has(scheduled(row_reduction(ir::Op::Max, 40, 1000), options()), "for i1 in [0, 4):\n    for i2 in [0, 250) workgroup_reduce:\n      m["));
 }
 
-// m[c] = accum(m[c], x[c, b, k]) over b in [0, 64) and k in [0, 2) for 6 cells: a bias gradient's
-// partials (one per image and row chunk) added into its 6 cells.
-ir::LoweredRoutine two_loop_reduction(ir::Op accum) {
-  const auto x = ir::make_node("x", DType::F32, {6, 64, 2});
-  const auto m = ir::make_node("m", DType::F32, {6});
-  const ir::Symbol c = ir::fresh_symbol(), b = ir::fresh_symbol(), k = ir::fresh_symbol();
-  const auto acc = ir::apply(accum, DType::F32, {ir::get(m, {it(c)}), ir::get(x, {it(c), it(b), it(k)})});
-  return {"partials", ir::for_loop(c, 0, 6, ir::for_loop(b, 0, 64, ir::for_loop(k, 0, 2, ir::set(m, {it(c)}, acc)))), {}};
+// m[c] = accum(m[c], x[c, r0, r1, ..]) over the reduction loops of `extents` for `cells` cells.
+ir::LoweredRoutine multi_loop_reduction(ir::Op accum, std::int64_t cells, const std::vector<std::int64_t>& extents) {
+  std::vector<std::int64_t> dims{cells};
+  dims.insert(dims.end(), extents.begin(), extents.end());
+  const auto x = ir::make_node("x", DType::F32, dims);
+  const auto m = ir::make_node("m", DType::F32, {cells});
+  const ir::Symbol c = ir::fresh_symbol();
+  std::vector<ir::Symbol> loops;
+  std::vector<AxisIndex> at{it(c)};
+  for (std::size_t k = 0; k < extents.size(); ++k) {
+    loops.push_back(ir::fresh_symbol());
+    at.push_back(it(loops.back()));
+  }
+  const auto acc = ir::apply(accum, DType::F32, {ir::get(m, {it(c)}), ir::get(x, at)});
+  ir::StmtRef body = ir::set(m, {it(c)}, acc);
+  for (std::size_t k = extents.size(); k-- > 0;) body = ir::for_loop(loops[k], 0, extents[k], body);
+  return {"reduction", ir::for_loop(c, 0, cells, body), {}};
 }
+
+// A bias gradient's partials (one per image and row chunk) added into its 6 cells.
+ir::LoweredRoutine two_loop_reduction(ir::Op accum) { return multi_loop_reduction(accum, 6, {64, 2}); }
 
 // A reduction over two loops takes its longer loop onto the block's threads, the shorter serial
 // around it, instead of one thread per cell walking all 128 steps: a sum with the licence (within
@@ -531,6 +543,11 @@ TEST(DefaultGpuSchedule, ReductionsOverSeveralLoopsPutTheLongestOnTheThreads) {
   EXPECT_EQ(compare(run_interp(max), run_interp(m), Tolerance::Bitwise), "") << ir::print_loop_ir(m);
   // Without the licence a sum keeps its order: no block reduction.
   EXPECT_FALSE(has(scheduled(sum, options()), "workgroup_reduce")) << scheduled(sum, options());
+  // A convolution's weight gradient (150 cells over 64 images of 28 x 28) is staged into
+  // partials, which sum long runs: on blocks each thread would pay a tree per slice of 64 steps.
+  const std::string weights = ir::print_loop_ir(default_gpu_schedule(multi_loop_reduction(ir::Op::Add, 150, {64, 28, 28}), o));
+  EXPECT_TRUE(has(weights, "_partials")) << weights;
+  EXPECT_FALSE(has(weights, "workgroup_reduce")) << weights;
 }
 
 // Rows enough to fill the device keep one thread each; so do short rows.
