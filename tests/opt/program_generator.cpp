@@ -211,21 +211,17 @@ class Generator {
     const int i = ids_.axes[0], v = range_.axes[0], d = table_.axes[1];
     Tensor sel = make("sel", {i, v});
     emit(sel, {-1, -1}, Op::Arg2, true, Op::Cmpeq, {read_of(ids_, false), read_of(range_, false)});
-    std::vector<int> out_axes{i};
-    if (d != i) out_axes.push_back(d);
-    Tensor out = make("gather", out_axes);
-    emit(out, std::vector<std::int64_t>(out_axes.size(), -1), Op::Add, true, Op::Mul,
-         {read_of(sel, false), read_of(table_, false)});
+    const Tensor out = sum_of_products("gather", d != i ? std::vector<int>{i, d} : std::vector<int>{i}, sel, table_);
+    if (chance(0.5)) sum_of_products("scatter", d != i ? std::vector<int>{v, d} : std::vector<int>{v}, sel, out);
+  }
+
+  /// A new node over `axes`: the sum of a * b over their other axes.
+  Tensor sum_of_products(const std::string& what, const std::vector<int>& axes, const Tensor& a, const Tensor& b) {
+    Tensor out = make(what, axes);
+    emit(out, std::vector<std::int64_t>(axes.size(), -1), Op::Add, true, Op::Mul, {read_of(a, false), read_of(b, false)});
     values_.push_back(out);
     computed_.push_back(out);
-    if (!chance(0.5)) return;
-    std::vector<int> scat_axes{v};
-    if (d != i) scat_axes.push_back(d);
-    Tensor scat = make("scatter", scat_axes);
-    emit(scat, std::vector<std::int64_t>(scat_axes.size(), -1), Op::Add, true, Op::Mul,
-         {read_of(sel, false), read_of(out, false)});
-    values_.push_back(scat);
-    computed_.push_back(scat);
+    return out;
   }
 
   void step(bool one_hot) {

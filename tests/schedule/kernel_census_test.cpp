@@ -52,22 +52,28 @@ std::vector<KernelCensusRow> census_on_h200(const ir::LoweredRoutine& routine) {
   return kernel_census(fission(lower_for_target(scheduled, target), target), target.gpu);
 }
 
-// GPT-2 at the sizes of the benchmark workload gpt2_mini_train (one of its four layers: the
-// layers are alike), its tokens as ids (the embedding's gradient a scatter) or one-hot rows (a
-// matmul).
-Tensor gpt2_mini_loss(bool one_hot_tokens) {
-  const std::int64_t batch = 8, seq = 128, vocab = 1024;
-  const nn::Gpt2Config config{.vocab_size = vocab, .n_positions = seq, .n_embd = 256, .n_layer = 1,
-                              .n_head = 8, .accumulate = ir::DType::F32};
+// The loss of a one-layer GPT-2 of `config` over batch x seq tokens (seq = config.n_positions)
+// with ids spread over the vocabulary, its tokens as ids (the embedding's gradient a scatter) or
+// one-hot rows (a matmul).
+Tensor gpt2_loss(const nn::Gpt2Config& config, std::int64_t batch, bool one_hot_tokens) {
+  const std::int64_t seq = config.n_positions, vocab = config.vocab_size;
   const nn::Gpt2Blocks model(config, "gpt");
   std::vector<std::int64_t> ids, next;
   for (std::int64_t i = 0; i < batch * seq; ++i) {
-    ids.push_back((37 * i + 11) % vocab);
-    next.push_back((37 * i + 48) % vocab);
+    ids.push_back((7919 * i + 11) % vocab);
+    next.push_back((7919 * i + 48) % vocab);
   }
   const Tensor tokens = nn::ids_literal("ids", ids, {batch, seq});
   Tensor logits = model.logits(one_hot_tokens ? nn::one_hot_of_ids(tokens, vocab) : tokens, seq);
   return nn::cross_entropy_loss(logits, nn::one_hot_of_ids(nn::ids_literal("next", next, {batch, seq}), vocab));
+}
+
+// GPT-2 at the sizes of the benchmark workload gpt2_mini_train (one of its four layers: the
+// layers are alike).
+Tensor gpt2_mini_loss(bool one_hot_tokens) {
+  return gpt2_loss({.vocab_size = 1024, .n_positions = 128, .n_embd = 256, .n_layer = 1, .n_head = 8,
+                    .accumulate = ir::DType::F32},
+                   8, one_hot_tokens);
 }
 
 // LeNet at the sizes of the benchmark workload lenet (a batch of 64 images of 32 x 32 x 1, two
@@ -117,17 +123,9 @@ TEST_F(KernelCensus, Gpt2TrainingStepStarvesNoKernelOnAnH200) {
 // slice guarded, not as one thread per token over 50257 steps. A small model over few tokens
 // keeps the step cheap to build.
 TEST_F(KernelCensus, Gpt2VocabularyOfAPrimeProductStarvesNoKernelOnAnH200) {
-  const std::int64_t batch = 1, seq = 64, vocab = 50257;
-  const nn::Gpt2Config config{.vocab_size = vocab, .n_positions = seq, .n_embd = 32, .n_layer = 1,
-                              .n_head = 2, .accumulate = ir::DType::F32};
-  const nn::Gpt2Blocks model(config, "gpt");
-  std::vector<std::int64_t> ids, next;
-  for (std::int64_t i = 0; i < batch * seq; ++i) {
-    ids.push_back((7919 * i + 11) % vocab);
-    next.push_back((7919 * i + 48) % vocab);
-  }
-  const Tensor logits = model.logits(nn::ids_literal("ids", ids, {batch, seq}), seq);
-  const Tensor loss = nn::cross_entropy_loss(logits, nn::one_hot_of_ids(nn::ids_literal("next", next, {batch, seq}), vocab));
+  const Tensor loss = gpt2_loss({.vocab_size = 50257, .n_positions = 64, .n_embd = 8, .n_layer = 1, .n_head = 2,
+                                 .accumulate = ir::DType::F32},
+                                1, false);
   const std::vector<KernelCensusRow> census = census_on_h200(step_routine(loss));
   EXPECT_TRUE(starving_kernels(census).empty()) << kernel_census_summary(census, "gpt2 step", 10);
 }
