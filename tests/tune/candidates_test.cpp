@@ -78,21 +78,21 @@ TEST(GpuSketches, BlockingsSurviveTheCachesTextForm) {
 }
 
 // table[?ids[t], c] += dy[t, c] over 300 tokens of 4 channels into 50 rows (an embedding
-// gradient), beside an elementwise nest over 2048 x 64 cells. Small: every bucket's thread walks
+// gradient), beside an elementwise nest over 512 x 64 cells. Small: every bucket's thread walks
 // every token, and the interpreter runs them all.
 ir::LoweredRoutine scatter_and_elementwise() {
   using ir::AxisIndex;
   const auto ids = ir::make_node("ids", ir::DType::F32, {300});
   const auto dy = ir::make_node("dy", ir::DType::F32, {300, 4});
   const auto table = ir::make_node("table", ir::DType::F32, {50, 4});
-  const auto x = ir::make_node("x", ir::DType::F32, {2048, 64});
-  const auto y = ir::make_node("y", ir::DType::F32, {2048, 64});
+  const auto x = ir::make_node("x", ir::DType::F32, {512, 64});
+  const auto y = ir::make_node("y", ir::DType::F32, {512, 64});
   const ir::Symbol t = ir::fresh_symbol(), c = ir::fresh_symbol(), u = ir::fresh_symbol(), d = ir::fresh_symbol();
   const auto it = [](ir::Symbol s) { return AxisIndex::iterator(s); };
   const auto scatter = ir::set_dynamic(table, {AxisIndex::fixed(0), it(c)}, 0, ir::get(ids, {it(t)}), ir::get(dy, {it(t), it(c)}));
   const auto double_it = ir::set(y, {it(u), it(d)}, ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(x, {it(u), it(d)}), ir::get(x, {it(u), it(d)})}));
   return {"step", ir::seq({ir::for_loop(t, 0, 300, ir::for_loop(c, 0, 4, scatter)),
-                           ir::for_loop(u, 0, 2048, ir::for_loop(d, 0, 64, double_it))}), {}};
+                           ir::for_loop(u, 0, 512, ir::for_loop(d, 0, 64, double_it))}), {}};
 }
 
 // The schedule's own options as seeds: each a different plan from the default's and the others',
