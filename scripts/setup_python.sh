@@ -18,6 +18,12 @@ if "$python" -m pip install --help 2>/dev/null | grep -q -- --break-system-packa
   args+=(--break-system-packages)
 fi
 [ "$(id -u)" -ne 0 ] && args+=(--user)
+# pytest and NumPy for python/tests: Debian's (scripts/setup.sh) serve Debian's python3; another
+# interpreter first on PATH (pyenv, a virtual environment) gets them from pip, with their
+# dependencies.
+if ! (cd / && "$python" -c "import pytest, numpy") 2>/dev/null; then
+  "$python" -m pip install "${args[@]:1}" pytest numpy
+fi
 # The module's build (build-python/, beside build/) compiles the layers with the flags of the
 # main build; ccache with the repository as base directory then serves their objects.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"

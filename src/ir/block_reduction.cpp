@@ -1,6 +1,8 @@
 // Recognizing the cooperative block reduction form (block_reduction.h).
 #include "cannl/ir/block_reduction.h"
 
+#include <cmath>
+
 namespace cannl::ir {
 
 namespace {
@@ -27,13 +29,16 @@ bool reads_or_opaque(const ScalarRef& s, const TensorNode& node) {
 bool is_block_accum(Op op) { return op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min; }
 
 // `condition` as `before + r < bound` with r (the loop's index) at coefficient 1 and nowhere in
-// `before`: a Split's remainder guard (schedule/split.cpp).
+// `before`: a Split's remainder guard (schedule/split.cpp), compared exactly, in i64, with an
+// integral bound (the renderer works the slice's extent out in int64).
 std::optional<RowGuard> row_guard(const ScalarRef& condition, Symbol r) {
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
   const auto* lt = std::get_if<Apply>(&condition->node);
-  if (lt == nullptr || lt->op != Op::Cmplt || lt->args.size() != 2) return std::nullopt;
+  if (lt == nullptr || lt->op != Op::Cmplt || lt->dtype != DType::I64 || lt->args.size() != 2) return std::nullopt;
   const auto* lhs = std::get_if<EmbedIndex>(&lt->args[0]->node);
   const auto* rhs = std::get_if<Constant>(&lt->args[1]->node);
-  if (lhs == nullptr || rhs == nullptr || rhs->value != static_cast<double>(static_cast<std::int64_t>(rhs->value))) {
+  if (lhs == nullptr || rhs == nullptr || rhs->dtype != DType::I64 || !(std::abs(rhs->value) < kExactIntegers) ||
+      rhs->value != std::trunc(rhs->value)) {
     return std::nullopt;
   }
   RowGuard guard{{{}, lhs->index.offset}, static_cast<std::int64_t>(rhs->value)};
@@ -74,11 +79,14 @@ std::optional<BlockReduction> block_reduction(const For& loop) {
   BlockReduction out{set->node, set->index, apply->op, apply->dtype, nullptr, std::move(guard)};
   if (is_block_accum(apply->op) && apply->args.size() == 2 && is_cell(apply->args[0])) {
     out.value = apply->args[1];
-  } else if (is_block_accum(apply->op) && apply->args.size() == 2 && is_cell(apply->args[1])) {
-    out.value = apply->args[0];  // v + d: the ops are commutative
+  } else if ((apply->op == Op::Add || apply->op == Op::Mul) && apply->args.size() == 2 && is_cell(apply->args[1])) {
+    // v + d: a sum or product in either order (a re-association anyway). Not max(v, d): with
+    // two NaNs maximumNumber keeps its first operand, so the serial loop keeps the last v's NaN
+    // where the tree would keep d's.
+    out.value = apply->args[0];
   } else if (apply->op == Op::Fma && apply->args.size() == 3 && is_cell(apply->args[2])) {
-    // fma(a, b, d): a sum of products, each rounded before the tree adds it (the tree
-    // re-associates the sum anyway)
+    // fma(a, b, d): a sum of products, each rounded before the tree adds it. The single rounding
+    // of the fused form is given up with the order: both are what WorkgroupReduce licenses.
     out.accum = Op::Add;
     out.value = ir::apply(Op::Mul, apply->dtype, {apply->args[0], apply->args[1]});
   } else {

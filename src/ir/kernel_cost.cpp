@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "cannl/ir/block_reduction.h"
 #include "cannl/ir/tree_mapper.h"
 
 namespace cannl::ir {
@@ -39,7 +40,13 @@ class StepCounter {
     for (const auto& x : q.stmts) total = std::min(std::int64_t{1} << 62, total + steps(x));
     return total;
   }
-  std::int64_t steps_of(const For& f) const { return mul(iterations(f), steps(f.body)) + reduction_tree(f); }
+  std::int64_t steps_of(const For& f) const {
+    // A WorkgroupReduce loop the renderer cannot make a tree runs serially on the slot's first thread.
+    if (f.axis == AxisType::WorkgroupReduce && !block_reduction(f)) {
+      return mul(std::max<std::int64_t>(0, f.end - f.begin), steps(f.body));
+    }
+    return mul(iterations(f), steps(f.body)) + reduction_tree(f);
+  }
   std::int64_t steps_of(const If& i) const { return steps(i.body); }
   std::int64_t steps_of(const ZeroOut& z) const {
     return ceil_div(z.node->num_elements(), g_.blocks() * g_.threads_per_block());

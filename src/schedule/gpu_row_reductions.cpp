@@ -6,6 +6,7 @@
 
 #include "cannl/ir/block_reduction.h"
 #include "cannl/ir/kernel_cost.h"
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/transforms.h"
 #include "cannl/support/error.h"
 #include "schedule/access_relations.h"
@@ -33,8 +34,13 @@ bool GpuScheduler::block_reduce_nest(ir::Symbol top, bool before_partials) {
   const std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
   if (const std::optional<Plan> plan = block_reduction_plan(chain, before_partials)) {
     try {
-      commit(schedule::apply(routine_, plan->steps), plan->steps);
-      return true;
+      ir::LoweredRoutine planned = schedule::apply(routine_, plan->steps);
+      // Only where every WorkgroupReduce loop renders as a tree: one whose body the plan left in
+      // another form (a guard already there, then the split's) would run on one thread a block.
+      if (every_workgroup_reduce_is_a_tree(planned, top)) {
+        commit(std::move(planned), plan->steps);
+        return true;
+      }
     } catch (const ScheduleError&) {
       // proven legal above; a refusal falls back to the launch plan, never wrong
     }
@@ -112,6 +118,17 @@ std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Sym
     plan.steps.push_back(Retype{chain[m], ir::AxisType::Grid});
   }
   return plan;
+}
+
+bool GpuScheduler::every_workgroup_reduce_is_a_tree(const ir::LoweredRoutine& r, ir::Symbol top) {
+  const ir::For* nest = loop_at(r, top);
+  if (nest == nullptr) return false;
+  bool trees = true;
+  ir::for_each_stmt(nest->body, [&](const ir::Stmt& s) {
+    const auto* f = std::get_if<ir::For>(&s.node);
+    if (f != nullptr && f->axis == ir::AxisType::WorkgroupReduce) trees = trees && ir::block_reduction(*f).has_value();
+  });
+  return trees;
 }
 
 std::int64_t GpuScheduler::resident_threads() const {

@@ -98,6 +98,10 @@ class GpuScheduler {
   // innermost's body is in the block-reduction form; else nothing.
   std::optional<std::vector<const ir::For*>> reduction_loops_below(ir::Symbol cells) const;
 
+  // Whether every WorkgroupReduce loop of the nest under `top` in `r` is in the block-reduction
+  // form (ir::block_reduction), which the GPU renders as a tree.
+  static bool every_workgroup_reduce_is_a_tree(const ir::LoweredRoutine& r, ir::Symbol top);
+
   // Threads the device keeps resident (a fixed guess when it does not say how many units it has).
   std::int64_t resident_threads() const;
 

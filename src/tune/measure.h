@@ -45,8 +45,9 @@ class Bench {
   const ir::Comp& comp_;
   std::string name_;
   int repeats_;
-  /// Licensed re-association (config cpu_schedule_reassociate): outputs may differ from the
-  /// reference by rounding, within the tolerance; otherwise bit for bit.
+  /// Licensed re-association (config cpu_schedule_reassociate; gpu_schedule_reassociate on a
+  /// target with workgroups): outputs may differ from the reference by rounding, within the
+  /// tolerance; otherwise bit for bit.
   bool tolerant_;
   /// Values given to inputs the caller's context has not initialized, by node id (the same for
   /// every candidate).

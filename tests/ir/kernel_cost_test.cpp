@@ -117,5 +117,18 @@ TEST(KernelCost, MergedStatementsCountOnTheThreadsTheyBind) {
   EXPECT_FALSE(kernel_load(spread, kernel_geometry(spread), limits_with(132)).starves);
 }
 
+// A WorkgroupReduce loop in the block-reduction form runs as a tree (a step per thread and one
+// per halving); any other runs serially on the slot's first thread, every step counted.
+TEST(KernelCost, WorkgroupReduceLoopsThatAreNoTreeRunOnOneThread) {
+  const NodeRef x = make_node("x", DType::F32, {4, 64}), s = make_node("s", DType::F32, {4});
+  const Symbol b = fresh_symbol(), r = fresh_symbol();
+  const ScalarRef sum = apply(Op::Add, DType::F32, {get(s, {it(b)}), get(x, {it(b), it(r)})});
+  const StmtRef tree = for_loop(b, 0, 4, for_loop(r, 0, 64, set(s, {it(b)}, sum), AxisType::WorkgroupReduce), AxisType::Grid);
+  EXPECT_EQ(kernel_steps_per_thread(tree, kernel_geometry(tree)), 1 + 7);
+  const StmtRef two = set(s, {it(b)}, sum);
+  const StmtRef serial = for_loop(b, 0, 4, for_loop(r, 0, 64, seq({two, two}), AxisType::WorkgroupReduce), AxisType::Grid);
+  EXPECT_EQ(kernel_steps_per_thread(serial, kernel_geometry(serial)), 64 * 2);
+}
+
 }  // namespace
 }  // namespace cannl::ir

@@ -5,6 +5,8 @@
 // and after.
 #include <gtest/gtest.h>
 
+#include "cannl/ir/block_reduction.h"
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/legality.h"
 #include "cannl/schedule/lower_for_target.h"
@@ -445,6 +447,19 @@ TEST(DefaultGpuSchedule, ReassociationSplitsTheTokensOfAWeightGradientWithFewBlo
 
 namespace row_reductions {
 
+// How many WorkgroupReduce loops `r` has, each in the form the GPU renders as a tree (the
+// interpreter runs them serially: this is what says the schedule reduces on blocks); -1 when one
+// is not.
+int tree_reductions(const ir::LoweredRoutine& r) {
+  int trees = 0;
+  ir::for_each_stmt(r.body, [&](const ir::Stmt& s) {
+    const auto* f = std::get_if<ir::For>(&s.node);
+    if (f == nullptr || f->axis != ir::AxisType::WorkgroupReduce || trees < 0) return;
+    trees = ir::block_reduction(*f) ? trees + 1 : -1;
+  });
+  return trees;
+}
+
 // m[r] = accum(m[r], x[r, c]) over `cols` steps for each of `rows` rows.
 ir::LoweredRoutine row_reduction(ir::Op accum, std::int64_t rows, std::int64_t cols) {
   const auto x = ir::make_node("x", DType::F32, {rows, cols});
@@ -496,7 +511,8 @@ TEST(DefaultGpuSchedule, RowsABlockDoesNotDivideEndInAGuardedSlice) {
   o.reassociate = true;
   const ir::LoweredRoutine r = row_reduction(ir::Op::Add, 3, 1031);
   const ir::LoweredRoutine s = default_gpu_schedule(r, o);
-  EXPECT_TRUE(has(ir::print_loop_ir(s), "workgroup_reduce")) << ir::print_loop_ir(s);
+  EXPECT_EQ(tree_reductions(s), 1) << ir::print_loop_ir(s);
+  EXPECT_EQ(tree_reductions(default_gpu_schedule(row_reduction(ir::Op::Max, 40, 1031), options())), 1);
   EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
   validate_parallel(s);
   // A divisor filling half a block keeps exact slices: 1000 = 4 x 250.
@@ -535,11 +551,13 @@ TEST(DefaultGpuSchedule, ReductionsOverSeveralLoopsPutTheLongestOnTheThreads) {
   const ir::LoweredRoutine s = default_gpu_schedule(sum, o);
   EXPECT_TRUE(has(ir::print_loop_ir(s), "for i0 in [0, 6) grid:\n  for i1 in [0, 2):\n    for i2 in [0, 64) workgroup_reduce:\n      m[i0] = add(m[i0], x[i0, i2, i1])"))
       << ir::print_loop_ir(s);
+  EXPECT_EQ(tree_reductions(s), 1) << ir::print_loop_ir(s);
   EXPECT_EQ(compare(run_interp(sum), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
   validate_parallel(s);
   const ir::LoweredRoutine max = two_loop_reduction(ir::Op::Max);
   const ir::LoweredRoutine m = default_gpu_schedule(max, options());
-  EXPECT_TRUE(has(ir::print_loop_ir(m), "workgroup_reduce")) << ir::print_loop_ir(m);
+  EXPECT_TRUE(has(ir::print_loop_ir(m), "for i1 in [0, 2):\n    for i2 in [0, 64) workgroup_reduce:")) << ir::print_loop_ir(m);
+  EXPECT_EQ(tree_reductions(m), 1) << ir::print_loop_ir(m);
   EXPECT_EQ(compare(run_interp(max), run_interp(m), Tolerance::Bitwise), "") << ir::print_loop_ir(m);
   // Without the licence a sum keeps its order: no block reduction.
   EXPECT_FALSE(has(scheduled(sum, options()), "workgroup_reduce")) << scheduled(sum, options());

@@ -1,7 +1,8 @@
 #pragma once
 // The shape of a WorkgroupReduce loop that a GPU renders as a cooperative block reduction: its
-// body is one accumulation `d[idx] = accum(d[idx], v(r))` with accum add, mul, max or min (the
-// operands either way round, or `fma(a(r), b(r), d[idx])`: a sum of the products), `idx`
+// body is one accumulation `d[idx] = accum(d[idx], v(r))` with accum add, mul, max or min (a sum
+// or product's operands either way round, or `fma(a(r), b(r), d[idx])`: a sum of the products,
+// each rounded), `idx`
 // free of the loop's index r, and v reading neither d nor a local scope or a dynamic row. The
 // threads of the loop's slot each compute one v(r) (none where r is past the loop's end),
 // combine them in a fixed balanced tree in workgroup-shared memory (the WorkgroupReduce

@@ -7,7 +7,8 @@
 //    same digest);
 //  * the target record the search started from (vector width, runtime, team, chunks, blocking);
 //  * the backend's fingerprint (the cc backend: compiler identity and flags, CPU model);
-//  * the numeric licences (cpu_schedule_reassociate decides how results were checked).
+//  * the numeric licence (cpu_schedule_reassociate, or gpu_schedule_reassociate on a GPU target,
+//    decides how results were checked).
 // One file per key, `<dir>/<key>.schedule`, written atomically; its last line is the SHA-256 of
 // the rest, so a torn, edited or foreign file is recognized, warned about once and ignored (the
 // routine is tuned again and the entry rewritten).
@@ -34,7 +35,8 @@ struct CachedSchedule {
   double baseline_ms = 0, default_ms = 0, tuned_ms = 0;  // as measured when it was tuned
 };
 
-/// The key (64 hex digits) of a program's entry; reads config cpu_schedule_reassociate.
+/// The key (64 hex digits) of a program's entry; reads config cpu_schedule_reassociate (on a
+/// target with workgroups gpu_schedule_reassociate).
 std::string schedule_cache_key(const std::string& program_digest, const ir::Target& target,
                                const std::string& backend_fingerprint);
 

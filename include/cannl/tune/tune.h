@@ -25,8 +25,8 @@
 // buffers, so the caller's data is never touched), on the same inputs: the context's values
 // where it holds them, fixed pseudo-random ones elsewhere. Its first run's outputs must equal the
 // default schedule's, bit for bit unless re-association is licensed (config
-// cpu_schedule_reassociate), else within 1e-3 of each output's largest magnitude; a candidate
-// that differs never wins. Its time is the median of at least `repeats` runs (monotonic clock)
+// cpu_schedule_reassociate, on a GPU gpu_schedule_reassociate), else within 1e-3 of each
+// output's largest magnitude; a candidate that differs never wins. Its time is the median of at least `repeats` runs (monotonic clock)
 // after that first run, topped up for short routines (src/tune/measure.cpp: kTopUpMs of runs,
 // at most kMaxRuns); a candidate
 // whose first run already takes 4 times the best median gets that run's time (it cannot win,
