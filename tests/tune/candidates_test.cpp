@@ -78,8 +78,9 @@ TEST(GpuSketches, BlockingsSurviveTheCachesTextForm) {
 }
 
 // table[?ids[t], c] += dy[t, c] over 300 tokens of 4 channels into 50 rows (an embedding
-// gradient), beside an elementwise nest over 512 x 64 cells. Small: every bucket's thread walks
-// every token, and the interpreter runs them all.
+// gradient), beside an elementwise nest over 512 x 64 cells and the sums of 8 rows of 512 (a
+// block reduction only with the licence). Small: every bucket's thread walks every token, and
+// the interpreter runs them all.
 ir::LoweredRoutine scatter_and_elementwise() {
   using ir::AxisIndex;
   const auto ids = ir::make_node("ids", ir::DType::F32, {300});
@@ -91,7 +92,11 @@ ir::LoweredRoutine scatter_and_elementwise() {
   const auto it = [](ir::Symbol s) { return AxisIndex::iterator(s); };
   const auto scatter = ir::set_dynamic(table, {AxisIndex::fixed(0), it(c)}, 0, ir::get(ids, {it(t)}), ir::get(dy, {it(t), it(c)}));
   const auto double_it = ir::set(y, {it(u), it(d)}, ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(x, {it(u), it(d)}), ir::get(x, {it(u), it(d)})}));
+  const auto sums = ir::make_node("sums", ir::DType::F32, {8});
+  const ir::Symbol row = ir::fresh_symbol(), col = ir::fresh_symbol();
+  const auto row_sum = ir::set(sums, {it(row)}, ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(sums, {it(row)}), ir::get(x, {it(row), it(col)})}));
   return {"step", ir::seq({ir::for_loop(t, 0, 300, ir::for_loop(c, 0, 4, scatter)),
+                           ir::for_loop(row, 0, 8, ir::for_loop(col, 0, 64, row_sum)),
                            ir::for_loop(u, 0, 512, ir::for_loop(d, 0, 64, double_it))}), {}};
 }
 
@@ -107,6 +112,7 @@ TEST(GpuScheduleOptionSeeds, VaryTheBucketsTheBlockAndTheLicenceWhereThePlanChan
   const auto has_label = [&](const std::string& l) { return std::find(labels.begin(), labels.end(), l) != labels.end(); };
   EXPECT_TRUE(has_label("default gpu_scatter_buckets off")) << ::testing::PrintToString(labels);
   EXPECT_TRUE(has_label("default gpu_schedule_block_size 128")) << ::testing::PrintToString(labels);
+  EXPECT_TRUE(has_label("default gpu_schedule_reassociate false")) << ::testing::PrintToString(labels);
   const auto before = schedule::testing::run_interp(r);
   for (std::size_t k = 0; k < seeds.size(); ++k) {
     EXPECT_NE(seeds[k].trace.steps, defaults.steps) << seeds[k].label;
@@ -116,7 +122,7 @@ TEST(GpuScheduleOptionSeeds, VaryTheBucketsTheBlockAndTheLicenceWhereThePlanChan
         << seeds[k].label;
   }
   // Without a scatter, no bucket seeds; on a CPU target, none at all.
-  const ir::LoweredRoutine plain{"plain", std::get<ir::Seq>(r.body->node).stmts[1], {}};
+  const ir::LoweredRoutine plain{"plain", std::get<ir::Seq>(r.body->node).stmts[2], {}};
   for (const Candidate& c : gpu_schedule_option_seeds(plain, t, default_trace(plain, t)))
     EXPECT_EQ(c.label.find("buckets"), std::string::npos) << c.label;
   EXPECT_TRUE(gpu_schedule_option_seeds(r, ir::cpu_target(64), default_trace(r, ir::cpu_target(64))).empty());
