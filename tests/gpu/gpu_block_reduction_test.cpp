@@ -3,13 +3,16 @@
 // for floats, the same bits on every run), any other form serially on the slot's first thread.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <random>
 
 #include "backends/run_util.h"
 #include "cannl/interp/interpreter.h"
 #include "cannl/ir/block_reduction.h"
 #include "cannl/ir/kernel_geometry.h"
 #include "cannl/schedule/transforms.h"
+#include "cannl/support/config.h"
 #include "gpu/gpu_test_util.h"
 #include "schedule/schedule_test_util.h"
 
@@ -202,6 +205,47 @@ TEST(GpuBlockReduction, DefaultScheduleRowMaximaKeepTheSerialBits) {
     SCOPED_TRACE(std::to_string(cols) + " columns");
     expect_row_extremes_keep_the_serial_bits(*gpu, 12, cols);
   }
+}
+
+// Random row reductions under the default GPU schedule, run on the device: rows of any length
+// (primes among them, so the last slice is guarded), one or two reduction loops, block sizes
+// from 32 to 256; maxima and minima of f32 values with NaNs and signed zeros, and i32 sums
+// (exact in any order), each bitwise the interpreter's serial loop.
+TEST(GpuBlockReduction, RandomRowReductionsKeepTheSerialBits) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  std::mt19937_64 rng(2026);
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) { return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1)); };
+  int trees = 0;
+  for (int round = 0; round < 12 && !HasFailure(); ++round) {
+    test_util::ConfigGuard guard;
+    const std::int64_t block = std::int64_t{32} << pick(0, 3);
+    config::set_override("gpu_schedule_block_size", std::to_string(block));
+    const ir::Op op = std::array{ir::Op::Max, ir::Op::Min, ir::Op::Add}[static_cast<std::size_t>(pick(0, 2))];
+    const DType dtype = op == ir::Op::Add ? DType::I32 : DType::F32;
+    const std::int64_t rows = pick(1, 24), outer = pick(0, 1) == 0 ? 1 : pick(2, 5), cols = pick(65, 1100);
+    const ir::NodeRef x = ir::make_node("x", dtype, {rows, outer, cols}), s = ir::make_node("s", dtype, {rows});
+    const ir::Symbol i = ir::fresh_symbol(), o = ir::fresh_symbol(), r = ir::fresh_symbol();
+    const auto acc = ir::apply(op, dtype, {ir::get(s, {it(i)}), ir::get(x, {it(i), it(o), it(r)})});
+    const ir::LoweredRoutine serial{"rows", ir::for_loop(i, 0, rows, ir::for_loop(o, 0, outer, ir::for_loop(r, 0, cols, ir::set(s, {it(i)}, acc)))), {}};
+    const ir::LoweredRoutine scheduled = gpu->default_schedule(serial);
+    trees += ir::print_loop_ir(scheduled).find("workgroup_reduce") != std::string::npos ? 1 : 0;
+    test_util::Bytes xs;
+    if (dtype == DType::I32) {
+      xs = pattern(dtype, x->num_elements());
+    } else {
+      std::vector<float> v(static_cast<std::size_t>(x->num_elements()));
+      const float hard[] = {NAN, -NAN, 0.0f, -0.0f, INFINITY, -INFINITY};
+      for (auto& e : v) e = pick(0, 9) == 0 ? hard[pick(0, 5)] : static_cast<float>(pick(-1000, 1000)) / 7.0f;
+      xs = test_util::bytes_of(v);
+    }
+    const std::string what = std::string(ir::op_name(op)) + " over " + std::to_string(rows) + " x " + std::to_string(outer) +
+                             " x " + std::to_string(cols) + ", blocks of " + std::to_string(block) + "\n" + ir::print_loop_ir(scheduled);
+    const auto on_gpu = test_util::run_on(*gpu, {scheduled, {x, s}}, {xs, {}});
+    const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), {serial, {x, s}}, {xs, {}});
+    EXPECT_EQ(on_gpu[1], on_interp[1]) << what;
+  }
+  EXPECT_GE(trees, 6) << "the default schedule made too few block reductions to test";
 }
 
 }  // namespace
