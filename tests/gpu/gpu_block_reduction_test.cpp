@@ -60,7 +60,7 @@ std::pair<test_util::Bytes, test_util::Bytes> run_both(backends::Backend& gpu, c
   return {on_gpu[1], on_interp[1]};
 }
 
-TEST(GpuBlockReduction, IntegerSumsAreExactWhateverTheOrder) {
+TEST(GpuBlockReduction, IntegerSumsAreExactWhateverTheOrderAndWrap) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
   for (const std::int64_t cols : {1, 2, 37, 100, 256}) {
@@ -68,6 +68,13 @@ TEST(GpuBlockReduction, IntegerSumsAreExactWhateverTheOrder) {
     const auto [got, want] = run_both(*gpu, t);
     EXPECT_EQ(got, want) << cols << " columns";
   }
+  // Sums past 2^31 wrap as the interpreter's do (through the unsigned type in the tree).
+  const RowReduction big = row_reduction(ir::Op::Add, DType::I32, 4, 100);
+  std::vector<std::int32_t> xs(400);
+  for (std::size_t k = 0; k < xs.size(); ++k) xs[k] = (k % 3 == 0 ? -1 : 1) * (0x3fffffff - static_cast<std::int32_t>(k));
+  const auto on_gpu = test_util::run_on(*gpu, {big.routine, {big.x, big.s}}, {test_util::bytes_of(xs), {}});
+  const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), {big.routine, {big.x, big.s}}, {test_util::bytes_of(xs), {}});
+  EXPECT_EQ(on_gpu[1], on_interp[1]);
 }
 
 TEST(GpuBlockReduction, FloatSumMaxAndMinAgreeWithTheSerialLoop) {

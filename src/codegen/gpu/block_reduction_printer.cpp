@@ -117,6 +117,16 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   std::int64_t half = 1;
   while (half * 2 < f.end) half *= 2;
   const std::string type = value_type(reduction->dtype);
+  // Signed integer sums and products wrap, as the interpreter's do, through their unsigned type
+  // (signed overflow is undefined in C).
+  const bool wraps = (reduction->dtype == ir::DType::I32 || reduction->dtype == ir::DType::I64) &&
+                     (reduction->accum == ir::Op::Add || reduction->accum == ir::Op::Mul);
+  const ir::DType wrap_dtype = reduction->dtype == ir::DType::I32 ? ir::DType::U32 : ir::DType::U64;
+  const auto fold = [&](const std::string& a, const std::string& b) {
+    if (!wraps) return combine(reduction->accum, reduction->dtype, a, b);
+    const std::string u = "(" + value_type(wrap_dtype) + ")";
+    return "(" + type + ")" + combine(reduction->accum, wrap_dtype, u + a, u + b);
+  };
   const std::string arr = "cannl_red_" + p.fresh_loop_name();
   const std::string lin = p.fresh_loop_name(), s = p.fresh_loop_name();
   const std::string mine = arr + "[" + lin + "]";
@@ -150,7 +160,7 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
            "; " + s + " >>= 1) {");
     p.indent();
     p.line("if (" + name + " < " + s + " && " + name + " + " + s + " < " + end + ") " + mine + " = " +
-           combine(reduction->accum, reduction->dtype, mine, other) + ";");
+           fold(mine, other) + ";");
     p.line(barrier());
     p.dedent();
     p.line("}");
@@ -159,7 +169,7 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   const std::string cell = p.names().node(d) + "[" + p.offset(d, reduction->index) + "]";
   const std::string current = p.convert({p.load(cell, d.dtype), d.dtype}, reduction->dtype);
   if (wave == 0) {
-    const Expr total{combine(reduction->accum, reduction->dtype, current, mine), reduction->dtype};
+    const Expr total{fold(current, mine), reduction->dtype};
     p.line("if (" + name + " == 0" + any_step + ") " + cell + " = " + p.store(total, d.dtype) + ";");
   } else {
     // The rest in registers, on the group's first wave (every lane of it takes this branch).
@@ -172,10 +182,10 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
     p.indent();
     p.line("const " + type + " " + o + " = " + shuffle_down(v, s) + ";");
     p.line("if (" + name + " < " + s + " && " + name + " + " + s + " < " + end + ") " + v + " = " +
-           combine(reduction->accum, reduction->dtype, v, o) + ";");
+           fold(v, o) + ";");
     p.dedent();
     p.line("}");
-    const Expr total{combine(reduction->accum, reduction->dtype, current, v), reduction->dtype};
+    const Expr total{fold(current, v), reduction->dtype};
     p.line("if (" + name + " == 0" + any_step + ") " + cell + " = " + p.store(total, d.dtype) + ";");
     p.dedent();
     p.line("}");
