@@ -120,12 +120,18 @@ class GpuScheduler {
 
   // Split-K: a matmul-like nest (a weight gradient dw[i, j] += x[b, i] * dy[b, j] over the
   // tokens) whose tile would have too few blocks for the device even at the smallest blocking
-  // (kSplitKBlockCells cells each), over a long reduction: the reduction's outermost loop split
+  // (kSplitKBlockCells cells each; a tensor-core tile in its MMA blocks, which stay large),
+  // over a long reduction: the reduction's outermost loop split
   // into `parts` chunks (a divisor, at most kMaxSplitKParts, each at least kMinSplitKChunk steps),
   // staged into partials p[chunk, cells..] (a batched matmul: the chunks on the Grid around the
   // tile) and a second nest adding the chunks into each cell in order. A licensed
   // re-association; the tile's threads each keep their register block.
   std::vector<ir::Symbol> split_k(ir::Symbol top);
+
+  // Cells per block that split-K counts the tile of `tiled` (a nest tile_gpu_nest made) in: its
+  // MMA blocking's where it runs on tensor cores (ir::tensor_core_format), else the smallest
+  // scalar blocking's.
+  std::int64_t split_k_block_cells(const ir::LoweredRoutine& tiled) const;
 
   // A perfect nest around one add-accumulation d[idx] += v into few cells (injective idx) over a
   // long reduction (or into any number of cells over a very long one), staged (a licensed

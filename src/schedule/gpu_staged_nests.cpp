@@ -5,6 +5,8 @@
 // in gpu_scheduler.h.
 #include <algorithm>
 
+#include "cannl/ir/target.h"
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/transforms.h"
 #include "cannl/support/error.h"
 #include "schedule/access_relations.h"
@@ -30,9 +32,9 @@ constexpr std::int64_t kLongReduction = 4096;
 // output channels) when each sums at least this many updates and they fit this many cells.
 constexpr std::int64_t kMinSharedSteps = 4;
 constexpr std::int64_t kMaxSharedPartialCells = std::int64_t{1} << 24;
-// Split-K (split_k): a tile with fewer blocks of this many cells (the smallest blocking, 32 x 32)
-// than this many per compute unit gets its reduction split into up to this many chunks of at
-// least this many steps.
+// Split-K (split_k): a tile with fewer blocks of this many cells (the smallest blocking, 32 x 32;
+// a tensor-core tile's own MMA blocking) than this many per compute unit gets its reduction split
+// into up to this many chunks of at least this many steps.
 constexpr std::int64_t kSplitKBlockCells = 32 * 32;
 constexpr std::int64_t kSplitKBlocksPerUnit = 4;
 constexpr std::int64_t kMaxSplitKParts = 8;
@@ -95,13 +97,24 @@ std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
       if (reduction == nullptr) reduction = f;
     }
   }
-  const std::int64_t blocks = cells / kSplitKBlockCells;
-  if (reduction == nullptr || blocks >= kSplitKBlocksPerUnit * units) return {};
+  // Tensor-core tiles keep their MMA blocking (up to gpu_mma_tile's cells; the device is not
+  // refilled with smaller blocks), so where the target has tensor cores the cheap test counts the
+  // fewest blocks a tile could have.
+  const ir::TileBlocking& mma = options_.target.gpu_mma_tile;
+  const std::int64_t largest_block = options_.target.gpu_mma_formats.empty() || !mma.blocked()
+                                         ? kSplitKBlockCells
+                                         : std::max<std::int64_t>(kSplitKBlockCells, std::int64_t{mma.bm} * mma.bn);
+  if (reduction == nullptr || cells / largest_block >= kSplitKBlocksPerUnit * units || steps < 2 * kMinSplitKChunk)
+    return {};
+  // Then the costly test: only a nest the GPU runs as a tile is split, counted in its blocks.
+  const std::optional<ScheduledRoutine> tiled = detail::tile_gpu_nest(routine_, top, options_);
+  if (!tiled) return {};
+  const std::int64_t blocks = cells / split_k_block_cells(tiled->routine);
+  if (blocks >= kSplitKBlocksPerUnit * units) return {};
   std::int64_t parts = 1;
   while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < kSplitKBlocksPerUnit * units) parts *= 2;
   parts = divisor_at_most(extent_of(*reduction), std::min(parts, steps / kMinSplitKChunk));
-  // Last, the costly test: only a nest the GPU runs as a tile is split.
-  if (parts < 2 || !detail::tile_gpu_nest(routine_, top, options_)) return {};
+  if (parts < 2) return {};
   std::vector<Transform> transforms;
   ir::Symbol chunk = reduction->index;  // the loop over the chunks: all of the outer loop, or its split's outer part
   if (parts < extent_of(*reduction)) {
@@ -114,6 +127,18 @@ std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   keep.insert(keep.end(), cell_loops.begin(), cell_loops.end());
   transforms.push_back(with_scatter_loops(StagePartials{new_top, keep}));
   return staged_tops(new_top, transforms);
+}
+
+std::int64_t GpuScheduler::split_k_block_cells(const ir::LoweredRoutine& tiled) const {
+  std::int64_t cells = kSplitKBlockCells;
+  ir::for_each_stmt(tiled.body, [&](const ir::Stmt& s) {
+    const auto* t = std::get_if<ir::TileMma>(&s.node);
+    const ir::NarrowFormat f = t ? ir::tensor_core_format(*t, options_.target) : ir::NarrowFormat::None;
+    if (f == ir::NarrowFormat::None) return;
+    const ir::TileBlocking b = ir::fitted_mma_blocking(options_.target.gpu_mma_tile, f, t->rows(), t->cols(), t->steps());
+    if (b.blocked()) cells = std::max<std::int64_t>(cells, std::int64_t{b.bm} * b.bn);
+  });
+  return cells;
 }
 
 std::vector<ir::Symbol> GpuScheduler::stage_partials(ir::Symbol top) {

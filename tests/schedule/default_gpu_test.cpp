@@ -445,6 +445,26 @@ TEST(DefaultGpuSchedule, ReassociationSplitsTheTokensOfAWeightGradientWithFewBlo
   EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(weight_gradient_of(200, 32, 32), o)), "_partials"));
 }
 
+// On tensor cores a tile keeps its MMA blocks (128 x 128 cells), so split-K counts those: a
+// weight gradient of 256 x 256 cells over 1024 tokens of bf16-rounded operands has 64 blocks of
+// 32 x 32 on a device of 4 units (enough) but 4 MMA blocks (too few), and is split. The same
+// nest on unrounded operands runs as a scalar tile and is not.
+TEST(DefaultGpuSchedule, TensorCoreTilesAreSplitByTheirOwnBlocks) {
+  ir::GpuLimits four = cuda_limits();
+  four.compute_units = 4;
+  GpuScheduleOptions o{.target = gpu_test_target(four), .reassociate = true};
+  o.target.gpu_mma_formats = {ir::NarrowFormat::BF16};
+  ASSERT_TRUE(o.target.gpu_mma_tile.blocked());
+  const ir::LoweredRoutine scalar = weight_gradient_of(1024, 256, 256);
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(scalar, o)), "_partials"));
+  const ir::LoweredRoutine rounded = weight_gradient_of(1024, 256, 256);
+  for (const ir::NodeRef& n : ir::nodes_of(rounded.body))
+    if (n->debug_name() != "dw") n->rounded_to = ir::NarrowFormat::BF16;
+  const ir::LoweredRoutine s = default_gpu_schedule(rounded, o);
+  EXPECT_TRUE(has(ir::print_loop_ir(s), "dw_partials")) << ir::print_loop_ir(s);
+  validate_parallel(s);
+}
+
 namespace row_reductions {
 
 // How many WorkgroupReduce loops `r` has, each in the form the GPU renders as a tree (the
