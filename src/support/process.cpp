@@ -9,12 +9,19 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 extern char** environ;
 
 namespace cannl::process {
 
 namespace {
+
+// Held while a spawn reads `environ` and while set_environment_default changes it.
+std::mutex& environment_mutex() {
+  static std::mutex m;
+  return m;
+}
 
 struct SpawnActions {
   posix_spawn_file_actions_t actions;
@@ -52,7 +59,12 @@ Result spawn_and_wait(const std::vector<std::string>& argv, SpawnActions& fa, Be
   }
   std::vector<char*> args = c_arguments(argv);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa.actions, nullptr, args.data(), environ);
+  int rc = 0;
+  {
+    // The child has exec'd (or failed to) when posix_spawnp returns: `environ` is read by then.
+    const std::lock_guard<std::mutex> lock(environment_mutex());
+    rc = posix_spawnp(&pid, args[0], &fa.actions, nullptr, args.data(), environ);
+  }
   if (rc != 0) {
     result.error = std::strerror(rc);
     return result;
@@ -104,6 +116,11 @@ Captured capture(const std::vector<std::string>& argv) {
   if (pipe_fds[1] >= 0) ::close(pipe_fds[1]);
   ::close(pipe_fds[0]);
   return out;
+}
+
+void set_environment_default(const std::string& name, const std::string& value) {
+  const std::lock_guard<std::mutex> lock(environment_mutex());
+  setenv(name.c_str(), value.c_str(), /*overwrite=*/0);
 }
 
 std::string shell_quoted(const std::vector<std::string>& argv) {

@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "cannl/support/files.h"
 #include "support/config_test_fixture.h"
@@ -42,6 +47,30 @@ TEST_F(ProcessTest, ExitStatusAndMissingPrograms) {
   EXPECT_EQ(process::resolve_program("cannl-no-such-program"), "");
   EXPECT_NE(process::resolve_program("sh"), "");
   EXPECT_EQ(process::shell_quoted({"cc", "a b.c", "it's"}), "cc 'a b.c' 'it'\\''s'");
+}
+
+// Spawning in several threads while another sets environment variables (the cc backend sets
+// GOMP_SPINCOUNT when it loads its first library, as other compiles of a training step may be
+// starting the C compiler): every child starts. Unserialized, setenv moves `environ` under a
+// spawn and the child reads freed memory (posix_spawn fails with EFAULT, "Bad address").
+TEST_F(ProcessTest, SpawnsStartWhileAnotherThreadSetsTheEnvironment) {
+  std::atomic<int> failed{0}, running{3};
+  std::vector<std::thread> spawners;
+  for (int t = 0; t < 3; ++t) {
+    spawners.emplace_back([&] {
+      for (int k = 0; k < 60; ++k)
+        if (!process::capture({"true"}).result.started) ++failed;
+      --running;
+    });
+  }
+  int set = 0;  // new variables while the spawners run: each may move `environ`
+  for (; running.load() > 0 && set < 20000; ++set)
+    process::set_environment_default("CANNL_TEST_SPAWN_RACE_" + std::to_string(set), std::string(64, 'x'));
+  for (auto& t : spawners) t.join();
+  EXPECT_EQ(failed.load(), 0) << "of 180 spawns, beside " << set << " new variables";
+  ASSERT_GT(set, 0);
+  EXPECT_STREQ(std::getenv("CANNL_TEST_SPAWN_RACE_0"), std::string(64, 'x').c_str());
+  for (int k = 0; k < set; ++k) unsetenv(("CANNL_TEST_SPAWN_RACE_" + std::to_string(k)).c_str());
 }
 
 }  // namespace

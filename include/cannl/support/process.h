@@ -33,6 +33,13 @@ struct Captured {
 ///   process::capture({"gzip", "-dc", "/data/train.gz"}).output
 Captured capture(const std::vector<std::string>& argv);
 
+/// setenv(name, value) unless `name` is set, serialized with this module's spawns: they pass
+/// `environ` to the child, and a setenv in another thread may move that array under them (the
+/// child then reads freed memory: posix_spawn fails with EFAULT, "Bad address"). Use it, not
+/// setenv, for any variable the process sets once it may be spawning.
+///   process::set_environment_default("GOMP_SPINCOUNT", "10000")
+void set_environment_default(const std::string& name, const std::string& value);
+
 /// The command as a shell would need it typed, for messages ('quoted' where needed).
 ///   shell_quoted({"cc", "a b.c"}) == "cc 'a b.c'"
 std::string shell_quoted(const std::vector<std::string>& argv);

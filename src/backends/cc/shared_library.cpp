@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cannl/support/error.h"
+#include "cannl/support/process.h"
 
 namespace cannl::backends::cc {
 
@@ -25,7 +26,7 @@ namespace {
 // the first OpenMP library is opened; a user's own setting wins.
 void bound_openmp_spinning() {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
-    setenv("GOMP_SPINCOUNT", "10000", /*overwrite=*/0);
+    process::set_environment_default("GOMP_SPINCOUNT", "10000");  // other threads may be spawning
 }
 [[noreturn]] void not_loadable(const std::string& path, const std::string& why) {
   throw CompileError("cannot load the compiled routine " + path + ": " + why +
