@@ -30,7 +30,7 @@
 //
 //     for (int64_t s = 64; s >= 64; s >>= 1) { ...the steps above... }   // wave 64
 //     if (r < 64) {                                  // the group's first wave, all lanes together
-//       float v = cannl_red_i4[lin];
+//       float v = r < 100 ? cannl_red_i4[lin] : 0.0f;
 //       for (int64_t s = 32; s > 0; s >>= 1) {
 //         const float o = __shfl_down(v, (unsigned int)s);
 //         if (r < s && r + s < 100) v = v + o;
@@ -176,7 +176,8 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
     const std::string v = p.fresh_loop_name(), o = p.fresh_loop_name();
     p.line("if (" + name + " < " + std::to_string(wave) + ") {");
     p.indent();
-    p.line(type + " " + v + " = " + mine + ";");
+    // Lanes past the steps take a zero they never combine: their shared slots were not written.
+    p.line(type + " " + v + " = " + name + " < " + end + " ? " + mine + " : " + p.zero(reduction->dtype) + ";");
     p.line("for (int64_t " + s + " = " + std::to_string(std::min<std::int64_t>(first, wave / 2)) + "; " + s + " > 0; " + s +
            " >>= 1) {");
     p.indent();

@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(300) row_sums_k0(float *s, float *_
         __syncthreads();
       }
       if (i1 < 32) {
-        float i5 = cannl_red_i2[i3];
+        float i5 = i1 < 300 ? cannl_red_i2[i3] : 0;
         for (int64_t i4 = 16; i4 > 0; i4 >>= 1) {
           const float i6 = __shfl_down(i5, (unsigned int)i4);
           if (i1 < i4 && i1 + i4 < 300) i5 = (i5 + i6);

@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(250) gpu_softmax_k1(
           __syncthreads();
         }
         if (i2 < 64) {
-          float i6 = cannl_red_i3[i4];
+          float i6 = i2 < 250 ? cannl_red_i3[i4] : 0;
           for (int64_t i5 = 32; i5 > 0; i5 >>= 1) {
             const float i7 = __shfl_down(i6, (unsigned int)i5);
             if (i2 < i5 && i2 + i5 < 250) i6 = cannl_fmaxf(i6, i7);
