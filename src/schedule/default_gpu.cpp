@@ -93,11 +93,8 @@ ScheduledRoutine GpuScheduler::run_nests() {
     std::vector<ir::Symbol> staged = options_.reassociate ? gather_windows(top) : std::vector<ir::Symbol>{};
     if (staged.empty() && options_.reassociate) staged = split_k(top);
     // Rows whose blocks fill the device are better reduced in place than staged: 64 rows of a
-    // 50257-entry vocabulary take 197 steps a thread on blocks, 1733 as 29 partials a row. A
-    // matmul keeps its way (partials where it has few cells, else a tile).
-    if (staged.empty() && options_.reassociate && reduces_into_its_store(top) &&
-        !detail::tile_gpu_nest(routine_, top, options_) && block_reduce_nest(top, /*before_partials=*/true))
-      continue;
+    // 50257-entry vocabulary take 197 steps a thread on blocks, 1733 as 29 partials a row.
+    if (staged.empty() && options_.reassociate && block_reduce_nest(top, /*before_partials=*/true)) continue;
     if (staged.empty() && options_.reassociate) staged = stage_partials(top);
     if (staged.empty()) tile_or_schedule_nest(top);
     for (const ir::Symbol s : staged) tile_or_schedule_nest(s);

@@ -11,6 +11,7 @@
 #include "cannl/support/error.h"
 #include "schedule/access_relations.h"
 #include "schedule/gpu_scheduler.h"
+#include "schedule/gpu_tile_nest.h"
 #include "schedule/loop_tree.h"
 
 namespace cannl::schedule::detail {
@@ -32,7 +33,10 @@ bool GpuScheduler::block_reduce_nest(ir::Symbol top, bool before_partials) {
   const ir::LoweredRoutine before = routine_;
   const std::size_t applied_before = applied_.size();
   const std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
-  if (const std::optional<Plan> plan = block_reduction_plan(chain, before_partials)) {
+  const std::optional<Plan> plan = block_reduction_plan(chain, before_partials);
+  // Before staged partials a matmul keeps its way (partials where it has few cells, else a tile);
+  // the costly tile test only for a nest that would otherwise be reduced on blocks.
+  if (plan && !(before_partials && detail::tile_gpu_nest(before, top, options_))) {
     try {
       ir::LoweredRoutine planned = schedule::apply(routine_, plan->steps);
       // Only where every WorkgroupReduce loop renders as a tree: one whose body the plan left in
@@ -60,33 +64,38 @@ bool GpuScheduler::reduces_into_its_store(ir::Symbol top) const {
   return std::any_of(nest.begin(), nest.end(), [&](const ir::For* g) { return !ir::mentions(store->index, g->index); });
 }
 
-std::optional<std::vector<const ir::For*>> GpuScheduler::reduction_loops_below(ir::Symbol cells) const {
-  std::vector<const ir::For*> loops;
+std::optional<GpuScheduler::ReductionLoops> GpuScheduler::reduction_loops_below(ir::Symbol cells) const {
+  ReductionLoops out;
   auto body = flatten_seq(loop_at(routine_, cells)->body);
   while (body.size() == 1 && std::holds_alternative<ir::For>(body[0]->node)) {
     const ir::For& f = std::get<ir::For>(body[0]->node);
     if (f.axis != ir::AxisType::Serial || f.begin != 0) return std::nullopt;
-    loops.push_back(&f);
+    out.loops.push_back(&f);
     body = flatten_seq(f.body);
   }
-  const std::optional<ir::BlockReduction> reduction = loops.empty() ? std::nullopt : ir::block_reduction(*loops.back());
+  std::optional<ir::BlockReduction> reduction = out.loops.empty() ? std::nullopt : ir::block_reduction(*out.loops.back());
   if (!reduction) return std::nullopt;
-  for (const ir::For* f : loops)
+  for (const ir::For* f : out.loops)
     if (ir::mentions(reduction->index, f->index)) return std::nullopt;
-  return loops;
+  out.reduction = std::move(*reduction);
+  return out;
 }
 
 std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Symbol>& chain, bool before_partials) const {
   if (chain.empty() || chain.size() > 3) return std::nullopt;
-  const std::optional<std::vector<const ir::For*>> loops = reduction_loops_below(chain.back());
-  if (!loops) return std::nullopt;
-  const ir::For* r = loops->back();  // the longest, the innermost of equals
-  for (const ir::For* f : *loops)
+  const std::optional<ReductionLoops> found = reduction_loops_below(chain.back());
+  if (!found) return std::nullopt;
+  const std::vector<const ir::For*>& loops = found->loops;
+  // Before staged partials only single rows whose blocks fill the device (below): over several
+  // loops each thread would pay a tree per slice of the shorter ones (a convolution's weight
+  // gradient, 784 slices of 64 steps), where partials sum long runs without trees.
+  if (before_partials && loops.size() > 1) return std::nullopt;
+  const ir::For* r = loops.back();  // the longest, the innermost of equals
+  for (const ir::For* f : loops)
     if (extent_of(*f) > extent_of(*r)) r = f;
-  const std::optional<ir::BlockReduction> reduction = ir::block_reduction(*loops->back());
-  const bool bitwise = reduction->accum == ir::Op::Max || reduction->accum == ir::Op::Min;
+  const bool bitwise = found->reduction.accum == ir::Op::Max || found->reduction.accum == ir::Op::Min;
   std::int64_t steps = 1;
-  for (const ir::For* f : *loops) steps *= extent_of(*f);
+  for (const ir::For* f : loops) steps *= extent_of(*f);
   const std::int64_t cells = parallel_iterations(routine_, chain);
   // A licensed sum needs a long row, or so few cells that the nest would share out no threads
   // (a bias gradient's 10 cells over a batch of 64, partials added into their cells).
@@ -100,14 +109,11 @@ std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Sym
   if (2 * threads < block_) threads = std::min(row, block_);
   if (threads < kMinBlockReductionThreads) return std::nullopt;
   const double share = static_cast<double>(cells * threads) / static_cast<double>(resident_threads());
-  // Before staged partials only a single row whose blocks fill the device: over several loops
-  // each thread would pay a tree per slice of the shorter ones (a convolution's weight gradient,
-  // 784 slices of 64 steps), where partials sum long runs without trees.
-  if (before_partials && (loops->size() > 1 || share < ir::kStarvedDeviceShare)) return std::nullopt;
+  if (before_partials && share < ir::kStarvedDeviceShare) return std::nullopt;
   Plan plan;
   // The longest reduction loop innermost (a re-association only where the sum is licensed:
   // max and min give the same bits in any order).
-  for (auto below = std::find(loops->begin(), loops->end(), r) + 1; below != loops->end(); ++below)
+  for (auto below = std::find(loops.begin(), loops.end(), r) + 1; below != loops.end(); ++below)
     plan.steps.push_back(Swap{r->index, (*below)->index});
   plan.steps.push_back(threads == row ? Transform{Retype{r->index, ir::AxisType::WorkgroupReduce}}
                                       : Transform{split(r->index, threads, ir::AxisType::Serial,

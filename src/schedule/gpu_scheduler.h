@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "cannl/ir/block_reduction.h"
 #include "cannl/ir/loop_ir.h"
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/transforms.h"
@@ -95,8 +96,12 @@ class GpuScheduler {
 
   // The loops of the perfect nest under `cells` (the innermost cell loop), outermost first, when
   // they all are reductions (loops its store's index does not mention) starting at 0 and the
-  // innermost's body is in the block-reduction form; else nothing.
-  std::optional<std::vector<const ir::For*>> reduction_loops_below(ir::Symbol cells) const;
+  // innermost's body is in the block-reduction form (`reduction`); else nothing.
+  struct ReductionLoops {
+    std::vector<const ir::For*> loops;
+    ir::BlockReduction reduction;
+  };
+  std::optional<ReductionLoops> reduction_loops_below(ir::Symbol cells) const;
 
   // Whether every WorkgroupReduce loop of the nest under `top` in `r` is in the block-reduction
   // form (ir::block_reduction), which the GPU renders as a tree.

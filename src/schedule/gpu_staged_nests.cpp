@@ -104,7 +104,12 @@ std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   const std::int64_t largest_block = options_.target.gpu_mma_formats.empty() || !mma.blocked()
                                          ? kSplitKBlockCells
                                          : std::max<std::int64_t>(kSplitKBlockCells, std::int64_t{mma.bm} * mma.bn);
-  if (reduction == nullptr || cells / largest_block >= kSplitKBlocksPerUnit * units || steps < 2 * kMinSplitKChunk)
+  // The most chunks of at least kMinSplitKChunk steps that divide the outer reduction loop.
+  const auto chunks_at_most = [&](std::int64_t parts) {
+    return divisor_at_most(extent_of(*reduction), std::min(parts, steps / kMinSplitKChunk));
+  };
+  if (reduction == nullptr || cells / largest_block >= kSplitKBlocksPerUnit * units ||
+      chunks_at_most(kMaxSplitKParts) < 2)
     return {};
   // Then the costly test: only a nest the GPU runs as a tile is split, counted in its blocks.
   const std::optional<ScheduledRoutine> tiled = detail::tile_gpu_nest(routine_, top, options_);
@@ -113,7 +118,7 @@ std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   if (blocks >= kSplitKBlocksPerUnit * units) return {};
   std::int64_t parts = 1;
   while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < kSplitKBlocksPerUnit * units) parts *= 2;
-  parts = divisor_at_most(extent_of(*reduction), std::min(parts, steps / kMinSplitKChunk));
+  parts = chunks_at_most(parts);
   if (parts < 2) return {};
   std::vector<Transform> transforms;
   ir::Symbol chunk = reduction->index;  // the loop over the chunks: all of the outer loop, or its split's outer part

@@ -243,7 +243,7 @@ std::vector<schedule::Transform> moves_of(const LoopInfo& loop, const ir::Target
   std::vector<schedule::Transform> out;
   if (loop.axis != ir::AxisType::Serial) return out;
   const std::int64_t lanes = std::max(1, target.vector_lanes());
-  const bool licensed = config::get_bool(target.workgroups ? "gpu_schedule_reassociate" : "cpu_schedule_reassociate");
+  const bool licensed = config::get_bool(reassociation_licence_key(target));
   const std::int64_t n = loop.extent();
   if (loop.innermost) {
     if (n >= 2 && n <= 16) out.push_back(schedule::Unroll{loop.index, false});

@@ -9,6 +9,7 @@
 #include "cannl/schedule/trace.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "tune/target_fields.h"
 
 namespace cannl::tune {
 
@@ -54,7 +55,7 @@ std::vector<double> made_up_values(const ir::TensorNode& node, std::size_t posit
 
 Bench::Bench(runtime::Context pristine, const ir::Comp& comp, std::string name, int repeats)
     : pristine_(std::move(pristine)), comp_(comp), name_(std::move(name)), repeats_(std::max(1, repeats)),
-      tolerant_(config::get_bool(target().workgroups ? "gpu_schedule_reassociate" : "cpu_schedule_reassociate")) {}
+      tolerant_(config::get_bool(reassociation_licence_key(target()))) {}
 
 void Bench::fill_inputs(runtime::Context& twin, const runtime::Routine& routine) {
   const auto& inputs = routine.inputs();

@@ -91,9 +91,9 @@ Parsed parse_entry(const std::string& text, const std::string& key, const ir::Ta
 
 std::string schedule_cache_key(const std::string& program_digest, const ir::Target& target,
                                const std::string& backend_fingerprint) {
-  // The licence the candidates were checked under (a GPU target's own: tune/measure.cpp).
-  const std::string licence = target.workgroups ? "gpu_schedule_reassociate" : "cpu_schedule_reassociate";
-  const std::string licences = licence + " " + (config::get_bool(licence) ? "1" : "0");
+  // The licence the candidates were checked under.
+  const char* licence = reassociation_licence_key(target);
+  const std::string licences = std::string(licence) + " " + (config::get_bool(licence) ? "1" : "0");
   return sha256_hex(std::string(kHeader) + "\n" + program_digest + "\n" + full_target_text(target) + "\n" +
                     backend_fingerprint + "\n" + licences);
 }

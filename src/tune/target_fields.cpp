@@ -89,4 +89,8 @@ std::string describe_target(const ir::Target& t) {
          (t.gpu_tile.blocked() ? " gpu_tile " + describe_blocking(t.gpu_tile) : "");
 }
 
+const char* reassociation_licence_key(const ir::Target& target) {
+  return target.workgroups ? "gpu_schedule_reassociate" : "cpu_schedule_reassociate";
+}
+
 }  // namespace cannl::tune

@@ -22,5 +22,9 @@ std::optional<ir::Target> with_target_fields(const ir::Target& base, const std::
 std::string describe_blocking(const ir::TileBlocking& blocking, const std::string& unit = "thread");
 /// Every field of the record (the cache key's part for the target the search starts from).
 std::string full_target_text(const ir::Target& target);
+/// The config key that licenses re-association in `target`'s schedules, and so decides how a
+/// candidate's results are checked and which licence the cache key records:
+/// gpu_schedule_reassociate on a target with workgroups, else cpu_schedule_reassociate.
+const char* reassociation_licence_key(const ir::Target& target);
 
 }  // namespace cannl::tune

@@ -137,7 +137,8 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   p.indent();
   std::string end = std::to_string(f.end), any_step;
   if (reduction->guard) {
-    const std::string left = std::to_string(reduction->guard->bound) + " - (" + p.scalar(ir::embed_index(reduction->guard->before)).text + ")";
+    const std::string before = p.scalar(ir::embed_index(reduction->guard->before)).text;
+    const std::string left = std::to_string(reduction->guard->bound) + " - (" + before + ")";
     const std::string e = p.fresh_loop_name();
     p.line("const int64_t " + e + " = (" + end + " < " + left + " ? " + end + " : " + left + ");");
     end = e;
