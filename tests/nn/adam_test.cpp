@@ -7,6 +7,7 @@
 #include "cannl/nn/adam.h"
 #include "cannl/nn/grad_clip.h"
 #include "cannl/nn/schedules.h"
+#include "tensor/fresh_tensors.h"
 
 namespace cannl {
 namespace {
@@ -15,11 +16,7 @@ using Dims = std::vector<std::int64_t>;
 
 class Optimizers : public testing::Test {
  protected:
-  void SetUp() override {
-    reset_tensor_state();
-    config::set_override("default_prec", "f64");
-  }
-  void TearDown() override { config::clear_overrides(); }
+  testing_util::FreshTensors fresh_{"f64"};
 };
 
 /// Host reference of one Adam(W) step at 1-based step t (PyTorch's formulation).

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "cannl/cannl.h"
+#include "tensor/fresh_tensors.h"
 
 namespace cannl {
 namespace {
@@ -13,11 +14,7 @@ using Dims = std::vector<std::int64_t>;
 
 class BatchNormTest : public testing::Test {
  protected:
-  void SetUp() override {
-    reset_tensor_state();
-    config::set_override("default_prec", "f64");
-  }
-  void TearDown() override { config::clear_overrides(); }
+  testing_util::FreshTensors fresh_{"f64"};
 };
 
 constexpr std::int64_t kRows = 4, kFeatures = 2;

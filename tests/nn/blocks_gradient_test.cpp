@@ -10,6 +10,7 @@
 #include "gradient_check.h"
 #include "cannl/nn/blocks.h"
 #include "cannl/nn/functional.h"
+#include "tensor/fresh_tensors.h"
 
 namespace cannl {
 namespace {
@@ -43,11 +44,7 @@ void add_params(std::vector<Tensor>& ps, const Tensor& out) {
 
 class BlockGradient : public testing::TestWithParam<BlockCase> {
  protected:
-  void SetUp() override {
-    reset_tensor_state();
-    config::set_override("default_prec", "f64");
-  }
-  void TearDown() override { config::clear_overrides(); }
+  testing_util::FreshTensors fresh_{"f64"};
 };
 
 TEST_P(BlockGradient, MatchesCentralFiniteDifferences) {

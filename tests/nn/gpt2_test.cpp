@@ -20,6 +20,7 @@
 #include "cannl/nn/training.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "tensor/fresh_tensors.h"
 
 namespace cannl {
 namespace {
@@ -73,11 +74,7 @@ double max_relative_error(const std::vector<double>& got, const std::vector<doub
 
 class Gpt2Test : public ::testing::Test {
  protected:
-  void SetUp() override {
-    reset_tensor_state();
-    config::set_override("default_prec", "f32");
-  }
-  void TearDown() override { config::clear_overrides(); }
+  testing_util::FreshTensors fresh_{"f32"};
 
   Gpt2Config small() const { return nn::read_gpt2_config(fixture("config.json")); }
 };

@@ -18,6 +18,7 @@
 #include "cannl/schedule/lower_for_target.h"
 #include "cannl/support/config.h"
 #include "schedule/gpu_test_util.h"
+#include "tensor/fresh_tensors.h"
 
 namespace cannl::schedule {
 namespace {
@@ -104,11 +105,7 @@ Tensor lenet_loss() {
 
 class KernelCensus : public ::testing::Test {
  protected:
-  void SetUp() override {
-    reset_tensor_state();
-    config::set_override("default_prec", "f32");
-  }
-  void TearDown() override { config::clear_overrides(); }
+  testing_util::FreshTensors fresh_{"f32"};
 };
 
 // Tokens as ids, as the benchmark workload trains: the embedding gradients are scatters.

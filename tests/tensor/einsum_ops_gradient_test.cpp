@@ -13,6 +13,7 @@
 #include "cannl/tensor/tensor.h"
 #include "gradient_check.h"
 #include "tensor/compile_util.h"
+#include "tensor/fresh_tensors.h"
 
 namespace cannl {
 namespace {
@@ -22,11 +23,7 @@ using Values = std::vector<double>;
 
 class EinsumOps : public testing::Test {
  protected:
-  void SetUp() override {
-    reset_tensor_state();
-    config::set_override("default_prec", "f64");
-  }
-  void TearDown() override { config::clear_overrides(); }
+  testing_util::FreshTensors fresh_{"f64"};
 
   Values evaluate(const Tensor& t, const std::string& backend = "interpreter") {
     auto ctx = backend == "cc" ? runtime::Context::cpu() : runtime::Context::interpreter();
@@ -158,11 +155,7 @@ Tensor p(std::vector<Tensor>& params, const std::string& name, Dims output, Dims
 
 class EinsumGradient : public testing::TestWithParam<std::tuple<GradCase, std::string>> {
  protected:
-  void SetUp() override {
-    reset_tensor_state();
-    config::set_override("default_prec", "f64");
-  }
-  void TearDown() override { config::clear_overrides(); }
+  testing_util::FreshTensors fresh_{"f64"};
 };
 
 TEST_P(EinsumGradient, MatchesCentralFiniteDifferences) {

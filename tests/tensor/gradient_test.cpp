@@ -12,6 +12,7 @@
 #include "cannl/tensor/tensor.h"
 #include "gradient_check.h"
 #include "tensor/compile_util.h"
+#include "tensor/fresh_tensors.h"
 #ifdef CANNL_TEST_GPU
 #include "gpu/gpu_test_util.h"
 #endif
@@ -35,11 +36,7 @@ Tensor p(std::vector<Tensor>& params, const std::string& name, Dims output, Dims
 
 class Gradient : public testing::TestWithParam<std::tuple<GradCase, std::string>> {
  protected:
-  void SetUp() override {
-    reset_tensor_state();
-    config::set_override("default_prec", "f64");
-  }
-  void TearDown() override { config::clear_overrides(); }
+  testing_util::FreshTensors fresh_{"f64"};
 };
 
 TEST_P(Gradient, MatchesCentralFiniteDifferences) {
