@@ -129,7 +129,8 @@ StmtRef map_gets(const StmtRef& s, const GetRewrite& rewrite) {
 // ---- Replay ----
 
 Symbol Replay::freshen(Symbol s) {
-  const Symbol t = fresh_symbol();
+  const Symbol t = next_taken_ < taken_.size() ? taken_[next_taken_++] : fresh_symbol();
+  ++given_;
   symbols_[s] = AxisIndex::iterator(t);
   return t;
 }

@@ -67,7 +67,7 @@ std::optional<std::vector<Transform>> plan_strided_gemv(const ir::For& top) {
   // Long chunks first: of the whole extent, else of a head; else any the extent has.
   if (const std::int64_t chunk = chunk_of(c.end, kLongChunk); chunk > 0) return chunked(chunk);
   for (std::int64_t head = c.end - c.end % kHeadMultiple; head >= kMinChunks * kLongChunk; head -= kHeadMultiple)
-    if (head < c.end && chunk_of(head, kLongChunk) > 0) return std::vector<Transform>{Partition{c.index, {head}}};
+    if (head < c.end && chunk_of(head, kLongChunk) > 0) return std::vector<Transform>{partition(c, {head})};
   if (const std::int64_t chunk = chunk_of(c.end); chunk > 0) return chunked(chunk);
   return std::nullopt;
 }

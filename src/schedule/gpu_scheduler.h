@@ -133,6 +133,17 @@ class GpuScheduler {
   // re-association; the tile's threads each keep their register block.
   std::vector<ir::Symbol> split_k(ir::Symbol top);
 
+  // Split-K over a reduction no chunk count divides (GPT-2's 50257-entry vocabulary in the LM
+  // head's input gradient, 50257 = 29 x 1733): the reduction loop `reduction` of the perfect
+  // `nest` swapped outermost and partitioned into a head of a multiple of `parts` steps, split
+  // as above, and a tail of the last n % parts steps, a nest of its own that adds after the
+  // head's chunks (the licensed re-association split-K already takes). `inner_steps`: the steps
+  // of the nest's other reduction loops, per step of `reduction`. Fewer parts are taken where the
+  // chunks would be short or the tail long. Returns the head's nests and the tail's, or nothing
+  // (routine unchanged).
+  std::vector<ir::Symbol> peeled_split_k(const std::vector<const ir::For*>& nest, const ir::For& reduction,
+                                         std::int64_t parts, std::int64_t inner_steps);
+
   // Cells per block that split-K counts the tile of `tiled` (a nest tile_gpu_nest made) in: its
   // MMA blocking's where it runs on tensor cores (ir::tensor_core_format), else the smallest
   // scalar blocking's.
@@ -151,6 +162,10 @@ class GpuScheduler {
   // channels, one thread per cell; the second nest adds p into dx with b and c on threads.
   // Returns the new top-level nests to schedule, or nothing (routine unchanged).
   std::vector<ir::Symbol> stage_partials(ir::Symbol top);
+
+  // An accumulation into fewer cells than kFewCellBlocks blocks of threads over at least
+  // kMuchWork x min_parallel steps a cell: what stage_partials stages for its few cells.
+  bool few_cells_over_many_steps(std::int64_t cells, std::int64_t steps) const;
 
   // `steps` applied (ending in a StagePartials of the nest `top`): the top-level nests it made,
   // in order; nothing (the routine unchanged) when a step is refused.

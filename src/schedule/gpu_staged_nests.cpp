@@ -39,6 +39,9 @@ constexpr std::int64_t kSplitKBlockCells = 32 * 32;
 constexpr std::int64_t kSplitKBlocksPerUnit = 4;
 constexpr std::int64_t kMaxSplitKParts = 8;
 constexpr std::int64_t kMinSplitKChunk = 128;
+// A reduction no chunk count divides is split after peeling its last steps only when they are
+// at most 1 / this many of a chunk: the tail runs as a pass of its own over every cell.
+constexpr std::int64_t kMinChunksPerPeeledTail = 8;
 // A convolution's input gradient as the transposed convolution (gather_windows) when the zero
 // border grows the work at most this many times.
 constexpr double kMaxGatherGrowth = 2.0;
@@ -108,8 +111,10 @@ std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   const auto chunks_at_most = [&](std::int64_t parts) {
     return divisor_at_most(extent_of(*reduction), std::min(parts, steps / kMinSplitKChunk));
   };
+  // Few cells over many steps get more partials from stage_partials (about sqrt(steps) a cell)
+  // than split-K's chunks give.
   if (reduction == nullptr || cells / largest_block >= kSplitKBlocksPerUnit * units ||
-      chunks_at_most(kMaxSplitKParts) < 2)
+      steps < 2 * kMinSplitKChunk || few_cells_over_many_steps(cells, steps))
     return {};
   // Then the costly test: only a nest the GPU runs as a tile is split, counted in its blocks.
   const std::optional<ScheduledRoutine> tiled = detail::tile_gpu_nest(routine_, top, options_);
@@ -118,8 +123,8 @@ std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   if (blocks >= kSplitKBlocksPerUnit * units) return {};
   std::int64_t parts = 1;
   while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < kSplitKBlocksPerUnit * units) parts *= 2;
+  if (chunks_at_most(parts) < 2) return peeled_split_k(nest, *reduction, parts, steps / extent_of(*reduction));
   parts = chunks_at_most(parts);
-  if (parts < 2) return {};
   std::vector<Transform> transforms;
   ir::Symbol chunk = reduction->index;  // the loop over the chunks: all of the outer loop, or its split's outer part
   if (parts < extent_of(*reduction)) {
@@ -134,6 +139,37 @@ std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   return staged_tops(new_top, transforms);
 }
 
+std::vector<ir::Symbol> GpuScheduler::peeled_split_k(const std::vector<const ir::For*>& nest, const ir::For& reduction,
+                                                     std::int64_t parts, std::int64_t inner_steps) {
+  const ir::Symbol r = reduction.index;
+  const std::int64_t n = extent_of(reduction);
+  // The most chunks (up to `parts`) of at least kMinSplitKChunk steps, the tail a small fraction
+  // of one (GPT-2's vocabulary: 2 chunks of 25128 steps, a tail of 1).
+  for (; parts >= 2; --parts) {
+    const std::int64_t chunk = n / parts, tail = n % parts;
+    if (chunk * inner_steps >= kMinSplitKChunk && tail * kMinChunksPerPeeledTail <= chunk) break;
+  }
+  const std::int64_t head = n - n % parts;
+  if (parts < 2 || head == n) return {};
+  std::vector<Transform> steps;
+  for (const Swap& s : swaps_to(nest, {r})) steps.push_back(s);
+  std::optional<ir::LoweredRoutine> swapped;  // the Partition mints its segments' loops from the swapped nest
+  try {
+    swapped = schedule::apply(routine_, steps);
+  } catch (const ScheduleError&) {
+    return {};
+  }
+  const auto site = detail::find_loop(swapped->body, r);
+  if (!site) return {};
+  steps.push_back(partition(*site->loop, {head}));
+  const std::vector<ir::Symbol> segments = staged_tops(r, steps);
+  if (segments.size() != 2) return segments;
+  std::vector<ir::Symbol> tops = split_k(segments[0]);
+  if (tops.empty()) tops.push_back(segments[0]);
+  tops.push_back(segments[1]);
+  return tops;
+}
+
 std::int64_t GpuScheduler::split_k_block_cells(const ir::LoweredRoutine& tiled) const {
   std::int64_t cells = kSplitKBlockCells;
   ir::for_each_stmt(tiled.body, [&](const ir::Stmt& s) {
@@ -144,6 +180,10 @@ std::int64_t GpuScheduler::split_k_block_cells(const ir::LoweredRoutine& tiled) 
     if (b.blocked()) cells = std::max<std::int64_t>(cells, std::int64_t{b.bm} * b.bn);
   });
   return cells;
+}
+
+bool GpuScheduler::few_cells_over_many_steps(std::int64_t cells, std::int64_t steps) const {
+  return cells < kFewCellBlocks * block_ && steps >= kMuchWork * options_.min_parallel;
 }
 
 std::vector<ir::Symbol> GpuScheduler::stage_partials(ir::Symbol top) {
@@ -170,8 +210,7 @@ std::vector<ir::Symbol> GpuScheduler::stage_partials(ir::Symbol top) {
       reductions.push_back(f);
     }
   }
-  const bool few_cells = cells < kFewCellBlocks * block_ && steps >= kMuchWork * options_.min_parallel;
-  if (reductions.empty() || !(few_cells || steps >= kLongReduction)) return {};
+  if (reductions.empty() || !(few_cells_over_many_steps(cells, steps) || steps >= kLongReduction)) return {};
   const std::int64_t want = std::min(isqrt(steps), kMaxPartialCells / cells);
   std::vector<Transform> steps_taken;
   std::int64_t parts = 1;

@@ -5,7 +5,21 @@
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
 
-namespace cannl::schedule::detail {
+namespace cannl::schedule {
+
+Partition partition(const ir::For& loop, std::vector<std::int64_t> breakpoints) {
+  ir::Replay count;  // how many loop symbols a copy of the loop gives out
+  (void)count.stmt(ir::for_loop(loop.index, loop.begin, loop.end, loop.body, loop.axis));
+  Partition p{loop.index, std::move(breakpoints), {}};
+  for (std::size_t k = 0; k <= p.breakpoints.size(); ++k) {
+    std::vector<ir::Symbol> minted;
+    for (std::size_t n = 0; n < count.symbols_given(); ++n) minted.push_back(ir::fresh_symbol());
+    p.segment_loops.push_back(std::move(minted));
+  }
+  return p;
+}
+
+namespace detail {
 
 ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Partition& t) {
   std::string points;
@@ -26,18 +40,28 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Partition&
                            "increasing breakpoints in [" + std::to_string(f.begin + 1) + ", " + std::to_string(f.end - 1) + "]");
     previous = p;
   }
+  if (!t.segment_loops.empty() && t.segment_loops.size() != t.breakpoints.size() + 1)
+    throw_schedule_error(r, t.axis, action, "it names the loops of " + std::to_string(t.segment_loops.size()) + " segments for " +
+                             std::to_string(t.breakpoints.size() + 1),
+                         "mint them with schedule::partition");
   std::vector<ir::StmtRef> segments;
   std::int64_t lo = f.begin;
   for (std::size_t k = 0; k <= t.breakpoints.size(); ++k) {
     const std::int64_t hi = k < t.breakpoints.size() ? t.breakpoints[k] : f.end;
     ir::Replay replay;  // each segment gets its own symbols, so loops stay uniquely named
+    if (!t.segment_loops.empty()) replay.take_symbols(t.segment_loops[k]);
     segments.push_back(replay.stmt(ir::for_loop(f.index, lo, hi, f.body, f.axis)));
+    if (!t.segment_loops.empty() && replay.symbols_given() != t.segment_loops[k].size())
+      throw_schedule_error(r, t.axis, action, "segment " + std::to_string(k) + " has " + std::to_string(replay.symbols_given()) +
+                               " loops, and the transform names " + std::to_string(t.segment_loops[k].size()),
+                           "mint the segments' loops with schedule::partition on the routine it applies to");
     lo = hi;
   }
   return with_body(r, replace_loop(r.body, t.axis, [&](const ir::For&) { return ir::seq(std::move(segments)); }));
 }
 
-// In traces: partition <loop> <breakpoint>...
+// In traces: partition <loop> <breakpoint>... (a replay mints the segments' loops: later steps
+// name them by their printed names)
 std::string_view trace_name(Kind<Partition>) { return "partition"; }
 
 void print_args(StepWriter& out, const Partition& t) {
@@ -51,4 +75,5 @@ Partition parse_args(const StepReader& in, Kind<Partition>) {
   return p;
 }
 
-}  // namespace cannl::schedule::detail
+}  // namespace detail
+}  // namespace cannl::schedule

@@ -282,6 +282,36 @@ TEST(GpuTile, PipelinedStagingIsBitwiseTheNest) {
 // The gpu_tile_* keys replace the device's blocking: one whose staged slices exceed the device's
 // shared memory is a ScheduleError before the driver sees the kernel; one without whole register
 // tiles per block is a ConfigError.
+// Split-K over 257 steps (a prime: no chunk count divides it) on 32 x 32 cells, one block at any
+// blocking: the default schedule (licensed) runs 2 chunks of 128 steps as a batched tile, then
+// adds them and the peeled last step into each cell. Bitwise the interpreter's run of the same
+// schedule (the tile keeps each chunk's order; the adds are in chunk order), and within the
+// re-association's rounding of the serial nest.
+TEST(GpuTile, SplitKWithAPeeledStepIsBitwiseItsSchedule) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  test_util::ConfigGuard guard;
+  config::set_override("gpu_schedule_reassociate", "true");
+  const ir::LoweredRoutine r = matmul({32, 32, 257, /*a_t=*/true, /*b_t=*/false, /*fused=*/false, /*zero_first=*/true});
+  const ir::LoweredRoutine s = gpu->default_schedule(r);
+  const std::string text = ir::print_loop_ir(s);
+  ASSERT_NE(text.find("d_partials"), std::string::npos) << text;
+  ASSERT_NE(text.find("in [256, 257)"), std::string::npos) << text;
+  const auto params = ir::nodes_of(s.body);  // a, b, d and the partials
+  const auto got = test_util::run_on(*gpu, {s, params}, inputs(params));
+  EXPECT_EQ(got, interpreted(s, params)) << text;
+  const auto d_of = [](const std::vector<ir::NodeRef>& nodes, const std::vector<test_util::Bytes>& bytes) {
+    for (std::size_t k = 0; k < nodes.size(); ++k)
+      if (nodes[k]->debug_name() == "d") return test_util::values_of<float>(bytes[k]);
+    return std::vector<float>{};
+  };
+  const std::vector<float> serial = d_of(ir::nodes_of(r.body), interpreted(r, ir::nodes_of(r.body)));
+  const std::vector<float> split = d_of(params, got);
+  ASSERT_EQ(serial.size(), 32u * 32u);
+  ASSERT_EQ(split.size(), serial.size());
+  for (std::size_t k = 0; k < serial.size(); ++k) EXPECT_NEAR(split[k], serial[k], 1e-4f * 257) << k;
+}
+
 TEST(GpuTile, ConfiguredBlockingsAreCheckedBeforeTheDriver) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();

@@ -9,6 +9,7 @@
 #include "cannl/ir/lower.h"
 #include "cannl/runtime/context.h"
 #include "cannl/schedule/default_cpu.h"
+#include "cannl/schedule/trace.h"
 #include "runtime/test_util.h"
 #include "schedule/schedule_test_util.h"
 
@@ -152,6 +153,9 @@ TEST(DefaultCpuSchedule, StridedMatrixVectorProductsRunAlongTheRows) {
   const std::string head_text = ir::print_loop_ir(headed.routine);
   EXPECT_TRUE(has(head_text, "in [0, 4) grid:\n  for i1 in [0, 16):\n    for i2 in [0, 4096) vectorized:")) << head_text;
   EXPECT_TRUE(has(head_text, "in [16384, 16391)")) << head_text;
+  // The schedule is data: its trace names the segments' loops and replays to the same routine.
+  const ScheduleTrace trace = record(prime, headed.transforms);
+  EXPECT_EQ(ir::print_loop_ir(replay(prime, trace)), head_text);
 }
 
 // NaN and signed zeros: the vector max / min lanes follow maximumNumber / minimumNumber.

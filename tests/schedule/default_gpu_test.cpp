@@ -445,6 +445,53 @@ TEST(DefaultGpuSchedule, ReassociationSplitsTheTokensOfAWeightGradientWithFewBlo
   EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(weight_gradient_of(200, 32, 32), o)), "_partials"));
 }
 
+// Few cells over many steps (32 x 64 cells over 16 x 256 tokens as batch and sequence loops):
+// stage_partials' partials (64 a cell, about sqrt(steps)) fill the device better than split-K's
+// chunks (at most 8), so split-K leaves such nests to it (cifar_conv's first weight gradient
+// went from 16001 steps a thread as chunks to 401 as partials in the census).
+TEST(DefaultGpuSchedule, FewCellsOverManyStepsAreStagedNotSplitIntoChunks) {
+  ir::GpuLimits h200 = cuda_limits();
+  h200.compute_units = 132;  // 2 blocks of 32 x 32 cells: split-K would want chunks
+  const GpuScheduleOptions o{.target = gpu_test_target(h200), .reassociate = true};
+  const auto x = ir::make_node("x", DType::F32, {16, 256, 32}), dy = ir::make_node("dy", DType::F32, {16, 256, 64});
+  const auto dw = ir::make_node("dw", DType::F32, {32, 64});
+  const ir::Symbol b = ir::fresh_symbol(), q = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(q), it(i)}), ir::get(dy, {it(b), it(q), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+  const ir::LoweredRoutine r{
+      "weight_grad_bs",
+      ir::for_loop(b, 0, 16, ir::for_loop(i, 0, 32, ir::for_loop(j, 0, 64, ir::for_loop(q, 0, 256, ir::set(dw, {it(i), it(j)}, acc))))),
+      {}};
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  std::int64_t partials = 0;
+  for (const ir::NodeRef& n : ir::nodes_of(s.body))
+    if (n->debug_name() == "dw_partials") partials = n->num_elements() / (32 * 64);
+  EXPECT_EQ(partials, 64) << ir::print_loop_ir(s);
+  validate_parallel(s);
+}
+
+// A reduction no chunk count divides (257 tokens, a prime; GPT-2's vocabulary of 50257 = 29 x
+// 1733 in its LM head's input gradient): its last step is peeled into a nest of its own, added
+// after the 2 chunks of 128 tokens; the same sum within the re-association's tolerance, and a
+// trace that replays (the segments' loops minted by the plan).
+TEST(DefaultGpuSchedule, SplitKPeelsTheStepsNoChunkCountDivides) {
+  ir::GpuLimits small = cuda_limits();
+  small.compute_units = 1;
+  GpuScheduleOptions o{.target = gpu_test_target(small), .reassociate = true};
+  const ir::LoweredRoutine r = weight_gradient_of(257, 32, 32);
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  const std::string text = ir::print_loop_ir(s);
+  EXPECT_TRUE(has(text, "dw_partials")) << text;
+  EXPECT_TRUE(has(text, "in [256, 257)")) << text;
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << text;
+  validate_parallel(s);
+  expect_replays(r, o);
+  // The chunks' tile, then one kernel (a thread per cell) adding the chunks and the peeled step.
+  const std::vector<std::int64_t> threads = kernel_threads(s);
+  ASSERT_EQ(threads.size(), 2u) << text;
+  EXPECT_EQ(threads[1], 32 * 32) << text;
+}
+
 // On tensor cores a tile keeps its MMA blocks (128 x 128 cells), so split-K counts those: a
 // weight gradient of 256 x 256 cells over 1024 tokens of bf16-rounded operands has 64 blocks of
 // 32 x 32 on a device of 4 units (enough) but 4 MMA blocks (too few), and is split. The same

@@ -3,6 +3,7 @@
 // ScheduleError cases assert the type and a message substring.
 #include <gtest/gtest.h>
 
+#include "cannl/schedule/trace.h"
 #include "cannl/schedule/transforms.h"
 #include "schedule/schedule_test_util.h"
 
@@ -315,6 +316,27 @@ TEST(Partition, SegmentsCoverTheLoopInOrder) {
   expect_schedule_error([&] { schedule::apply(e.routine(), Partition{e.i, {5, 2}}); }, {"breakpoints must increase", "[1, 6]"});
   const auto grid = schedule::apply(e.routine(), Retype{e.i, ir::AxisType::Grid});
   expect_schedule_error([&] { schedule::apply(grid, Partition{e.i, {3}}); }, {"would not start at 0"});
+}
+
+// partition mints every segment's loops ahead, so a plan can address the segments (retype the
+// tail's inner loop) with symbols that a recorded trace names too.
+TEST(Partition, MintedSegmentLoopsAreTheOnesTheCopiesTake) {
+  Elementwise e(7, 3);
+  const ir::LoweredRoutine r = e.routine();
+  const Partition p = partition(std::get<ir::For>(r.body->node), {5});
+  ASSERT_EQ(p.segment_loops.size(), 2u);
+  ASSERT_EQ(p.segment_loops[1].size(), 2u);  // the tail's i and j
+  const std::vector<Transform> plan{p, Retype{p.segment_loops[1][1], ir::AxisType::Vectorized}};
+  const auto out = schedule::apply(r, plan);
+  EXPECT_TRUE(has(ir::print_loop_ir(out), "in [5, 7):\n  for i3 in [0, 3) vectorized:")) << ir::print_loop_ir(out);
+  expect_same(r, out);
+  EXPECT_EQ(ir::print_loop_ir(replay(r, record(r, plan))), ir::print_loop_ir(out));
+  Partition short_of_loops = p;
+  short_of_loops.segment_loops[0].pop_back();
+  expect_schedule_error([&] { schedule::apply(r, short_of_loops); }, {"segment 0 has 2 loops", "names 1"});
+  Partition short_of_segments = p;
+  short_of_segments.segment_loops.pop_back();
+  expect_schedule_error([&] { schedule::apply(r, short_of_segments); }, {"loops of 1 segments for 2"});
 }
 
 TEST(Privatize, AccumulatorCellLivesInALocalBitwise) {

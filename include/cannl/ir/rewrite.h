@@ -49,10 +49,17 @@ class Replay {
   std::vector<ir::AxisIndex> index(const std::vector<ir::AxisIndex>& idx) const;
   /// A fresh loop symbol standing for `s` from now on.   Symbol t = r.freshen(s);
   ir::Symbol freshen(ir::Symbol s);
+  /// The loops copied from now on take these symbols, in the order they are met, before fresh
+  /// ones: symbols minted ahead, so that a plan can name the copies (schedule::partition).
+  void take_symbols(std::vector<ir::Symbol> symbols) { taken_ = std::move(symbols), next_taken_ = 0; }
+  /// How many loop symbols this replay has given out (taken or fresh).
+  std::size_t symbols_given() const { return given_; }
 
  private:
   int scope(int id) const;
   std::map<ir::Symbol, ir::AxisIndex> symbols_;
+  std::vector<ir::Symbol> taken_;
+  std::size_t next_taken_ = 0, given_ = 0;
   std::map<int, int> scopes_;
   ir::NodeRef self_;
   int self_scope_ = 0;

@@ -89,7 +89,14 @@ struct Stage {
 };
 /// Index-set splitting: loop [b, e) becomes consecutive segment loops [b, p1), [p1, p2), ...,
 /// [pn, e) over copies of the body (fresh symbols), so each segment's guards can fold.
-struct Partition { ir::Symbol axis; std::vector<std::int64_t> breakpoints; };
+/// `segment_loops`: per segment, the symbols of its copied loops in the order a copy meets them
+/// (the segment's loop first), minted by `partition` so that later transforms of the same plan
+/// and a trace recorded from the list name the segments' loops; empty: apply mints them.
+struct Partition {
+  ir::Symbol axis;
+  std::vector<std::int64_t> breakpoints;
+  std::vector<std::vector<ir::Symbol>> segment_loops = {};
+};
 
 /// Keeps the one cell of node `node_id` that serial loop `over` reads and writes in a scalar local
 /// for the loop's duration (declared and loaded before it, stored back after it).
@@ -174,6 +181,9 @@ Split split(ir::Symbol axis, std::int64_t factor, ir::AxisType outer_type = ir::
 /// The BucketScatter of the nest `top` into `buckets` row ranges, minting the bucket loop.
 ///   BucketScatter b = bucket_scatter(top, 16, ir::AxisType::Grid);  // then address b.bucket
 BucketScatter bucket_scatter(ir::Symbol top, std::int64_t buckets, ir::AxisType bucket_type = ir::AxisType::Serial);
+/// The Partition of `loop` at `breakpoints`, minting the symbols of every segment's loops.
+///   Partition p = partition(loop, {head});  // then address p.segment_loops[1][0], the tail's loop
+Partition partition(const ir::For& loop, std::vector<std::int64_t> breakpoints);
 /// The interleaved SplitReduce of `axis` over `lanes` partials.
 ///   SplitReduce t = split_reduce_lanes(r, 64, ir::AxisType::Vectorized);  // then t.lane
 SplitReduce split_reduce_lanes(ir::Symbol axis, std::int64_t lanes, ir::AxisType lane_type = ir::AxisType::Serial);
