@@ -308,7 +308,8 @@ GpuScheduleOptions GpuScheduleOptions::from_config(const ir::Target& target) {
           .min_parallel = config::get_int_in("gpu_schedule_min_parallel", 1, 1LL << 40),
           .reassociate = config::get_bool("gpu_schedule_reassociate"),
           .tiles = config::get_bool("gpu_schedule_tiles"),
-          .scatter_buckets = scatter_buckets_from_config()};
+          .scatter_buckets = scatter_buckets_from_config(),
+          .split_k_blocks_per_unit = config::get_int_in("gpu_split_k_blocks_per_unit", 0, 1 << 20)};
 }
 
 ScheduledRoutine plan_default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options) {

@@ -33,10 +33,9 @@ constexpr std::int64_t kLongReduction = 4096;
 constexpr std::int64_t kMinSharedSteps = 4;
 constexpr std::int64_t kMaxSharedPartialCells = std::int64_t{1} << 24;
 // Split-K (split_k): a tile with fewer blocks of this many cells (the smallest blocking, 32 x 32;
-// a tensor-core tile's own MMA blocking) than this many per compute unit gets its reduction split
-// into up to this many chunks of at least this many steps.
+// a tensor-core tile's own MMA blocking) than gpu_split_k_blocks_per_unit per compute unit gets
+// its reduction split into up to this many chunks of at least this many steps.
 constexpr std::int64_t kSplitKBlockCells = 32 * 32;
-constexpr std::int64_t kSplitKBlocksPerUnit = 4;
 constexpr std::int64_t kMaxSplitKParts = 8;
 constexpr std::int64_t kMinSplitKChunk = 128;
 // A reduction no chunk count divides is split after peeling its last steps only when they are
@@ -78,7 +77,8 @@ std::vector<ir::Symbol> GpuScheduler::gather_windows(ir::Symbol top) {
 
 std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   const std::int64_t units = options_.target.gpu.compute_units;
-  if (!options_.tiles || units <= 0) return {};
+  const std::int64_t wanted_blocks = options_.split_k_blocks_per_unit * units;
+  if (!options_.tiles || wanted_blocks <= 0) return {};
   const auto site = detail::find_loop(routine_.body, top);
   if (!site || !site->enclosing.empty()) return {};
   ir::StmtRef leaf;
@@ -113,16 +113,16 @@ std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   };
   // Few cells over many steps get more partials from stage_partials (about sqrt(steps) a cell)
   // than split-K's chunks give.
-  if (reduction == nullptr || cells / largest_block >= kSplitKBlocksPerUnit * units ||
+  if (reduction == nullptr || cells / largest_block >= wanted_blocks ||
       steps < 2 * kMinSplitKChunk || few_cells_over_many_steps(cells, steps))
     return {};
   // Then the costly test: only a nest the GPU runs as a tile is split, counted in its blocks.
   const std::optional<ScheduledRoutine> tiled = detail::tile_gpu_nest(routine_, top, options_);
   if (!tiled) return {};
   const std::int64_t blocks = cells / split_k_block_cells(tiled->routine);
-  if (blocks >= kSplitKBlocksPerUnit * units) return {};
+  if (blocks >= wanted_blocks) return {};
   std::int64_t parts = 1;
-  while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < kSplitKBlocksPerUnit * units) parts *= 2;
+  while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < wanted_blocks) parts *= 2;
   if (chunks_at_most(parts) < 2) return peeled_split_k(nest, *reduction, parts, steps / extent_of(*reduction));
   parts = chunks_at_most(parts);
   std::vector<Transform> transforms;

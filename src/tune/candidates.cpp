@@ -347,6 +347,12 @@ std::vector<Candidate> gpu_schedule_option_seeds(const ir::LoweredRoutine& optim
       variants.emplace_back("gpu_scatter_buckets " + (buckets == 0 ? std::string("off") : std::to_string(buckets)), o);
   }
   if (base.reassociate) {
+    for (const std::int64_t per_unit : {std::int64_t{0}, std::int64_t{2}, std::int64_t{16}}) {
+      auto o = base;
+      o.split_k_blocks_per_unit = per_unit;
+      if (per_unit != base.split_k_blocks_per_unit)
+        variants.emplace_back("gpu_split_k_blocks_per_unit " + std::to_string(per_unit), o);
+    }
     auto o = base;
     o.reassociate = false;
     variants.emplace_back("gpu_schedule_reassociate false", o);

@@ -40,8 +40,8 @@ std::vector<Candidate> seed_candidates(const ir::LoweredRoutine& optimized, cons
 
 /// The default GPU schedule of `optimized` under other settings of the schedule's own options
 /// (schedule::GpuScheduleOptions, from the config keys): half and twice the block size, the
-/// scatter buckets off, 64 and 1024, and without the re-association licence (bitwise kernels,
-/// no staged partials or split-K) where it holds. Only those whose plan differs from `defaults`
+/// scatter buckets off, 64 and 1024, split-K for 0, 2 and 16 blocks per compute unit, and without
+/// the re-association licence (bitwise kernels, no staged partials or split-K) where it holds. Only those whose plan differs from `defaults`
 /// and from each other: a routine without scatters gets no bucket seeds. Labels name the key
 /// ("default gpu_scatter_buckets off"). Nothing on a target without workgroups.
 std::vector<Candidate> gpu_schedule_option_seeds(const ir::LoweredRoutine& optimized, const ir::Target& target,

@@ -422,6 +422,9 @@ TEST(DefaultGpuSchedule, ReassociationSplitsTheTokensOfAWeightGradientWithFewBlo
   o.reassociate = false;
   EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(r, o)), "_partials"));
   o.reassociate = true;
+  o.split_k_blocks_per_unit = 0;  // gpu_split_k_blocks_per_unit=0: no split-K
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(r, o)), "_partials"));
+  o.split_k_blocks_per_unit = 4;
   EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(weight_gradient_of(256, 64, 64), o)), "_partials"));
   // Tokens as batch x sequence loops (dw[i, j] += x[b, s, i] * dy[b, s, j]): the chunks are the
   // batch loop's iterations, each over its whole sequence.

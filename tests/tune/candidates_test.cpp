@@ -3,6 +3,8 @@
 // target's own; a GPU target's tile and tensor-core blockings survive the cache's text form.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "cannl/ir/target.h"
 #include "cannl/schedule/trace.h"
 #include "schedule/schedule_test_util.h"
@@ -126,6 +128,39 @@ TEST(GpuScheduleOptionSeeds, VaryTheBucketsTheBlockAndTheLicenceWhereThePlanChan
   for (const Candidate& c : gpu_schedule_option_seeds(plain, t, default_trace(plain, t)))
     EXPECT_EQ(c.label.find("buckets"), std::string::npos) << c.label;
   EXPECT_TRUE(gpu_schedule_option_seeds(r, ir::cpu_target(64), default_trace(r, ir::cpu_target(64))).empty());
+}
+
+// Split-K's blocks per unit as seeds: a weight gradient of 256 x 512 cells (128 blocks of 32 x 32
+// on 132 units) over 1024 tokens is split into 8 chunks by default (4 blocks a unit), into 4 for
+// 2 a unit, not at all for 0; 16 a unit asks for more chunks than split-K makes (8), the default's
+// plan again, and is dropped.
+TEST(GpuScheduleOptionSeeds, VarySplitKsBlocksPerUnitWhereThePlanChanges) {
+  using ir::AxisIndex;
+  const ir::Target t = gpu(48 * 1024);
+  const auto x = ir::make_node("x", ir::DType::F32, {1024, 256}), dy = ir::make_node("dy", ir::DType::F32, {1024, 512});
+  const auto dw = ir::make_node("dw", ir::DType::F32, {256, 512});
+  const ir::Symbol b = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto it = [](ir::Symbol s) { return AxisIndex::iterator(s); };
+  const auto product = ir::apply(ir::Op::Mul, ir::DType::F32, {ir::get(x, {it(b), it(i)}), ir::get(dy, {it(b), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+  const ir::LoweredRoutine r{"weight_grad",
+                             ir::for_loop(i, 0, 256, ir::for_loop(j, 0, 512, ir::for_loop(b, 0, 1024, ir::set(dw, {it(i), it(j)}, acc)))),
+                             {}};
+  const schedule::ScheduleTrace defaults = default_trace(r, t);
+  std::map<std::string, std::int64_t> chunks;  // label -> the partials' chunks (0: not split)
+  for (const Candidate& c : gpu_schedule_option_seeds(r, t, defaults)) {
+    std::int64_t n = 0;
+    for (const ir::NodeRef& node : ir::nodes_of(schedule::replay(r, c.trace).body))
+      if (node->debug_name() == "dw_partials") n = node->num_elements() / (256 * 512);
+    chunks[c.label] = n;
+  }
+  EXPECT_EQ(chunks["default gpu_split_k_blocks_per_unit 0"], 0);
+  EXPECT_EQ(chunks["default gpu_split_k_blocks_per_unit 2"], 4);
+  EXPECT_EQ(chunks.count("default gpu_split_k_blocks_per_unit 16"), 0u) << ::testing::PrintToString(chunks);
+  std::int64_t default_partials = 0;
+  for (const ir::NodeRef& node : ir::nodes_of(schedule::replay(r, defaults).body))
+    if (node->debug_name() == "dw_partials") default_partials = node->num_elements();
+  EXPECT_EQ(default_partials, 8 * 256 * 512);
 }
 
 }  // namespace

@@ -45,10 +45,15 @@ struct GpuScheduleOptions {
   /// (config `gpu_scatter_buckets`: auto, off or a count).
   static constexpr std::int64_t kAutoScatterBuckets = -1;
   std::int64_t scatter_buckets = kAutoScatterBuckets;
+  /// With `reassociate` and tiles, a tile with fewer blocks than this many per compute unit is
+  /// split along its reduction into chunks (split-K) for about this many; 0 never
+  /// (config `gpu_split_k_blocks_per_unit`).
+  std::int64_t split_k_blocks_per_unit = 4;
 
   /// The options for `target` from the config keys `gpu_schedule_block_size`,
-  /// `gpu_schedule_min_parallel`, `gpu_schedule_reassociate`, `gpu_schedule_tiles` and
-  /// `gpu_scatter_buckets` (what a GPU backend schedules with, and what the tuner records).
+  /// `gpu_schedule_min_parallel`, `gpu_schedule_reassociate`, `gpu_schedule_tiles`,
+  /// `gpu_scatter_buckets` and `gpu_split_k_blocks_per_unit` (what a GPU backend schedules with,
+  /// and what the tuner records).
   static GpuScheduleOptions from_config(const ir::Target& target);
 };
 
