@@ -1,6 +1,7 @@
 // Recognizing the cooperative block reduction form (block_reduction.h).
 #include "cannl/ir/block_reduction.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cannl::ir {
@@ -56,27 +57,48 @@ std::optional<RowGuard> row_guard(const ScalarRef& condition, Symbol r) {
   return guard;
 }
 
+// Whether every thread r < threads has a step at the first iteration of each strided loop: the
+// guard's `before` mentions only those loops, and before(begins) + threads - 1 < bound.
+bool every_thread_steps_first(const RowGuard& guard, const std::vector<const For*>& strided, std::int64_t threads) {
+  std::int64_t first = guard.before.offset;
+  for (const AffineTerm& t : guard.before.terms) {
+    const auto loop = std::find_if(strided.begin(), strided.end(), [&](const For* f) { return f->index == t.symbol; });
+    if (loop == strided.end()) return false;
+    first += t.coeff * (*loop)->begin;
+  }
+  return first + threads - 1 < guard.bound;
+}
+
 }  // namespace
 
 std::optional<BlockReduction> block_reduction(const For& loop) {
   auto body = flatten_seq(loop.body);
+  std::vector<const For*> strided;
+  while (body.size() == 1 && std::holds_alternative<For>(body[0]->node)) {
+    const For& f = std::get<For>(body[0]->node);
+    if (f.axis != AxisType::Serial || f.end <= f.begin) return std::nullopt;
+    strided.push_back(&f);
+    body = flatten_seq(f.body);
+  }
   if (body.size() != 1) return std::nullopt;
   std::optional<RowGuard> guard;
   if (const auto* guarded = std::get_if<If>(&body[0]->node)) {
     guard = row_guard(guarded->condition, loop.index);
-    if (!guard) return std::nullopt;
+    if (!guard || (!strided.empty() && !every_thread_steps_first(*guard, strided, loop.end - loop.begin))) return std::nullopt;
     body = flatten_seq(guarded->body);
     if (body.size() != 1) return std::nullopt;
   }
   const auto* set = std::get_if<Set>(&body[0]->node);
   if (set == nullptr || mentions(set->index, loop.index)) return std::nullopt;
+  for (const For* f : strided)
+    if (mentions(set->index, f->index)) return std::nullopt;
   const auto* apply = std::get_if<Apply>(&set->value->node);
   if (apply == nullptr || apply->dtype == DType::U4x32) return std::nullopt;
   const auto is_cell = [&](const ScalarRef& x) {
     const auto* g = std::get_if<Get>(&x->node);
     return g != nullptr && g->node->id == set->node->id && g->index == set->index;
   };
-  BlockReduction out{set->node, set->index, apply->op, apply->dtype, nullptr, std::move(guard)};
+  BlockReduction out{set->node, set->index, apply->op, apply->dtype, nullptr, std::move(guard), std::move(strided)};
   if (is_block_accum(apply->op) && apply->args.size() == 2 && is_cell(apply->args[0])) {
     out.value = apply->args[1];
   } else if ((apply->op == Op::Add || apply->op == Op::Mul) && apply->args.size() == 2 && is_cell(apply->args[1])) {

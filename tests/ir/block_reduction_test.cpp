@@ -72,5 +72,35 @@ TEST(BlockReduction, FormsATreeWouldComputeDifferentlyAreRefused) {
   EXPECT_FALSE(block_reduction(t.loop(if_then(apply(Op::Cmpeq, DType::I64, {embed_index(it(t.r)), constant(3, DType::I64)}), sum))));
 }
 
+// Strided: serial loops between the threads' loop and the (guarded) accumulation, each thread
+// folding its own steps first. Under a guard every thread must have a step at the loops' first
+// iterations, or a partial would not exist.
+TEST(BlockReduction, StridedStepsEachThreadFoldsBeforeTheTree) {
+  const Row t;
+  const auto sum = t.store(apply(Op::Add, DType::F32, {t.cell(), t.value()}));
+  const Symbol q = fresh_symbol(), q2 = fresh_symbol();
+  const auto strided = block_reduction(t.loop(for_loop(q, 0, 3, for_loop(q2, 1, 4, sum))));
+  ASSERT_TRUE(strided.has_value());
+  ASSERT_EQ(strided->strided.size(), 2u);
+  EXPECT_EQ(strided->strided[0]->index, q);
+  EXPECT_EQ(strided->strided[1]->index, q2);
+  // A split row of 130 in slices of 64: `64 q + r < 130`, every thread's first slice full.
+  const auto guarded = [&](std::int64_t offset, std::int64_t bound, Symbol in) {
+    return block_reduction(t.loop(for_loop(q, 0, 3, if_then(t.below(AxisIndex{{{64, in}, {1, t.r}}, offset}, bound), sum))));
+  };
+  const auto split_row = guarded(0, 130, q);
+  ASSERT_TRUE(split_row.has_value());
+  ASSERT_TRUE(split_row->guard.has_value());
+  EXPECT_EQ(split_row->guard->before, (AxisIndex{{{64, q}}, 0}));
+  // Refused: a thread with no first step (offset 70: threads past 59 have none), a guard over a
+  // loop outside the strided ones (its first value unknown), an empty strided loop, a strided
+  // loop the cell moves with, a strided loop that is not serial.
+  EXPECT_FALSE(guarded(70, 130, q));
+  EXPECT_FALSE(guarded(0, 130, t.o));
+  EXPECT_FALSE(block_reduction(t.loop(for_loop(q, 2, 2, sum))));
+  EXPECT_FALSE(block_reduction(t.loop(for_loop(t.i, 0, 4, sum))));
+  EXPECT_FALSE(block_reduction(t.loop(for_loop(q, 0, 3, sum, AxisType::Workgroup))));
+}
+
 }  // namespace
 }  // namespace cannl::ir

@@ -539,14 +539,17 @@ ir::LoweredRoutine row_reduction(ir::Op accum, std::int64_t rows, std::int64_t c
   return {"row_reduction", ir::for_loop(r, 0, rows, ir::for_loop(c, 0, cols, ir::set(m, {it(r)}, acc))), {}};
 }
 
-// A row maximum (a softmax's or a cross-entropy's): one block per row, its threads along the row
-// combined in block reductions of 256 steps each, in order (the bits of the serial loop: checked
-// on OpenCL in tests/gpu/gpu_block_reduction_test.cpp, the emulation here runs no reductions).
+// A row maximum (a softmax's or a cross-entropy's): one block per row, each of its 256 threads
+// folding its strided steps of the row's 4 slices, then one block reduction of the partials (the
+// bits of the serial loop: checked on OpenCL in tests/gpu/gpu_block_reduction_test.cpp, the
+// emulation here runs no reductions).
 TEST(DefaultGpuSchedule, RowMaximaRunAsBlockReductionsBitwise) {
   const ir::LoweredRoutine r = row_reduction(ir::Op::Max, 40, 1024);
   const std::string text = scheduled(r, options());
-  EXPECT_TRUE(has(text, "for i0 in [0, 40) grid:\n  for i1 in [0, 4):\n    for i2 in [0, 256) workgroup_reduce:"))
+  EXPECT_TRUE(has(text, "for i0 in [0, 40) grid:\n  for i1 in [0, 256) workgroup_reduce:\n    for i2 in [0, 4):\n"
+                        "      m[i0] = max(m[i0], x[i0, 256*i2 + i1])"))
       << text;
+  EXPECT_EQ(tree_reductions(default_gpu_schedule(r, options())), 1);
   EXPECT_EQ(kernel_threads(default_gpu_schedule(r, options())), std::vector<std::int64_t>{40 * 256});
   // A row no longer than a block takes one reduction; a minimum alike.
   const std::string short_rows = scheduled(row_reduction(ir::Op::Min, 40, 100), options());
@@ -560,7 +563,7 @@ TEST(DefaultGpuSchedule, RowSumsRunAsBlockReductionsOnlyWithTheLicence) {
   EXPECT_FALSE(has(scheduled(r, o), "workgroup_reduce")) << scheduled(r, o);
   o.reassociate = true;
   const ir::LoweredRoutine s = default_gpu_schedule(r, o);
-  EXPECT_TRUE(has(ir::print_loop_ir(s), "for i1 in [0, 2):\n    for i2 in [0, 256) workgroup_reduce:"))
+  EXPECT_TRUE(has(ir::print_loop_ir(s), "for i1 in [0, 256) workgroup_reduce:\n    for i2 in [0, 2):"))
       << ir::print_loop_ir(s);
   EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
   validate_parallel(s);
@@ -571,11 +574,12 @@ TEST(DefaultGpuSchedule, RowSumsRunAsBlockReductionsOnlyWithTheLicence) {
 }
 
 // A row no divisor of which fills half a block (a vocabulary of 50257 = 29 x 1733, here the prime
-// 1031) runs in slices of a whole block, the last guarded: the maximum bitwise, a licensed sum
-// within re-association of the serial loop.
+// 1031) runs in slices of a whole block, the last guarded (inside each thread's strided steps):
+// the maximum bitwise, a licensed sum within re-association of the serial loop.
 TEST(DefaultGpuSchedule, RowsABlockDoesNotDivideEndInAGuardedSlice) {
   const std::string text = scheduled(row_reduction(ir::Op::Max, 40, 1031), options());
-  EXPECT_TRUE(has(text, "for i0 in [0, 40) grid:\n  for i1 in [0, 5):\n    for i2 in [0, 256) workgroup_reduce:\n      if lt:i64(index(256*i1 + i2), 1031:i64):"))
+  EXPECT_TRUE(has(text, "for i0 in [0, 40) grid:\n  for i1 in [0, 256) workgroup_reduce:\n    for i2 in [0, 5):\n"
+                        "      if lt:i64(index(256*i2 + i1), 1031:i64):"))
       << text;
   GpuScheduleOptions o = options();
   o.reassociate = true;
@@ -586,7 +590,7 @@ TEST(DefaultGpuSchedule, RowsABlockDoesNotDivideEndInAGuardedSlice) {
   EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
   validate_parallel(s);
   // A divisor filling half a block keeps exact slices: 1000 = 4 x 250.
-  EXPECT_TRUE(has(scheduled(row_reduction(ir::Op::Max, 40, 1000), options()), "for i1 in [0, 4):\n    for i2 in [0, 250) workgroup_reduce:\n      m["));
+  EXPECT_TRUE(has(scheduled(row_reduction(ir::Op::Max, 40, 1000), options()), "for i1 in [0, 250) workgroup_reduce:\n    for i2 in [0, 4):\n      m["));
 }
 
 // m[c] = accum(m[c], x[c, r0, r1, ..]) over the reduction loops of `extents` for `cells` cells.
@@ -611,28 +615,30 @@ ir::LoweredRoutine multi_loop_reduction(ir::Op accum, std::int64_t cells, const 
 // A bias gradient's partials (one per image and row chunk) added into its 6 cells.
 ir::LoweredRoutine two_loop_reduction(ir::Op accum) { return multi_loop_reduction(accum, 6, {64, 2}); }
 
-// A reduction over two loops takes its longer loop onto the block's threads, the shorter serial
-// around it, instead of one thread per cell walking all 128 steps: a sum with the licence (within
-// re-association of the serial loop), a maximum without (bitwise).
+// A reduction over two loops takes its longer loop onto the block's threads, each thread walking
+// the shorter one before one tree per cell, instead of one thread per cell walking all 128
+// steps: a sum with the licence (within re-association of the serial loop), a maximum without
+// (bitwise).
 TEST(DefaultGpuSchedule, ReductionsOverSeveralLoopsPutTheLongestOnTheThreads) {
   GpuScheduleOptions o = options();
   o.reassociate = true;
   const ir::LoweredRoutine sum = two_loop_reduction(ir::Op::Add);
   const ir::LoweredRoutine s = default_gpu_schedule(sum, o);
-  EXPECT_TRUE(has(ir::print_loop_ir(s), "for i0 in [0, 6) grid:\n  for i1 in [0, 2):\n    for i2 in [0, 64) workgroup_reduce:\n      m[i0] = add(m[i0], x[i0, i2, i1])"))
+  EXPECT_TRUE(has(ir::print_loop_ir(s), "for i0 in [0, 6) grid:\n  for i1 in [0, 64) workgroup_reduce:\n    for i2 in [0, 2):\n      m[i0] = add(m[i0], x[i0, i1, i2])"))
       << ir::print_loop_ir(s);
   EXPECT_EQ(tree_reductions(s), 1) << ir::print_loop_ir(s);
   EXPECT_EQ(compare(run_interp(sum), run_interp(s), Tolerance::Reassociated), "") << ir::print_loop_ir(s);
   validate_parallel(s);
   const ir::LoweredRoutine max = two_loop_reduction(ir::Op::Max);
   const ir::LoweredRoutine m = default_gpu_schedule(max, options());
-  EXPECT_TRUE(has(ir::print_loop_ir(m), "for i1 in [0, 2):\n    for i2 in [0, 64) workgroup_reduce:")) << ir::print_loop_ir(m);
+  EXPECT_TRUE(has(ir::print_loop_ir(m), "for i1 in [0, 64) workgroup_reduce:\n    for i2 in [0, 2):")) << ir::print_loop_ir(m);
   EXPECT_EQ(tree_reductions(m), 1) << ir::print_loop_ir(m);
   EXPECT_EQ(compare(run_interp(max), run_interp(m), Tolerance::Bitwise), "") << ir::print_loop_ir(m);
   // Without the licence a sum keeps its order: no block reduction.
   EXPECT_FALSE(has(scheduled(sum, options()), "workgroup_reduce")) << scheduled(sum, options());
   // A convolution's weight gradient (150 cells over 64 images of 28 x 28) is staged into
-  // partials, which sum long runs: on blocks each thread would pay a tree per slice of 64 steps.
+  // partials, which spread all its steps: on blocks only the images' loop would be the threads,
+  // 64 a cell walking 784 steps each.
   const std::string weights = ir::print_loop_ir(default_gpu_schedule(multi_loop_reduction(ir::Op::Add, 150, {64, 28, 28}), o));
   EXPECT_TRUE(has(weights, "_partials")) << weights;
   EXPECT_FALSE(has(weights, "workgroup_reduce")) << weights;

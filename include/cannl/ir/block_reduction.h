@@ -13,9 +13,18 @@
 // that the block does not divide: 50257 vocabulary entries in slices of 256): the slice's last
 // block then reduces only its first bound - before steps, as a shorter loop would.
 //
+// Strided: between the loop and the (guarded) accumulation, a perfect nest of serial loops
+// (the other slices of a split row, other reduction loops): each thread first folds its own
+// steps over them in their order, then the threads' partials meet in one tree. Every thread
+// must have a step at the loops' first iterations (so every partial exists: under a guard,
+// `before` mentions only those loops and holds at their begins), which a split row's first
+// slice gives.
+//
 //   for r in [0, 100) workgroup_reduce: s[i] = add(s[i], x[i, r])   ->  a BlockReduction
 //   for r in [0, 256) workgroup_reduce: if (256*o + r < 50257) s[i] = max(s[i], x[i, 256*o + r])
 //                                                                    ->  one with a RowGuard
+//   for r in [0, 256) workgroup_reduce: for q in [0, 197): if (256*q + r < 50257) s[i] = max(..)
+//                                                                    ->  one with strided loop q
 
 #include <optional>
 
@@ -36,6 +45,7 @@ struct BlockReduction {
   DType dtype = DType::F32;    // the accumulation's compute dtype
   ScalarRef value;             // v(r)
   std::optional<RowGuard> guard;
+  std::vector<const For*> strided;  // the serial loops each thread folds its steps over, outermost first
 };
 
 std::optional<BlockReduction> block_reduction(const For& loop);

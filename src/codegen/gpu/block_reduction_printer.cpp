@@ -42,6 +42,7 @@
 // Lane r combines the same two values as the shared-memory step, so the bits do not depend on
 // the wave size either: wave32 and wave64 modules differ in text only.
 #include <algorithm>
+#include <functional>
 
 #include "cannl/ir/block_reduction.h"
 #include "cannl/support/error.h"
@@ -92,6 +93,43 @@ int shuffle_wave(const GpuDialect& d, const BodyPrinter& p, const ir::KernelGeom
   return word && aligned ? wave : 0;
 }
 
+// The strided form: this thread's steps folded in the serial loops' order into a register, the
+// first step taken as it is (no neutral value: the bits of -0 and NaN stay the serial fold's),
+// then stored in its slot. Every thread has a first step (ir::block_reduction checks it).
+//
+//     float p = 0.0f; int has = 0;
+//     for (int64_t q = 0; q < 197; ++q) {
+//       if (256 * q + r < 50257) { const float v = x[..]; p = has ? fold(p, v) : v; has = 1; }
+//     }
+//     cannl_red_i4[lin] = p;
+void print_strided_partial(BodyPrinter& p, const ir::BlockReduction& reduction, const std::string& name,
+                           const std::string& type, const std::string& slot,
+                           const std::function<std::string(const std::string&, const std::string&)>& fold) {
+  const std::string acc = p.fresh_loop_name(), has = p.fresh_loop_name(), v = p.fresh_loop_name();
+  p.line(type + " " + acc + " = " + p.zero(reduction.dtype) + ";");
+  p.line("int " + has + " = 0;");
+  for (const ir::For* f : reduction.strided) {
+    const std::string q = p.fresh_loop_name();
+    p.bind(f->index, q);
+    p.line("for (" + p.index_type() + " " + q + " = " + std::to_string(f->begin) + "; " + q + " < " +
+           std::to_string(f->end) + "; ++" + q + ") {");
+    p.indent();
+  }
+  if (reduction.guard) {
+    const std::string before = p.scalar(ir::embed_index(reduction.guard->before)).text;
+    p.line("if ((" + before + ") + " + name + " < " + std::to_string(reduction.guard->bound) + ") {");
+    p.indent();
+  }
+  p.line("const " + type + " " + v + " = " + p.convert(p.scalar(reduction.value), reduction.dtype) + ";");
+  p.line(acc + " = " + has + " ? " + fold(acc, v) + " : " + v + ";");
+  p.line(has + " = 1;");
+  for (std::size_t k = 0; k < reduction.strided.size() + (reduction.guard ? 1 : 0); ++k) {
+    p.dedent();
+    p.line("}");
+  }
+  p.line(slot + " = " + acc + ";");
+}
+
 }  // namespace
 
 void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const std::string& name) const {
@@ -136,7 +174,7 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   p.line("{");
   p.indent();
   std::string end = std::to_string(f.end), any_step;
-  if (reduction->guard) {
+  if (reduction->guard && reduction->strided.empty()) {
     const std::string before = p.scalar(ir::embed_index(reduction->guard->before)).text;
     const std::string left = std::to_string(reduction->guard->bound) + " - (" + before + ")";
     const std::string e = p.fresh_loop_name();
@@ -149,7 +187,11 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   p.line("if (" + name + " < " + end + ") {");
   p.indent();
   p.enter_divergent();
-  p.line(mine + " = " + p.convert(p.scalar(reduction->value), reduction->dtype) + ";");
+  if (reduction->strided.empty()) {
+    p.line(mine + " = " + p.convert(p.scalar(reduction->value), reduction->dtype) + ";");
+  } else {
+    print_strided_partial(p, *reduction, name, type, mine, fold);
+  }
   p.leave_divergent();
   p.dedent();
   p.line("}");

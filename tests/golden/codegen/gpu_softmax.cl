@@ -12,24 +12,29 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k0(
 __kernel __attribute__((reqd_work_group_size(250, 1, 1))) void gpu_softmax_k1(
     __global float *einmax,
     __global float *restrict logits) {
-  __local float cannl_red_i3[250];
+  __local float cannl_red_i2[250];
   {
     const int32_t i0 = (int32_t)get_group_id(0);
-    for (int32_t i1 = 0; i1 < 4; ++i1) {
-      {
-        const int64_t i4 = (int64_t)get_local_id(0);
-        const int64_t i2 = (int64_t)get_local_id(0);
-        if (i2 < 250) {
-          cannl_red_i3[i4] = logits[((i0)*1000 + 250*i1 + i2)];
+    {
+      const int64_t i3 = (int64_t)get_local_id(0);
+      const int64_t i1 = (int64_t)get_local_id(0);
+      if (i1 < 250) {
+        float i5 = 0;
+        int i6 = 0;
+        for (int32_t i8 = 0; i8 < 4; ++i8) {
+          const float i7 = logits[((i0)*1000 + 250*i8 + i1)];
+          i5 = i6 ? cannl_fmaxf(i5, i7) : i7;
+          i6 = 1;
         }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        for (int64_t i5 = 128; i5 > 0; i5 >>= 1) {
-          if (i2 < i5 && i2 + i5 < 250) cannl_red_i3[i4] = cannl_fmaxf(cannl_red_i3[i4], cannl_red_i3[i4 + i5]);
-          barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        }
-        if (i2 == 0) einmax[i0] = cannl_fmaxf(einmax[i0], cannl_red_i3[i4]);
+        cannl_red_i2[i3] = i5;
+      }
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+      for (int64_t i4 = 128; i4 > 0; i4 >>= 1) {
+        if (i1 < i4 && i1 + i4 < 250) cannl_red_i2[i3] = cannl_fmaxf(cannl_red_i2[i3], cannl_red_i2[i3 + i4]);
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
       }
+      if (i1 == 0) einmax[i0] = cannl_fmaxf(einmax[i0], cannl_red_i2[i3]);
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
   }
 }

@@ -11,24 +11,29 @@ extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k0(float *__restri
 extern "C" __global__ void __launch_bounds__(250) gpu_softmax_k1(
     float *einmax,
     float *__restrict__ logits) {
-  __shared__ float cannl_red_i3[250];
+  __shared__ float cannl_red_i2[250];
   {
     const int32_t i0 = (int32_t)blockIdx.x;
-    for (int32_t i1 = 0; i1 < 4; ++i1) {
-      {
-        const int64_t i4 = (int64_t)threadIdx.x;
-        const int64_t i2 = (int64_t)threadIdx.x;
-        if (i2 < 250) {
-          cannl_red_i3[i4] = logits[((i0)*1000 + 250*i1 + i2)];
+    {
+      const int64_t i3 = (int64_t)threadIdx.x;
+      const int64_t i1 = (int64_t)threadIdx.x;
+      if (i1 < 250) {
+        float i5 = 0;
+        int i6 = 0;
+        for (int32_t i8 = 0; i8 < 4; ++i8) {
+          const float i7 = logits[((i0)*1000 + 250*i8 + i1)];
+          i5 = i6 ? cannl_fmaxf(i5, i7) : i7;
+          i6 = 1;
         }
-        __syncthreads();
-        for (int64_t i5 = 128; i5 > 0; i5 >>= 1) {
-          if (i2 < i5 && i2 + i5 < 250) cannl_red_i3[i4] = cannl_fmaxf(cannl_red_i3[i4], cannl_red_i3[i4 + i5]);
-          __syncthreads();
-        }
-        if (i2 == 0) einmax[i0] = cannl_fmaxf(einmax[i0], cannl_red_i3[i4]);
+        cannl_red_i2[i3] = i5;
+      }
+      __syncthreads();
+      for (int64_t i4 = 128; i4 > 0; i4 >>= 1) {
+        if (i1 < i4 && i1 + i4 < 250) cannl_red_i2[i3] = cannl_fmaxf(cannl_red_i2[i3], cannl_red_i2[i3 + i4]);
         __syncthreads();
       }
+      if (i1 == 0) einmax[i0] = cannl_fmaxf(einmax[i0], cannl_red_i2[i3]);
+      __syncthreads();
     }
   }
 }
