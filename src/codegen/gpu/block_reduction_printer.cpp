@@ -17,6 +17,10 @@
 // Only the loop's own iterations enter the tree (no neutral value needed), in a fixed order: the
 // result depends on the loop's extent alone, never on the block size or the device.
 //
+// In the strided form (serial loops between the WorkgroupReduce loop and the accumulation) the
+// value a thread puts in its slot is its own fold of its steps over those loops, in their order
+// (print_strided_partial below); the remainder guard is then checked at each step.
+//
 // Under a remainder guard `if (before + r < bound)` the extent is the guard's, worked out once
 // per slice in place of the constant 100 above, and the total is added only when a step ran:
 //
