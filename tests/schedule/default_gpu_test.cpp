@@ -401,6 +401,18 @@ ir::LoweredRoutine weight_gradient_of(std::int64_t tokens, std::int64_t rows, st
           {}};
 }
 
+// dw[i, j] += x[b, q, i] * dy[b, q, j]: a weight gradient over tokens as batch x sequence loops
+// (the batch loop outermost, the sequence innermost).
+ir::LoweredRoutine batch_sequence_weight_gradient(std::int64_t batch, std::int64_t seq, std::int64_t rows, std::int64_t cols) {
+  const auto x = ir::make_node("x", DType::F32, {batch, seq, rows}), dy = ir::make_node("dy", DType::F32, {batch, seq, cols});
+  const auto dw = ir::make_node("dw", DType::F32, {rows, cols});
+  const ir::Symbol b = ir::fresh_symbol(), q = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(q), it(i)}), ir::get(dy, {it(b), it(q), it(j)})});
+  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
+  const auto nest = ir::for_loop(i, 0, rows, ir::for_loop(j, 0, cols, ir::for_loop(q, 0, seq, ir::set(dw, {it(i), it(j)}, acc))));
+  return {"weight_grad_bs", ir::for_loop(b, 0, batch, nest), {}};
+}
+
 // A weight gradient of 32 x 32 cells over 256 tokens on a device of one unit: its tile would
 // have 1 block at the smallest blocking, fewer than 4 per unit; split-K stages 2 chunks of the
 // tokens into partials (a batched tile, the chunks on the Grid) and adds them in order. Without
@@ -429,15 +441,7 @@ TEST(DefaultGpuSchedule, ReassociationSplitsTheTokensOfAWeightGradientWithFewBlo
   // Tokens as batch x sequence loops (dw[i, j] += x[b, s, i] * dy[b, s, j]): the chunks are the
   // batch loop's iterations, each over its whole sequence.
   {
-    const auto x = ir::make_node("x", DType::F32, {2, 128, 32}), dy = ir::make_node("dy", DType::F32, {2, 128, 32});
-    const auto dw = ir::make_node("dw", DType::F32, {32, 32});
-    const ir::Symbol b = ir::fresh_symbol(), q = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
-    const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(q), it(i)}), ir::get(dy, {it(b), it(q), it(j)})});
-    const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
-    const ir::LoweredRoutine two{
-        "weight_grad_bs",
-        ir::for_loop(b, 0, 2, ir::for_loop(i, 0, 32, ir::for_loop(j, 0, 32, ir::for_loop(q, 0, 128, ir::set(dw, {it(i), it(j)}, acc))))),
-        {}};
+    const ir::LoweredRoutine two = batch_sequence_weight_gradient(2, 128, 32, 32);
     const ir::LoweredRoutine split_two = default_gpu_schedule(two, o);
     EXPECT_TRUE(has(ir::print_loop_ir(split_two), "dw_partials")) << ir::print_loop_ir(split_two);
     validate_parallel(split_two);
@@ -456,16 +460,7 @@ TEST(DefaultGpuSchedule, FewCellsOverManyStepsAreStagedNotSplitIntoChunks) {
   ir::GpuLimits h200 = cuda_limits();
   h200.compute_units = 132;  // 2 blocks of 32 x 32 cells: split-K would want chunks
   const GpuScheduleOptions o{.target = gpu_test_target(h200), .reassociate = true};
-  const auto x = ir::make_node("x", DType::F32, {16, 256, 32}), dy = ir::make_node("dy", DType::F32, {16, 256, 64});
-  const auto dw = ir::make_node("dw", DType::F32, {32, 64});
-  const ir::Symbol b = ir::fresh_symbol(), q = ir::fresh_symbol(), i = ir::fresh_symbol(), j = ir::fresh_symbol();
-  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(b), it(q), it(i)}), ir::get(dy, {it(b), it(q), it(j)})});
-  const auto acc = ir::apply(ir::Op::Add, DType::F32, {ir::get(dw, {it(i), it(j)}), product});
-  const ir::LoweredRoutine r{
-      "weight_grad_bs",
-      ir::for_loop(b, 0, 16, ir::for_loop(i, 0, 32, ir::for_loop(j, 0, 64, ir::for_loop(q, 0, 256, ir::set(dw, {it(i), it(j)}, acc))))),
-      {}};
-  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  const ir::LoweredRoutine s = default_gpu_schedule(batch_sequence_weight_gradient(16, 256, 32, 64), o);
   std::int64_t partials = 0;
   for (const ir::NodeRef& n : ir::nodes_of(s.body))
     if (n->debug_name() == "dw_partials") partials = n->num_elements() / (32 * 64);
