@@ -141,8 +141,7 @@ std::optional<ir::LoweredRoutine> GpuScheduler::swapped(ir::LoweredRoutine r, co
 }
 
 void GpuScheduler::schedule_nest(ir::Symbol top) {
-  const ir::LoweredRoutine before = routine_;
-  const std::size_t applied_before = applied_.size();
+  Checkpoint before = checkpoint();
   std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
   if (!chain.empty()) chain = contiguous_innermost(chain);
   chain = bucketed(chain.empty() ? top : chain.front(), chain);
@@ -161,8 +160,7 @@ void GpuScheduler::schedule_nest(ir::Symbol top) {
       break;  // every step is proven legal above; a refusal leaves the nest serial, never wrong
     }
   }
-  routine_ = before;
-  applied_.resize(applied_before);
+  restore(std::move(before));
 }
 
 std::vector<ir::Symbol> GpuScheduler::cells_outward(ir::Symbol top, std::vector<ir::Symbol> chain) {

@@ -30,13 +30,12 @@ constexpr std::int64_t kUnknownDeviceThreads = std::int64_t{1} << 16;
 
 bool GpuScheduler::block_reduce_nest(ir::Symbol top, bool before_partials) {
   if (!reduces_into_its_store(top)) return false;  // the cheap test before reordering the nest
-  const ir::LoweredRoutine before = routine_;
-  const std::size_t applied_before = applied_.size();
+  Checkpoint before = checkpoint();
   const std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
   const std::optional<Plan> plan = block_reduction_plan(chain, before_partials);
   // Before staged partials a matmul keeps its way (partials where it has few cells, else a tile);
   // the costly tile test only for a nest that would otherwise be reduced on blocks.
-  if (plan && !(before_partials && detail::tile_gpu_nest(before, top, options_))) {
+  if (plan && !(before_partials && detail::tile_gpu_nest(before.routine, top, options_))) {
     try {
       ir::LoweredRoutine planned = schedule::apply(routine_, plan->steps);
       // Only where every WorkgroupReduce loop renders as a tree: one whose body the plan left in
@@ -49,8 +48,7 @@ bool GpuScheduler::block_reduce_nest(ir::Symbol top, bool before_partials) {
       // proven legal above; a refusal falls back to the launch plan, never wrong
     }
   }
-  routine_ = before;
-  applied_.resize(applied_before);
+  restore(std::move(before));
   return false;
 }
 
@@ -117,13 +115,14 @@ std::optional<Plan> GpuScheduler::block_reduction_plan(const std::vector<ir::Sym
   // thread folds its steps of every slice and of the other loops in registers, and the block
   // combines the partials in one tree per cell (a tree per slice cost ten times the row's steps
   // over GPT-2's vocabulary: 197 slices of 256).
-  std::vector<ir::Symbol> above;  // the reduction loops the threads' loop ends up outside of
-  for (const ir::For* f : loops)
-    if (f != r) above.push_back(f->index);
-  for (auto below = std::find(loops.begin(), loops.end(), r) + 1; below != loops.end(); ++below)
-    plan.steps.push_back(Swap{r->index, (*below)->index});
+  // A row the block takes whole needs no split, and its loop goes straight outermost.
+  const auto r_at = std::find(loops.begin(), loops.end(), r);
+  std::vector<ir::Symbol> above;  // the reduction loops the threads' loop ends up outside of, outermost first
+  for (auto f = loops.begin(); f != (threads < row ? loops.end() : r_at); ++f)
+    if (*f != r) above.push_back((*f)->index);
   ir::Symbol threads_loop = r->index;
   if (threads < row) {
+    for (auto below = r_at + 1; below != loops.end(); ++below) plan.steps.push_back(Swap{r->index, (*below)->index});
     const Split s = split(r->index, threads);
     plan.steps.push_back(s);
     above.push_back(s.outer);

@@ -67,6 +67,17 @@ class GpuScheduler {
   // Takes `r`, made from routine_ by `steps`, as the routine.
   void commit(ir::LoweredRoutine r, const std::vector<Transform>& steps);
 
+  // The routine and its transforms so far, to go back to where a plan is abandoned half-way.
+  struct Checkpoint {
+    ir::LoweredRoutine routine;
+    std::size_t applied = 0;
+  };
+  Checkpoint checkpoint() const { return {routine_, applied_.size()}; }
+  void restore(Checkpoint c) {
+    routine_ = std::move(c.routine);
+    applied_.resize(c.applied);
+  }
+
   // A matmul-like nest as a tile the GPU runs blocked (gpu_tile_nest.h), else a row reduction
   // on blocks, else the launch plan.
   void tile_or_schedule_nest(ir::Symbol top);
@@ -123,26 +134,43 @@ class GpuScheduler {
   // nests (the copy filling the zero-bordered operand, the gathered nest), or nothing.
   std::vector<ir::Symbol> gather_windows(ir::Symbol top);
 
+  // A perfect nest under the top-level loop `top` ending in one add-accumulation d[idx] += v,
+  // every loop serial: the loops (outermost first), the store, the loops idx mentions (the
+  // cells) and the others (the reductions), with their products.
+  struct AccumulationNest {
+    ir::Symbol top;
+    std::vector<const ir::For*> loops;
+    const ir::Set* store = nullptr;
+    std::vector<ir::Symbol> cell_loops;
+    std::vector<const ir::For*> reductions;
+    std::int64_t cells = 1, steps = 1;
+  };
+  std::optional<AccumulationNest> accumulation_nest(ir::Symbol top) const;
+
   // Split-K: a matmul-like nest (a weight gradient dw[i, j] += x[b, i] * dy[b, j] over the
   // tokens) whose tile would have too few blocks for the device even at the smallest blocking
   // (kSplitKBlockCells cells each; a tensor-core tile in its MMA blocks, which stay large),
-  // over a long reduction: the reduction's outermost loop split
-  // into `parts` chunks (a divisor, at most kMaxSplitKParts, each at least kMinSplitKChunk steps),
-  // staged into partials p[chunk, cells..] (a batched matmul: the chunks on the Grid around the
-  // tile) and a second nest adding the chunks into each cell in order. A licensed
-  // re-association; the tile's threads each keep their register block.
+  // over a long reduction: the reduction's outermost loop split into chunks (split_into_chunks;
+  // a divisor, at most kMaxSplitKParts, each at least kMinSplitKChunk steps), or, where no
+  // chunk count divides it, peeled first (peeled_split_k). Left to stage_partials where it has
+  // few cells over many steps and stage_partials stages them. A licensed re-association; the
+  // tile's threads each keep their register block.
   std::vector<ir::Symbol> split_k(ir::Symbol top);
 
+  // The outermost reduction loop of `n` split into `parts` chunks (`parts` divides it), staged
+  // into partials p[chunk, cells..] (a batched matmul: the chunks on the Grid around the tile)
+  // and a second nest adding the chunks into each cell in order. Returns the new top-level
+  // nests, or nothing (routine unchanged).
+  std::vector<ir::Symbol> split_into_chunks(const AccumulationNest& n, std::int64_t parts);
+
   // Split-K over a reduction no chunk count divides (GPT-2's 50257-entry vocabulary in the LM
-  // head's input gradient, 50257 = 29 x 1733): the reduction loop `reduction` of the perfect
-  // `nest` swapped outermost and partitioned into a head of a multiple of `parts` steps, split
-  // as above, and a tail of the last n % parts steps, a nest of its own that adds after the
-  // head's chunks (the licensed re-association split-K already takes). `inner_steps`: the steps
-  // of the nest's other reduction loops, per step of `reduction`. Fewer parts are taken where the
-  // chunks would be short or the tail long. Returns the head's nests and the tail's, or nothing
-  // (routine unchanged).
-  std::vector<ir::Symbol> peeled_split_k(const std::vector<const ir::For*>& nest, const ir::For& reduction,
-                                         std::int64_t parts, std::int64_t inner_steps);
+  // head's input gradient, 50257 = 29 x 1733): the outermost reduction loop of `n` swapped
+  // outermost and partitioned into a head of a multiple of `parts` steps, split into exactly
+  // `parts` chunks, and a tail of the last n % parts steps, a nest of its own that adds after
+  // the head's chunks (the licensed re-association split-K already takes). Fewer parts are taken
+  // where the chunks would be short or the tail over 1/kMinChunksPerPeeledTail of a chunk.
+  // Returns the head's nests and the tail's, or nothing (routine unchanged).
+  std::vector<ir::Symbol> peeled_split_k(const AccumulationNest& n, std::int64_t parts);
 
   // Cells per block that split-K counts the tile of `tiled` (a nest tile_gpu_nest made) in: its
   // MMA blocking's where it runs on tensor cores (ir::tensor_core_format), else the smallest
@@ -162,6 +190,17 @@ class GpuScheduler {
   // channels, one thread per cell; the second nest adds p into dx with b and c on threads.
   // Returns the new top-level nests to schedule, or nothing (routine unchanged).
   std::vector<ir::Symbol> stage_partials(ir::Symbol top);
+
+  // How stage_partials stages the injective `n`: the split (if any) of the first reduction loop
+  // not kept whole, the loops the partials keep (the cells first), how many partials a cell gets
+  // (under 2: not staged) and the top of the nest after the split.
+  struct PartialsPlan {
+    std::vector<Transform> steps;
+    std::vector<ir::Symbol> keep;
+    std::int64_t parts = 1;
+    ir::Symbol top;
+  };
+  static PartialsPlan partials_plan(const AccumulationNest& n);
 
   // An accumulation into fewer cells than kFewCellBlocks blocks of threads over at least
   // kMuchWork x min_parallel steps a cell: what stage_partials stages for its few cells.

@@ -75,31 +75,37 @@ std::vector<ir::Symbol> GpuScheduler::gather_windows(ir::Symbol top) {
   return plan ? staged_tops(top, {*plan}) : std::vector<ir::Symbol>{};
 }
 
+std::optional<GpuScheduler::AccumulationNest> GpuScheduler::accumulation_nest(ir::Symbol top) const {
+  const auto site = detail::find_loop(routine_.body, top);
+  if (!site || site->in_tile || site->in_local_scope || site->under_if || !site->enclosing.empty()) return std::nullopt;
+  AccumulationNest n{top, {}, nullptr, {}, {}, 1, 1};
+  ir::StmtRef leaf;
+  n.loops = detail::perfect_nest(*site->loop, leaf);
+  n.store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
+  if (!n.store || detail::accumulation_op(n.store->node, n.store->index, n.store->value) != ir::Op::Add)
+    return std::nullopt;
+  for (const ir::For* f : n.loops) {
+    if (f->axis != ir::AxisType::Serial) return std::nullopt;
+    if (ir::mentions(n.store->index, f->index)) {
+      n.cells *= extent_of(*f);
+      n.cell_loops.push_back(f->index);
+    } else {
+      n.steps *= extent_of(*f);
+      n.reductions.push_back(f);
+    }
+  }
+  return n;
+}
+
 std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   const std::int64_t units = options_.target.gpu.compute_units;
   const std::int64_t wanted_blocks = options_.split_k_blocks_per_unit * units;
   if (!options_.tiles || wanted_blocks <= 0) return {};
-  const auto site = detail::find_loop(routine_.body, top);
-  if (!site || !site->enclosing.empty()) return {};
-  ir::StmtRef leaf;
-  const std::vector<const ir::For*> nest = detail::perfect_nest(*site->loop, leaf);
-  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
-  if (!store || !injective(store->index) ||
-      detail::accumulation_op(store->node, store->index, store->value) != ir::Op::Add)
-    return {};
-  std::int64_t cells = 1, steps = 1;
-  std::vector<ir::Symbol> cell_loops;
-  const ir::For* reduction = nullptr;  // the outermost reduction loop (the batch of b x s tokens)
-  for (const ir::For* f : nest) {
-    if (f->axis != ir::AxisType::Serial || f->begin != 0) return {};
-    if (ir::mentions(store->index, f->index)) {
-      cells *= extent_of(*f);
-      cell_loops.push_back(f->index);
-    } else {
-      steps *= extent_of(*f);
-      if (reduction == nullptr) reduction = f;
-    }
-  }
+  const std::optional<AccumulationNest> n = accumulation_nest(top);
+  if (!n || n->reductions.empty() || !injective(n->store->index)) return {};
+  for (const ir::For* f : n->loops)
+    if (f->begin != 0) return {};
+  const ir::For& reduction = *n->reductions.front();  // the outermost (the batch of b x s tokens)
   // Tensor-core tiles keep their MMA blocking (up to gpu_mma_tile's cells; the device is not
   // refilled with smaller blocks), so where the target has tensor cores the cheap test counts the
   // fewest blocks a tile could have.
@@ -107,52 +113,53 @@ std::vector<ir::Symbol> GpuScheduler::split_k(ir::Symbol top) {
   const std::int64_t largest_block = options_.target.gpu_mma_formats.empty() || !mma.blocked()
                                          ? kSplitKBlockCells
                                          : std::max<std::int64_t>(kSplitKBlockCells, std::int64_t{mma.bm} * mma.bn);
-  // The most chunks of at least kMinSplitKChunk steps that divide the outer reduction loop.
-  const auto chunks_at_most = [&](std::int64_t parts) {
-    return divisor_at_most(extent_of(*reduction), std::min(parts, steps / kMinSplitKChunk));
-  };
   // Few cells over many steps get more partials from stage_partials (about sqrt(steps) a cell)
-  // than split-K's chunks give.
-  if (reduction == nullptr || cells / largest_block >= wanted_blocks ||
-      steps < 2 * kMinSplitKChunk || few_cells_over_many_steps(cells, steps))
+  // than split-K's chunks give, where it stages them.
+  if (n->cells / largest_block >= wanted_blocks || n->steps < 2 * kMinSplitKChunk ||
+      (few_cells_over_many_steps(n->cells, n->steps) && partials_plan(*n).parts >= 2))
     return {};
   // Then the costly test: only a nest the GPU runs as a tile is split, counted in its blocks.
   const std::optional<ScheduledRoutine> tiled = detail::tile_gpu_nest(routine_, top, options_);
   if (!tiled) return {};
-  const std::int64_t blocks = cells / split_k_block_cells(tiled->routine);
+  const std::int64_t blocks = n->cells / split_k_block_cells(tiled->routine);
   if (blocks >= wanted_blocks) return {};
   std::int64_t parts = 1;
   while (parts < kMaxSplitKParts && std::max<std::int64_t>(1, blocks) * parts < wanted_blocks) parts *= 2;
-  if (chunks_at_most(parts) < 2) return peeled_split_k(nest, *reduction, parts, steps / extent_of(*reduction));
-  parts = chunks_at_most(parts);
+  // The most chunks of at least kMinSplitKChunk steps that divide the outer reduction loop.
+  const std::int64_t dividing = divisor_at_most(extent_of(reduction), std::min(parts, n->steps / kMinSplitKChunk));
+  return dividing >= 2 ? split_into_chunks(*n, dividing) : peeled_split_k(*n, parts);
+}
+
+std::vector<ir::Symbol> GpuScheduler::split_into_chunks(const AccumulationNest& n, std::int64_t parts) {
+  const ir::For& reduction = *n.reductions.front();
   std::vector<Transform> transforms;
-  ir::Symbol chunk = reduction->index;  // the loop over the chunks: all of the outer loop, or its split's outer part
-  if (parts < extent_of(*reduction)) {
-    const Split s = split(reduction->index, extent_of(*reduction) / parts);
+  ir::Symbol chunk = reduction.index;  // the loop over the chunks: all of the outer loop, or its split's outer part
+  if (parts < extent_of(reduction)) {
+    const Split s = split(reduction.index, extent_of(reduction) / parts);
     transforms.push_back(s);
     chunk = s.outer;
   }
-  const ir::Symbol new_top = top == reduction->index ? chunk : top;
+  const ir::Symbol new_top = n.top == reduction.index ? chunk : n.top;
   std::vector<ir::Symbol> keep{chunk};
-  keep.insert(keep.end(), cell_loops.begin(), cell_loops.end());
+  keep.insert(keep.end(), n.cell_loops.begin(), n.cell_loops.end());
   transforms.push_back(with_scatter_loops(StagePartials{new_top, keep}));
   return staged_tops(new_top, transforms);
 }
 
-std::vector<ir::Symbol> GpuScheduler::peeled_split_k(const std::vector<const ir::For*>& nest, const ir::For& reduction,
-                                                     std::int64_t parts, std::int64_t inner_steps) {
+std::vector<ir::Symbol> GpuScheduler::peeled_split_k(const AccumulationNest& n, std::int64_t parts) {
+  const ir::For& reduction = *n.reductions.front();
   const ir::Symbol r = reduction.index;
-  const std::int64_t n = extent_of(reduction);
+  const std::int64_t extent = extent_of(reduction), inner_steps = n.steps / extent;
   // The most chunks (up to `parts`) of at least kMinSplitKChunk steps, the tail a small fraction
   // of one (GPT-2's vocabulary: 2 chunks of 25128 steps, a tail of 1).
   for (; parts >= 2; --parts) {
-    const std::int64_t chunk = n / parts, tail = n % parts;
+    const std::int64_t chunk = extent / parts, tail = extent % parts;
     if (chunk * inner_steps >= kMinSplitKChunk && tail * kMinChunksPerPeeledTail <= chunk) break;
   }
-  const std::int64_t head = n - n % parts;
-  if (parts < 2 || head == n) return {};
+  const std::int64_t head = extent - extent % parts;
+  if (parts < 2 || head == extent) return {};
   std::vector<Transform> steps;
-  for (const Swap& s : swaps_to(nest, {r})) steps.push_back(s);
+  for (const Swap& s : swaps_to(n.loops, {r})) steps.push_back(s);
   std::optional<ir::LoweredRoutine> swapped;  // the Partition mints its segments' loops from the swapped nest
   try {
     swapped = schedule::apply(routine_, steps);
@@ -162,10 +169,18 @@ std::vector<ir::Symbol> GpuScheduler::peeled_split_k(const std::vector<const ir:
   const auto site = detail::find_loop(swapped->body, r);
   if (!site) return {};
   steps.push_back(partition(*site->loop, {head}));
+  Checkpoint before = checkpoint();
   const std::vector<ir::Symbol> segments = staged_tops(r, steps);
-  if (segments.size() != 2) return segments;
-  std::vector<ir::Symbol> tops = split_k(segments[0]);
-  if (tops.empty()) tops.push_back(segments[0]);
+  // The head in exactly the chunks the tail was sized against, or nothing at all: a partition
+  // left unsplit would be two passes over every cell for nothing.
+  const std::optional<AccumulationNest> head_nest = segments.size() == 2 ? accumulation_nest(segments[0]) : std::nullopt;
+  std::vector<ir::Symbol> tops;
+  if (head_nest && !head_nest->reductions.empty() && head_nest->reductions.front()->index == segments[0])
+    tops = split_into_chunks(*head_nest, parts);
+  if (tops.empty()) {
+    restore(std::move(before));
+    return {};
+  }
   tops.push_back(segments[1]);
   return tops;
 }
@@ -187,53 +202,39 @@ bool GpuScheduler::few_cells_over_many_steps(std::int64_t cells, std::int64_t st
 }
 
 std::vector<ir::Symbol> GpuScheduler::stage_partials(ir::Symbol top) {
-  const auto site = detail::find_loop(routine_.body, top);
-  if (!site || site->in_tile || site->in_local_scope || site->under_if || !site->enclosing.empty()) return {};
-  ir::StmtRef leaf;
-  const std::vector<const ir::For*> nest = detail::perfect_nest(*site->loop, leaf);
-  const auto* store = leaf ? std::get_if<ir::Set>(&leaf->node) : nullptr;
-  if (!store || detail::accumulation_op(store->node, store->index, store->value) != ir::Op::Add) return {};
-  if (!injective(store->index)) {
-    const auto shared = detail::plan_shared_store(*site->loop, kMinSharedSteps, kMaxSharedPartialCells);
+  const std::optional<AccumulationNest> n = accumulation_nest(top);
+  if (!n) return {};
+  if (!injective(n->store->index)) {
+    const auto shared = detail::plan_shared_store(*n->loops.front(), kMinSharedSteps, kMaxSharedPartialCells);
     return shared ? staged_tops(top, {*shared}) : std::vector<ir::Symbol>{};
   }
-  std::int64_t cells = 1, steps = 1;
-  std::vector<const ir::For*> reductions;
-  std::vector<ir::Symbol> keep;
-  for (const ir::For* f : nest) {
-    if (f->axis != ir::AxisType::Serial) return {};
-    if (ir::mentions(store->index, f->index)) {
-      cells *= extent_of(*f);
-      keep.push_back(f->index);
-    } else {
-      steps *= extent_of(*f);
-      reductions.push_back(f);
-    }
-  }
-  if (reductions.empty() || !(few_cells_over_many_steps(cells, steps) || steps >= kLongReduction)) return {};
-  const std::int64_t want = std::min(isqrt(steps), kMaxPartialCells / cells);
-  std::vector<Transform> steps_taken;
-  std::int64_t parts = 1;
-  ir::Symbol new_top = top;
-  for (const ir::For* f : reductions) {
-    if (parts * extent_of(*f) <= want) {
-      keep.push_back(f->index);
-      parts *= extent_of(*f);
+  if (n->reductions.empty() || !(few_cells_over_many_steps(n->cells, n->steps) || n->steps >= kLongReduction)) return {};
+  PartialsPlan plan = partials_plan(*n);
+  if (plan.parts < 2) return {};
+  plan.steps.push_back(with_scatter_loops(StagePartials{plan.top, plan.keep}));
+  return staged_tops(plan.top, plan.steps);
+}
+
+GpuScheduler::PartialsPlan GpuScheduler::partials_plan(const AccumulationNest& n) {
+  const std::int64_t want = std::min(isqrt(n.steps), kMaxPartialCells / n.cells);
+  PartialsPlan plan{{}, n.cell_loops, 1, n.top};
+  for (const ir::For* f : n.reductions) {
+    if (plan.parts * extent_of(*f) <= want) {
+      plan.keep.push_back(f->index);
+      plan.parts *= extent_of(*f);
       continue;
     }
-    const std::int64_t d = divisor_at_most(extent_of(*f), want / parts);
+    const std::int64_t d = divisor_at_most(extent_of(*f), want / plan.parts);
     if (d > 1) {
       const Split s = split(f->index, extent_of(*f) / d);
-      steps_taken.push_back(s);
-      keep.push_back(s.outer);
-      parts *= d;
-      if (f->index == top) new_top = s.outer;
+      plan.steps.push_back(s);
+      plan.keep.push_back(s.outer);
+      plan.parts *= d;
+      if (f->index == n.top) plan.top = s.outer;
     }
     break;
   }
-  if (parts < 2) return {};
-  steps_taken.push_back(with_scatter_loops(StagePartials{new_top, keep}));
-  return staged_tops(new_top, steps_taken);
+  return plan;
 }
 
 std::vector<ir::Symbol> GpuScheduler::staged_tops(ir::Symbol top, const std::vector<Transform>& steps) {

@@ -279,9 +279,6 @@ TEST(GpuTile, PipelinedStagingIsBitwiseTheNest) {
   }
 }
 
-// The gpu_tile_* keys replace the device's blocking: one whose staged slices exceed the device's
-// shared memory is a ScheduleError before the driver sees the kernel; one without whole register
-// tiles per block is a ConfigError.
 // Split-K over 257 steps (a prime: no chunk count divides it) on 32 x 32 cells, one block at any
 // blocking: the default schedule (licensed) runs 2 chunks of 128 steps as a batched tile, then
 // adds them and the peeled last step into each cell. Bitwise the interpreter's run of the same
@@ -312,6 +309,9 @@ TEST(GpuTile, SplitKWithAPeeledStepIsBitwiseItsSchedule) {
   for (std::size_t k = 0; k < serial.size(); ++k) EXPECT_NEAR(split[k], serial[k], 1e-4f * 257) << k;
 }
 
+// The gpu_tile_* keys replace the device's blocking: one whose staged slices exceed the device's
+// shared memory is a ScheduleError before the driver sees the kernel; one without whole register
+// tiles per block is a ConfigError.
 TEST(GpuTile, ConfiguredBlockingsAreCheckedBeforeTheDriver) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();

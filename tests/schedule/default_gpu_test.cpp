@@ -490,6 +490,47 @@ TEST(DefaultGpuSchedule, SplitKPeelsTheStepsNoChunkCountDivides) {
   EXPECT_EQ(threads[1], 32 * 32) << text;
 }
 
+// The peel sizes its tail against the chunks it then makes: 17 x 32 tokens on a device of one
+// unit (32 x 32 cells, 1 block where 4 are wanted: 4 chunks asked for) peel the 17th batch
+// entry against 2 chunks of 8 (4 chunks of 4 would leave a tail of a quarter chunk), and the
+// head is split into exactly those 2, not into the 4 its 16 entries would allow on their own.
+// (The peel's sums against the interpreter: SplitKPeelsTheStepsNoChunkCountDivides, and on
+// PoCL GpuTile.SplitKWithAPeeledStepIsBitwiseItsSchedule.)
+TEST(DefaultGpuSchedule, SplitKSplitsThePeeledHeadIntoTheChunksItsTailWasSizedAgainst) {
+  ir::GpuLimits one = cuda_limits();
+  one.compute_units = 1;
+  const GpuScheduleOptions o{.target = gpu_test_target(one), .reassociate = true};
+  const ir::LoweredRoutine r = batch_sequence_weight_gradient(17, 32, 32, 32);
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  const std::string text = ir::print_loop_ir(s);
+  std::int64_t chunks = 0;
+  for (const ir::NodeRef& n : ir::nodes_of(s.body))
+    if (n->debug_name() == "dw_partials") chunks = n->num_elements() / (32 * 32);
+  EXPECT_EQ(chunks, 2) << text;
+  EXPECT_TRUE(has(text, "in [16, 17)")) << text;
+  validate_parallel(s);
+  expect_replays(r, o);
+}
+
+// Few cells over many steps are left to stage_partials only where it stages them: a batch of 67
+// (a prime over sqrt(67 x 16) = 32, the most partials a cell would get) leaves it nothing to
+// split, so split-K takes the nest: 3 chunks of 22 entries and the 67th peeled.
+TEST(DefaultGpuSchedule, FewCellsThatPartialsCannotStageAreSplitAlongK) {
+  ir::GpuLimits one = cuda_limits();
+  one.compute_units = 1;
+  const GpuScheduleOptions o{.target = gpu_test_target(one), .reassociate = true};
+  const ir::LoweredRoutine r = batch_sequence_weight_gradient(67, 16, 32, 32);
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  const std::string text = ir::print_loop_ir(s);
+  std::int64_t chunks = 0;
+  for (const ir::NodeRef& n : ir::nodes_of(s.body))
+    if (n->debug_name() == "dw_partials") chunks = n->num_elements() / (32 * 32);
+  EXPECT_EQ(chunks, 3) << text;
+  EXPECT_TRUE(has(text, "in [66, 67)")) << text;
+  validate_parallel(s);
+  expect_replays(r, o);
+}
+
 // On tensor cores a tile keeps its MMA blocks (128 x 128 cells), so split-K counts those: a
 // weight gradient of 256 x 256 cells over 1024 tokens of bf16-rounded operands has 64 blocks of
 // 32 x 32 on a device of 4 units (enough) but 4 MMA blocks (too few), and is split. The same

@@ -154,8 +154,10 @@ TEST(GpuScheduleOptionSeeds, VarySplitKsBlocksPerUnitWhereThePlanChanges) {
       if (node->debug_name() == "dw_partials") n = node->num_elements() / (256 * 512);
     chunks[c.label] = n;
   }
-  EXPECT_EQ(chunks["default gpu_split_k_blocks_per_unit 0"], 0);
-  EXPECT_EQ(chunks["default gpu_split_k_blocks_per_unit 2"], 4);
+  ASSERT_EQ(chunks.count("default gpu_split_k_blocks_per_unit 0"), 1u) << ::testing::PrintToString(chunks);
+  ASSERT_EQ(chunks.count("default gpu_split_k_blocks_per_unit 2"), 1u) << ::testing::PrintToString(chunks);
+  EXPECT_EQ(chunks.at("default gpu_split_k_blocks_per_unit 0"), 0);
+  EXPECT_EQ(chunks.at("default gpu_split_k_blocks_per_unit 2"), 4);
   EXPECT_EQ(chunks.count("default gpu_split_k_blocks_per_unit 16"), 0u) << ::testing::PrintToString(chunks);
   std::int64_t default_partials = 0;
   for (const ir::NodeRef& node : ir::nodes_of(schedule::replay(r, defaults).body))
