@@ -28,9 +28,10 @@
 //     ...the tree above with e for 100...
 //     if (r == 0 && 0 < e) d[idx] = d[idx] + cannl_red_i4[lin];
 //
-// A dialect with wave shuffles (HIP) takes the steps whose pairs lie in one wave (s < wave) in
-// registers instead, when the loop's threads start at a wave's first lane (slot 0, and each
-// group of them a whole number of waves or the only group):
+// A dialect with wave shuffles (HIP; CUDA, whose __shfl_down_sync names the lanes that take
+// part) takes the steps whose pairs lie in one wave (s < wave) in registers instead, when the
+// loop's threads start at a wave's first lane (slot 0, and each group of them a whole number of
+// waves or the only group):
 //
 //     for (int64_t s = 64; s >= 64; s >>= 1) { ...the steps above... }   // wave 64
 //     if (r < 64) {                                  // the group's first wave, all lanes together
@@ -90,7 +91,7 @@ std::string linear_thread(const GpuDialect& d, const ir::KernelGeometry& g) {
 int shuffle_wave(const GpuDialect& d, const BodyPrinter& p, const ir::KernelGeometry& g, int slot, std::int64_t end,
                  ir::DType t) {
   const int wave = p.options().target.gpu.warp_size;
-  if (d.shuffle_down("v", "s").empty() || wave < 2 || end < 2 || slot != 0) return 0;
+  if (d.shuffle_down("v", "s", wave).empty() || wave < 2 || end < 2 || slot != 0) return 0;
   const bool word = t == ir::DType::F32 || t == ir::DType::F64 || t == ir::DType::I32 || t == ir::DType::I64 ||
                     t == ir::DType::U32 || t == ir::DType::U64;
   const bool aligned = g.block[0] % wave == 0 || g.block[1] * g.block[2] == 1;
@@ -219,8 +220,10 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
     const Expr total{fold(current, mine), reduction->dtype};
     p.line("if (" + name + " == 0" + any_step + ") " + cell + " = " + p.store(total, d.dtype) + ";");
   } else {
-    // The rest in registers, on the group's first wave (every lane of it takes this branch).
+    // The rest in registers, on the group's first wave (every lane of it takes this branch: a
+    // whole wave, or the whole block where it is narrower).
     const std::string v = p.fresh_loop_name(), o = p.fresh_loop_name();
+    const int lanes = static_cast<int>(std::min<std::int64_t>(wave, g->block[0]));
     p.line("if (" + name + " < " + std::to_string(wave) + ") {");
     p.indent();
     // Lanes past the steps take a zero they never combine: their shared slots were not written.
@@ -228,7 +231,7 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
     p.line("for (int64_t " + s + " = " + std::to_string(std::min<std::int64_t>(first, wave / 2)) + "; " + s + " > 0; " + s +
            " >>= 1) {");
     p.indent();
-    p.line("const " + type + " " + o + " = " + shuffle_down(v, s) + ";");
+    p.line("const " + type + " " + o + " = " + shuffle_down(v, s, lanes) + ";");
     p.line("if (" + name + " < " + s + " && " + name + " + " + s + " < " + end + ") " + v + " = " +
            fold(v, o) + ";");
     p.dedent();

@@ -1,6 +1,9 @@
 // CUDA C++ (compiled by NVRTC): the CUDA-style spellings (cuda_style_dialect.h) with fixed-width
 // integer typedefs of its own (NVRTC has no <stdint.h>), and tensor-core tiles by inline PTX
-// (mma_helpers.h) and pipelined staging by cp.async (async_copy_helpers.h).
+// (mma_helpers.h), pipelined staging by cp.async (async_copy_helpers.h) and warp shuffles in
+// block reductions.
+#include <cstdio>
+
 #include "codegen/gpu/async_copy_helpers.h"
 #include "codegen/gpu/cuda_style_dialect.h"
 #include "codegen/gpu/mma_helpers.h"
@@ -14,6 +17,19 @@ class CudaDialect final : public CudaStyleDialect {
            "#ifndef INFINITY\n#define INFINITY __int_as_float(0x7f800000)\n#endif\n"
            "#ifndef NAN\n#define NAN __int_as_float(0x7fc00000)\n#endif\n" +
            integer_limit_macros();
+  }
+  // The mask names exactly the lanes that reach the shuffle (a whole warp, or a block of fewer
+  // threads): naming an inactive lane is undefined behaviour on Volta and later.
+  std::string shuffle_down(const std::string& value, const std::string& delta, int lanes) const override {
+    char mask[16];
+    const unsigned bits = lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u;
+    std::snprintf(mask, sizeof mask, "0x%08xu", bits);
+    return "__shfl_down_sync(" + std::string(mask) + ", " + value + ", (unsigned int)" + delta + ")";
+  }
+  std::set<std::string> reserved_words() const override {
+    auto words = CudaStyleDialect::reserved_words();
+    for (const char* w : {"__shfl_sync", "__shfl_down_sync", "__shfl_up_sync", "__shfl_xor_sync"}) words.insert(w);
+    return words;
   }
   bool spells_warp_mma() const override { return true; }
   bool spells_async_copy() const override { return true; }

@@ -35,11 +35,13 @@ class GpuDialect : public CLikePrinter {
   virtual std::string bits_f32_fn() const = 0;  // int32_t -> float
   virtual std::string f64_bits_fn() const = 0;  // double -> int64_t
   virtual std::string bits_f64_fn() const = 0;  // int64_t -> double
-  /// The `value` of the lane `delta` places above this one in its wave (HIP: `__shfl_down`), or
-  /// "" where the dialect has no shuffles: block reductions then combine in shared memory only.
-  virtual std::string shuffle_down(const std::string& value, const std::string& delta) const {
+  /// The `value` of the lane `delta` places above this one in its wave (HIP: `__shfl_down`;
+  /// CUDA: `__shfl_down_sync` over the mask of the first `lanes` lanes, the ones that take part),
+  /// or "" where the dialect has no shuffles: block reductions then combine in shared memory only.
+  virtual std::string shuffle_down(const std::string& value, const std::string& delta, int lanes) const {
     (void)value;
     (void)delta;
+    (void)lanes;
     return "";
   }
 

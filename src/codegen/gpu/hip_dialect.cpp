@@ -24,7 +24,9 @@ class HipDialect final : public CudaStyleDialect {
     for (const char* w : {"__shfl", "__shfl_down", "__shfl_up", "__shfl_xor", "__hip_bfloat16", "__half"}) words.insert(w);
     return words;
   }
-  std::string shuffle_down(const std::string& value, const std::string& delta) const override {
+  // No mask: a HIP shuffle reads whichever lanes are active, and the reduction combines only
+  // the values of lanes that are.
+  std::string shuffle_down(const std::string& value, const std::string& delta, int /*lanes*/) const override {
     return "__shfl_down(" + value + ", (unsigned int)" + delta + ")";
   }
 };

@@ -136,6 +136,39 @@ TEST(CudaCompileCheck, TheCudaFormPipelinesFromSm80OnUnlessTurnedOff) {
   EXPECT_FALSE(form("sm_90").target.gpu_async_copy);
 }
 
+// d[c] += x[c, r] over rows of `row` steps, one block a row (c on the Grid, r a WorkgroupReduce
+// loop of `row` threads): a block reduction.
+ir::LoweredRoutine row_sums(std::int64_t rows, std::int64_t row) {
+  const ir::NodeRef x = ir::make_node("x", DType::F32, {rows, row}), d = ir::make_node("d", DType::F32, {rows});
+  const ir::Symbol c = ir::fresh_symbol(), r = ir::fresh_symbol();
+  const auto value = ir::apply(ir::Op::Add, DType::F32, {ir::get(d, {it(c)}), ir::get(x, {it(c), it(r)})});
+  const auto nest = ir::for_loop(c, 0, rows, ir::for_loop(r, 0, row, ir::set(d, {it(c)}, value)));
+  return schedule::apply({"row_sums", nest, {}}, std::vector<schedule::Transform>{
+                                                     schedule::Retype{c, ir::AxisType::Grid},
+                                                     schedule::Retype{r, ir::AxisType::WorkgroupReduce}});
+}
+
+// The CUDA form runs warps of 32 lanes whatever the OpenCL device's (PoCL's are 1): a block
+// reduction ends in __shfl_down_sync over the lanes that take part (the whole warp, or the 16
+// threads of a narrower block), and the module assembles for sm_90.
+TEST(CudaCompileCheck, BlockReductionsEndInWarpShufflesOverTheLanesThatTakePart) {
+  ir::Target opencl = target(false);
+  opencl.gpu.warp_size = 1;
+  for (const auto& [row, mask] : {std::pair{256, "0xffffffffu"}, std::pair{16, "0x0000ffffu"}}) {
+    SCOPED_TRACE(row);
+    const Module m = lowered(row_sums(8, row), opencl);
+    const auto form = backends::gpu::cuda_form(m.routine, m.kernels, opencl, "sm_90");
+    EXPECT_EQ(form.target.gpu.warp_size, 32);
+    const std::string text = codegen::emit_gpu(codegen::GpuLanguage::Cuda, form.routine, form.kernels, {.target = form.target}).text;
+    EXPECT_NE(text.find(std::string("__shfl_down_sync(") + mask + ", "), std::string::npos) << text;
+    const std::string plain = codegen::emit_gpu(codegen::GpuLanguage::Cuda, m.routine, m.kernels, {.target = opencl}).text;
+    EXPECT_EQ(plain.find("__shfl"), std::string::npos) << plain;
+    std::string why;
+    if (nvrtc_missing(why)) continue;
+    EXPECT_FALSE(backends::gpu::nvrtc_compile_program(text, backends::gpu::nvrtc_options("sm_90")).cubin.empty());
+  }
+}
+
 TEST(CudaCompileCheck, AsyncCopiesFromSm80On) {
   using backends::gpu::cuda_async_copy;
   EXPECT_FALSE(cuda_async_copy("sm_75"));

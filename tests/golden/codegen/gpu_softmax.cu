@@ -28,11 +28,18 @@ extern "C" __global__ void __launch_bounds__(250) gpu_softmax_k1(
         cannl_red_i2[i3] = i5;
       }
       __syncthreads();
-      for (int64_t i4 = 128; i4 > 0; i4 >>= 1) {
+      for (int64_t i4 = 128; i4 >= 32; i4 >>= 1) {
         if (i1 < i4 && i1 + i4 < 250) cannl_red_i2[i3] = cannl_fmaxf(cannl_red_i2[i3], cannl_red_i2[i3 + i4]);
         __syncthreads();
       }
-      if (i1 == 0) einmax[i0] = cannl_fmaxf(einmax[i0], cannl_red_i2[i3]);
+      if (i1 < 32) {
+        float i9 = i1 < 250 ? cannl_red_i2[i3] : 0;
+        for (int64_t i4 = 16; i4 > 0; i4 >>= 1) {
+          const float i10 = __shfl_down_sync(0xffffffffu, i9, (unsigned int)i4);
+          if (i1 < i4 && i1 + i4 < 250) i9 = cannl_fmaxf(i9, i10);
+        }
+        if (i1 == 0) einmax[i0] = cannl_fmaxf(einmax[i0], i9);
+      }
       __syncthreads();
     }
   }
