@@ -41,6 +41,7 @@ Target generic_gpu_target(const GpuLimits& limits) {
   t.gpu = limits;
   t.gpu_tile = default_gpu_blocking(limits);
   t.gpu_mma_tile = default_mma_blocking(limits);
+  t.gpu_vector_bytes = 16;  // float4: CUDA's, HIP's and OpenCL's widest plain load
   return t;
 }
 

@@ -103,6 +103,50 @@ VectorForm vector_form(const For& f, const Target& target) {
   return elementwise(sets, f.index, target) ? VectorForm::Elementwise : VectorForm::None;
 }
 
+namespace {
+
+bool four_byte_value(DType t) { return t == DType::F32 || t == DType::I32 || t == DType::U32; }
+
+// Reads of the nodes `sets` write: only at the cell a statement up to and including the reading
+// one writes (the same lane's value, which per-statement rendering keeps), and no node written
+// at two cells (the lanes' statement order would decide the last write).
+bool lanes_independent(const std::vector<const Set*>& sets) {
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    for (std::size_t w = 0; w < sets.size(); ++w) {
+      if (sets[w]->node->id != sets[k]->node->id) continue;
+      if (sets[w]->index != sets[k]->index) return false;
+    }
+    for (const Set* writer : sets)
+      if (reads_elsewhere(sets[k]->value, *writer->node, writer->index)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool gpu_vector_loop(const For& f, const Target& target) {
+  const int bytes = target.gpu_vector_bytes;  // 2 or 4 lanes: float2, float4
+  if (!target.workgroups || (bytes != 8 && bytes != 16) || f.begin != 0 || f.end != bytes / 4)
+    return false;
+  const std::vector<const Set*> sets = flat_sets(f.body);
+  if (sets.empty()) return false;
+  for (const Set* s : sets)
+    if (!four_byte_value(s->node->dtype) || !contiguous_in(s->index, f.index)) return false;
+  return lanes_independent(sets);
+}
+
+bool vector_aligned(const TensorNode& node, const std::vector<AxisIndex>& index, Symbol lane, std::int64_t lanes) {
+  if (index.size() != node.dims.size() || flat_stride(node, index, lane) != 1) return false;
+  std::int64_t axis_stride = 1;
+  for (std::size_t ax = index.size(); ax-- > 0;) {
+    if ((index[ax].offset * axis_stride) % lanes != 0) return false;
+    for (const auto& term : index[ax].terms)
+      if (term.symbol != lane && (term.coeff * axis_stride) % lanes != 0) return false;
+    axis_stride *= node.dims[ax];
+  }
+  return true;
+}
+
 TileGroups tile_groups(const TileMma& t) {
   TileGroups g{t.outer_i, t.outer_j, t.outer_k};
   g.rows.push_back(t.i);

@@ -144,7 +144,7 @@ void GpuScheduler::schedule_nest(ir::Symbol top) {
   Checkpoint before = checkpoint();
   std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
   if (!chain.empty()) chain = contiguous_innermost(chain);
-  chain = bucketed(chain.empty() ? top : chain.front(), chain);
+  chain = vector_lanes(bucketed(chain.empty() ? top : chain.front(), chain));
   const ir::Symbol nest_top = chain.empty() ? top : chain.front();
   const bool much_work = detail::work_of(detail::find_loop(routine_.body, nest_top)->stmt) >= kMuchWork * options_.min_parallel;
   for (std::size_t w = chain.size(); w-- > 0;) {
@@ -242,6 +242,26 @@ std::vector<ir::Symbol> GpuScheduler::contiguous_innermost(const std::vector<ir:
   return order;
 }
 
+std::vector<ir::Symbol> GpuScheduler::vector_lanes(std::vector<ir::Symbol> chain) {
+  const std::int64_t lanes = options_.target.gpu_vector_bytes / 4;
+  if (!options_.vectors || chain.empty() || lanes < 2) return chain;
+  const ir::For& inner = *loop_at(routine_, chain.back());
+  std::int64_t parallel = 1;
+  for (const ir::Symbol s : chain) parallel *= extent_of(*loop_at(routine_, s));
+  if (inner.begin != 0 || extent_of(inner) % lanes != 0 || parallel / lanes < resident_threads()) return chain;
+  const Split s = split(inner.index, lanes, ir::AxisType::Serial, ir::AxisType::Vectorized);
+  try {
+    ir::LoweredRoutine r = schedule::apply(routine_, s);
+    const ir::For* vector = loop_at(r, s.inner);
+    if (vector == nullptr || !ir::gpu_vector_loop(*vector, options_.target)) return chain;
+    commit(std::move(r), {s});
+  } catch (const ScheduleError&) {
+    return chain;  // proven legal above; a refusal leaves the lanes to threads, never wrong
+  }
+  chain.back() = s.outer;
+  return chain;
+}
+
 std::optional<Plan> GpuScheduler::plan_for(const std::vector<ir::Symbol>& chain, std::size_t w) const {
   Plan plan;
   std::vector<const ir::For*> loops;
@@ -307,7 +327,8 @@ GpuScheduleOptions GpuScheduleOptions::from_config(const ir::Target& target) {
           .reassociate = config::get_bool("gpu_schedule_reassociate"),
           .tiles = config::get_bool("gpu_schedule_tiles"),
           .scatter_buckets = scatter_buckets_from_config(),
-          .split_k_blocks_per_unit = config::get_int_in("gpu_split_k_blocks_per_unit", 0, 1 << 20)};
+          .split_k_blocks_per_unit = config::get_int_in("gpu_split_k_blocks_per_unit", 0, 1 << 20),
+          .vectors = config::get_bool("gpu_schedule_vectors")};
 }
 
 ScheduledRoutine plan_default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options) {

@@ -212,6 +212,13 @@ class GpuScheduler {
 
   // The launch plan (default_gpu.cpp).
 
+  // The innermost loop of `chain` (a parallel chain, outermost first) split into vectors of
+  // target.gpu_vector_bytes / 4 lanes, the lanes a Vectorized loop (ir::gpu_vector_loop: a
+  // thread moves them as one 16-byte load or store), where its body is such a loop's and the
+  // device still has a thread for each of its resident ones: the chain with the vectors' loop
+  // in its place, or `chain` (routine unchanged).
+  std::vector<ir::Symbol> vector_lanes(std::vector<ir::Symbol> chain);
+
   // The loops from `top` down, each the whole body of the one before, that may run in parallel
   // (proven independent, not choosing a scatter's row), outermost first.
   std::vector<ir::Symbol> parallel_chain(const ir::LoweredRoutine& r, ir::Symbol top) const;

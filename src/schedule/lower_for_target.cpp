@@ -164,7 +164,10 @@ class Lowering {
         f.team = target_.threads;
       }
     }
-    if (f.axis == ir::AxisType::Vectorized && ir::vector_form(f, target_) == ir::VectorForm::None)
+    // A GPU thread's vector loop (whole-vector loads and stores, the lanes' arithmetic one by one)
+    // or a CPU's SIMD loop; any other runs serially.
+    if (f.axis == ir::AxisType::Vectorized &&
+        !(gpu() ? ir::gpu_vector_loop(f, target_) : ir::vector_form(f, target_) != ir::VectorForm::None))
       f.axis = ir::AxisType::Serial;
     const bool thread_loop = f.axis == ir::AxisType::Workgroup || f.axis == ir::AxisType::WorkgroupReduce;
     // A block has three thread dimensions: deeper thread loops run inside one thread.

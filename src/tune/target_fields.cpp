@@ -67,6 +67,7 @@ std::string full_target_text(const ir::Target& t) {
            std::to_string(m.tm) + " " + std::to_string(m.tn);
   }
   if (t.gpu_async_copy) out += " async_copy";  // pipelined staging changes what a GPU runs
+  if (t.gpu_vector_bytes > 0) out += " gpu_vectors " + std::to_string(t.gpu_vector_bytes);
   out += " index " + std::string(ir::dtype_name(t.index_dtype));
   return out;
 }

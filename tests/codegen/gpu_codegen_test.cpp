@@ -104,5 +104,34 @@ TEST(GpuCodegen, BuffersWrittenAcrossABarrierAreNotRestrict) {
   EXPECT_NE(cl.text.find("__global float *restrict in"), std::string::npos);
 }
 
+// y[i, 4q + l] = x[i, 4q + l] * 2 over 4 lanes l (Vectorized) of threads q: rows of 64 cells move
+// as 16-byte vectors in every dialect; rows of 66 leave odd rows misaligned, so those accesses go
+// lane by lane.
+std::string doubled_lanes(GpuLanguage language, std::int64_t cols) {
+  const ir::NodeRef x = ir::make_node("x", DType::F32, {8, cols}), y = ir::make_node("y", DType::F32, {8, cols});
+  const ir::Symbol i = ir::fresh_symbol(), q = ir::fresh_symbol(), l = ir::fresh_symbol();
+  const std::vector<AxisIndex> at{it(i), AxisIndex{{{4, q}, {1, l}}, 0}};
+  const auto twice = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, at), ir::constant(2, DType::F32)});
+  const auto body = ir::for_loop(
+      i, 0, 8, ir::for_loop(q, 0, 16, ir::for_loop(l, 0, 4, ir::set(y, at, twice), AxisType::Vectorized), AxisType::Workgroup),
+      AxisType::Grid);
+  const CodegenOptions options{.target = ir::generic_gpu_target({1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 32})};
+  return emit_gpu(language, {"lanes", body, {}}, {{body, ir::kernel_geometry(body)}}, options).text;
+}
+
+TEST(GpuCodegen, VectorLoopsMoveAlignedLanesAsSixteenByteVectors) {
+  const std::string cuda = doubled_lanes(GpuLanguage::Cuda, 64);
+  EXPECT_NE(cuda.find("= *(const float4 *)&x["), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("*(float4 *)&y["), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("= make_float4(("), std::string::npos) << cuda;
+  const std::string opencl = doubled_lanes(GpuLanguage::OpenCL, 64);
+  EXPECT_NE(opencl.find("vload4(0, &x["), std::string::npos) << opencl;
+  EXPECT_NE(opencl.find("vstore4((float4)(("), std::string::npos) << opencl;
+  EXPECT_NE(doubled_lanes(GpuLanguage::Hip, 64).find("make_float4("), std::string::npos);
+  const std::string odd = doubled_lanes(GpuLanguage::Cuda, 66);
+  EXPECT_EQ(odd.find("float4"), std::string::npos) << odd;
+  EXPECT_NE(odd.find("16-byte loads and stores where aligned"), std::string::npos) << odd;
+}
+
 }  // namespace
 }  // namespace cannl::codegen

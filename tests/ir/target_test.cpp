@@ -18,6 +18,39 @@ TEST(Target, GenericGpuRunsWorkgroupsWithTheDeviceLimits) {
   EXPECT_FALSE(t.parallel_runtime);
   EXPECT_EQ(t.vector_bytes, 0);
   EXPECT_EQ(t.gemm, GemmShape{});
+  EXPECT_EQ(t.gpu_vector_bytes, 16);
+}
+
+// A GPU thread's vector loop: 4 lanes from 0 of 4-byte cells stored contiguously, reads of what
+// the loop writes only at the written cell, each node written at one cell; aligned accesses
+// are whole vectors from the buffer's start for every value of the other loops.
+TEST(Target, GpuVectorLoopsAreFourLanesOfContiguousFourByteCells) {
+  const Target t = generic_gpu_target({1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 32});
+  const NodeRef x = make_node("x", DType::F32, {8, 64}), y = make_node("y", DType::F32, {8, 64});
+  const NodeRef h = make_node("h", DType::BF16, {8, 64});
+  const Symbol i = fresh_symbol(), q = fresh_symbol(), l = fresh_symbol();
+  const AxisIndex lane{{{4, q}, {1, l}}, 0}, shifted{{{4, q}, {1, l}}, 1}, strided{{{4, q}, {2, l}}, 0};
+  const auto loop = [&](const StmtRef& body, std::int64_t lanes = 4) {
+    return std::get<For>(for_loop(l, 0, lanes, body, AxisType::Vectorized)->node);
+  };
+  const auto twice = [&](const AxisIndex& at) { return apply(Op::Add, DType::F32, {get(x, {AxisIndex::iterator(i), at}), get(x, {AxisIndex::iterator(i), at})}); };
+  const StmtRef plain = set(y, {AxisIndex::iterator(i), lane}, twice(shifted));
+  EXPECT_TRUE(gpu_vector_loop(loop(plain), t));
+  EXPECT_FALSE(gpu_vector_loop(loop(plain, 8), t));
+  Target no_vectors = t;
+  no_vectors.gpu_vector_bytes = 0;
+  EXPECT_FALSE(gpu_vector_loop(loop(plain), no_vectors));
+  EXPECT_FALSE(gpu_vector_loop(loop(set(y, {AxisIndex::iterator(i), strided}, twice(lane))), t));
+  EXPECT_FALSE(gpu_vector_loop(loop(set(h, {AxisIndex::iterator(i), lane}, twice(lane))), t));
+  // y read one lane on from where it is written: the lanes' order would decide the value.
+  const auto y_next = get(y, {AxisIndex::iterator(i), shifted});
+  EXPECT_FALSE(gpu_vector_loop(loop(seq({plain, set(x, {AxisIndex::iterator(i), lane}, y_next)})), t));
+  EXPECT_FALSE(gpu_vector_loop(loop(seq({plain, set(y, {AxisIndex::iterator(i), shifted}, twice(lane))})), t));
+  EXPECT_TRUE(vector_aligned(*x, {AxisIndex::iterator(i), lane}, l, 4));
+  EXPECT_FALSE(vector_aligned(*x, {AxisIndex::iterator(i), shifted}, l, 4));
+  const NodeRef odd = make_node("odd", DType::F32, {8, 66});  // rows start 2 cells off a vector
+  EXPECT_FALSE(vector_aligned(*odd, {AxisIndex::iterator(i), lane}, l, 4));
+  EXPECT_TRUE(vector_aligned(*odd, {AxisIndex::fixed(2), lane}, l, 4));  // 132 cells in
 }
 
 TEST(Target, GpuTilesDefaultTo64By64BlocksWhereTheDeviceHoldsThem) {

@@ -413,6 +413,29 @@ ir::LoweredRoutine batch_sequence_weight_gradient(std::int64_t batch, std::int64
   return {"weight_grad_bs", ir::for_loop(b, 0, batch, nest), {}};
 }
 
+// An elementwise nest the device stays full with at a thread per vector (64 x 1024 cells, 16384
+// vectors for a unit's 2048 resident threads) runs 4 lanes a thread: its contiguous loop split
+// into a Vectorized loop of 4, which the GPU lowering keeps (ir::gpu_vector_loop); bitwise the
+// serial nest. A nest too small to fill the device, or gpu_schedule_vectors=false, keeps a thread
+// per cell.
+TEST(DefaultGpuSchedule, ElementwiseNestsThatFillTheDeviceRunFourLanesAThread) {
+  ir::GpuLimits one = cuda_limits();
+  one.compute_units = 1;
+  GpuScheduleOptions o = options(256, 64, one);
+  const ir::LoweredRoutine r = Elementwise(64, 1024).routine();
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  const std::string text = ir::print_loop_ir(s);
+  EXPECT_TRUE(has(text, "in [0, 4) vectorized")) << text;
+  EXPECT_EQ(compare(run_interp(r), run_interp(s), Tolerance::Bitwise), "") << text;
+  validate_parallel(s);
+  expect_replays(r, o);
+  const ir::LoweredRoutine lowered = lower_for_target(s, o.target);
+  EXPECT_TRUE(has(ir::print_loop_ir(lowered), "vectorized")) << ir::print_loop_ir(lowered);
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(Elementwise(4, 1024).routine(), o)), "vectorized"));  // 1024 vectors
+  o.vectors = false;
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(r, o)), "vectorized"));
+}
+
 // A weight gradient of 32 x 32 cells over 256 tokens on a device of one unit: its tile would
 // have 1 block at the smallest blocking, fewer than 4 per unit; split-K stages 2 chunks of the
 // tokens into partials (a batched tile, the chunks on the Grid) and adds them in order. Without

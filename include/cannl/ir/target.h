@@ -99,6 +99,9 @@ struct Target {
   /// and config `gpu_async_copy` allows it: blocked tiles that stage unconverted operands and
   /// whose two stages fit the device pipeline their slices (TileBlocking::async_copy).
   bool gpu_async_copy = false;
+  /// Bytes a GPU thread moves in one load or store of a Vectorized loop (16: float4, int4,
+  /// uint4; 8: float2); 0: Vectorized loops run as serial loops on the GPU (gpu_vector_loop).
+  int gpu_vector_bytes = 0;
 
   // ---- index arithmetic ----
   /// The integer type of generated loop counters, buffer offsets and dynamic rows: I32 (the
@@ -144,6 +147,20 @@ enum class VectorForm { None, Elementwise, Accumulation };
 /// SIMD, fewer iterations than lanes, a non-f32 value, an op without a vector form, a
 /// non-contiguous access, a loop-carried read).
 VectorForm vector_form(const For& f, const Target& target);
+
+/// A Vectorized loop a GPU thread runs as whole-vector loads and stores with the arithmetic
+/// lane by lane (bitwise the serial loop): Target::gpu_vector_bytes set, the loop over [0,
+/// lanes) for lanes = gpu_vector_bytes / 4, a body of Sets storing 4-byte values (f32, i32,
+/// u32) contiguously along the loop (contiguous_in), reading the nodes the body writes only at
+/// the cell the same statement or an earlier one writes in the same lane, and no node written
+/// at two different cells. Anything else runs serially (the final lowering round).
+bool gpu_vector_loop(const For& f, const Target& target);
+
+/// Whether the access `node[index]` at the first lane of `lane` (a loop over [0, lanes)) is a
+/// whole number of `lanes`-element vectors from the buffer's start for every value of the other
+/// symbols: every other term's and the constant's flat stride a multiple of `lanes`. Where it
+/// is not, the GPU printer loads or stores that access lane by lane.
+bool vector_aligned(const TensorNode& node, const std::vector<AxisIndex>& index, Symbol lane, std::int64_t lanes);
 
 /// Whether `t` is an f32 `+=` (or fma) over three distinct f32 nodes computed in f32, no operand
 /// moving along the loops it is broadcast over, with at least `min_tile_work` multiply-adds: what

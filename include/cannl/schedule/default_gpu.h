@@ -49,10 +49,16 @@ struct GpuScheduleOptions {
   /// split along its reduction into chunks (split-K) for about this many; 0 never
   /// (config `gpu_split_k_blocks_per_unit`).
   std::int64_t split_k_blocks_per_unit = 4;
+  /// An elementwise nest the device stays full with at a thread per vector: its innermost
+  /// parallel loop split into vectors of target.gpu_vector_bytes / 4 lanes, a Vectorized loop
+  /// each thread runs as whole-vector loads and stores (ir::gpu_vector_loop; bitwise the serial
+  /// loop) (config `gpu_schedule_vectors`).
+  bool vectors = true;
 
   /// The options for `target` from the config keys `gpu_schedule_block_size`,
   /// `gpu_schedule_min_parallel`, `gpu_schedule_reassociate`, `gpu_schedule_tiles`,
-  /// `gpu_scatter_buckets` and `gpu_split_k_blocks_per_unit` (what a GPU backend schedules with,
+  /// `gpu_scatter_buckets`, `gpu_split_k_blocks_per_unit` and `gpu_schedule_vectors` (what a GPU
+  /// backend schedules with,
   /// and what the tuner records).
   static GpuScheduleOptions from_config(const ir::Target& target);
 };

@@ -76,6 +76,10 @@ class BodyPrinter {
                          const std::string& end);
   /// Binds loop symbol `s` to the C expression `text` (rebinding a loop's lane offset).
   void bind(ir::Symbol s, const std::string& text) { symbols_[s.id] = text; }
+  /// Reads of the element `element` (a node's `name[offset]` text, of a dtype whose storage is
+  /// its value) print as `value` until forget_reads: a GPU vector loop's lanes, loaded ahead.
+  void read_as(const std::string& element, const std::string& value) { read_as_[element] = value; }
+  void forget_reads() { read_as_.clear(); }
   Expr scalar(const ir::ScalarRef& s);
   /// The flat element offset of `index` into `node`'s buffer.
   std::string offset(const ir::TensorNode& node, const std::vector<ir::AxisIndex>& index) const;
@@ -126,6 +130,7 @@ class BodyPrinter {
   std::string* out_ = nullptr;
   int indent_ = 0;
   std::map<int, std::string> symbols_;  // symbol id -> C name (loops i<k>, statics)
+  std::map<std::string, std::string> read_as_;  // element text -> the value read_as gave it
   int next_loop_ = 0;
   int next_row_ = 0;  // dynamic rows r0, r1, ...
   std::map<int, std::pair<std::string, ir::DType>> locals_;  // scope id -> v<k>, dtype

@@ -106,6 +106,7 @@ Expr BodyPrinter::constant_bits(const ir::ConstantBits& c) const {
 
 Expr BodyPrinter::get(const ir::Get& g) {
   const std::string element = names_.node(*g.node) + "[" + offset(*g.node, g.index) + "]";
+  if (const auto it = read_as_.find(element); it != read_as_.end()) return {it->second, g.node->dtype};
   return {load(element, g.node->dtype), g.node->dtype};
 }
 

@@ -29,6 +29,14 @@ class CudaStyleDialect : public GpuDialect {
   std::string shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const override {
     return "__shared__ " + type + " " + ident + "[" + std::to_string(elements) + "];";
   }
+  std::string vector_load(const std::string& vtype, int, const std::string& element) const override {
+    return "*(const " + vtype + " *)&" + element;
+  }
+  std::string vector_store(const std::string& vtype, int, const std::string& element,
+                           const std::string& value) const override {
+    return "*(" + vtype + " *)&" + element + " = " + value + ";";
+  }
+  std::string vector_of(const std::string& vtype, const std::vector<std::string>& lanes) const override;
 
  protected:
   /// The typedefs of <stdint.h>, for compilers without it (NVRTC, hiprtc).

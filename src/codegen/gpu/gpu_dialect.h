@@ -13,6 +13,8 @@
 //    workgroup per block of output cells, bitwise the tile's fallback; with a tensor-core
 //    blocking (TileBlocking::mma), warps of MMA tiles whose instructions the dialect spells
 //    (mma_tile_printer.cpp: CUDA's mma.sync and ldmatrix, OpenCL's emulation of them for tests).
+//  * A Vectorized loop a thread runs (ir::gpu_vector_loop) moves 16-byte vectors where its
+//    accesses are aligned and computes lane by lane: the serial loop's bits.
 //  * Bit casts use the dialect's intrinsics; math functions keep their C names (OpenCL maps them).
 // A dialect spells only the hardware indices, qualifiers, types and the barrier.
 
@@ -50,6 +52,15 @@ class GpuDialect : public CLikePrinter {
   std::string zero_out(const std::string& ident, std::int64_t elements, std::size_t bytes) const override;
   void print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
   void print_workgroup(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
+  /// A thread's vector loop (ir::gpu_vector_loop): whole-vector loads of the aligned contiguous
+  /// reads, the lanes' arithmetic one by one, whole-vector stores (vector_loop_printer.cpp).
+  void print_vectorized(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
+  /// The vector of `vtype` (float4) at `element` (`x[offset]`, 16-byte aligned), stored there,
+  /// and built of its lanes' values; lanes are `.x .y .z .w` in every dialect.
+  virtual std::string vector_load(const std::string& vtype, int lanes, const std::string& element) const = 0;
+  virtual std::string vector_store(const std::string& vtype, int lanes, const std::string& element,
+                                   const std::string& value) const = 0;
+  virtual std::string vector_of(const std::string& vtype, const std::vector<std::string>& lanes) const = 0;
   /// A blocked matmul tile (ir::TileMma::blocking): staged in shared memory, register-blocked
   /// (tile_printer.cpp).
   void print_tile(BodyPrinter& p, const ir::TileMma& t) const override;

@@ -22,6 +22,18 @@ class OpenClDialect final : public GpuDialect {
   std::string shared_pointer_param(const std::string& type, const std::string& ident) const override {
     return "__global " + type + " *" + ident;
   }
+  std::string vector_load(const std::string&, int lanes, const std::string& element) const override {
+    return "vload" + std::to_string(lanes) + "(0, &" + element + ")";
+  }
+  std::string vector_store(const std::string&, int lanes, const std::string& element,
+                           const std::string& value) const override {
+    return "vstore" + std::to_string(lanes) + "(" + value + ", 0, &" + element + ");";
+  }
+  std::string vector_of(const std::string& vtype, const std::vector<std::string>& lanes) const override {
+    std::string out = "(" + vtype + ")(";
+    for (std::size_t k = 0; k < lanes.size(); ++k) out += (k ? ", " : "") + lanes[k];
+    return out + ")";
+  }
   std::string prelude_header() const override {
     // FP_CONTRACT OFF: OpenCL may otherwise fuse a*b+c into one rounding where the IR has two.
     std::string h =

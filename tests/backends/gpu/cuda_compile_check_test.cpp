@@ -169,6 +169,27 @@ TEST(CudaCompileCheck, BlockReductionsEndInWarpShufflesOverTheLanesThatTakePart)
   }
 }
 
+// A thread's vector loop in CUDA (16-byte loads and stores of float4 and int4, make_float4 of
+// the lanes) assembles for sm_90.
+TEST(CudaCompileCheck, VectorLoopsAssembleForSm90) {
+  std::string why;
+  if (nvrtc_missing(why)) GTEST_SKIP() << why;
+  const ir::NodeRef x = ir::make_node("x", DType::F32, {8, 64}), k = ir::make_node("k", DType::I32, {8, 64});
+  const ir::NodeRef y = ir::make_node("y", DType::F32, {8, 64}), n = ir::make_node("n", DType::I32, {8, 64});
+  const ir::Symbol i = ir::fresh_symbol(), q = ir::fresh_symbol(), l = ir::fresh_symbol();
+  const std::vector<ir::AxisIndex> at{it(i), ir::AxisIndex{{{4, q}, {1, l}}, 0}};
+  const auto body = ir::seq({ir::set(y, at, ir::apply(ir::Op::Max, DType::F32, {ir::get(x, at), ir::constant(0, DType::F32)})),
+                             ir::set(n, at, ir::apply(ir::Op::Add, DType::I32, {ir::get(k, at), ir::get(k, at)}))});
+  const auto nest = ir::for_loop(
+      i, 0, 8, ir::for_loop(q, 0, 16, ir::for_loop(l, 0, 4, body, ir::AxisType::Vectorized), ir::AxisType::Workgroup), ir::AxisType::Grid);
+  const ir::Target t = target(false);
+  const Module m = lowered({"vector_lanes", nest, {}}, t);
+  const std::string text = codegen::emit_gpu(codegen::GpuLanguage::Cuda, m.routine, m.kernels, {.target = t}).text;
+  EXPECT_NE(text.find("*(const int4 *)&k["), std::string::npos) << text;
+  EXPECT_NE(text.find("make_float4("), std::string::npos) << text;
+  EXPECT_FALSE(backends::gpu::nvrtc_compile_program(text, backends::gpu::nvrtc_options("sm_90")).cubin.empty());
+}
+
 TEST(CudaCompileCheck, AsyncCopiesFromSm80On) {
   using backends::gpu::cuda_async_copy;
   EXPECT_FALSE(cuda_async_copy("sm_75"));

@@ -11,7 +11,8 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k0(
 
 __kernel __attribute__((reqd_work_group_size(250, 1, 1))) void gpu_softmax_k1(
     __global float *einmax,
-    __global float *restrict logits) {
+    __global float *restrict logits,
+    __global float *exp_) {
   __local float cannl_red_i2[250];
   {
     const int32_t i0 = (int32_t)get_group_id(0);
@@ -37,27 +38,20 @@ __kernel __attribute__((reqd_work_group_size(250, 1, 1))) void gpu_softmax_k1(
       barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
   }
-}
-
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k2(
-    __global float *restrict exp_,
-    __global float *restrict logits,
-    __global float *restrict einmax) {
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   {
-    const int32_t i0 = (int32_t)get_group_id(1);
+    const int32_t i9 = (int32_t)get_group_id(0);
     {
-      const int32_t i1 = (int32_t)get_group_id(0);
-      {
-        const int32_t i2 = (int32_t)get_local_id(0);
-        if (((int64_t)(((int64_t)(256*((int64_t)i1) + ((int64_t)i2))) < 1000LL)) != 0) {
-          exp_[((i0)*1000 + 256*i1 + i2)] = expf((logits[((i0)*1000 + 256*i1 + i2)] - einmax[i0]));
-        }
+      const int32_t i10 = (int32_t)get_local_id(0);
+      { /* 4 lanes: 16-byte loads and stores where aligned, the arithmetic lane by lane */
+        const float4 i12 = vload4(0, &logits[((i9)*1000 + 4*i10 + 0)]);
+        vstore4((float4)(expf((i12.x - einmax[i9])), expf((i12.y - einmax[i9])), expf((i12.z - einmax[i9])), expf((i12.w - einmax[i9]))), 0, &exp_[((i9)*1000 + 4*i10 + 0)]);
       }
     }
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k3(
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k2(
     __global float *restrict einsum,
     __global float *restrict exp_) {
   {
@@ -71,19 +65,17 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k3(
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k4(
+__kernel __attribute__((reqd_work_group_size(250, 1, 1))) void gpu_softmax_k3(
     __global float *restrict div,
     __global float *restrict exp_,
     __global float *restrict einsum) {
   {
-    const int32_t i0 = (int32_t)get_group_id(1);
+    const int32_t i0 = (int32_t)get_group_id(0);
     {
-      const int32_t i1 = (int32_t)get_group_id(0);
-      {
-        const int32_t i2 = (int32_t)get_local_id(0);
-        if (((int64_t)(((int64_t)(256*((int64_t)i1) + ((int64_t)i2))) < 1000LL)) != 0) {
-          div[((i0)*1000 + 256*i1 + i2)] = (exp_[((i0)*1000 + 256*i1 + i2)] / einsum[i0]);
-        }
+      const int32_t i1 = (int32_t)get_local_id(0);
+      { /* 4 lanes: 16-byte loads and stores where aligned, the arithmetic lane by lane */
+        const float4 i3 = vload4(0, &exp_[((i0)*1000 + 4*i1 + 0)]);
+        vstore4((float4)((i3.x / einsum[i0]), (i3.y / einsum[i0]), (i3.z / einsum[i0]), (i3.w / einsum[i0])), 0, &div[((i0)*1000 + 4*i1 + 0)]);
       }
     }
   }

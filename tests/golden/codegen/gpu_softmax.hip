@@ -10,7 +10,8 @@ extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k0(float *__restri
 
 extern "C" __global__ void __launch_bounds__(250) gpu_softmax_k1(
     float *einmax,
-    float *__restrict__ logits) {
+    float *__restrict__ logits,
+    float *exp_) {
   __shared__ float cannl_red_i2[250];
   {
     const int32_t i0 = (int32_t)blockIdx.x;
@@ -43,27 +44,20 @@ extern "C" __global__ void __launch_bounds__(250) gpu_softmax_k1(
       __syncthreads();
     }
   }
-}
-
-extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k2(
-    float *__restrict__ exp_,
-    float *__restrict__ logits,
-    float *__restrict__ einmax) {
+  __syncthreads();
   {
-    const int32_t i0 = (int32_t)blockIdx.y;
+    const int32_t i11 = (int32_t)blockIdx.x;
     {
-      const int32_t i1 = (int32_t)blockIdx.x;
-      {
-        const int32_t i2 = (int32_t)threadIdx.x;
-        if (((int64_t)(((int64_t)(256*((int64_t)i1) + ((int64_t)i2))) < 1000LL)) != 0) {
-          exp_[((i0)*1000 + 256*i1 + i2)] = expf((logits[((i0)*1000 + 256*i1 + i2)] - einmax[i0]));
-        }
+      const int32_t i12 = (int32_t)threadIdx.x;
+      { /* 4 lanes: 16-byte loads and stores where aligned, the arithmetic lane by lane */
+        const float4 i14 = *(const float4 *)&logits[((i11)*1000 + 4*i12 + 0)];
+        *(float4 *)&exp_[((i11)*1000 + 4*i12 + 0)] = make_float4(expf((i14.x - einmax[i11])), expf((i14.y - einmax[i11])), expf((i14.z - einmax[i11])), expf((i14.w - einmax[i11])));
       }
     }
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k3(
+extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k2(
     float *__restrict__ einsum,
     float *__restrict__ exp_) {
   {
@@ -77,19 +71,17 @@ extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k3(
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k4(
+extern "C" __global__ void __launch_bounds__(250) gpu_softmax_k3(
     float *__restrict__ div,
     float *__restrict__ exp_,
     float *__restrict__ einsum) {
   {
-    const int32_t i0 = (int32_t)blockIdx.y;
+    const int32_t i0 = (int32_t)blockIdx.x;
     {
-      const int32_t i1 = (int32_t)blockIdx.x;
-      {
-        const int32_t i2 = (int32_t)threadIdx.x;
-        if (((int64_t)(((int64_t)(256*((int64_t)i1) + ((int64_t)i2))) < 1000LL)) != 0) {
-          div[((i0)*1000 + 256*i1 + i2)] = (exp_[((i0)*1000 + 256*i1 + i2)] / einsum[i0]);
-        }
+      const int32_t i1 = (int32_t)threadIdx.x;
+      { /* 4 lanes: 16-byte loads and stores where aligned, the arithmetic lane by lane */
+        const float4 i3 = *(const float4 *)&exp_[((i0)*1000 + 4*i1 + 0)];
+        *(float4 *)&div[((i0)*1000 + 4*i1 + 0)] = make_float4((i3.x / einsum[i0]), (i3.y / einsum[i0]), (i3.z / einsum[i0]), (i3.w / einsum[i0]));
       }
     }
   }
