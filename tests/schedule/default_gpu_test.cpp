@@ -413,6 +413,20 @@ ir::LoweredRoutine batch_sequence_weight_gradient(std::int64_t batch, std::int64
   return {"weight_grad_bs", ir::for_loop(b, 0, batch, nest), {}};
 }
 
+// The partials dw_partials holds for each of dw's `cells` (0: not staged).
+std::int64_t partials_per_cell(const ir::LoweredRoutine& s, std::int64_t cells) {
+  for (const ir::NodeRef& n : ir::nodes_of(s.body))
+    if (n->debug_name() == "dw_partials") return n->num_elements() / cells;
+  return 0;
+}
+
+// Licensed options for a CUDA-like device of `units` compute units.
+GpuScheduleOptions licensed_on(std::int64_t units) {
+  ir::GpuLimits limits = cuda_limits();
+  limits.compute_units = units;
+  return {.target = gpu_test_target(limits), .reassociate = true};
+}
+
 // An elementwise nest the device stays full with at a thread per vector (64 x 1024 cells, 16384
 // vectors for a unit's 2048 resident threads) runs 4 lanes a thread: its contiguous loop split
 // into a Vectorized loop of 4, which the GPU lowering keeps (ir::gpu_vector_loop); bitwise the
@@ -480,14 +494,9 @@ TEST(DefaultGpuSchedule, ReassociationSplitsTheTokensOfAWeightGradientWithFewBlo
 // chunks (at most 8), so split-K leaves such nests to it (cifar_conv's first weight gradient
 // went from 16001 steps a thread as chunks to 401 as partials in the census).
 TEST(DefaultGpuSchedule, FewCellsOverManyStepsAreStagedNotSplitIntoChunks) {
-  ir::GpuLimits h200 = cuda_limits();
-  h200.compute_units = 132;  // 2 blocks of 32 x 32 cells: split-K would want chunks
-  const GpuScheduleOptions o{.target = gpu_test_target(h200), .reassociate = true};
-  const ir::LoweredRoutine s = default_gpu_schedule(batch_sequence_weight_gradient(16, 256, 32, 64), o);
-  std::int64_t partials = 0;
-  for (const ir::NodeRef& n : ir::nodes_of(s.body))
-    if (n->debug_name() == "dw_partials") partials = n->num_elements() / (32 * 64);
-  EXPECT_EQ(partials, 64) << ir::print_loop_ir(s);
+  // 132 units (an H200): 2 blocks of 32 x 32 cells, so split-K would want chunks.
+  const ir::LoweredRoutine s = default_gpu_schedule(batch_sequence_weight_gradient(16, 256, 32, 64), licensed_on(132));
+  EXPECT_EQ(partials_per_cell(s, 32 * 64), 64) << ir::print_loop_ir(s);
   validate_parallel(s);
 }
 
@@ -520,16 +529,11 @@ TEST(DefaultGpuSchedule, SplitKPeelsTheStepsNoChunkCountDivides) {
 // (The peel's sums against the interpreter: SplitKPeelsTheStepsNoChunkCountDivides, and on
 // PoCL GpuTile.SplitKWithAPeeledStepIsBitwiseItsSchedule.)
 TEST(DefaultGpuSchedule, SplitKSplitsThePeeledHeadIntoTheChunksItsTailWasSizedAgainst) {
-  ir::GpuLimits one = cuda_limits();
-  one.compute_units = 1;
-  const GpuScheduleOptions o{.target = gpu_test_target(one), .reassociate = true};
+  const GpuScheduleOptions o = licensed_on(1);
   const ir::LoweredRoutine r = batch_sequence_weight_gradient(17, 32, 32, 32);
   const ir::LoweredRoutine s = default_gpu_schedule(r, o);
   const std::string text = ir::print_loop_ir(s);
-  std::int64_t chunks = 0;
-  for (const ir::NodeRef& n : ir::nodes_of(s.body))
-    if (n->debug_name() == "dw_partials") chunks = n->num_elements() / (32 * 32);
-  EXPECT_EQ(chunks, 2) << text;
+  EXPECT_EQ(partials_per_cell(s, 32 * 32), 2) << text;
   EXPECT_TRUE(has(text, "in [16, 17)")) << text;
   validate_parallel(s);
   expect_replays(r, o);
@@ -539,16 +543,11 @@ TEST(DefaultGpuSchedule, SplitKSplitsThePeeledHeadIntoTheChunksItsTailWasSizedAg
 // (a prime over sqrt(67 x 16) = 32, the most partials a cell would get) leaves it nothing to
 // split, so split-K takes the nest: 3 chunks of 22 entries and the 67th peeled.
 TEST(DefaultGpuSchedule, FewCellsThatPartialsCannotStageAreSplitAlongK) {
-  ir::GpuLimits one = cuda_limits();
-  one.compute_units = 1;
-  const GpuScheduleOptions o{.target = gpu_test_target(one), .reassociate = true};
+  const GpuScheduleOptions o = licensed_on(1);
   const ir::LoweredRoutine r = batch_sequence_weight_gradient(67, 16, 32, 32);
   const ir::LoweredRoutine s = default_gpu_schedule(r, o);
   const std::string text = ir::print_loop_ir(s);
-  std::int64_t chunks = 0;
-  for (const ir::NodeRef& n : ir::nodes_of(s.body))
-    if (n->debug_name() == "dw_partials") chunks = n->num_elements() / (32 * 32);
-  EXPECT_EQ(chunks, 3) << text;
+  EXPECT_EQ(partials_per_cell(s, 32 * 32), 3) << text;
   EXPECT_TRUE(has(text, "in [66, 67)")) << text;
   validate_parallel(s);
   expect_replays(r, o);
