@@ -244,11 +244,12 @@ std::vector<ir::Symbol> GpuScheduler::contiguous_innermost(const std::vector<ir:
 
 std::vector<ir::Symbol> GpuScheduler::vector_lanes(std::vector<ir::Symbol> chain) {
   const std::int64_t lanes = options_.target.gpu_vector_bytes / 4;
-  if (!options_.vectors || chain.empty() || lanes < 2) return chain;
+  if (options_.vectors == GpuScheduleOptions::Vectors::Off || chain.empty() || lanes < 2) return chain;
   const ir::For& inner = *loop_at(routine_, chain.back());
   std::int64_t parallel = 1;
   for (const ir::Symbol s : chain) parallel *= extent_of(*loop_at(routine_, s));
-  if (inner.begin != 0 || extent_of(inner) % lanes != 0 || parallel / lanes < resident_threads()) return chain;
+  const bool fills = parallel / lanes >= resident_threads() || options_.vectors == GpuScheduleOptions::Vectors::On;
+  if (inner.begin != 0 || extent_of(inner) % lanes != 0 || !fills) return chain;
   const Split s = split(inner.index, lanes, ir::AxisType::Serial, ir::AxisType::Vectorized);
   try {
     ir::LoweredRoutine r = schedule::apply(routine_, s);
@@ -318,6 +319,15 @@ std::int64_t scatter_buckets_from_config() {
   return config::get_int_in("gpu_scatter_buckets", 1, std::int64_t{1} << 30);
 }
 
+GpuScheduleOptions::Vectors vectors_from_config() {
+  const std::string value = config::get("gpu_schedule_vectors");
+  if (value == "auto") return GpuScheduleOptions::Vectors::Auto;
+  if (value == "on") return GpuScheduleOptions::Vectors::On;
+  if (value == "off") return GpuScheduleOptions::Vectors::Off;
+  throw ConfigError("gpu_schedule_vectors must be auto, on or off, got '" + value + "' (from " +
+                    config::source_of("gpu_schedule_vectors") + ")");
+}
+
 }  // namespace
 
 GpuScheduleOptions GpuScheduleOptions::from_config(const ir::Target& target) {
@@ -328,7 +338,7 @@ GpuScheduleOptions GpuScheduleOptions::from_config(const ir::Target& target) {
           .tiles = config::get_bool("gpu_schedule_tiles"),
           .scatter_buckets = scatter_buckets_from_config(),
           .split_k_blocks_per_unit = config::get_int_in("gpu_split_k_blocks_per_unit", 0, 1 << 20),
-          .vectors = config::get_bool("gpu_schedule_vectors")};
+          .vectors = vectors_from_config()};
 }
 
 ScheduledRoutine plan_default_gpu_schedule(const ir::LoweredRoutine& routine, const GpuScheduleOptions& options) {

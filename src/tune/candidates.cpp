@@ -346,10 +346,11 @@ std::vector<Candidate> gpu_schedule_option_seeds(const ir::LoweredRoutine& optim
     if (buckets != base.scatter_buckets)
       variants.emplace_back("gpu_scatter_buckets " + (buckets == 0 ? std::string("off") : std::to_string(buckets)), o);
   }
-  {
+  using Vectors = schedule::GpuScheduleOptions::Vectors;
+  for (const auto& [vectors, name] : {std::pair{Vectors::Off, "off"}, std::pair{Vectors::On, "on"}}) {
     auto o = base;
-    o.vectors = !base.vectors;
-    variants.emplace_back(std::string("gpu_schedule_vectors ") + (o.vectors ? "true" : "false"), o);
+    o.vectors = vectors;
+    if (vectors != base.vectors) variants.emplace_back(std::string("gpu_schedule_vectors ") + name, o);
   }
   if (base.reassociate) {
     for (const std::int64_t per_unit : {std::int64_t{0}, std::int64_t{2}, std::int64_t{16}}) {

@@ -28,7 +28,7 @@ bool has_annotated_loop(const ir::StmtRef& s) {
 }
 
 // One batch of `count` programs from `first_seed` concatenated into one routine.
-void check_batch(std::uint64_t first_seed, int count, bool fission) {
+void check_batch(std::uint64_t first_seed, int count, bool fission, const char* vectors = "auto") {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
   test_util::ConfigGuard guard;
@@ -36,6 +36,7 @@ void check_batch(std::uint64_t first_seed, int count, bool fission) {
   config::set_override("gpu_schedule_block_size", "32");
   config::set_override("gpu_schedule_reassociate", "false");  // bitwise against the serial program
   config::set_override("schedule_fission", fission ? "true" : "false");
+  config::set_override("gpu_schedule_vectors", vectors);
   std::vector<opt::testing::GeneratedProgram> programs;
   for (int k = 0; k < count; ++k) {
     const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(k);
@@ -54,6 +55,12 @@ void check_batch(std::uint64_t first_seed, int count, bool fission) {
 
 TEST(GpuRandomPrograms, DefaultGpuScheduleWithFissionIsBitwiseTheInterpreter) {
   for (std::uint64_t batch = 0; batch < 3; ++batch) check_batch(11000 + 40 * batch, 40, /*fission=*/true);
+}
+
+// Every nest that allows it runs 4 lanes a thread (ir::gpu_vector_loop): vectors moved where
+// aligned, lanes computed one by one, still the interpreter's bits.
+TEST(GpuRandomPrograms, VectorLanesWhereverTheNestAllowsAreBitwiseTheInterpreter) {
+  for (std::uint64_t batch = 0; batch < 2; ++batch) check_batch(13000 + 40 * batch, 40, /*fission=*/true, "on");
 }
 
 TEST(GpuRandomPrograms, OneKernelPerStatementWithoutFissionMerging) {

@@ -430,8 +430,8 @@ GpuScheduleOptions licensed_on(std::int64_t units) {
 // An elementwise nest the device stays full with at a thread per vector (64 x 1024 cells, 16384
 // vectors for a unit's 2048 resident threads) runs 4 lanes a thread: its contiguous loop split
 // into a Vectorized loop of 4, which the GPU lowering keeps (ir::gpu_vector_loop); bitwise the
-// serial nest. A nest too small to fill the device, or gpu_schedule_vectors=false, keeps a thread
-// per cell.
+// serial nest. A nest too small to fill the device keeps a thread per cell unless the vectors
+// are asked for (gpu_schedule_vectors=on), as does any with gpu_schedule_vectors=off.
 TEST(DefaultGpuSchedule, ElementwiseNestsThatFillTheDeviceRunFourLanesAThread) {
   ir::GpuLimits one = cuda_limits();
   one.compute_units = 1;
@@ -445,8 +445,11 @@ TEST(DefaultGpuSchedule, ElementwiseNestsThatFillTheDeviceRunFourLanesAThread) {
   expect_replays(r, o);
   const ir::LoweredRoutine lowered = lower_for_target(s, o.target);
   EXPECT_TRUE(has(ir::print_loop_ir(lowered), "vectorized")) << ir::print_loop_ir(lowered);
-  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(Elementwise(4, 1024).routine(), o)), "vectorized"));  // 1024 vectors
-  o.vectors = false;
+  const ir::LoweredRoutine small = Elementwise(4, 1024).routine();  // 1024 vectors
+  EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(small, o)), "vectorized"));
+  o.vectors = GpuScheduleOptions::Vectors::On;
+  EXPECT_TRUE(has(ir::print_loop_ir(default_gpu_schedule(small, o)), "vectorized"));
+  o.vectors = GpuScheduleOptions::Vectors::Off;
   EXPECT_FALSE(has(ir::print_loop_ir(default_gpu_schedule(r, o)), "vectorized"));
 }
 

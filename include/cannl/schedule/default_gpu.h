@@ -49,11 +49,13 @@ struct GpuScheduleOptions {
   /// split along its reduction into chunks (split-K) for about this many; 0 never
   /// (config `gpu_split_k_blocks_per_unit`).
   std::int64_t split_k_blocks_per_unit = 4;
-  /// An elementwise nest the device stays full with at a thread per vector: its innermost
-  /// parallel loop split into vectors of target.gpu_vector_bytes / 4 lanes, a Vectorized loop
-  /// each thread runs as whole-vector loads and stores (ir::gpu_vector_loop; bitwise the serial
-  /// loop) (config `gpu_schedule_vectors`).
-  bool vectors = true;
+  /// An elementwise nest's innermost parallel loop split into vectors of
+  /// target.gpu_vector_bytes / 4 lanes, a Vectorized loop each thread runs as whole-vector loads
+  /// and stores (ir::gpu_vector_loop; bitwise the serial loop): Auto where the device stays full
+  /// at a thread per vector, On wherever the nest allows (tests, tuning), Off never (config
+  /// `gpu_schedule_vectors`: auto, on, off).
+  enum class Vectors { Off, Auto, On };
+  Vectors vectors = Vectors::Auto;
 
   /// The options for `target` from the config keys `gpu_schedule_block_size`,
   /// `gpu_schedule_min_parallel`, `gpu_schedule_reassociate`, `gpu_schedule_tiles`,
