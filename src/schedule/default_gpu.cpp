@@ -248,7 +248,9 @@ std::vector<ir::Symbol> GpuScheduler::vector_lanes(std::vector<ir::Symbol> chain
   const ir::For& inner = *loop_at(routine_, chain.back());
   std::int64_t parallel = 1;
   for (const ir::Symbol s : chain) parallel *= extent_of(*loop_at(routine_, s));
-  const bool fills = parallel / lanes >= resident_threads() || options_.vectors == GpuScheduleOptions::Vectors::On;
+  // Never below the threads the plan would share the nest out on.
+  const bool fills = parallel / lanes >= std::max(resident_threads(), options_.min_parallel) ||
+                     (options_.vectors == GpuScheduleOptions::Vectors::On && parallel / lanes >= options_.min_parallel);
   if (inner.begin != 0 || extent_of(inner) % lanes != 0 || !fills) return chain;
   const Split s = split(inner.index, lanes, ir::AxisType::Serial, ir::AxisType::Vectorized);
   try {

@@ -21,6 +21,7 @@
 #include "runtime/test_util.h"
 #include "runtime/value_codec.h"
 #ifdef CANNL_TEST_GPU
+#include "cannl/support/config.h"
 #include "gpu/gpu_test_util.h"
 #endif
 
@@ -230,6 +231,68 @@ TEST_P(OpParityTest, CompiledMatchesInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryOpAndDtype, OpParityTest, ::testing::ValuesIn(all_cases()), case_name);
+
+#ifdef CANNL_TEST_GPU
+// Every op on a 4-byte result dtype through the GPU's vector lanes (gpu_schedule_vectors=on: each
+// pointwise nest of 64 cells becomes 16 threads of 4 Vectorized lanes, moved as 16-byte vectors,
+// computed lane by lane), all in one routine (one device compile): within each op's tolerance of
+// the interpreter, as above.
+TEST(OpParityVectorLanes, EveryFourByteOpThroughTheLanesMatchesTheInterpreter) {
+  std::string why;
+  auto compiled = compiled_context(why);
+  if (!compiled) GTEST_SKIP() << why;
+  struct Lanes {
+    OpCase c;
+    std::vector<ir::NodeRef> args;
+    ir::NodeRef out;
+  };
+  std::vector<Lanes> cases;
+  ir::Comp comp;
+  for (const OpCase& c : all_cases()) {
+    if (c.dtype != DType::F32 && c.dtype != DType::I32 && c.dtype != DType::U32) continue;
+    const DType arg_dtype = c.op == Op::Uniform1 || is_threefry(c.op) ? DType::U4x32 : c.dtype;
+    const std::string tag = std::to_string(cases.size());
+    Lanes l{c, {}, ir::make_node("out" + tag, c.dtype, {kCells})};
+    std::vector<ir::Operand> operands;
+    for (int a = 0; a < ir::op_arity(c.op); ++a) {
+      l.args.push_back(ir::make_node("arg" + tag + "_" + std::to_string(a), arg_dtype, {kCells}));
+      operands.push_back(of(l.args.back()));
+    }
+    comp.body.push_back(
+        ir::make_accum(accum_op(l.out, Op::Arg2, c.op, operands, pointwise_projections({kCells}, ir::op_arity(c.op)))));
+    cases.push_back(std::move(l));
+  }
+  ASSERT_GT(cases.size(), 50u);
+  const auto run = [&](runtime::Context ctx) {
+    auto routine = ctx.compile(comp, "parity_vector_lanes");
+    for (const Lanes& l : cases)
+      for (std::size_t a = 0; a < l.args.size(); ++a)
+        ctx.set_bytes(l.args[a], input_bytes(l.args[a]->dtype, static_cast<int>(a)));
+    ctx.run(routine);
+    std::vector<std::vector<std::byte>> outs;
+    for (const Lanes& l : cases) outs.push_back(ctx.get_bytes(l.out));
+    return outs;
+  };
+  config::set_override("gpu_schedule_vectors", "on");
+  config::set_override("gpu_schedule_min_parallel", "4");  // 16 vectors a nest share it out
+  const auto lanes = run(*compiled);
+  config::clear_overrides();
+  const auto interp = run(runtime::Context::interpreter());
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const OpCase& c = cases[k].c;
+    const std::string what = std::string(ir::op_name(c.op)) + " on " + std::string(ir::dtype_name(c.dtype));
+    const std::size_t size = ir::dtype_bytes(c.dtype);
+    for (std::int64_t cell = 0; cell < kCells; ++cell) {
+      const auto at = static_cast<std::size_t>(cell) * size;
+      const std::string differ = compare_cell(c, lanes[k].data() + at, interp[k].data() + at);
+      if (!differ.empty()) {
+        ADD_FAILURE() << what << " through the lanes, cell " << cell << ": " << differ;
+        break;
+      }
+    }
+  }
+}
+#endif
 
 TEST(OpParityCoverage, EveryOpHasAtLeastOneDtype) {
   std::vector<bool> seen(ir::kOpCount, false);

@@ -52,7 +52,7 @@ struct GpuScheduleOptions {
   /// An elementwise nest's innermost parallel loop split into vectors of
   /// target.gpu_vector_bytes / 4 lanes, a Vectorized loop each thread runs as whole-vector loads
   /// and stores (ir::gpu_vector_loop; bitwise the serial loop): Auto where the device stays full
-  /// at a thread per vector, On wherever the nest allows (tests, tuning), Off never (config
+  /// at a thread per vector, On wherever the nest allows and keeps min_parallel threads (tests, tuning), Off never (config
   /// `gpu_schedule_vectors`: auto, on, off).
   enum class Vectors { Off, Auto, On };
   Vectors vectors = Vectors::Auto;
