@@ -105,8 +105,6 @@ VectorForm vector_form(const For& f, const Target& target) {
 
 namespace {
 
-bool four_byte_value(DType t) { return t == DType::F32 || t == DType::I32 || t == DType::U32; }
-
 // Reads of the nodes `sets` write: only at the cell a statement up to and including the reading
 // one writes (the same lane's value, which per-statement rendering keeps), and no node written
 // at two cells (the lanes' statement order would decide the last write).
@@ -124,6 +122,8 @@ bool lanes_independent(const std::vector<const Set*>& sets) {
 
 }  // namespace
 
+bool gpu_vector_dtype(DType t) { return t == DType::F32 || t == DType::I32 || t == DType::U32; }
+
 bool gpu_vector_loop(const For& f, const Target& target) {
   const int bytes = target.gpu_vector_bytes;  // 2 or 4 lanes: float2, float4
   if (!target.workgroups || (bytes != 8 && bytes != 16) || f.begin != 0 || f.end != bytes / 4)
@@ -131,7 +131,7 @@ bool gpu_vector_loop(const For& f, const Target& target) {
   const std::vector<const Set*> sets = flat_sets(f.body);
   if (sets.empty()) return false;
   for (const Set* s : sets)
-    if (!four_byte_value(s->node->dtype) || !contiguous_in(s->index, f.index)) return false;
+    if (!gpu_vector_dtype(s->node->dtype) || !contiguous_in(s->index, f.index)) return false;
   return lanes_independent(sets);
 }
 

@@ -140,11 +140,14 @@ std::optional<ir::LoweredRoutine> GpuScheduler::swapped(ir::LoweredRoutine r, co
   return r;
 }
 
-void GpuScheduler::schedule_nest(ir::Symbol top) {
+void GpuScheduler::schedule_nest(ir::Symbol top, bool vectors) {
   Checkpoint before = checkpoint();
   std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
   if (!chain.empty()) chain = contiguous_innermost(chain);
-  chain = vector_lanes(bucketed(chain.empty() ? top : chain.front(), chain));
+  chain = bucketed(chain.empty() ? top : chain.front(), chain);
+  const std::size_t applied_before_lanes = applied_.size();
+  if (vectors) chain = vector_lanes(chain);
+  const bool split_into_lanes = applied_.size() != applied_before_lanes;
   const ir::Symbol nest_top = chain.empty() ? top : chain.front();
   const bool much_work = detail::work_of(detail::find_loop(routine_.body, nest_top)->stmt) >= kMuchWork * options_.min_parallel;
   for (std::size_t w = chain.size(); w-- > 0;) {
@@ -161,6 +164,7 @@ void GpuScheduler::schedule_nest(ir::Symbol top) {
     }
   }
   restore(std::move(before));
+  if (split_into_lanes) schedule_nest(top, /*vectors=*/false);  // the plan without the lanes
 }
 
 std::vector<ir::Symbol> GpuScheduler::cells_outward(ir::Symbol top, std::vector<ir::Symbol> chain) {

@@ -45,6 +45,10 @@ void check_batch(std::uint64_t first_seed, int count, bool fission, const char* 
   const ir::LoweredRoutine lowered = ir::lower(opt::testing::concatenate(programs).comp, "gpu_batch");
   const ir::LoweredRoutine scheduled = gpu->default_schedule(lowered);
   EXPECT_TRUE(has_annotated_loop(scheduled.body)) << "nothing was parallelized:\n" << ir::print_loop_ir(scheduled);
+  if (std::string(vectors) == "on") {
+    EXPECT_NE(ir::print_loop_ir(scheduled).find("vectorized"), std::string::npos) << "no vector lanes:\n"
+                                                                                  << ir::print_loop_ir(scheduled);
+  }
   const auto params = ir::nodes_of(lowered.body);
   const schedule::testing::NodeBytes expected = schedule::testing::run_interp(lowered);
   const auto got = test_util::run_on(*gpu, {scheduled, params}, schedule::testing::test_inputs(params));

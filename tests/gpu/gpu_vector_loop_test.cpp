@@ -30,7 +30,7 @@ struct VectorRoutine {
 };
 
 // Over rows i (Grid) of `cols` cells, 4 lanes l (Vectorized) per thread q (Workgroup) over the
-// first cols / 4 * 4 cells (the last q short of the row's end by one vector when `shifted`):
+// vectors that leave the row's last cell to the off-by-one read:
 //   y[i, c] = x[i, c] * b[c] + x[i, c]      (aligned vector reads and store)
 //   z[i, c] = max(y[i, c], x[i, c + 1])     (y read after its store; a read off by one lane)
 //   w[i, c] = where(x[i, c], z[i, c], b[c]) (NaN selects, -0 does not)

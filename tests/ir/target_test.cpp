@@ -51,6 +51,20 @@ TEST(Target, GpuVectorLoopsAreFourLanesOfContiguousFourByteCells) {
   const NodeRef odd = make_node("odd", DType::F32, {8, 66});  // rows start 2 cells off a vector
   EXPECT_FALSE(vector_aligned(*odd, {AxisIndex::iterator(i), lane}, l, 4));
   EXPECT_TRUE(vector_aligned(*odd, {AxisIndex::fixed(2), lane}, l, 4));  // 132 cells in
+  // A reversed row (x[i, 60 - 4q + l]) steps back whole vectors; 61 - 4q would not.
+  EXPECT_TRUE(vector_aligned(*x, {AxisIndex::iterator(i), AxisIndex{{{-4, q}, {1, l}}, 60}}, l, 4));
+  EXPECT_FALSE(vector_aligned(*x, {AxisIndex::iterator(i), AxisIndex{{{-4, q}, {1, l}}, 61}}, l, 4));
+  // Three axes: [2, 3, 8] rows of 8 keep every vector aligned; in [2, 3, 6] (the first matrix)
+  // only every other row does (2 x 6 = 12 cells), not every value of j.
+  const Symbol j = fresh_symbol();
+  const NodeRef cube = make_node("cube", DType::F32, {2, 3, 8}), narrow = make_node("narrow", DType::F32, {2, 3, 6});
+  const AxisIndex lane4{{{4, q}, {1, l}}, 0};
+  EXPECT_TRUE(vector_aligned(*cube, {AxisIndex::iterator(i), AxisIndex::iterator(j), lane4}, l, 4));
+  EXPECT_FALSE(vector_aligned(*narrow, {AxisIndex::fixed(0), AxisIndex::iterator(j), lane4}, l, 4));
+  EXPECT_TRUE(vector_aligned(*narrow, {AxisIndex::fixed(0), AxisIndex{{{2, j}}, 0}, lane4}, l, 4));
+  EXPECT_FALSE(vector_aligned(*narrow, {AxisIndex::iterator(i), AxisIndex{{{2, j}}, 0}, lane4}, l, 4));  // 18 cells a matrix
+  // The lane itself must step one cell: a strided lane is no vector.
+  EXPECT_FALSE(vector_aligned(*x, {AxisIndex::iterator(i), strided}, l, 4));
 }
 
 TEST(Target, GpuTilesDefaultTo64By64BlocksWhereTheDeviceHoldsThem) {

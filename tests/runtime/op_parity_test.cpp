@@ -21,6 +21,7 @@
 #include "runtime/test_util.h"
 #include "runtime/value_codec.h"
 #ifdef CANNL_TEST_GPU
+#include "backends/run_util.h"
 #include "cannl/support/config.h"
 #include "gpu/gpu_test_util.h"
 #endif
@@ -263,8 +264,10 @@ TEST(OpParityVectorLanes, EveryFourByteOpThroughTheLanesMatchesTheInterpreter) {
     cases.push_back(std::move(l));
   }
   ASSERT_GT(cases.size(), 50u);
-  const auto run = [&](runtime::Context ctx) {
+  // The outputs of one compile-and-run of `comp` in `ctx`, and its generated source.
+  const auto run = [&](runtime::Context ctx, std::string& source) {
     auto routine = ctx.compile(comp, "parity_vector_lanes");
+    source = routine.source();
     for (const Lanes& l : cases)
       for (std::size_t a = 0; a < l.args.size(); ++a)
         ctx.set_bytes(l.args[a], input_bytes(l.args[a]->dtype, static_cast<int>(a)));
@@ -273,11 +276,13 @@ TEST(OpParityVectorLanes, EveryFourByteOpThroughTheLanesMatchesTheInterpreter) {
     for (const Lanes& l : cases) outs.push_back(ctx.get_bytes(l.out));
     return outs;
   };
+  std::string source;
+  const auto interp = run(runtime::Context::interpreter(), source);
+  test_util::ConfigGuard guard;
   config::set_override("gpu_schedule_vectors", "on");
   config::set_override("gpu_schedule_min_parallel", "4");  // 16 vectors a nest share it out
-  const auto lanes = run(*compiled);
-  config::clear_overrides();
-  const auto interp = run(runtime::Context::interpreter());
+  const auto lanes = run(*compiled, source);
+  ASSERT_NE(source.find("4 lanes"), std::string::npos) << "no vector loop:\n" << source;
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const OpCase& c = cases[k].c;
     const std::string what = std::string(ir::op_name(c.op)) + " on " + std::string(ir::dtype_name(c.dtype));

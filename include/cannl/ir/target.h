@@ -148,12 +148,15 @@ enum class VectorForm { None, Elementwise, Accumulation };
 /// non-contiguous access, a loop-carried read).
 VectorForm vector_form(const For& f, const Target& target);
 
+/// The dtypes a GPU vector loop moves as whole vectors (float4, int4, uint4): f32, i32, u32.
+bool gpu_vector_dtype(DType t);
+
 /// A Vectorized loop a GPU thread runs as whole-vector loads and stores with the arithmetic
 /// lane by lane (bitwise the serial loop): Target::gpu_vector_bytes set, the loop over [0,
 /// lanes) for lanes = gpu_vector_bytes / 4, a body of Sets storing 4-byte values (f32, i32,
 /// u32) contiguously along the loop (contiguous_in), reading the nodes the body writes only at
-/// the cell the same statement or an earlier one writes in the same lane, and no node written
-/// at two different cells. Anything else runs serially (the final lowering round).
+/// the cell the body writes them at (the same lane's, before or after its write), and no node
+/// written at two different cells. Anything else runs serially (the final lowering round).
 bool gpu_vector_loop(const For& f, const Target& target);
 
 /// Whether the access `node[index]` at the first lane of `lane` (a loop over [0, lanes)) is a

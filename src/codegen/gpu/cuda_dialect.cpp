@@ -21,6 +21,9 @@ class CudaDialect final : public CudaStyleDialect {
   // The mask names exactly the lanes that reach the shuffle (a whole warp, or a block of fewer
   // threads): naming an inactive lane is undefined behaviour on Volta and later.
   std::string shuffle_down(const std::string& value, const std::string& delta, int lanes) const override {
+    // A CUDA warp is 32 lanes: a wider "wave" (CUDA text printed for a wave-64 target) would
+    // shuffle past the warp, so its reduction stays in shared memory.
+    if (lanes > 32) return "";
     char mask[16];
     const unsigned bits = lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u;
     std::snprintf(mask, sizeof mask, "0x%08xu", bits);

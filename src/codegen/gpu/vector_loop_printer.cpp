@@ -27,6 +27,7 @@ namespace {
 constexpr const char* kLanes[] = {"x", "y", "z", "w"};
 
 std::string vector_type_of(ir::DType t, int lanes) {
+  internal_check(ir::gpu_vector_dtype(t), "codegen: a GPU vector of " + std::string(ir::dtype_name(t)));
   const char* base = t == ir::DType::F32 ? "float" : t == ir::DType::I32 ? "int" : "uint";
   return base + std::to_string(lanes);
 }
@@ -46,8 +47,7 @@ std::vector<const ir::Get*> vector_reads(const std::vector<const ir::Set*>& sets
   std::vector<const ir::Get*> all, out;
   for (const ir::Set* s : sets) collect_reads(s->value, all);
   for (const ir::Get* g : all) {
-    const ir::DType t = g->node->dtype;
-    if (t != ir::DType::F32 && t != ir::DType::I32 && t != ir::DType::U32) continue;
+    if (!ir::gpu_vector_dtype(g->node->dtype)) continue;
     if (writes(sets, *g->node) || !ir::contiguous_in(g->index, lane) || !ir::vector_aligned(*g->node, g->index, lane, lanes))
       continue;
     const bool seen = std::any_of(out.begin(), out.end(), [&](const ir::Get* o) {
