@@ -427,6 +427,20 @@ GpuScheduleOptions licensed_on(std::int64_t units) {
   return {.target = gpu_test_target(limits), .reassociate = true};
 }
 
+// A batch x sequence weight gradient of 32 x 32 cells on one unit split along K into `chunks`
+// partials a cell, the batch's last entry peeled into a pass of its own: a legal plan that
+// replays.
+void expect_peeled_split_k(std::int64_t batch, std::int64_t seq, std::int64_t chunks) {
+  const GpuScheduleOptions o = licensed_on(1);
+  const ir::LoweredRoutine r = batch_sequence_weight_gradient(batch, seq, 32, 32);
+  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
+  const std::string text = ir::print_loop_ir(s);
+  EXPECT_EQ(partials_per_cell(s, 32 * 32), chunks) << text;
+  EXPECT_TRUE(has(text, "in [" + std::to_string(batch - 1) + ", " + std::to_string(batch) + ")")) << text;
+  validate_parallel(s);
+  expect_replays(r, o);
+}
+
 // An elementwise nest the device stays full with at a thread per vector (64 x 1024 cells, 16384
 // vectors for a unit's 2048 resident threads) runs 4 lanes a thread: its contiguous loop split
 // into a Vectorized loop of 4, which the GPU lowering keeps (ir::gpu_vector_loop); bitwise the
@@ -532,28 +546,14 @@ TEST(DefaultGpuSchedule, SplitKPeelsTheStepsNoChunkCountDivides) {
 // (The peel's sums against the interpreter: SplitKPeelsTheStepsNoChunkCountDivides, and on
 // PoCL GpuTile.SplitKWithAPeeledStepIsBitwiseItsSchedule.)
 TEST(DefaultGpuSchedule, SplitKSplitsThePeeledHeadIntoTheChunksItsTailWasSizedAgainst) {
-  const GpuScheduleOptions o = licensed_on(1);
-  const ir::LoweredRoutine r = batch_sequence_weight_gradient(17, 32, 32, 32);
-  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
-  const std::string text = ir::print_loop_ir(s);
-  EXPECT_EQ(partials_per_cell(s, 32 * 32), 2) << text;
-  EXPECT_TRUE(has(text, "in [16, 17)")) << text;
-  validate_parallel(s);
-  expect_replays(r, o);
+  expect_peeled_split_k(17, 32, 2);
 }
 
 // Few cells over many steps are left to stage_partials only where it stages them: a batch of 67
 // (a prime over sqrt(67 x 16) = 32, the most partials a cell would get) leaves it nothing to
 // split, so split-K takes the nest: 3 chunks of 22 entries and the 67th peeled.
 TEST(DefaultGpuSchedule, FewCellsThatPartialsCannotStageAreSplitAlongK) {
-  const GpuScheduleOptions o = licensed_on(1);
-  const ir::LoweredRoutine r = batch_sequence_weight_gradient(67, 16, 32, 32);
-  const ir::LoweredRoutine s = default_gpu_schedule(r, o);
-  const std::string text = ir::print_loop_ir(s);
-  EXPECT_EQ(partials_per_cell(s, 32 * 32), 3) << text;
-  EXPECT_TRUE(has(text, "in [66, 67)")) << text;
-  validate_parallel(s);
-  expect_replays(r, o);
+  expect_peeled_split_k(67, 16, 3);
 }
 
 // On tensor cores a tile keeps its MMA blocks (128 x 128 cells), so split-K counts those: a
