@@ -105,9 +105,9 @@ VectorForm vector_form(const For& f, const Target& target) {
 
 namespace {
 
-// Reads of the nodes `sets` write: only at the cell a statement up to and including the reading
-// one writes (the same lane's value, which per-statement rendering keeps), and no node written
-// at two cells (the lanes' statement order would decide the last write).
+// Reads of the nodes `sets` write only at the cell they are written at (the same lane's, before
+// or after its write: per-statement rendering keeps each lane's order), and no node written at
+// two cells (the lanes' statement order would decide the last write).
 bool lanes_independent(const std::vector<const Set*>& sets) {
   for (std::size_t k = 0; k < sets.size(); ++k) {
     for (std::size_t w = 0; w < sets.size(); ++w) {

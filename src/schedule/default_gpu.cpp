@@ -140,14 +140,13 @@ std::optional<ir::LoweredRoutine> GpuScheduler::swapped(ir::LoweredRoutine r, co
   return r;
 }
 
-void GpuScheduler::schedule_nest(ir::Symbol top, bool vectors) {
+void GpuScheduler::schedule_nest(ir::Symbol top) {
   Checkpoint before = checkpoint();
   std::vector<ir::Symbol> chain = cells_outward(top, parallel_chain(routine_, top));
   if (!chain.empty()) chain = contiguous_innermost(chain);
-  chain = bucketed(chain.empty() ? top : chain.front(), chain);
-  const std::size_t applied_before_lanes = applied_.size();
-  if (vectors) chain = vector_lanes(chain);
-  const bool split_into_lanes = applied_.size() != applied_before_lanes;
+  // The lanes leave at least min_parallel vectors, so the full chain's plan still shares the
+  // nest out, and the shorter chains' plans do not see them.
+  chain = vector_lanes(bucketed(chain.empty() ? top : chain.front(), chain));
   const ir::Symbol nest_top = chain.empty() ? top : chain.front();
   const bool much_work = detail::work_of(detail::find_loop(routine_.body, nest_top)->stmt) >= kMuchWork * options_.min_parallel;
   for (std::size_t w = chain.size(); w-- > 0;) {
@@ -164,7 +163,6 @@ void GpuScheduler::schedule_nest(ir::Symbol top, bool vectors) {
     }
   }
   restore(std::move(before));
-  if (split_into_lanes) schedule_nest(top, /*vectors=*/false);  // the plan without the lanes
 }
 
 std::vector<ir::Symbol> GpuScheduler::cells_outward(ir::Symbol top, std::vector<ir::Symbol> chain) {
@@ -252,10 +250,11 @@ std::vector<ir::Symbol> GpuScheduler::vector_lanes(std::vector<ir::Symbol> chain
   const ir::For& inner = *loop_at(routine_, chain.back());
   std::int64_t parallel = 1;
   for (const ir::Symbol s : chain) parallel *= extent_of(*loop_at(routine_, s));
-  // Never below the threads the plan would share the nest out on.
-  const bool fills = parallel / lanes >= std::max(resident_threads(), options_.min_parallel) ||
-                     (options_.vectors == GpuScheduleOptions::Vectors::On && parallel / lanes >= options_.min_parallel);
-  if (inner.begin != 0 || extent_of(inner) % lanes != 0 || !fills) return chain;
+  // Auto: a vector for every resident thread; On: enough vectors for the plan to share out.
+  const std::int64_t vectors_wanted = options_.vectors == GpuScheduleOptions::Vectors::On
+                                          ? options_.min_parallel
+                                          : std::max(resident_threads(), options_.min_parallel);
+  if (inner.begin != 0 || extent_of(inner) % lanes != 0 || parallel / lanes < vectors_wanted) return chain;
   const Split s = split(inner.index, lanes, ir::AxisType::Serial, ir::AxisType::Vectorized);
   try {
     ir::LoweredRoutine r = schedule::apply(routine_, s);

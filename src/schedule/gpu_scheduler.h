@@ -227,10 +227,8 @@ class GpuScheduler {
   // reduction: callers keep the result only when the moved loops are then proven independent.
   static std::optional<ir::LoweredRoutine> swapped(ir::LoweredRoutine r, const std::vector<Swap>& swaps);
 
-  // A nest left serial keeps its loop order (the reorderings only serve the launch). With
-  // `vectors`, the lanes of vector_lanes first; a nest they leave without a plan is planned
-  // again without them.
-  void schedule_nest(ir::Symbol top, bool vectors = true);
+  // A nest left serial keeps its loop order (the reorderings only serve the launch).
+  void schedule_nest(ir::Symbol top);
 
   // The perfect nest under `top` with its cell loops (those every store's index mentions)
   // moved above the others (reductions, a scatter's rows), each group in its order, when the

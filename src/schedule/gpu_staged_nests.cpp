@@ -158,19 +158,15 @@ std::vector<ir::Symbol> GpuScheduler::peeled_split_k(const AccumulationNest& n, 
   }
   const std::int64_t head = extent - extent % parts;
   if (parts < 2 || head == extent) return {};
-  std::vector<Transform> steps;
-  for (const Swap& s : swaps_to(n.loops, {r})) steps.push_back(s);
-  std::optional<ir::LoweredRoutine> swapped;  // the Partition mints its segments' loops from the swapped nest
-  try {
-    swapped = schedule::apply(routine_, steps);
-  } catch (const ScheduleError&) {
-    return {};
-  }
-  const auto site = detail::find_loop(swapped->body, r);
-  if (!site) return {};
-  steps.push_back(partition(*site->loop, {head}));
+  const std::vector<Swap> swaps = swaps_to(n.loops, {r});
   Checkpoint before = checkpoint();
-  const std::vector<ir::Symbol> segments = staged_tops(r, steps);
+  // The swaps committed first: the Partition mints its segments' loops from the swapped nest.
+  const std::optional<ir::LoweredRoutine> outermost = swapped(routine_, swaps);
+  if (!outermost) return {};
+  commit(*outermost, {swaps.begin(), swaps.end()});
+  const auto site = detail::find_loop(routine_.body, r);
+  const std::vector<ir::Symbol> segments =
+      site ? staged_tops(r, {partition(*site->loop, {head})}) : std::vector<ir::Symbol>{};
   // The head in exactly the chunks the tail was sized against, or nothing at all: a partition
   // left unsplit would be two passes over every cell for nothing.
   const std::optional<AccumulationNest> head_nest = segments.size() == 2 ? accumulation_nest(segments[0]) : std::nullopt;

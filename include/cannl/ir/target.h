@@ -159,9 +159,10 @@ bool gpu_vector_dtype(DType t);
 /// written at two different cells. Anything else runs serially (the final lowering round).
 bool gpu_vector_loop(const For& f, const Target& target);
 
-/// Whether the access `node[index]` at the first lane of `lane` (a loop over [0, lanes)) is a
-/// whole number of `lanes`-element vectors from the buffer's start for every value of the other
-/// symbols: every other term's and the constant's flat stride a multiple of `lanes`. Where it
+/// Whether the access `node[index]` moves one cell per step of `lane` (a loop over [0, lanes))
+/// and its first lane is a whole number of `lanes`-element vectors from the buffer's start for
+/// every value of the other symbols: every other term's and the constant's flat stride a
+/// multiple of `lanes`. Where it
 /// is not, the GPU printer loads or stores that access lane by lane.
 bool vector_aligned(const TensorNode& node, const std::vector<AxisIndex>& index, Symbol lane, std::int64_t lanes);
 

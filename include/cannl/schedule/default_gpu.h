@@ -52,16 +52,15 @@ struct GpuScheduleOptions {
   /// An elementwise nest's innermost parallel loop split into vectors of
   /// target.gpu_vector_bytes / 4 lanes, a Vectorized loop each thread runs as whole-vector loads
   /// and stores (ir::gpu_vector_loop; bitwise the serial loop): Auto where the device stays full
-  /// at a thread per vector, On wherever the nest allows and keeps min_parallel threads (tests, tuning), Off never (config
-  /// `gpu_schedule_vectors`: auto, on, off).
+  /// at a thread per vector, On wherever the nest allows and keeps min_parallel threads (tests,
+  /// tuning), Off never (config `gpu_schedule_vectors`: auto, on, off).
   enum class Vectors { Off, Auto, On };
   Vectors vectors = Vectors::Auto;
 
   /// The options for `target` from the config keys `gpu_schedule_block_size`,
   /// `gpu_schedule_min_parallel`, `gpu_schedule_reassociate`, `gpu_schedule_tiles`,
   /// `gpu_scatter_buckets`, `gpu_split_k_blocks_per_unit` and `gpu_schedule_vectors` (what a GPU
-  /// backend schedules with,
-  /// and what the tuner records).
+  /// backend schedules with, and what the tuner records).
   static GpuScheduleOptions from_config(const ir::Target& target);
 };
 

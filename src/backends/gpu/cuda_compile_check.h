@@ -33,9 +33,10 @@ void check_cuda_compiles(const ir::LoweredRoutine& routine, const std::vector<co
                          const ir::Target& target);
 
 /// The CUDA form of `kernels` of `routine` (lowered for `target`) that a device of `arch` runs:
-/// warps of 32 lanes (block reductions end in warp shuffles); from sm_80 on, with gpu_async_copy=auto, the blocked tiles' staging pipelined by cp.async where
-/// the two stages fit `target`'s device (ir::pipelined_blocking), which the OpenCL target never
-/// asks for; else the routine as it is.
+/// warps of 32 lanes (block reductions end in warp shuffles); from sm_80 on, with
+/// gpu_async_copy=auto, the blocked tiles' staging pipelined by cp.async where the two stages
+/// fit `target`'s device (ir::pipelined_blocking), which the OpenCL target never asks for; else
+/// the routine as it is.
 ///   cuda_form(r, kernels, opencl_target, "sm_90").target.gpu_async_copy == true
 struct CudaForm {
   ir::LoweredRoutine routine;

@@ -22,12 +22,6 @@ std::string CudaStyleDialect::block_index(int slot) const { return std::string("
 
 std::string CudaStyleDialect::thread_index(int slot) const { return std::string("threadIdx.") + kSlots[slot]; }
 
-std::string CudaStyleDialect::vector_of(const std::string& vtype, const std::vector<std::string>& lanes) const {
-  std::string out = "make_" + vtype + "(";
-  for (std::size_t k = 0; k < lanes.size(); ++k) out += (k ? ", " : "") + lanes[k];
-  return out + ")";
-}
-
 std::string CudaStyleDialect::fixed_width_types() {
   return "typedef signed char int8_t;\ntypedef unsigned char uint8_t;\ntypedef short int16_t;\n"
          "typedef unsigned short uint16_t;\ntypedef int int32_t;\ntypedef unsigned int uint32_t;\n"

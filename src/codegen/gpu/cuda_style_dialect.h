@@ -36,7 +36,7 @@ class CudaStyleDialect : public GpuDialect {
                            const std::string& value) const override {
     return "*(" + vtype + " *)&" + element + " = " + value + ";";
   }
-  std::string vector_of(const std::string& vtype, const std::vector<std::string>& lanes) const override;
+  std::string vector_constructor(const std::string& vtype) const override { return "make_" + vtype; }
 
  protected:
   /// The typedefs of <stdint.h>, for compilers without it (NVRTC, hiprtc).

@@ -56,11 +56,12 @@ class GpuDialect : public CLikePrinter {
   /// reads, the lanes' arithmetic one by one, whole-vector stores (vector_loop_printer.cpp).
   void print_vectorized(BodyPrinter& p, const ir::For& f, const std::string& name) const override;
   /// The vector of `vtype` (float4) at `element` (`x[offset]`, 16-byte aligned), stored there,
-  /// and built of its lanes' values; lanes are `.x .y .z .w` in every dialect.
+  /// and the constructor a vector is built of its lanes' values with (`make_float4`,
+  /// `(float4)`); lanes are `.x .y .z .w` in every dialect.
   virtual std::string vector_load(const std::string& vtype, int lanes, const std::string& element) const = 0;
   virtual std::string vector_store(const std::string& vtype, int lanes, const std::string& element,
                                    const std::string& value) const = 0;
-  virtual std::string vector_of(const std::string& vtype, const std::vector<std::string>& lanes) const = 0;
+  virtual std::string vector_constructor(const std::string& vtype) const = 0;
   /// A blocked matmul tile (ir::TileMma::blocking): staged in shared memory, register-blocked
   /// (tile_printer.cpp).
   void print_tile(BodyPrinter& p, const ir::TileMma& t) const override;

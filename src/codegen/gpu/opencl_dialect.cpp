@@ -29,11 +29,7 @@ class OpenClDialect final : public GpuDialect {
                            const std::string& value) const override {
     return "vstore" + std::to_string(lanes) + "(" + value + ", 0, &" + element + ");";
   }
-  std::string vector_of(const std::string& vtype, const std::vector<std::string>& lanes) const override {
-    std::string out = "(" + vtype + ")(";
-    for (std::size_t k = 0; k < lanes.size(); ++k) out += (k ? ", " : "") + lanes[k];
-    return out + ")";
-  }
+  std::string vector_constructor(const std::string& vtype) const override { return "(" + vtype + ")"; }
   std::string prelude_header() const override {
     // FP_CONTRACT OFF: OpenCL may otherwise fuse a*b+c into one rounding where the IR has two.
     std::string h =

@@ -48,8 +48,7 @@ std::vector<const ir::Get*> vector_reads(const std::vector<const ir::Set*>& sets
   for (const ir::Set* s : sets) collect_reads(s->value, all);
   for (const ir::Get* g : all) {
     if (!ir::gpu_vector_dtype(g->node->dtype)) continue;
-    if (writes(sets, *g->node) || !ir::contiguous_in(g->index, lane) || !ir::vector_aligned(*g->node, g->index, lane, lanes))
-      continue;
+    if (writes(sets, *g->node) || !ir::vector_aligned(*g->node, g->index, lane, lanes)) continue;
     const bool seen = std::any_of(out.begin(), out.end(), [&](const ir::Get* o) {
       return o->node->id == g->node->id && o->index == g->index;
     });
@@ -94,7 +93,9 @@ void GpuDialect::print_vectorized(BodyPrinter& p, const ir::For& f, const std::s
       values.push_back(p.store(p.scalar(s.value), s.node->dtype));
     }
     const std::string vtype = vector_type_of(s.node->dtype, lanes);
-    p.line(vector_store(vtype, lanes, element_at(0, *s.node, s.index), vector_of(vtype, values)));
+    std::string vector = vector_constructor(vtype) + "(";
+    for (int lane = 0; lane < lanes; ++lane) vector += (lane ? ", " : "") + values[static_cast<std::size_t>(lane)];
+    p.line(vector_store(vtype, lanes, element_at(0, *s.node, s.index), vector + ")"));
   }
   p.forget_reads();
   p.bind(f.index, name);
