@@ -65,12 +65,12 @@ Value compute_op(Op op, DType compute, std::span<const Value> args) {
 }  // namespace
 
 Value apply_op(Op op, DType dtype, std::span<const Value> args) {
-  internal_check(
-      static_cast<int>(args.size()) == ir::op_arity(op),
-      "apply: " + apply_text(op, dtype) + " got " + std::to_string(args.size()) + " arguments");
+  internal_check(static_cast<int>(args.size()) == ir::op_arity(op), [&] {
+    return "apply: " + apply_text(op, dtype) + " got " + std::to_string(args.size()) + " arguments";
+  });
   if (op == Op::Uniform1) {
     internal_check(args[0].dtype == DType::U4x32,
-                   "apply: uniform1 needs a u4x32 argument, got " + to_string(args[0]));
+                   [&] { return "apply: uniform1 needs a u4x32 argument, got " + to_string(args[0]); });
     return uniform1(args[0].get<ir::Uint4x32>(), dtype);
   }
   if (op == Op::ThreefryCrypto || op == Op::ThreefryLight) return apply_threefry(op, dtype, args);

@@ -130,7 +130,7 @@ void Machine::exec_form(const ir::Set& s) {
 // The row of a dynamic access, or -1 when the value selects no row (ir::dynamic_row).
 std::int64_t Machine::dynamic_row(const ir::TensorNode& node, int axis, const ir::ScalarRef& row) {
   internal_check(axis >= 0 && static_cast<std::size_t>(axis) < node.dims.size(),
-                 "interp: dynamic axis outside the rank of " + node_text(node));
+                 [&] { return "interp: dynamic axis outside the rank of " + node_text(node); });
   const Value v = convert(eval(row), DType::F64);
   return ir::dynamic_row(v.get<double>(), node.dims[static_cast<std::size_t>(axis)]);
 }
@@ -157,7 +157,7 @@ void Machine::exec_form(const ir::SetDynamic& s) {
 void Machine::exec_form(const ir::SetLocal& s) {
   auto it = locals_.find(s.scope_id);
   internal_check(it != locals_.end(),
-                 "interp: SetLocal of undeclared local v" + std::to_string(s.scope_id));
+                 [&] { return "interp: SetLocal of undeclared local v" + std::to_string(s.scope_id); });
   const DType dtype = it->second.dtype;
   // Evaluate before storing: the value may read the local itself (accumulation).
   Value value = convert(eval(s.value), dtype);
@@ -176,14 +176,14 @@ Value Machine::eval_form(const ir::LocalScope& l) {
 Value Machine::eval_form(const ir::GetLocal& g) {
   auto it = locals_.find(g.scope_id);
   internal_check(it != locals_.end(),
-                 "interp: GetLocal of undeclared local v" + std::to_string(g.scope_id));
+                 [&] { return "interp: GetLocal of undeclared local v" + std::to_string(g.scope_id); });
   return convert(it->second.value, g.dtype);
 }
 
 std::int64_t Machine::symbol_value(ir::Symbol s) const {
   auto it = symbols_.find(s.id);
   internal_check(it != symbols_.end(),
-                 "interp: symbol s" + std::to_string(s.id) + " is not bound by a loop or static");
+                 [&] { return "interp: symbol s" + std::to_string(s.id) + " is not bound by a loop or static"; });
   return it->second;
 }
 
@@ -196,30 +196,34 @@ std::int64_t Machine::index_value(const ir::AxisIndex& index) const {
   return static_cast<std::int64_t>(sum);
 }
 
+// The messages below are built only when a check fails: this runs for every element read or
+// written, and composing them each time was most of the interpreter's work.
 std::int64_t Machine::element_of(const ir::TensorNode& node,
                                  const std::vector<ir::AxisIndex>& index) const {
-  internal_check(index.size() == node.dims.size(), "interp: access to " + node_text(node) +
-                                                       " with " + std::to_string(index.size()) +
-                                                       " indices");
-  std::vector<std::int64_t> at;
-  for (const ir::AxisIndex& i : index) at.push_back(index_value(i));
+  internal_check(index.size() == node.dims.size(), [&] {
+    return "interp: access to " + node_text(node) + " with " + std::to_string(index.size()) + " indices";
+  });
   std::int64_t element = 0;
-  for (std::size_t axis = 0; axis < at.size(); ++axis) {
-    internal_check(at[axis] >= 0 && at[axis] < node.dims[axis],
-                   "interp: out-of-bounds access to " + node_text(node) + " at index " + join(at) +
-                       " (axis " + std::to_string(axis) + ": " + index[axis].to_string() + ")");
-    element = element * node.dims[axis] + at[axis];
+  for (std::size_t axis = 0; axis < index.size(); ++axis) {
+    const std::int64_t at = index_value(index[axis]);
+    internal_check(at >= 0 && at < node.dims[axis], [&] {
+      std::vector<std::int64_t> all;
+      for (const ir::AxisIndex& i : index) all.push_back(index_value(i));
+      return "interp: out-of-bounds access to " + node_text(node) + " at index " + join(all) + " (axis " +
+             std::to_string(axis) + ": " + index[axis].to_string() + ")";
+    });
+    element = element * node.dims[axis] + at;
   }
   return element;
 }
 
 std::span<std::byte> Machine::buffer_of(const ir::TensorNode& node) const {
   auto it = buffers_.find(node.id);
-  internal_check(it != buffers_.end(), "interp: no buffer for " + node_text(node));
-  internal_check(it->second.size() >= node.size_in_bytes(),
-                 "interp: buffer of " + node_text(node) + " has " +
-                     std::to_string(it->second.size()) + " bytes, needs " +
-                     std::to_string(node.size_in_bytes()));
+  internal_check(it != buffers_.end(), [&] { return "interp: no buffer for " + node_text(node); });
+  internal_check(it->second.size() >= node.size_in_bytes(), [&] {
+    return "interp: buffer of " + node_text(node) + " has " + std::to_string(it->second.size()) + " bytes, needs " +
+           std::to_string(node.size_in_bytes());
+  });
   return it->second;
 }
 

@@ -16,10 +16,10 @@ namespace {
 
 void check_in_buffer(DType dtype, std::size_t buffer_bytes, std::int64_t element) {
   const auto bytes = static_cast<std::int64_t>(ir::dtype_bytes(dtype));
-  internal_check(element >= 0 && (element + 1) * bytes <= static_cast<std::int64_t>(buffer_bytes),
-                 "element " + std::to_string(element) + " of a " +
-                     std::string(ir::dtype_name(dtype)) + " buffer of " +
-                     std::to_string(buffer_bytes) + " bytes is out of range");
+  internal_check(element >= 0 && (element + 1) * bytes <= static_cast<std::int64_t>(buffer_bytes), [&] {
+    return "element " + std::to_string(element) + " of a " + std::string(ir::dtype_name(dtype)) + " buffer of " +
+           std::to_string(buffer_bytes) + " bytes is out of range";
+  });
 }
 
 // memcpy: buffers carry no alignment guarantee for their element type.
@@ -60,9 +60,10 @@ Value load_element(DType dtype, std::span<const std::byte> buffer, std::int64_t 
 
 void store_element(DType dtype, std::span<std::byte> buffer, std::int64_t element,
                    const Value& value) {
-  internal_check(value.dtype == dtype, "store_element: storing " + to_string(value) + " into a " +
-                                           std::string(ir::dtype_name(dtype)) +
-                                           " buffer (convert first)");
+  internal_check(value.dtype == dtype, [&] {
+    return "store_element: storing " + to_string(value) + " into a " + std::string(ir::dtype_name(dtype)) +
+           " buffer (convert first)";
+  });
   check_in_buffer(dtype, buffer.size(), element);
   switch (dtype) {
     case DType::F64: return write_as(buffer, element, value.get<double>());

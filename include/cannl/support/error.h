@@ -7,8 +7,10 @@
 //
 //   try { ctx.run(step); } catch (const cannl::UserError& e) { std::cerr << e.what(); }
 
+#include <concepts>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace cannl {
 
@@ -53,6 +55,19 @@ class InternalError : public std::logic_error {
 /// Throws InternalError when `condition` is false. For invariants of cannl, never for user input.
 inline void internal_check(bool condition, const std::string& message) {
   if (!condition) throw InternalError(message);
+}
+/// The same for a literal message, which then becomes a string only when the check fails.
+inline void internal_check(bool condition, const char* message) {
+  if (!condition) [[unlikely]] throw InternalError(message);
+}
+
+/// The same with the message built only when the check fails: for checks on hot paths (the
+/// interpreter checks every element it reads or writes), where composing the text each time
+/// would cost more than the work checked.
+///   internal_check(i < n, [&] { return "index " + std::to_string(i) + " out of range"; });
+template <std::invocable MakeMessage>
+inline void internal_check(bool condition, MakeMessage&& message) {
+  if (!condition) [[unlikely]] throw InternalError(std::forward<MakeMessage>(message)());
 }
 
 }  // namespace cannl
