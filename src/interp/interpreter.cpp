@@ -2,6 +2,7 @@
 // and every scalar step goes through scalar_semantics.h, so it can serve as the oracle.
 #include "cannl/interp/interpreter.h"
 
+#include <array>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -84,11 +85,14 @@ class Machine {
   Value eval_form(const ir::GetLocal& g);
   Value eval_form(const ir::EmbedIndex& e) { return Value::of(index_value(e.index)); }
   Value eval_form(const ir::GetDynamic& g);
+  // The arguments live on the stack (no op takes more than kMaxArgs): an Apply is most of what
+  // the interpreter evaluates.
   Value eval_form(const ir::Apply& a) {
-    std::vector<Value> args;
-    args.reserve(a.args.size());
-    for (const auto& arg : a.args) args.push_back(eval(arg));
-    return apply_op(a.op, a.dtype, args);
+    constexpr std::size_t kMaxArgs = 4;
+    internal_check(a.args.size() <= kMaxArgs, "interp: an op with more than 4 arguments");
+    std::array<Value, kMaxArgs> args;
+    for (std::size_t k = 0; k < a.args.size(); ++k) args[k] = eval(a.args[k]);
+    return apply_op(a.op, a.dtype, std::span<const Value>(args.data(), a.args.size()));
   }
 
   std::int64_t dynamic_row(const ir::TensorNode& node, int axis, const ir::ScalarRef& row);
@@ -231,10 +235,10 @@ std::span<std::byte> Machine::buffer_of(const ir::TensorNode& node) const {
 
 void run(const ir::LoweredRoutine& routine, const Buffers& buffers,
          std::span<const std::int64_t> static_values) {
-  internal_check(static_values.size() == routine.statics.size(),
-                 "interp: routine " + routine.name + " has " +
-                     std::to_string(routine.statics.size()) + " statics, got " +
-                     std::to_string(static_values.size()) + " values");
+  internal_check(static_values.size() == routine.statics.size(), [&] {
+    return "interp: routine " + routine.name + " has " + std::to_string(routine.statics.size()) + " statics, got " +
+           std::to_string(static_values.size()) + " values";
+  });
   Machine machine(buffers);
   for (std::size_t k = 0; k < static_values.size(); ++k)
     machine.bind(routine.statics[k].symbol, static_values[k]);

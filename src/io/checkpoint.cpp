@@ -31,7 +31,8 @@ StoredForm stored_form(const ir::TensorNode& node) {
     return form;
   }
   std::optional<SafetensorsDType> dtype = to_safetensors_dtype(node.dtype);
-  internal_check(dtype.has_value(), "no safetensors dtype for " + std::string(ir::dtype_name(node.dtype)));
+  internal_check(dtype.has_value(),
+                 [&] { return "no safetensors dtype for " + std::string(ir::dtype_name(node.dtype)); });
   form.dtype = *dtype;
   return form;
 }

@@ -13,16 +13,17 @@ namespace {
 /// Checks a general right-hand side: op arities and argument references in range.
 void check_rhs_expr(const RhsExpr& e, std::size_t num_args, const std::string& lhs) {
   if (e.kind == RhsExpr::Kind::Arg)
-    internal_check(e.arg >= 0 && static_cast<std::size_t>(e.arg) < num_args,
-                   "make_accum: expression argument $" + std::to_string(e.arg) + " but only " +
-                       std::to_string(num_args) + " operands (LHS " + lhs + ")");
+    internal_check(e.arg >= 0 && static_cast<std::size_t>(e.arg) < num_args, [&] {
+      return "make_accum: expression argument $" + std::to_string(e.arg) + " but only " + std::to_string(num_args) +
+             " operands (LHS " + lhs + ")";
+    });
   if (e.kind != RhsExpr::Kind::Apply) return;
-  internal_check(static_cast<int>(e.children.size()) == op_arity(e.op),
-                 "make_accum: " + std::string(op_name(e.op)) + " takes " +
-                     std::to_string(op_arity(e.op)) + " arguments, got " +
-                     std::to_string(e.children.size()) + " (LHS " + lhs + ")");
+  internal_check(static_cast<int>(e.children.size()) == op_arity(e.op), [&] {
+    return "make_accum: " + std::string(op_name(e.op)) + " takes " + std::to_string(op_arity(e.op)) +
+           " arguments, got " + std::to_string(e.children.size()) + " (LHS " + lhs + ")";
+  });
   for (const auto& c : e.children) {
-    internal_check(c != nullptr, "make_accum: null sub-expression (LHS " + lhs + ")");
+    internal_check(c != nullptr, [&] { return "make_accum: null sub-expression (LHS " + lhs + ")"; });
     check_rhs_expr(*c, num_args, lhs);
   }
 }
@@ -35,10 +36,10 @@ AsgnRef make_accum(AccumOp op) {
   if (op.expr) {
     check_rhs_expr(*op.expr, op.args.size(), lhs);
   } else {
-    internal_check(static_cast<int>(op.args.size()) == op_arity(op.op),
-                   "make_accum: " + std::string(op_name(op.op)) + " takes " +
-                       std::to_string(op_arity(op.op)) + " arguments, got " +
-                       std::to_string(op.args.size()) + " (LHS " + lhs + ")");
+    internal_check(static_cast<int>(op.args.size()) == op_arity(op.op), [&] {
+      return "make_accum: " + std::string(op_name(op.op)) + " takes " + std::to_string(op_arity(op.op)) +
+             " arguments, got " + std::to_string(op.args.size()) + " (LHS " + lhs + ")";
+    });
   }
   return std::make_shared<const Asgn>(Asgn{std::move(op)});
 }
@@ -53,7 +54,7 @@ AsgnRef make_block(std::string text, std::vector<AsgnRef> body) {
 }
 
 AsgnRef make_loop_code(LoopCode code) {
-  internal_check(code.body != nullptr, "make_loop_code: no body for " + code.label);
+  internal_check(code.body != nullptr, [&] { return "make_loop_code: no body for " + code.label; });
   return std::make_shared<const Asgn>(Asgn{std::move(code)});
 }
 

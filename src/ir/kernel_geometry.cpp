@@ -45,8 +45,10 @@ class GeometryWalker {
     const bool grid = is_grid(f.axis), block = is_block(f.axis);
     if (!grid && !block) return h;
     const int slot = grid ? h.grid : h.block;
-    internal_check(slot < 3, "kernel geometry: more than three " + std::string(grid ? "Grid" : "Workgroup") +
-                                 " loops nest around one statement");
+    internal_check(slot < 3, [&] {
+      return "kernel geometry: more than three " + std::string(grid ? "Grid" : "Workgroup") +
+             " loops nest around one statement";
+    });
     internal_check(f.begin == 0, "kernel geometry: annotated loop does not start at 0");
     auto& dims = grid ? g_.grid : g_.block;
     dims[static_cast<std::size_t>(slot)] = std::max(dims[static_cast<std::size_t>(slot)], f.end);

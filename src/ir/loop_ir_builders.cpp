@@ -38,7 +38,7 @@ ScalarRef embed_index(AxisIndex index) {
 }
 ScalarRef apply(Op op, DType dtype, std::vector<ScalarRef> args) {
   internal_check(static_cast<int>(args.size()) == op_arity(op),
-                 "apply: wrong argument count for " + std::string(op_name(op)));
+                 [&] { return "apply: wrong argument count for " + std::string(op_name(op)); });
   return std::make_shared<const Scalar>(Scalar{Apply{op, dtype, std::move(args)}});
 }
 ScalarRef local_scope(int scope_id, DType dtype, StmtRef body) {

@@ -70,7 +70,7 @@ ScalarRef expression_value(const RhsExpr& e, const std::vector<ScalarRef>& args,
   switch (e.kind) {
     case RhsExpr::Kind::Arg:
       internal_check(e.arg >= 0 && static_cast<std::size_t>(e.arg) < args.size(),
-                     "lowering: expression argument $" + std::to_string(e.arg) + " out of range");
+                     [&] { return "lowering: expression argument $" + std::to_string(e.arg) + " out of range"; });
       return args[static_cast<std::size_t>(e.arg)];
     case RhsExpr::Kind::Constant: return constant(e.value, dt);
     case RhsExpr::Kind::Apply: break;

@@ -51,7 +51,7 @@ std::vector<AxisIndex> buffer_index(const TensorNode& node, std::vector<AxisInde
                         std::to_string(node.dims.size()) + " but is indexed with " +
                         std::to_string(logical.size()) + " axes");
   internal_check(node.padding.empty() || node.padding.size() == node.dims.size(),
-                 "node " + node.debug_name() + ": padding rank differs from dims rank");
+                 [&] { return "node " + node.debug_name() + ": padding rank differs from dims rank"; });
   for (std::size_t k = 0; k < logical.size(); ++k) logical[k].offset += left_of(node, k);
   return logical;
 }

@@ -55,7 +55,7 @@ StmtRef unrolled_fill(const Fetch& f, const FetchConstantFill& fill, const std::
 }
 
 StmtRef slice_copy(const Fetch& f, const FetchSlice& s, const std::string& text) {
-  internal_check(s.parent != nullptr, "lowering `" + text + "`: slice without parent");
+  internal_check(s.parent != nullptr, [&] { return "lowering `" + text + "`: slice without parent"; });
   if (s.parent->dims.size() != f.node->dims.size() + 1)
     throw InternalError("lowering `" + text + "`: slice parent " + s.parent->debug_name() +
                         " has rank " + std::to_string(s.parent->dims.size()) + ", child " +

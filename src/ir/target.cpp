@@ -12,8 +12,9 @@ bool Target::renders_vector_op(Op op) const {
 }
 
 Target cpu_target(int vector_bytes) {
-  internal_check(vector_bytes == 0 || vector_bytes == 16 || vector_bytes == 32 || vector_bytes == 64,
-                 "target: vector width must be 0, 16, 32 or 64 bytes, got " + std::to_string(vector_bytes));
+  internal_check(vector_bytes == 0 || vector_bytes == 16 || vector_bytes == 32 || vector_bytes == 64, [&] {
+    return "target: vector width must be 0, 16, 32 or 64 bytes, got " + std::to_string(vector_bytes);
+  });
   Target t;
   t.backend = "cpu";
   t.vector_bytes = vector_bytes;

@@ -45,7 +45,7 @@ class Verifier {
   }
 
   void stmt(const StmtRef& s) {
-    internal_check(s != nullptr, "verify(" + routine_.name + "): null statement");
+    internal_check(s != nullptr, [&] { return "verify(" + routine_.name + "): null statement"; });
     const StmtRef saved = at_;
     if (!std::holds_alternative<Seq>(s->node)) at_ = s;
     const bool keeps_scopes = std::holds_alternative<Seq>(s->node) || std::holds_alternative<DeclareLocal>(s->node);

@@ -410,7 +410,7 @@ struct RowNodes {
 
 NodeRef row_node(NodeRef& slot, const std::string& label, DType dt, const std::vector<std::int64_t>& dims) {
   if (!slot) slot = ir::make_node(label, dt, dims);
-  internal_check(slot->dims == dims, "fused_attention: the statistics " + label + " changed shape");
+  internal_check(slot->dims == dims, [&] { return "fused_attention: the statistics " + label + " changed shape"; });
   return slot;
 }
 

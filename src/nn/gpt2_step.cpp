@@ -85,7 +85,7 @@ std::vector<double> Gpt2::step(std::int64_t id, std::int64_t position) {
   std::vector<std::int64_t> statics;
   for (const ir::StaticSymbol& s : step_->statics()) {
     internal_check(s.symbol == token_.symbol || s.symbol == position_.symbol,
-                   "gpt2 step: unexpected run-time index " + s.name);
+                   [&] { return "gpt2 step: unexpected run-time index " + s.name; });
     statics.push_back(s.symbol == token_.symbol ? id : position);
   }
   ctx_.run(*step_, statics);

@@ -57,7 +57,7 @@ Tensor gather_at(const Tensor& table, const ir::StaticSymbol& index) {
     std::optional<std::size_t> axis;
     for (std::size_t k = 0; k < rows.size(); ++k)
       if (rows[k].is_iterator() && !mentions(p.project_lhs, rows[k].terms[0].symbol)) axis = k;
-    internal_check(axis.has_value(), "gather_at: no reduced axis in " + p.debug);
+    internal_check(axis.has_value(), [&] { return "gather_at: no reduced axis in " + p.debug; });
     const std::int64_t extent = p.rhs_dims.at(0).at(*axis);
     // The run checks the index against its range, so a range within the rows keeps every read
     // in bounds (a position index over a cache window shorter than the table of positions).

@@ -21,7 +21,7 @@ backends::Buffer& ContextState::ensure_buffer(const ir::NodeRef& node) {
   auto buffer = backend->allocate(node->size_in_bytes());
   buffer_bytes = *total;
   internal_check(buffer != nullptr && buffer->size() == node->size_in_bytes(),
-                 "backend allocated a wrong-sized buffer for " + describe_node(*node));
+                 [&] { return "backend allocated a wrong-sized buffer for " + describe_node(*node); });
   auto& slot = buffers[node->id];
   slot.node = node;
   slot.buffer = std::move(buffer);

@@ -335,7 +335,7 @@ ir::Symbol first_loop(const ir::StmtRef& body) {
 
 std::vector<Segment> fission(const ir::LoweredRoutine& routine, const ir::Target& target, bool enabled) {
   internal_check(target.gpu.max_threads_per_block > 0,
-                 "fission of routine '" + routine.name + "': target " + target.backend + " is no GPU");
+                 [&] { return "fission of routine '" + routine.name + "': target " + target.backend + " is no GPU"; });
   std::vector<Segment> segments = Fission(routine, target, enabled).run();
   for (const Segment& s : segments) {
     if (s.kind != Segment::Kind::Kernel) continue;

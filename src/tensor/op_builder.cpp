@@ -107,7 +107,7 @@ ir::AsgnRef forward_assign(const Tensor& self, const ir::Projections& p, ir::Op 
   a.expr = std::move(expr);
   if (a.expr == nullptr)
     internal_check(ir::op_arity(op) == static_cast<int>(a.args.size()),
-                   "forward_assign: arity mismatch for " + std::string(ir::op_name(op)));
+                   [&] { return "forward_assign: arity mismatch for " + std::string(ir::op_name(op)); });
   return ir::make_accum(std::move(a));
 }
 

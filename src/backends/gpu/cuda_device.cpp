@@ -267,7 +267,7 @@ class CudaGraph final : public LaunchGraph {
   bool set_args(std::size_t step, std::span<const KernelArg> args, std::string& why) override {
     KernelNode& k = nodes_.at(step);
     if (k.node == nullptr) return true;  // an empty grid: no node
-    internal_check(args.size() == k.arity, "graph step " + k.name + " set with another argument count");
+    internal_check(args.size() == k.arity, [&] { return "graph step " + k.name + " set with another argument count"; });
     ParamArray values(args.size());
     resolve_args(*queue_, k.name, args, values);
     CUDA_KERNEL_NODE_PARAMS p = k.params;

@@ -24,7 +24,7 @@ bool launchable(const ir::KernelGeometry& geometry, const ir::GpuLimits& limits,
   bool empty = false;
   for (int slot = 0; slot < 3; ++slot) {
     const std::int64_t grid = geometry.grid[slot], block = geometry.block[slot];
-    internal_check(grid >= 0 && block >= 0, "kernel " + kernel + " has a negative launch extent");
+    internal_check(grid >= 0 && block >= 0, [&] { return "kernel " + kernel + " has a negative launch extent"; });
     empty = empty || grid == 0 || block == 0;
     const std::string name = kSlotNames[slot];
     if (block > limits.max_block_dims[slot]) over_limit(kernel, "block." + name, block, limits.max_block_dims[slot]);

@@ -10,7 +10,7 @@ namespace cannl::codegen {
 
 SimdWidth simd_width(int bytes) {
   internal_check(bytes == 16 || bytes == 32 || bytes == 64,
-                 "simd: vector width must be 16, 32 or 64 bytes, got " + std::to_string(bytes));
+                 [&] { return "simd: vector width must be 16, 32 or 64 bytes, got " + std::to_string(bytes); });
   const int lanes = bytes / 4;
   return {bytes, lanes, "cannl_f32x" + std::to_string(lanes)};
 }

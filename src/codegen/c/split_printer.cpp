@@ -244,7 +244,7 @@ std::vector<std::vector<const KernelFunction*>> group_kernels(const std::vector<
 
 SplitSource emit_c_split(const ir::LoweredRoutine& routine, const std::vector<ir::NodeRef>& params,
                          const CodegenOptions& options, const SplitOptions& split) {
-  internal_check(routine.body != nullptr, "codegen: routine " + routine.name + " has no body");
+  internal_check(routine.body != nullptr, [&] { return "codegen: routine " + routine.name + " has no body"; });
   check_index_range(routine, options.target.index_dtype);
   const CDialect d;
   const std::vector<ir::NodeRef> locals = local_nodes(routine.body, params);

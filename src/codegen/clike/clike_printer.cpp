@@ -246,7 +246,7 @@ RoutineSignature signature(const CLikePrinter& d, const ir::LoweredRoutine& rout
 GeneratedSource CLikePrinter::print(const ir::LoweredRoutine& routine,
                                     const std::vector<ir::NodeRef>& params,
                                     const CodegenOptions& options) const {
-  internal_check(routine.body != nullptr, "codegen: routine " + routine.name + " has no body");
+  internal_check(routine.body != nullptr, [&] { return "codegen: routine " + routine.name + " has no body"; });
   check_index_range(routine, options.target.index_dtype);
   const std::vector<ir::NodeRef> locals = local_nodes(routine.body, params);
   std::vector<ir::NodeRef> all = params;

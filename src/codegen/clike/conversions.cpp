@@ -81,9 +81,10 @@ std::string BodyPrinter::index(const ir::AxisIndex& at, bool wide) const {
   std::string out;
   for (const auto& term : at.terms) {
     auto it = symbols_.find(term.symbol.id);
-    internal_check(it != symbols_.end(),
-                   "codegen: symbol s" + std::to_string(term.symbol.id) +
-                       " is used outside of any loop binding it and is not a static symbol");
+    internal_check(it != symbols_.end(), [&] {
+      return "codegen: symbol s" + std::to_string(term.symbol.id) +
+             " is used outside of any loop binding it and is not a static symbol";
+    });
     const std::int64_t mag = term.coeff < 0 ? -term.coeff : term.coeff;
     const std::string symbol = widen ? c_cast("int64_t", it->second) : it->second;
     const std::string t = mag == 1 ? symbol : std::to_string(mag) + "*" + symbol;
@@ -101,9 +102,10 @@ std::string BodyPrinter::index(const ir::AxisIndex& at, bool wide) const {
 
 std::string BodyPrinter::offset(const ir::TensorNode& node,
                                 const std::vector<ir::AxisIndex>& idx) const {
-  internal_check(idx.size() == node.dims.size(),
-                 "codegen: node " + node.debug_name() + " has " + std::to_string(node.dims.size()) +
-                     " axes but is indexed with " + std::to_string(idx.size()));
+  internal_check(idx.size() == node.dims.size(), [&] {
+    return "codegen: node " + node.debug_name() + " has " + std::to_string(node.dims.size()) +
+           " axes but is indexed with " + std::to_string(idx.size());
+  });
   if (idx.empty()) return "0";
   // Horner form over the padded dims: ((i0)*d1 + i1)*d2 + i2 ...
   std::string out = idx.size() == 1 ? index(idx[0]) : "(" + index(idx[0]) + ")";

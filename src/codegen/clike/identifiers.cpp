@@ -97,7 +97,7 @@ void IdentifierTable::assign_positional(const std::vector<ir::NodeRef>& nodes,
 
 const std::string& IdentifierTable::node(const ir::TensorNode& node) const {
   auto it = nodes_.find(node.id);
-  internal_check(it != nodes_.end(), "codegen: node " + node.debug_name() + " has no identifier");
+  internal_check(it != nodes_.end(), [&] { return "codegen: node " + node.debug_name() + " has no identifier"; });
   return it->second;
 }
 

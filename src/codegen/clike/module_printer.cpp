@@ -106,7 +106,8 @@ GeneratedModule CLikePrinter::print_kernels(const ir::LoweredRoutine& routine, c
   std::string code;
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const KernelBody& kernel = kernels[k];
-    internal_check(kernel.body != nullptr, "codegen: kernel " + std::to_string(k) + " of " + routine.name + " has no body");
+    internal_check(kernel.body != nullptr,
+                   [&] { return "codegen: kernel " + std::to_string(k) + " of " + routine.name + " has no body"; });
     PrintedKernel printed{base + "_k" + std::to_string(k), ir::nodes_of(kernel.body), kernel_label(kernel.body, "", names)};
     std::vector<std::string> params;
     const std::set<int> shared = shared_across_barriers(kernel.body);

@@ -81,7 +81,7 @@ std::string select_prelude(const std::vector<PreludeHelper>& helpers, std::strin
       found = true;
       for (const auto& d : h.deps) work.push_back(d);
     }
-    internal_check(found, "prelude: unknown helper dependency " + name);
+    internal_check(found, [&] { return "prelude: unknown helper dependency " + name; });
   }
   std::string out;
   for (const auto& h : helpers) {

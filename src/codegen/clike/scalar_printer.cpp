@@ -176,16 +176,17 @@ std::string BodyPrinter::spelled_op(const ir::Apply& a, DType compute,
   }
   if (compute == DType::U4x32) {
     internal_check(a.op == Op::Identity || a.op == Op::Arg1 || a.op == Op::Arg2 || a.op == Op::Where,
-                   "codegen: op " + std::string(ir::op_name(a.op)) + " is not defined on u4x32");
+                   [&] { return "codegen: op " + std::string(ir::op_name(a.op)) + " is not defined on u4x32"; });
   }
   // u4x32 takes the integer spellings: for its four ops they are plain selections (the float
   // select helpers take floats).
   if (const std::string own = d_.own_function(a.op, compute); !own.empty()) return own + "(" + args[0] + ")";
   const std::string_view spelling =
       ir::is_float(compute) ? ir::op_c_float_spelling(a.op) : ir::op_c_int_spelling(a.op);
-  internal_check(!spelling.empty(), "codegen: op " + std::string(ir::op_name(a.op)) +
-                                        " has no C spelling for " +
-                                        std::string(ir::dtype_name(compute)));
+  internal_check(!spelling.empty(), [&] {
+    return "codegen: op " + std::string(ir::op_name(a.op)) + " has no C spelling for " +
+           std::string(ir::dtype_name(compute));
+  });
   const std::string suffix = ir::is_float(compute) ? d_.libm_suffix(compute) : "";
   std::string text = substitute_spelling(spelling, args, suffix, ir::dtype_name(compute));
   // Predicates yield C int; u8 arithmetic promotes to int: bring both back to the compute type.

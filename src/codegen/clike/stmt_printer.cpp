@@ -11,7 +11,7 @@ BodyPrinter::BodyPrinter(const CLikePrinter& dialect, const IdentifierTable& nam
     : d_(dialect), names_(names), options_(options) {
   for (const auto& s : statics) {
     const std::string* name = names.static_symbol(s.symbol);
-    internal_check(name != nullptr, "codegen: static symbol " + s.name + " has no identifier");
+    internal_check(name != nullptr, [&] { return "codegen: static symbol " + s.name + " has no identifier"; });
     symbols_[s.symbol.id] = *name;
   }
 }
@@ -137,8 +137,9 @@ void BodyPrinter::print_set(const ir::Set& s) {
 
 void BodyPrinter::print_set_local(const ir::SetLocal& s) {
   auto it = locals_.find(s.scope_id);
-  internal_check(it != locals_.end(),
-                 "codegen: SetLocal of scope " + std::to_string(s.scope_id) + " before its declaration");
+  internal_check(it != locals_.end(), [&] {
+    return "codegen: SetLocal of scope " + std::to_string(s.scope_id) + " before its declaration";
+  });
   const std::string name = it->second.first;
   const ir::DType dtype = it->second.second;
   with_hoisted_locals([&] {

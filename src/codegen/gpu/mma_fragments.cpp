@@ -11,7 +11,9 @@ namespace {
 int group_of(int lane) { return lane >> 2; }
 int thread_in_group(int lane) { return lane % 4; }
 
-void check(bool ok, const char* what) { internal_check(ok, std::string("mma fragments: ") + what + " out of range"); }
+void check(bool ok, const char* what) {
+  internal_check(ok, [&] { return std::string("mma fragments: ") + what + " out of range"; });
+}
 
 }  // namespace
 

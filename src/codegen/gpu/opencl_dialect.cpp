@@ -73,8 +73,9 @@ class OpenClDialect final : public GpuDialect {
     append_opencl_async_copy_emulation(out);
   }
   std::string async_copy_queue(BodyPrinter& p, std::int64_t copies) const override {
-    internal_check(copies <= kOpenClAsyncQueue, "codegen: " + std::to_string(copies) +
-                                                    " copies in flight per thread exceed the emulation's queue");
+    internal_check(copies <= kOpenClAsyncQueue, [&] {
+      return "codegen: " + std::to_string(copies) + " copies in flight per thread exceed the emulation's queue";
+    });
     p.line("cannl_cp_queue cannl_cpq;");
     p.line("cannl_cpq.n = 0;");
     return "&cannl_cpq";

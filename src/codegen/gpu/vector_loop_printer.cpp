@@ -27,7 +27,7 @@ namespace {
 constexpr const char* kLanes[] = {"x", "y", "z", "w"};
 
 std::string vector_type_of(ir::DType t, int lanes) {
-  internal_check(ir::gpu_vector_dtype(t), "codegen: a GPU vector of " + std::string(ir::dtype_name(t)));
+  internal_check(ir::gpu_vector_dtype(t), [&] { return "codegen: a GPU vector of " + std::string(ir::dtype_name(t)); });
   const char* base = t == ir::DType::F32 ? "float" : t == ir::DType::I32 ? "int" : "uint";
   return base + std::to_string(lanes);
 }
