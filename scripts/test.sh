@@ -18,25 +18,12 @@ rm -f "$check_log" "$hip_check_log"
 # The GPU label (test_gpu: end-to-end runs on OpenCL/PoCL) runs in the plain build; under the
 # sanitizers the GPU device layer's own tests (test_backends) stand for it. The mpi label
 # (mpirun -np 2) also runs in the plain build only: Open MPI's own allocations are no leaks of ours.
-# Under the sanitizers, also leave out the few differential tests whose cost is the reference
-# interpreter on large programs and dozens of cold cc compiles (6-14x slower there, half the
-# sanitized run's time): the plain run checks their numbers, and the sanitizers would only see the
-# same code paths the rest of the suite already drives.
-sanitizer_slow='CcTileMma\.(EveryOperandLayoutPacksToTheSameBits|LastRowPanelsOfFourAndEightRowsUseTheirKernels)'
-sanitizer_slow+='|StagePartials\.(LongSmallCellReductionsGetFourOrderedPartials|SharedStoreBecomesAnInjectiveNestAndAnOrderedScatter)'
-sanitizer_slow+='|StagePartials\.(KeptEnclosingLoopsGiveEachIterationItsOwnPartials|LargeInputGradientsAreStagedPerBatchItemInParallelBlocks)'
-sanitizer_slow+='|WindowedReductions\.PoolingNestsVectorizeAlongTheChannelsBitwise'
-sanitizer_slow+='|MatmulNest\.LicensedPlansTileTheWidestReductionAndInputGradients|example_02_makemore'
-sanitizer_slow+='|KernelProfile\.InterpreterHasNoKernelTimings|DefaultCpuSchedule\.LongReductionsGetInterleavedVectorPartials'
-sanitizer_slow+='|FusedAttentionGradient\.MatchesFiniteDifferencesInF64|DefaultGpuSchedule\.FusedAttentionRunsAsOnAGpu'
-sanitizer_slow+='|Shapes/FusedAttention\.MatchesTheUnfusedAttentionOnTheInterpreter/case1'
-sanitizer_slow+='|KernelCensus\.(Gpt2TrainingStepStarvesNoKernelOnAnH200|Gpt2VocabularyOfAPrimeProductStarvesNoKernelOnAnH200)|DefaultGpuSchedule\.ReassociationSplitsTheTokensOfAWeightGradientWithFewBlocks'
-sanitizer_slow+='|DefaultGpuSchedule\.ReassociationGathersAConvolutionInputGradientAsTheTransposedConvolution'
-sanitizer_slow+='|GpuScheduleOptionSeeds\.VaryTheBucketsTheBlockAndTheLicenceWhereThePlanChanges'
+# Every other test runs under the sanitizers too (LeakSanitizer leaves PoCL's LLVM alone:
+# tests/lsan.supp, through the asan test preset).
 # The heavy label (end-to-end runs whose cold compile takes minutes: the GPT-2 bf16 twin on PoCL)
 # is left out everywhere; `ctest --test-dir build -L heavy` runs it.
 exclude=(-LE heavy)
-[[ $preset == default ]] || exclude=(-LE 'gpu|mpi|heavy' -E "^($sanitizer_slow)\$")
+[[ $preset == default ]] || exclude=(-LE 'gpu|mpi|heavy')
 ctest --preset "$preset" -j "$jobs" "${exclude[@]}"
 # The Python package (python/): installed into the default python3, then its pytest suite (the
 # moons demo from Python against build/cannl, NumPy / DLPack, errors, PyTorch parity).
