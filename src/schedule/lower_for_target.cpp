@@ -5,6 +5,7 @@
 #include <set>
 #include <type_traits>
 
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/legality.h"
 #include "cannl/support/error.h"
 #include "cannl/support/log.h"
@@ -58,6 +59,75 @@ void collect_unrounded_writes(const ir::StmtRef& s, std::set<const ir::TensorNod
         }
       },
       s->node);
+}
+
+// What a statement does to the nodes it touches: the nodes it writes, and every node it touches.
+struct NodeUse {
+  std::set<const ir::TensorNode*> writes, touches;
+  bool threads = false;  // it holds a loop bound to the block's threads
+
+  // Whether running `later` after this needs the cells this wrote visible to it, or this must
+  // read its cells before `later` overwrites them.
+  bool conflicts_with(const NodeUse& later) const {
+    const auto meets = [](const std::set<const ir::TensorNode*>& a, const std::set<const ir::TensorNode*>& b) {
+      return std::any_of(a.begin(), a.end(), [&](const ir::TensorNode* n) { return b.count(n) != 0; });
+    };
+    return meets(writes, later.touches) || meets(later.writes, touches);
+  }
+  void add(const NodeUse& other) {
+    writes.insert(other.writes.begin(), other.writes.end());
+    touches.insert(other.touches.begin(), other.touches.end());
+    threads = threads || other.threads;
+  }
+};
+
+NodeUse node_use(const ir::StmtRef& s) {
+  NodeUse use;
+  for (const ir::NodeRef& n : ir::nodes_of(s)) use.touches.insert(n.get());
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    std::visit(
+        [&](const auto& y) {
+          using T = std::decay_t<decltype(y)>;
+          if constexpr (std::is_same_v<T, ir::Set> || std::is_same_v<T, ir::SetDynamic> || std::is_same_v<T, ir::ZeroOut>)
+            use.writes.insert(y.node.get());
+          else if constexpr (std::is_same_v<T, ir::TileMma>)
+            use.writes.insert(y.d.node.get());
+          else if constexpr (std::is_same_v<T, ir::For>)
+            use.threads = use.threads || y.axis == ir::AxisType::Workgroup || y.axis == ir::AxisType::WorkgroupReduce;
+        },
+        x.node);
+  });
+  return use;
+}
+
+// The body of a block (a Grid loop's body on a GPU) with a barrier wherever a statement touches
+// cells that statements since the last barrier wrote, or writes cells they touched, and thread
+// loops take part: a block runs its threads at once, so without the barrier a thread of a second
+// Workgroup loop may read a cell before another thread of the first one wrote it (the
+// interpreter and the CPU run the statements one after the other). Statements of one block are
+// uniform (no thread skips them), so every thread reaches the barrier.
+ir::StmtRef with_block_barriers(const ir::StmtRef& body) {
+  const std::vector<ir::StmtRef> stmts = ir::flatten_seq(body);
+  if (stmts.size() < 2) return body;
+  std::vector<ir::StmtRef> out;
+  NodeUse since_barrier;
+  bool added = false;
+  for (const ir::StmtRef& x : stmts) {
+    if (std::holds_alternative<ir::Barrier>(x->node)) {
+      since_barrier = {};
+      out.push_back(x);
+      continue;
+    }
+    const NodeUse use = node_use(x);
+    if ((use.threads || since_barrier.threads) && since_barrier.conflicts_with(use)) {
+      out.push_back(ir::barrier());
+      since_barrier = {};
+      added = true;
+    }
+    since_barrier.add(use);
+    out.push_back(x);
+  }
+  return added ? ir::seq(std::move(out)) : body;
 }
 
 class Lowering {
@@ -179,6 +249,7 @@ class Lowering {
     const auto body = ir::flatten_seq(f.body);
     at_kernel_top_ = grid && body.size() == 1;  // the next Grid loop of the chain
     f.body = stmt(f.body);
+    if (grid && gpu()) f.body = with_block_barriers(f.body);
     at_kernel_top_ = false;
     grid_depth_ -= grid ? 1 : 0;
     thread_depth_ -= threads ? 1 : 0;

@@ -158,6 +158,39 @@ TEST(LowerForTarget, GpuHardwareLoopsAtMostThreePerKindGridOnlyFromTheTop) {
   EXPECT_TRUE(has(under, "[0, 5) workgroup:")) << under;
 }
 
+// for g Grid: three Workgroup loops, x[g, j] = a[g, j]; z[g, j] = a[g, j] (touches nothing of x);
+// y[g, k] = x[g, 15 - k] (reads cells other threads of the first loop wrote).
+ir::LoweredRoutine sibling_thread_loops() {
+  const auto a = ir::make_node("a", DType::F32, {4, 16}), x = ir::make_node("x", DType::F32, {4, 16});
+  const auto y = ir::make_node("y", DType::F32, {4, 16}), z = ir::make_node("z", DType::F32, {4, 16});
+  const ir::Symbol g = ir::fresh_symbol(), j = ir::fresh_symbol(), l = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const AxisIndex mirrored{{{-1, k}}, 15};
+  const auto body = ir::seq({
+      ir::for_loop(j, 0, 16, ir::set(x, {it(g), it(j)}, ir::get(a, {it(g), it(j)})), AxisType::Workgroup),
+      ir::for_loop(l, 0, 16, ir::set(z, {it(g), it(l)}, ir::get(a, {it(g), it(l)})), AxisType::Workgroup),
+      ir::for_loop(k, 0, 16, ir::set(y, {it(g), it(k)}, ir::get(x, {it(g), mirrored})), AxisType::Workgroup),
+  });
+  return {"siblings", ir::for_loop(g, 0, 4, body, AxisType::Grid), {}};
+}
+
+// A block runs its threads at once: a barrier goes exactly where a later thread loop reads what
+// an earlier one wrote (not between the two independent ones, and not on a CPU).
+TEST(LowerForTarget, GpuPutsABarrierBetweenSiblingThreadLoopsThatHandCellsOn) {
+  const ir::LoweredRoutine r = sibling_thread_loops();
+  const ir::LoweredRoutine low = lower_for_target(r, gpu_test_target());
+  const std::string text = ir::print_loop_ir(low);
+  const std::size_t barrier = text.find("barrier");
+  ASSERT_NE(barrier, std::string::npos) << text;
+  EXPECT_EQ(text.find("barrier", barrier + 1), std::string::npos) << text;
+  EXPECT_LT(text.find("z["), barrier) << text;
+  EXPECT_GT(text.find("y["), barrier) << text;
+  EXPECT_EQ(compare(run_interp(r), run_interp(low), Tolerance::Bitwise), "");
+  // Lowered again, the barrier already there is enough.
+  const std::string again = ir::print_loop_ir(lower_for_target(low, gpu_test_target()));
+  EXPECT_EQ(again, text);
+  EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(r, threaded(64, 2))), "barrier"));
+}
+
 TEST(LowerForTarget, GpuRunsVectorizedLoopsSerially) {
   const ir::LoweredRoutine sum = row_sum(3, 1001, AxisType::Serial, AxisType::Vectorized);
   EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(sum, gpu_test_target())), "vectorized"));

@@ -1,0 +1,46 @@
+// Sibling thread loops in one block: a Grid loop whose body holds two Workgroup loops, the second
+// reading what other threads of the first wrote. A GPU runs a block's threads concurrently, so
+// the final lowering round puts a barrier between the two (schedule/lower_for_target.cpp); the
+// results must be the interpreter's, which runs the loops one after the other.
+#include <gtest/gtest.h>
+
+#include "backends/run_util.h"
+#include "gpu/gpu_test_util.h"
+#include "schedule/schedule_test_util.h"
+
+namespace cannl {
+namespace {
+
+using ir::AxisType;
+using ir::DType;
+using schedule::testing::it;
+
+// for g Grid { for j Workgroup: x[g, j] = a[g, j] * 2;  for k Workgroup: y[g, k] = x[g, n-1-k] + 1 }
+backends::CompileRequest mirrored_rows(std::int64_t rows, std::int64_t n) {
+  const ir::NodeRef a = ir::make_node("a", DType::F32, {rows, n}), x = ir::make_node("x", DType::F32, {rows, n});
+  const ir::NodeRef y = ir::make_node("y", DType::F32, {rows, n});
+  const ir::Symbol g = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const ir::AxisIndex mirrored{{{-1, k}}, n - 1};
+  const auto twice = ir::apply(ir::Op::Mul, DType::F32, {ir::get(a, {it(g), it(j)}), ir::constant(2, DType::F32)});
+  const auto plus_one = ir::apply(ir::Op::Add, DType::F32, {ir::get(x, {it(g), mirrored}), ir::constant(1, DType::F32)});
+  const auto body = ir::seq({ir::for_loop(j, 0, n, ir::set(x, {it(g), it(j)}, twice), AxisType::Workgroup),
+                             ir::for_loop(k, 0, n, ir::set(y, {it(g), it(k)}, plus_one), AxisType::Workgroup)});
+  return {{"mirrored_rows", ir::for_loop(g, 0, rows, body, AxisType::Grid), {}}, {a, x, y}};
+}
+
+TEST(GpuSiblingThreadLoops, ASecondLoopReadingOtherThreadsCellsSeesTheirWrites) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  const backends::CompileRequest request = mirrored_rows(3, 64);
+  std::vector<float> a(3 * 64);
+  for (std::size_t c = 0; c < a.size(); ++c) a[c] = static_cast<float>(c);
+  const std::vector<test_util::Bytes> inputs{test_util::bytes_of(a)};
+  const std::string source = gpu->compile(request)->source();
+  EXPECT_NE(source.find("barrier(CLK_LOCAL_MEM_FENCE"), std::string::npos) << source;
+  const auto on_gpu = test_util::run_on(*gpu, request, inputs);
+  const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), request, inputs);
+  EXPECT_EQ(test_util::values_of<float>(on_gpu[2]), test_util::values_of<float>(on_interp[2])) << source;
+}
+
+}  // namespace
+}  // namespace cannl
