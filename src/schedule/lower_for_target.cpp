@@ -100,32 +100,42 @@ NodeUse node_use(const ir::StmtRef& s) {
   return use;
 }
 
-// The body of a block (a Grid loop's body on a GPU) with a barrier wherever a statement touches
-// cells that statements since the last barrier wrote, or writes cells they touched, and thread
-// loops take part: a block runs its threads at once, so without the barrier a thread of a second
-// Workgroup loop may read a cell before another thread of the first one wrote it (the
-// interpreter and the CPU run the statements one after the other). Statements of one block are
-// uniform (no thread skips them), so every thread reaches the barrier.
-ir::StmtRef with_block_barriers(const ir::StmtRef& body) {
+// The statements of a block that all its threads run (a Grid loop's body on a GPU, and serial
+// loops there outside thread loops) with a barrier wherever a statement touches cells that
+// statements since the last barrier wrote, or writes cells they touched, and thread loops take
+// part: a block runs its threads at once, so without the barrier a thread of a second Workgroup
+// loop may read a cell before another thread of the first one wrote it (the interpreter and the
+// CPU run the statements one after the other). `repeats`: the body is a serial loop's, so its
+// end also meets its start in the next iteration. No thread skips these statements (their loop
+// bounds are constants, no If is entered), so every thread reaches each barrier.
+ir::StmtRef with_block_barriers(const ir::StmtRef& body, bool repeats) {
   const std::vector<ir::StmtRef> stmts = ir::flatten_seq(body);
-  if (stmts.size() < 2) return body;
   std::vector<ir::StmtRef> out;
-  NodeUse since_barrier;
-  bool added = false;
+  NodeUse since_barrier, head;  // head: the statements before the body's first barrier
+  bool in_head = true, added = false;
+  const auto barrier = [&] {
+    since_barrier = {};
+    in_head = false;
+  };
   for (const ir::StmtRef& x : stmts) {
     if (std::holds_alternative<ir::Barrier>(x->node)) {
-      since_barrier = {};
+      barrier();
       out.push_back(x);
       continue;
     }
     const NodeUse use = node_use(x);
     if ((use.threads || since_barrier.threads) && since_barrier.conflicts_with(use)) {
       out.push_back(ir::barrier());
-      since_barrier = {};
+      barrier();
       added = true;
     }
     since_barrier.add(use);
+    if (in_head) head.add(use);
     out.push_back(x);
+  }
+  if (repeats && (since_barrier.threads || head.threads) && since_barrier.conflicts_with(head)) {
+    out.push_back(ir::barrier());
+    added = true;
   }
   return added ? ir::seq(std::move(out)) : body;
 }
@@ -249,7 +259,7 @@ class Lowering {
     const auto body = ir::flatten_seq(f.body);
     at_kernel_top_ = grid && body.size() == 1;  // the next Grid loop of the chain
     f.body = stmt(f.body);
-    if (grid && gpu()) f.body = with_block_barriers(f.body);
+    if (gpu() && grid_depth_ > 0 && thread_depth_ == 0) f.body = with_block_barriers(f.body, !grid);
     at_kernel_top_ = false;
     grid_depth_ -= grid ? 1 : 0;
     thread_depth_ -= threads ? 1 : 0;

@@ -1,7 +1,8 @@
 // Sibling thread loops in one block: a Grid loop whose body holds two Workgroup loops, the second
-// reading what other threads of the first wrote. A GPU runs a block's threads concurrently, so
-// the final lowering round puts a barrier between the two (schedule/lower_for_target.cpp); the
-// results must be the interpreter's, which runs the loops one after the other.
+// reading what other threads of the first wrote, and the same under a serial loop, whose next
+// iteration reads what the last one wrote. A GPU runs a block's threads concurrently, so the
+// final lowering round puts barriers between them (schedule/lower_for_target.cpp); the results
+// must be the interpreter's, which runs the loops one after the other.
 #include <gtest/gtest.h>
 
 #include "backends/run_util.h"
@@ -40,6 +41,33 @@ TEST(GpuSiblingThreadLoops, ASecondLoopReadingOtherThreadsCellsSeesTheirWrites) 
   const auto on_gpu = test_util::run_on(*gpu, request, inputs);
   const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), request, inputs);
   EXPECT_EQ(test_util::values_of<float>(on_gpu[2]), test_util::values_of<float>(on_interp[2])) << source;
+}
+
+// for g Grid { for s in [0, 4): { for j Workgroup: y[g, j] = x[g, n-1-j] + 1;
+//                                 for k Workgroup: x[g, k] = y[g, k] * 2 } }
+backends::CompileRequest ping_pong_rows(std::int64_t rows, std::int64_t n) {
+  const ir::NodeRef x = ir::make_node("x", DType::F32, {rows, n}), y = ir::make_node("y", DType::F32, {rows, n});
+  const ir::Symbol g = ir::fresh_symbol(), s = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const ir::AxisIndex mirrored{{{-1, j}}, n - 1};
+  const auto plus_one = ir::apply(ir::Op::Add, DType::F32, {ir::get(x, {it(g), mirrored}), ir::constant(1, DType::F32)});
+  const auto twice = ir::apply(ir::Op::Mul, DType::F32, {ir::get(y, {it(g), it(k)}), ir::constant(2, DType::F32)});
+  const auto step = ir::seq({ir::for_loop(j, 0, n, ir::set(y, {it(g), it(j)}, plus_one), AxisType::Workgroup),
+                             ir::for_loop(k, 0, n, ir::set(x, {it(g), it(k)}, twice), AxisType::Workgroup)});
+  return {{"ping_pong_rows", ir::for_loop(g, 0, rows, ir::for_loop(s, 0, 4, step), AxisType::Grid), {}}, {x, y}};
+}
+
+TEST(GpuSiblingThreadLoops, ASerialLoopsNextIterationSeesWhatOtherThreadsWrote) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  const backends::CompileRequest request = ping_pong_rows(3, 64);
+  std::vector<float> x(3 * 64);
+  for (std::size_t c = 0; c < x.size(); ++c) x[c] = static_cast<float>(c % 7);
+  const std::vector<test_util::Bytes> inputs{test_util::bytes_of(x)};
+  const std::string source = gpu->compile(request)->source();
+  const auto on_gpu = test_util::run_on(*gpu, request, inputs);
+  const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), request, inputs);
+  EXPECT_EQ(test_util::values_of<float>(on_gpu[0]), test_util::values_of<float>(on_interp[0])) << source;
+  EXPECT_EQ(test_util::values_of<float>(on_gpu[1]), test_util::values_of<float>(on_interp[1])) << source;
 }
 
 }  // namespace
