@@ -140,6 +140,58 @@ ir::StmtRef with_block_barriers(const ir::StmtRef& body, bool repeats) {
   return added ? ir::seq(std::move(out)) : body;
 }
 
+// How deep `s` nests thread loops (Workgroup, WorkgroupReduce): the thread slots it uses.
+int thread_slots(const ir::StmtRef& s) {
+  if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
+    int most = 0;
+    for (const auto& x : q->stmts) most = std::max(most, thread_slots(x));
+    return most;
+  }
+  if (const auto* i = std::get_if<ir::If>(&s->node)) return thread_slots(i->body);
+  if (const auto* f = std::get_if<ir::For>(&s->node)) {
+    const bool thread = f->axis == ir::AxisType::Workgroup || f->axis == ir::AxisType::WorkgroupReduce;
+    return thread_slots(f->body) + (thread ? 1 : 0);
+  }
+  return 0;
+}
+
+// Whether `s` writes a node, and every local it sets is declared in it (so one thread may run it
+// alone: no other thread needs a register it sets).
+bool writes_with_own_locals(const ir::StmtRef& s) {
+  std::set<int> declared, set;
+  bool writes = false;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    if (const auto* d = std::get_if<ir::DeclareLocal>(&x.node)) declared.insert(d->scope_id);
+    if (const auto* l = std::get_if<ir::SetLocal>(&x.node)) set.insert(l->scope_id);
+    writes = writes || std::holds_alternative<ir::Set>(x.node) || std::holds_alternative<ir::SetDynamic>(x.node) ||
+             std::holds_alternative<ir::ZeroOut>(x.node) || std::holds_alternative<ir::TileMma>(x.node);
+  });
+  return writes && std::includes(declared.begin(), declared.end(), set.begin(), set.end());
+}
+
+// A block's statements outside its thread loops that write nodes, each on the block's first
+// thread only (`slots` nested Workgroup loops of one iteration): every thread of a block runs
+// what is outside its thread loops, so a write there would be repeated by each of them (an
+// accumulation added once per thread, concurrently). Statements setting locals that other
+// statements read stay as they are: each thread needs its own copy.
+ir::StmtRef on_first_thread(const ir::StmtRef& body, int slots) {
+  if (slots == 0) return body;
+  const std::vector<ir::StmtRef> stmts = ir::flatten_seq(body);
+  std::vector<ir::StmtRef> out;
+  bool wrapped = false;
+  for (const ir::StmtRef& x : stmts) {
+    if (thread_slots(x) > 0 || !writes_with_own_locals(x)) {
+      out.push_back(x);
+      continue;
+    }
+    ir::StmtRef one = x;
+    for (int k = 0; k < slots; ++k) one = ir::for_loop(ir::fresh_symbol(), 0, 1, one, ir::AxisType::Workgroup);
+    out.push_back(one);
+    wrapped = true;
+  }
+  return wrapped ? ir::seq(std::move(out)) : body;
+}
+
 class Lowering {
  public:
   Lowering(const ir::Target& target, const ir::StmtRef& body) : target_(target) {
@@ -169,6 +221,7 @@ class Lowering {
   const ir::Target& target_;
   std::set<const ir::TensorNode*> unrounded_;  // see collect_unrounded_writes
   int grid_depth_ = 0, thread_depth_ = 0;
+  int block_slots_ = 0;  // the thread slots of the block being lowered (thread_slots of its Grid body)
   bool at_kernel_top_ = false;  // the statement being lowered may start a chain of Grid loops
 
   bool gpu() const { return target_.workgroups && target_.gpu.max_threads_per_block > 0; }
@@ -254,12 +307,14 @@ class Lowering {
     if (thread_loop && (!target_.workgroups || thread_depth_ >= 3)) f.axis = ir::AxisType::Serial;
     const bool threads = f.axis == ir::AxisType::Workgroup || f.axis == ir::AxisType::WorkgroupReduce;
     const bool grid = f.axis == ir::AxisType::Grid;
+    if (grid && grid_depth_ == 0 && gpu()) block_slots_ = std::min(thread_slots(f.body), 3);
     grid_depth_ += grid ? 1 : 0;
     thread_depth_ += threads ? 1 : 0;
     const auto body = ir::flatten_seq(f.body);
     at_kernel_top_ = grid && body.size() == 1;  // the next Grid loop of the chain
     f.body = stmt(f.body);
-    if (gpu() && grid_depth_ > 0 && thread_depth_ == 0) f.body = with_block_barriers(f.body, !grid);
+    if (gpu() && grid_depth_ > 0 && thread_depth_ == 0)
+      f.body = with_block_barriers(on_first_thread(f.body, thread_slots(f.body) > 0 ? block_slots_ : 0), !grid);
     at_kernel_top_ = false;
     grid_depth_ -= grid ? 1 : 0;
     thread_depth_ -= threads ? 1 : 0;

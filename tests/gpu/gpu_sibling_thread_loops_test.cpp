@@ -1,8 +1,10 @@
 // Sibling thread loops in one block: a Grid loop whose body holds two Workgroup loops, the second
 // reading what other threads of the first wrote, and the same under a serial loop, whose next
-// iteration reads what the last one wrote. A GPU runs a block's threads concurrently, so the
-// final lowering round puts barriers between them (schedule/lower_for_target.cpp); the results
-// must be the interpreter's, which runs the loops one after the other.
+// iteration reads what the last one wrote, and a sum outside the thread loops that the block
+// must run once, not once per thread. A GPU runs a block's threads concurrently, so the final
+// lowering round puts barriers between them and the sum on the first thread
+// (schedule/lower_for_target.cpp); the results must be the interpreter's, which runs the loops
+// one after the other.
 #include <gtest/gtest.h>
 
 #include "backends/run_util.h"
@@ -68,6 +70,33 @@ TEST(GpuSiblingThreadLoops, ASerialLoopsNextIterationSeesWhatOtherThreadsWrote) 
   const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), request, inputs);
   EXPECT_EQ(test_util::values_of<float>(on_gpu[0]), test_util::values_of<float>(on_interp[0])) << source;
   EXPECT_EQ(test_util::values_of<float>(on_gpu[1]), test_util::values_of<float>(on_interp[1])) << source;
+}
+
+// for g Grid { for r in [0, n): s[g] += a[g, r];  for j Workgroup: y[g, j] = a[g, j] * s[g] }:
+// the sum runs once per block, not once per thread of it.
+backends::CompileRequest block_sum_then_scale(std::int64_t rows, std::int64_t n) {
+  const ir::NodeRef a = ir::make_node("a", DType::F32, {rows, n}), s = ir::make_node("s", DType::F32, {rows});
+  const ir::NodeRef y = ir::make_node("y", DType::F32, {rows, n});
+  const ir::Symbol g = ir::fresh_symbol(), r = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get(s, {it(g)}), ir::get(a, {it(g), it(r)})});
+  const auto scale = ir::apply(ir::Op::Mul, DType::F32, {ir::get(a, {it(g), it(j)}), ir::get(s, {it(g)})});
+  const auto body = ir::seq({ir::for_loop(r, 0, n, ir::set(s, {it(g)}, add)),
+                             ir::for_loop(j, 0, n, ir::set(y, {it(g), it(j)}, scale), AxisType::Workgroup)});
+  return {{"block_sum_then_scale", ir::for_loop(g, 0, rows, body, AxisType::Grid), {}}, {a, s, y}};
+}
+
+TEST(GpuSiblingThreadLoops, AStatementOutsideTheThreadLoopsRunsOncePerBlock) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  const backends::CompileRequest request = block_sum_then_scale(3, 64);
+  std::vector<float> a(3 * 64);
+  for (std::size_t c = 0; c < a.size(); ++c) a[c] = static_cast<float>(c % 5);
+  const std::vector<test_util::Bytes> inputs{test_util::bytes_of(a), test_util::bytes_of(std::vector<float>(3, 0.0f))};
+  const std::string source = gpu->compile(request)->source();
+  const auto on_gpu = test_util::run_on(*gpu, request, inputs);
+  const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), request, inputs);
+  EXPECT_EQ(test_util::values_of<float>(on_gpu[1]), test_util::values_of<float>(on_interp[1])) << source;
+  EXPECT_EQ(test_util::values_of<float>(on_gpu[2]), test_util::values_of<float>(on_interp[2])) << source;
 }
 
 }  // namespace

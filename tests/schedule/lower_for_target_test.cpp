@@ -6,6 +6,7 @@
 
 #include "cannl/ir/lower.h"
 #include "cannl/schedule/default_cpu.h"
+#include "cannl/schedule/legality.h"
 #include "cannl/schedule/lower_for_target.h"
 #include "runtime/test_util.h"
 #include "schedule/gpu_test_util.h"
@@ -213,6 +214,30 @@ TEST(LowerForTarget, GpuEndsASerialLoopsIterationWithABarrierWhenTheNextReadsIts
   EXPECT_LT(first, text.rfind("x[")) << text;
   EXPECT_GT(second, text.rfind("x[")) << text;
   EXPECT_EQ(compare(run_interp(r), run_interp(low), Tolerance::Bitwise), "");
+}
+
+// for g Grid: s[g] += a[g, r] over r, then y[g, j, k] = a[g, j] * s[g] over two thread loops: the
+// sum outside them runs on the block's first thread (two Workgroup loops of one iteration, one
+// per slot the block uses), then a barrier, instead of once per thread.
+TEST(LowerForTarget, GpuRunsABlocksWritesOutsideItsThreadLoopsOnItsFirstThread) {
+  const auto a = ir::make_node("a", DType::F32, {4, 8}), s = ir::make_node("s", DType::F32, {4});
+  const auto y = ir::make_node("y", DType::F32, {4, 8, 2});
+  const ir::Symbol g = ir::fresh_symbol(), r = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get(s, {it(g)}), ir::get(a, {it(g), it(r)})});
+  const auto scale = ir::apply(ir::Op::Mul, DType::F32, {ir::get(a, {it(g), it(j)}), ir::get(s, {it(g)})});
+  const auto body = ir::seq({ir::for_loop(r, 0, 8, ir::set(s, {it(g)}, add)),
+                             ir::for_loop(j, 0, 8,
+                                          ir::for_loop(k, 0, 2, ir::set(y, {it(g), it(j), it(k)}, scale), AxisType::Workgroup),
+                                          AxisType::Workgroup)});
+  const ir::LoweredRoutine r0{"block_sum", ir::for_loop(g, 0, 4, body, AxisType::Grid), {}};
+  const ir::LoweredRoutine low = lower_for_target(r0, gpu_test_target());
+  const std::string text = ir::print_loop_ir(low);
+  EXPECT_TRUE(has(text, "[0, 1) workgroup:\n    for i2 in [0, 1) workgroup:\n      for i3 in [0, 8):\n        s[i0]"))
+      << text;
+  EXPECT_LT(text.find("barrier"), text.find("y[")) << text;
+  EXPECT_GT(text.find("barrier"), text.find("s[")) << text;
+  EXPECT_EQ(compare(run_interp(r0), run_interp(low), Tolerance::Bitwise), "");
+  validate_parallel(low);
 }
 
 TEST(LowerForTarget, GpuRunsVectorizedLoopsSerially) {
