@@ -5,10 +5,10 @@
 #include <set>
 #include <type_traits>
 
-#include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/legality.h"
 #include "cannl/support/error.h"
 #include "cannl/support/log.h"
+#include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 
 namespace cannl::schedule {
@@ -61,85 +61,6 @@ void collect_unrounded_writes(const ir::StmtRef& s, std::set<const ir::TensorNod
       s->node);
 }
 
-// What a statement does to the nodes it touches: the nodes it writes, and every node it touches.
-struct NodeUse {
-  std::set<const ir::TensorNode*> writes, touches;
-  bool threads = false;  // it holds a loop bound to the block's threads
-
-  // Whether running `later` after this needs the cells this wrote visible to it, or this must
-  // read its cells before `later` overwrites them.
-  bool conflicts_with(const NodeUse& later) const {
-    const auto meets = [](const std::set<const ir::TensorNode*>& a, const std::set<const ir::TensorNode*>& b) {
-      return std::any_of(a.begin(), a.end(), [&](const ir::TensorNode* n) { return b.count(n) != 0; });
-    };
-    return meets(writes, later.touches) || meets(later.writes, touches);
-  }
-  void add(const NodeUse& other) {
-    writes.insert(other.writes.begin(), other.writes.end());
-    touches.insert(other.touches.begin(), other.touches.end());
-    threads = threads || other.threads;
-  }
-};
-
-NodeUse node_use(const ir::StmtRef& s) {
-  NodeUse use;
-  for (const ir::NodeRef& n : ir::nodes_of(s)) use.touches.insert(n.get());
-  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
-    std::visit(
-        [&](const auto& y) {
-          using T = std::decay_t<decltype(y)>;
-          if constexpr (std::is_same_v<T, ir::Set> || std::is_same_v<T, ir::SetDynamic> || std::is_same_v<T, ir::ZeroOut>)
-            use.writes.insert(y.node.get());
-          else if constexpr (std::is_same_v<T, ir::TileMma>)
-            use.writes.insert(y.d.node.get());
-          else if constexpr (std::is_same_v<T, ir::For>)
-            use.threads = use.threads || y.axis == ir::AxisType::Workgroup || y.axis == ir::AxisType::WorkgroupReduce;
-        },
-        x.node);
-  });
-  return use;
-}
-
-// The statements of a block that all its threads run (a Grid loop's body on a GPU, and serial
-// loops there outside thread loops) with a barrier wherever a statement touches cells that
-// statements since the last barrier wrote, or writes cells they touched, and thread loops take
-// part: a block runs its threads at once, so without the barrier a thread of a second Workgroup
-// loop may read a cell before another thread of the first one wrote it (the interpreter and the
-// CPU run the statements one after the other). `repeats`: the body is a serial loop's, so its
-// end also meets its start in the next iteration. No thread skips these statements (their loop
-// bounds are constants, no If is entered), so every thread reaches each barrier.
-ir::StmtRef with_block_barriers(const ir::StmtRef& body, bool repeats) {
-  const std::vector<ir::StmtRef> stmts = ir::flatten_seq(body);
-  std::vector<ir::StmtRef> out;
-  NodeUse since_barrier, head;  // head: the statements before the body's first barrier
-  bool in_head = true, added = false;
-  const auto barrier = [&] {
-    since_barrier = {};
-    in_head = false;
-  };
-  for (const ir::StmtRef& x : stmts) {
-    if (std::holds_alternative<ir::Barrier>(x->node)) {
-      barrier();
-      out.push_back(x);
-      continue;
-    }
-    const NodeUse use = node_use(x);
-    if ((use.threads || since_barrier.threads) && since_barrier.conflicts_with(use)) {
-      out.push_back(ir::barrier());
-      barrier();
-      added = true;
-    }
-    since_barrier.add(use);
-    if (in_head) head.add(use);
-    out.push_back(x);
-  }
-  if (repeats && (since_barrier.threads || head.threads) && since_barrier.conflicts_with(head)) {
-    out.push_back(ir::barrier());
-    added = true;
-  }
-  return added ? ir::seq(std::move(out)) : body;
-}
-
 // How deep `s` nests thread loops (Workgroup, WorkgroupReduce): the thread slots it uses.
 int thread_slots(const ir::StmtRef& s) {
   if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
@@ -155,41 +76,82 @@ int thread_slots(const ir::StmtRef& s) {
   return 0;
 }
 
-// Whether `s` writes a node, and every local it sets is declared in it (so one thread may run it
-// alone: no other thread needs a register it sets).
-bool writes_with_own_locals(const ir::StmtRef& s) {
-  std::set<int> declared, set;
-  bool writes = false;
-  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
-    if (const auto* d = std::get_if<ir::DeclareLocal>(&x.node)) declared.insert(d->scope_id);
-    if (const auto* l = std::get_if<ir::SetLocal>(&x.node)) set.insert(l->scope_id);
-    writes = writes || std::holds_alternative<ir::Set>(x.node) || std::holds_alternative<ir::SetDynamic>(x.node) ||
-             std::holds_alternative<ir::ZeroOut>(x.node) || std::holds_alternative<ir::TileMma>(x.node);
-  });
-  return writes && std::includes(declared.begin(), declared.end(), set.begin(), set.end());
-}
+// What statements of a block do to the nodes (from the legality oracle's access collection).
+struct NodeUse {
+  std::set<const ir::TensorNode*> writes, touches;
+  bool threads = false;  // a loop bound to the block's threads takes part
 
-// A block's statements outside its thread loops that write nodes, each on the block's first
-// thread only (`slots` nested Workgroup loops of one iteration): every thread of a block runs
-// what is outside its thread loops, so a write there would be repeated by each of them (an
-// accumulation added once per thread, concurrently). Statements setting locals that other
-// statements read stay as they are: each thread needs its own copy.
-ir::StmtRef on_first_thread(const ir::StmtRef& body, int slots) {
-  if (slots == 0) return body;
-  const std::vector<ir::StmtRef> stmts = ir::flatten_seq(body);
+  NodeUse() = default;
+  NodeUse(const detail::LoopAccesses& accesses, bool threads_) : threads(threads_) {
+    for (const detail::Access& a : accesses.accesses) {
+      touches.insert(a.node.get());
+      if (a.write) writes.insert(a.node.get());
+    }
+  }
+  // Whether running `later` after these needs the cells they wrote visible to it, or these must
+  // read their cells before `later` overwrites them.
+  bool conflicts_with(const NodeUse& later) const {
+    const auto meets = [](const std::set<const ir::TensorNode*>& a, const std::set<const ir::TensorNode*>& b) {
+      return std::any_of(a.begin(), a.end(), [&](const ir::TensorNode* n) { return b.count(n) != 0; });
+    };
+    return meets(writes, later.touches) || meets(later.writes, touches);
+  }
+  void add(const NodeUse& other) {
+    writes.insert(other.writes.begin(), other.writes.end());
+    touches.insert(other.touches.begin(), other.touches.end());
+    threads = threads || other.threads;
+  }
+};
+
+// The statements of a block that all its threads run (a Grid loop's body on a GPU, and serial
+// loops there outside thread loops) that use thread loops, ordered for a GPU, where a block runs
+// its threads at once (the interpreter and the CPU run the statements one after the other):
+// - a statement outside the thread loops that writes nodes, and sets no local that another
+//   statement reads (each thread needs its own copy of that), runs on the block's first thread
+//   only, in `block_slots` nested Workgroup loops of one iteration: every thread runs what is
+//   outside its thread loops, so each would repeat the write (an accumulation added once per
+//   thread, concurrently);
+// - a barrier goes wherever a statement touches cells that statements since the last barrier
+//   wrote, or writes cells they touched, and thread loops take part: else a thread of a second
+//   Workgroup loop may read a cell before another thread of the first one wrote it;
+// - `repeats` (the body of a serial loop): a barrier also ends the body when its end writes
+//   what its start touches in the next iteration, or the reverse.
+// No thread skips these statements (their loop bounds are constants, no If is entered), so every
+// thread reaches each barrier.
+ir::StmtRef ordered_for_block(const ir::StmtRef& body, int block_slots, bool repeats) {
   std::vector<ir::StmtRef> out;
-  bool wrapped = false;
-  for (const ir::StmtRef& x : stmts) {
-    if (thread_slots(x) > 0 || !writes_with_own_locals(x)) {
+  NodeUse since_barrier, head;  // head: the statements before the body's first barrier
+  bool in_head = true, changed = false;
+  const auto barrier = [&] {
+    since_barrier = NodeUse{};
+    in_head = false;
+  };
+  for (ir::StmtRef x : ir::flatten_seq(body)) {
+    if (std::holds_alternative<ir::Barrier>(x->node)) {
+      barrier();
       out.push_back(x);
       continue;
     }
-    ir::StmtRef one = x;
-    for (int k = 0; k < slots; ++k) one = ir::for_loop(ir::fresh_symbol(), 0, 1, one, ir::AxisType::Workgroup);
-    out.push_back(one);
-    wrapped = true;
+    const detail::LoopAccesses accesses = detail::collect_accesses(x);
+    NodeUse use(accesses, thread_slots(x) > 0);
+    if (!use.threads && !use.writes.empty() && accesses.shared_local_writes.empty()) {
+      for (int k = 0; k < block_slots; ++k) x = ir::for_loop(ir::fresh_symbol(), 0, 1, x, ir::AxisType::Workgroup);
+      use.threads = changed = true;
+    }
+    if ((use.threads || since_barrier.threads) && since_barrier.conflicts_with(use)) {
+      out.push_back(ir::barrier());
+      barrier();
+      changed = true;
+    }
+    since_barrier.add(use);
+    if (in_head) head.add(use);
+    out.push_back(x);
   }
-  return wrapped ? ir::seq(std::move(out)) : body;
+  if (repeats && (since_barrier.threads || head.threads) && since_barrier.conflicts_with(head)) {
+    out.push_back(ir::barrier());
+    changed = true;
+  }
+  return changed ? ir::seq(std::move(out)) : body;
 }
 
 class Lowering {
@@ -313,8 +275,8 @@ class Lowering {
     const auto body = ir::flatten_seq(f.body);
     at_kernel_top_ = grid && body.size() == 1;  // the next Grid loop of the chain
     f.body = stmt(f.body);
-    if (gpu() && grid_depth_ > 0 && thread_depth_ == 0)
-      f.body = with_block_barriers(on_first_thread(f.body, thread_slots(f.body) > 0 ? block_slots_ : 0), !grid);
+    if (gpu() && grid_depth_ > 0 && thread_depth_ == 0 && thread_slots(f.body) > 0)
+      f.body = ordered_for_block(f.body, block_slots_, !grid);
     at_kernel_top_ = false;
     grid_depth_ -= grid ? 1 : 0;
     thread_depth_ -= threads ? 1 : 0;

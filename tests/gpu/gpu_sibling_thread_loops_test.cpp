@@ -68,7 +68,10 @@ backends::CompileRequest ping_pong_rows(std::int64_t rows, std::int64_t n) {
   return {{"ping_pong_rows", ir::for_loop(g, 0, rows, ir::for_loop(s, 0, 4, step), AxisType::Grid), {}}, {x, y}};
 }
 
-TEST(GpuSiblingThreadLoops, ASerialLoopsNextIterationSeesWhatOtherThreadsWrote) {
+// On PoCL this checks the barrier between the two loops of each iteration: PoCL ends every
+// iteration of a loop that holds a barrier with one of its own, so the barrier that ends an
+// iteration for a GPU is checked in LowerForTarget.GpuEndsASerialLoopsIterationWithABarrier...
+TEST(GpuSiblingThreadLoops, ThreadLoopsInASerialLoopOfABlockSeeEachOthersWrites) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
   const backends::CompileRequest request = ping_pong_rows(3, 64);
