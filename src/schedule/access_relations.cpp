@@ -1,9 +1,11 @@
 // Affine access relations of a loop body (see access_relations.h).
 #include "schedule/access_relations.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
+#include "cannl/ir/rewrite.h"
 #include "cannl/ir/tree_mapper.h"
 
 namespace cannl::schedule::detail {
@@ -225,6 +227,17 @@ std::map<ir::Symbol, SymbolRange> symbol_ranges(const ir::LoweredRoutine& routin
     out[s.symbol] = s.range > 0 ? SymbolRange{0, s.range - 1, true} : SymbolRange{0, 0, false};
   for (const ir::For* f : enclosing) out[f->index] = {f->begin, f->end - 1, true};
   return out;
+}
+
+bool same_in_every_thread(const ir::ScalarRef& condition, const std::set<ir::Symbol>& thread_indices) {
+  bool reads = false;
+  ir::for_each_scalar(condition, [&](const ir::Scalar& s) {
+    reads = reads || std::holds_alternative<ir::Get>(s.node) || std::holds_alternative<ir::GetDynamic>(s.node) ||
+            std::holds_alternative<ir::GetLocal>(s.node) || std::holds_alternative<ir::LocalScope>(s.node);
+  });
+  if (reads) return false;
+  const std::set<ir::Symbol> names = ir::free_symbols(condition);
+  return std::none_of(names.begin(), names.end(), [&](ir::Symbol s) { return thread_indices.count(s) != 0; });
 }
 
 }  // namespace cannl::schedule::detail

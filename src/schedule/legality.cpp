@@ -5,6 +5,7 @@
 #include "cannl/schedule/legality.h"
 
 #include <optional>
+#include <set>
 
 #include "cannl/ir/tree_mapper.h"
 #include "cannl/support/error.h"
@@ -113,11 +114,13 @@ class StructureChecker {
     if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
       for (const auto& x : q->stmts) stmt(x);
     } else if (const auto* i = std::get_if<ir::If>(&s->node)) {
-      ++ifs_;
+      const bool divergent = !detail::same_in_every_thread(i->condition, thread_indices());
+      divergent_ifs_ += divergent ? 1 : 0;
       stmt(i->body);
-      --ifs_;
-    } else if (std::holds_alternative<ir::Barrier>(s->node) && ifs_ > 0) {
-      throw ScheduleError("validate_parallel: a barrier under an If in routine '" + routine_.name +
+      divergent_ifs_ -= divergent ? 1 : 0;
+    } else if (std::holds_alternative<ir::Barrier>(s->node) && divergent_ifs_ > 0) {
+      throw ScheduleError("validate_parallel: a barrier under an If whose condition may differ between a block's "
+                          "threads in routine '" + routine_.name +
                           "' (threads that skip it would deadlock); move it out of the If");
     }
     // TileMma fallbacks and local scopes hold no annotated loops (checked in `loop`).
@@ -125,9 +128,17 @@ class StructureChecker {
 
  private:
   const ir::LoweredRoutine& routine_;
-  int ifs_ = 0, grids_ = 0, workgroups_ = 0;
+  int divergent_ifs_ = 0, grids_ = 0, workgroups_ = 0;
   // The loops around the current one: each annotated loop's site without searching the routine.
   std::vector<const ir::For*> enclosing_;
+
+  // The indices of the thread loops (Workgroup, WorkgroupReduce) around the current statement.
+  std::set<ir::Symbol> thread_indices() const {
+    std::set<ir::Symbol> out;
+    for (const ir::For* f : enclosing_)
+      if (f->axis == ir::AxisType::Workgroup || f->axis == ir::AxisType::WorkgroupReduce) out.insert(f->index);
+    return out;
+  }
 
   void loop(const ir::For& f) {
     const bool hardware = f.axis == ir::AxisType::Grid || f.axis == ir::AxisType::Workgroup ||

@@ -103,9 +103,10 @@ struct NodeUse {
   }
 };
 
-// The statements of a block that all its threads run (a Grid loop's body on a GPU, and serial
-// loops there outside thread loops) that use thread loops, ordered for a GPU, where a block runs
-// its threads at once (the interpreter and the CPU run the statements one after the other):
+// The statements of a block that all its threads run (a Grid loop's body on a GPU, serial loops
+// there outside thread loops, and the bodies of Ifs there) that use thread loops, ordered for a
+// GPU, where a block runs its threads at once (the interpreter and the CPU run the statements
+// one after the other):
 // - a statement outside the thread loops that writes nodes, and sets no local that another
 //   statement reads (each thread needs its own copy of that), runs on the block's first thread
 //   only, in `block_slots` nested Workgroup loops of one iteration: every thread runs what is
@@ -115,44 +116,62 @@ struct NodeUse {
 //   wrote, or writes cells they touched, and thread loops take part: else a thread of a second
 //   Workgroup loop may read a cell before another thread of the first one wrote it;
 // - `repeats` (the body of a serial loop): a barrier also ends the body when its end writes
-//   what its start touches in the next iteration, or the reverse.
-// No thread skips these statements (their loop bounds are constants, no If is entered), so every
-// thread reaches each barrier.
-ir::StmtRef ordered_for_block(const ir::StmtRef& body, int block_slots, bool repeats) {
-  std::vector<ir::StmtRef> out;
-  NodeUse since_barrier, head;  // head: the statements before the body's first barrier
-  bool in_head = true, changed = false;
-  const auto barrier = [&] {
-    since_barrier = NodeUse{};
-    in_head = false;
-  };
-  for (ir::StmtRef x : ir::flatten_seq(body)) {
-    if (std::holds_alternative<ir::Barrier>(x->node)) {
-      barrier();
-      out.push_back(x);
-      continue;
-    }
-    const detail::LoopAccesses accesses = detail::collect_accesses(x);
-    NodeUse use(accesses, thread_slots(x) > 0);
-    if (!use.threads && !use.writes.empty() && accesses.shared_local_writes.empty()) {
-      for (int k = 0; k < block_slots; ++k) x = ir::for_loop(ir::fresh_symbol(), 0, 1, x, ir::AxisType::Workgroup);
-      use.threads = changed = true;
-    }
-    if ((use.threads || since_barrier.threads) && since_barrier.conflicts_with(use)) {
+//   what its start touches in the next iteration, or the reverse;
+// - an If's body is ordered the same way, inside the If (its own barriers do not count outside
+//   it: the If may be skipped).
+// Every thread reaches each barrier: loop bounds are constants, and an If whose condition may
+// differ between the threads (detail::same_in_every_thread) is `divergent`: a barrier needed
+// there is a ScheduleError (the order cannot be kept), never a hang.
+struct BlockOrder {
+  int block_slots = 0;
+  bool divergent = false;  // under an If that some threads of the block may skip
+
+  ir::StmtRef ordered(const ir::StmtRef& body, bool repeats) const {
+    std::vector<ir::StmtRef> out;
+    NodeUse since_barrier, head;  // head: the statements before the body's first barrier
+    bool in_head = true, changed = false;
+    const auto barrier = [&] {
+      need_barrier();
       out.push_back(ir::barrier());
-      barrier();
+      since_barrier = NodeUse{};
+      in_head = false;
       changed = true;
+    };
+    for (ir::StmtRef x : ir::flatten_seq(body)) {
+      if (std::holds_alternative<ir::Barrier>(x->node)) {
+        since_barrier = NodeUse{};
+        in_head = false;
+        out.push_back(x);
+        continue;
+      }
+      const detail::LoopAccesses accesses = detail::collect_accesses(x);
+      NodeUse use(accesses, thread_slots(x) > 0);
+      if (!use.threads && !use.writes.empty() && accesses.shared_local_writes.empty()) {
+        for (int k = 0; k < block_slots; ++k) x = ir::for_loop(ir::fresh_symbol(), 0, 1, x, ir::AxisType::Workgroup);
+        use.threads = changed = true;
+      } else if (const auto* i = std::get_if<ir::If>(&x->node); i != nullptr && use.threads) {
+        const BlockOrder inside{block_slots, divergent || !detail::same_in_every_thread(i->condition, {})};
+        const ir::StmtRef body_in_order = inside.ordered(i->body, false);
+        if (body_in_order != i->body) x = ir::if_then(i->condition, body_in_order), changed = true;
+      }
+      if ((use.threads || since_barrier.threads) && since_barrier.conflicts_with(use)) barrier();
+      since_barrier.add(use);
+      if (in_head) head.add(use);
+      out.push_back(x);
     }
-    since_barrier.add(use);
-    if (in_head) head.add(use);
-    out.push_back(x);
+    if (repeats && (since_barrier.threads || head.threads) && since_barrier.conflicts_with(head)) barrier();
+    return changed ? ir::seq(std::move(out)) : body;
   }
-  if (repeats && (since_barrier.threads || head.threads) && since_barrier.conflicts_with(head)) {
-    out.push_back(ir::barrier());
-    changed = true;
+
+  void need_barrier() const {
+    if (divergent)
+      throw ScheduleError(
+          "thread loops under an If whose condition may differ between a block's threads (it reads memory or "
+          "names a thread index) hand cells to each other: they need a barrier, which threads that skip the If "
+          "would never reach; make the If's condition depend on block and serial indices only, or keep the "
+          "loops Serial");
   }
-  return changed ? ir::seq(std::move(out)) : body;
-}
+};
 
 class Lowering {
  public:
@@ -172,7 +191,10 @@ class Lowering {
     const bool opens_kernel = at_kernel_top_;
     at_kernel_top_ = false;  // a Grid loop under an If or in a tile is no kernel's top
     if (const auto* i = std::get_if<ir::If>(&s->node)) {
+      const bool divergent = in_block() && !detail::same_in_every_thread(i->condition, {});
+      divergent_ifs_ += divergent ? 1 : 0;
       const ir::StmtRef body = stmt(i->body);
+      divergent_ifs_ -= divergent ? 1 : 0;
       return body == i->body ? s : ir::if_then(i->condition, body);
     }
     if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return tile(*t, opens_kernel);
@@ -184,9 +206,12 @@ class Lowering {
   std::set<const ir::TensorNode*> unrounded_;  // see collect_unrounded_writes
   int grid_depth_ = 0, thread_depth_ = 0;
   int block_slots_ = 0;  // the thread slots of the block being lowered (thread_slots of its Grid body)
+  int divergent_ifs_ = 0;  // Ifs of the block, around the statement, that some of its threads may skip
   bool at_kernel_top_ = false;  // the statement being lowered may start a chain of Grid loops
 
   bool gpu() const { return target_.workgroups && target_.gpu.max_threads_per_block > 0; }
+  // In a GPU block, outside its thread loops: where every thread of the block runs each statement.
+  bool in_block() const { return gpu() && grid_depth_ > 0 && thread_depth_ == 0; }
 
   // The tensor cores `t` may run on: ir::tensor_core_format, with no operand written unrounded
   // in this routine, and a blocking of whole MMA tiles the device can launch.
@@ -275,8 +300,7 @@ class Lowering {
     const auto body = ir::flatten_seq(f.body);
     at_kernel_top_ = grid && body.size() == 1;  // the next Grid loop of the chain
     f.body = stmt(f.body);
-    if (gpu() && grid_depth_ > 0 && thread_depth_ == 0 && thread_slots(f.body) > 0)
-      f.body = ordered_for_block(f.body, block_slots_, !grid);
+    if (in_block() && thread_slots(f.body) > 0) f.body = BlockOrder{block_slots_, divergent_ifs_ > 0}.ordered(f.body, !grid);
     at_kernel_top_ = false;
     grid_depth_ -= grid ? 1 : 0;
     thread_depth_ -= threads ? 1 : 0;
@@ -305,7 +329,11 @@ class Lowering {
 
 ir::LoweredRoutine lower_for_target(const ir::LoweredRoutine& routine, const ir::Target& target) {
   ir::LoweredRoutine out = routine;
-  out.body = Lowering(target, routine.body).routine_body(routine.body);
+  try {
+    out.body = Lowering(target, routine.body).routine_body(routine.body);
+  } catch (const ScheduleError& e) {
+    throw ScheduleError("final lowering of routine '" + routine.name + "' for target " + target.backend + ": " + e.what());
+  }
   try {
     validate_parallel(out);
   } catch (const ScheduleError& e) {

@@ -3,8 +3,8 @@
 // iteration reads what the last one wrote, and a sum outside the thread loops that the block
 // must run once, not once per thread. A GPU runs a block's threads concurrently, so the final
 // lowering round puts barriers between them and the sum on the first thread
-// (schedule/lower_for_target.cpp); the results must be the interpreter's, which runs the loops
-// one after the other.
+// (schedule/lower_for_target.cpp), also under an If every thread of the block takes alike; the
+// results must be the interpreter's, which runs the loops one after the other.
 #include <gtest/gtest.h>
 
 #include "backends/run_util.h"
@@ -44,6 +44,15 @@ std::string expect_as_on_the_interpreter(backends::Backend& gpu, const backends:
   return source;
 }
 
+// `request`'s Grid loop with its body under `if (g < last)`: a condition every thread of a block
+// decides alike, so the barriers and first-thread statements go inside the If.
+backends::CompileRequest under_an_if(backends::CompileRequest request, std::int64_t last) {
+  const auto& grid = std::get<ir::For>(request.routine.body->node);
+  const auto below = ir::apply(ir::Op::Cmplt, DType::I64, {ir::embed_index(it(grid.index)), ir::constant(last, DType::I64)});
+  request.routine.body = ir::for_loop(grid.index, grid.begin, grid.end, ir::if_then(below, grid.body), grid.axis);
+  return request;
+}
+
 TEST(GpuSiblingThreadLoops, ASecondLoopReadingOtherThreadsCellsSeesTheirWrites) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
@@ -53,6 +62,7 @@ TEST(GpuSiblingThreadLoops, ASecondLoopReadingOtherThreadsCellsSeesTheirWrites) 
   const std::vector<test_util::Bytes> inputs{test_util::bytes_of(a)};
   const std::string source = expect_as_on_the_interpreter(*gpu, request, inputs, 1);
   EXPECT_NE(source.find("barrier(CLK_LOCAL_MEM_FENCE"), std::string::npos) << source;
+  expect_as_on_the_interpreter(*gpu, under_an_if(request, 2), inputs, 1);
 }
 
 // for g Grid { for s in [0, 4): { for j Workgroup: y[g, j] = x[g, n-1-j] + 1;
@@ -102,6 +112,7 @@ TEST(GpuSiblingThreadLoops, AStatementOutsideTheThreadLoopsRunsOncePerBlock) {
   for (std::size_t c = 0; c < a.size(); ++c) a[c] = static_cast<float>(c % 5);
   const std::vector<test_util::Bytes> inputs{test_util::bytes_of(a), test_util::bytes_of(std::vector<float>(3, 0.0f))};
   expect_as_on_the_interpreter(*gpu, request, inputs, 1);
+  expect_as_on_the_interpreter(*gpu, under_an_if(request, 2), inputs, 1);
 }
 
 }  // namespace

@@ -91,16 +91,34 @@ TEST(ValidateParallel, GridLoopsStartAtZero) {
   expect_schedule_error([&] { validate_parallel(r); }, {"validate_parallel: loop i0", "must start at 0", ">> for i0 in [1, 8) grid:"});
 }
 
-TEST(ValidateParallel, RejectsAProvenRaceAndABarrierUnderAnIf) {
+TEST(ValidateParallel, RejectsAProvenRace) {
   RowSum rs(4, 4);
   const ir::LoweredRoutine plain = rs.routine();
   const auto& outer = std::get<ir::For>(std::get<ir::Seq>(plain.body->node).stmts[1]->node);
   const auto& inner = std::get<ir::For>(outer.body->node);
   const ir::LoweredRoutine racy{"racy", ir::for_loop(outer.index, 0, 4, ir::for_loop(inner.index, 0, 4, inner.body, ir::AxisType::Grid)), {}};
   expect_schedule_error([&] { validate_parallel(racy); }, {"not independent", "s[i0] (written)"});
-  const auto cond = ir::apply(ir::Op::Cmplt, ir::DType::I64, {ir::embed_index(it(outer.index)), ir::constant(2, ir::DType::I64)});
-  const ir::LoweredRoutine divergent{"divergent", ir::for_loop(outer.index, 0, 4, ir::if_then(cond, ir::barrier())), {}};
-  expect_schedule_error([&] { validate_parallel(divergent); }, {"barrier under an If"});
+}
+
+// A barrier under an If is accepted where every thread of a block takes the same branch: the
+// condition names block or serial indices only, and reads no memory.
+TEST(ValidateParallel, AcceptsABarrierOnlyUnderAnIfEveryThreadDecidesAlike) {
+  const ir::Symbol g = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto below_two = [](ir::Symbol s) {
+    return ir::apply(ir::Op::Cmplt, ir::DType::I64, {ir::embed_index(it(s)), ir::constant(2, ir::DType::I64)});
+  };
+  const auto barrier_if = [](const ir::ScalarRef& c) { return ir::if_then(c, ir::barrier()); };
+  const ir::LoweredRoutine uniform{"uniform", ir::for_loop(g, 0, 4, barrier_if(below_two(g)), ir::AxisType::Grid), {}};
+  validate_parallel(uniform);
+  const ir::LoweredRoutine by_thread{
+      "by_thread",
+      ir::for_loop(g, 0, 4, ir::for_loop(j, 0, 4, barrier_if(below_two(j)), ir::AxisType::Workgroup), ir::AxisType::Grid),
+      {}};
+  expect_schedule_error([&] { validate_parallel(by_thread); }, {"barrier under an If whose condition may differ"});
+  const auto m = ir::make_node("m", ir::DType::F32, {4});
+  const auto positive = ir::apply(ir::Op::Cmplt, ir::DType::F32, {ir::constant(0, ir::DType::F32), ir::get(m, {it(g)})});
+  const ir::LoweredRoutine by_data{"by_data", ir::for_loop(g, 0, 4, barrier_if(positive), ir::AxisType::Grid), {}};
+  expect_schedule_error([&] { validate_parallel(by_data); }, {"barrier under an If whose condition may differ"});
 }
 
 }  // namespace

@@ -192,6 +192,35 @@ TEST(LowerForTarget, GpuPutsABarrierBetweenSiblingThreadLoopsThatHandCellsOn) {
   EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(r, threaded(64, 2))), "barrier"));
 }
 
+// `r` (a Grid loop) with its body under `if (condition(g))`.
+ir::LoweredRoutine under_an_if(const ir::LoweredRoutine& r, const std::function<ir::ScalarRef(ir::Symbol)>& condition) {
+  const auto& grid = std::get<ir::For>(r.body->node);
+  return {r.name, ir::for_loop(grid.index, grid.begin, grid.end, ir::if_then(condition(grid.index), grid.body), grid.axis),
+          r.statics};
+}
+
+// Under an If that every thread of the block decides alike (block indices only) the barrier goes
+// inside the If; under one that reads memory, where some threads might skip it, the order cannot
+// be kept: a ScheduleError, not a kernel that hangs or races.
+TEST(LowerForTarget, GpuOrdersThreadLoopsUnderAnIfOnlyWhereEveryThreadTakesIt) {
+  const ir::LoweredRoutine uniform = under_an_if(sibling_thread_loops(), [](ir::Symbol g) {
+    return ir::apply(ir::Op::Cmplt, DType::I64, {ir::embed_index(it(g)), ir::constant(3, DType::I64)});
+  });
+  const ir::LoweredRoutine low = lower_for_target(uniform, gpu_test_target());
+  const std::string text = ir::print_loop_ir(low);
+  ASSERT_TRUE(has(text, "barrier")) << text;
+  EXPECT_LT(text.find("if "), text.find("barrier")) << text;
+  EXPECT_EQ(compare(run_interp(uniform), run_interp(low), Tolerance::Bitwise), "");
+  validate_parallel(low);
+  const auto m = ir::make_node("m", DType::F32, {4});
+  const ir::LoweredRoutine by_data = under_an_if(sibling_thread_loops(), [&](ir::Symbol g) {
+    return ir::apply(ir::Op::Cmplt, DType::F32, {ir::constant(0, DType::F32), ir::get(m, {it(g)})});
+  });
+  expect_schedule_error([&] { lower_for_target(by_data, gpu_test_target()); },
+                        {"final lowering of routine 'siblings'", "may differ between a block's threads", "need a barrier"});
+  EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(by_data, threaded(64, 2))), "barrier"));
+}
+
 // for g Grid: for s in [0, 3): y[g, j] = x[g, 15 - j] (Workgroup j); x[g, k] = y[g, k] (Workgroup
 // k): a barrier between the two, and one ending each iteration, whose writes of x the next one
 // reads in other threads (PoCL cannot show this one missing: it ends every iteration of a loop
