@@ -35,7 +35,7 @@ std::string node_text(const ir::TensorNode& node) {
 // The state of one run: symbol values, locals by scope id, and the buffers.
 class Machine {
  public:
-  explicit Machine(const Buffers& buffers) : buffers_(buffers) {}
+  Machine(const Buffers& buffers, Observer* observer) : buffers_(buffers), observer_(observer) {}
 
   void bind(ir::Symbol s, std::int64_t value) { symbols_[s.id] = value; }
   void exec(const ir::StmtRef& stmt) {
@@ -69,7 +69,9 @@ class Machine {
   }
   void exec_form(const ir::SetDynamic& s);
   // One thread of control: a barrier has nothing to wait for.
-  void exec_form(const ir::Barrier&) {}
+  void exec_form(const ir::Barrier&) {
+    if (observer_) observer_->barrier();
+  }
   // A TileMma means its fallback (loop_ir.h), after zeroing d when it starts at zero.
   void exec_form(const ir::TileMma& t) {
     if (t.zero_start) exec_form(ir::ZeroOut{t.d.node});
@@ -79,7 +81,7 @@ class Machine {
   Value eval_form(const ir::Constant& c) { return constant_value(c.value, c.dtype); }
   Value eval_form(const ir::ConstantBits& c) { return constant_bits_value(c.bits, c.dtype); }
   Value eval_form(const ir::Get& g) {
-    return load_element(g.node->dtype, buffer_of(*g.node), element_of(*g.node, g.index));
+    return load(*g.node, element_of(*g.node, g.index));
   }
   Value eval_form(const ir::LocalScope& l);
   Value eval_form(const ir::GetLocal& g);
@@ -101,8 +103,17 @@ class Machine {
   std::int64_t element_of(const ir::TensorNode& node,
                           const std::vector<ir::AxisIndex>& index) const;
   std::span<std::byte> buffer_of(const ir::TensorNode& node) const;
+  Value load(const ir::TensorNode& node, std::int64_t element) {
+    if (observer_) observer_->access(node, element, false);
+    return load_element(node.dtype, buffer_of(node), element);
+  }
+  void store(const ir::TensorNode& node, std::int64_t element, const Value& value) {
+    if (observer_) observer_->access(node, element, true);
+    store_element(node.dtype, buffer_of(node), element, value);
+  }
 
   const Buffers& buffers_;
+  Observer* observer_;
   std::unordered_map<int, std::int64_t> symbols_;
   std::unordered_map<int, Local> locals_;
 };
@@ -113,8 +124,10 @@ void Machine::exec_form(const ir::For& f) {
       previous == symbols_.end() ? std::nullopt : std::optional(previous->second);
   for (std::int64_t i = f.begin; i < f.end; ++i) {
     symbols_[f.index.id] = i;
+    if (observer_) observer_->iteration(f, i);
     exec(f.body);
   }
+  if (observer_) observer_->loop_done(f);
   if (saved)
     symbols_[f.index.id] = *saved;
   else
@@ -123,12 +136,14 @@ void Machine::exec_form(const ir::For& f) {
 
 void Machine::exec_form(const ir::ZeroOut& z) {
   std::span<std::byte> buffer = buffer_of(*z.node);
+  if (observer_)
+    for (std::int64_t e = 0; e < z.node->num_elements(); ++e) observer_->access(*z.node, e, true);
   std::memset(buffer.data(), 0, z.node->size_in_bytes());
 }
 
 void Machine::exec_form(const ir::Set& s) {
   const Value value = convert(eval(s.value), s.node->dtype);
-  store_element(s.node->dtype, buffer_of(*s.node), element_of(*s.node, s.index), value);
+  store(*s.node, element_of(*s.node, s.index), value);
 }
 
 // The row of a dynamic access, or -1 when the value selects no row (ir::dynamic_row).
@@ -142,8 +157,7 @@ std::int64_t Machine::dynamic_row(const ir::TensorNode& node, int axis, const ir
 Value Machine::eval_form(const ir::GetDynamic& g) {
   const std::int64_t r = dynamic_row(*g.node, g.dyn_axis, g.dyn_value);
   if (r < 0) return zero_value(g.node->dtype);
-  return load_element(g.node->dtype, buffer_of(*g.node),
-                      element_of(*g.node, ir::with_dynamic_row(g.index, g.dyn_axis, r)));
+  return load(*g.node, element_of(*g.node, ir::with_dynamic_row(g.index, g.dyn_axis, r)));
 }
 
 // Row first, then value, then the read-modify-write (the order the generated C uses).
@@ -151,11 +165,11 @@ void Machine::exec_form(const ir::SetDynamic& s) {
   const std::int64_t r = dynamic_row(*s.node, s.dyn_axis, s.dyn_value);
   if (r < 0) return;
   const std::int64_t element = element_of(*s.node, ir::with_dynamic_row(s.index, s.dyn_axis, r));
-  const Value old = load_element(s.node->dtype, buffer_of(*s.node), element);
+  const Value old = load(*s.node, element);
   const Value args[] = {old, eval(s.value)};
   const Value result = convert(apply_op(s.accum, ir::compute_dtype(s.node->dtype), args),
                                s.node->dtype);
-  store_element(s.node->dtype, buffer_of(*s.node), element, result);
+  store(*s.node, element, result);
 }
 
 void Machine::exec_form(const ir::SetLocal& s) {
@@ -234,12 +248,12 @@ std::span<std::byte> Machine::buffer_of(const ir::TensorNode& node) const {
 }  // namespace
 
 void run(const ir::LoweredRoutine& routine, const Buffers& buffers,
-         std::span<const std::int64_t> static_values) {
+         std::span<const std::int64_t> static_values, Observer* observer) {
   internal_check(static_values.size() == routine.statics.size(), [&] {
     return "interp: routine " + routine.name + " has " + std::to_string(routine.statics.size()) + " statics, got " +
            std::to_string(static_values.size()) + " values";
   });
-  Machine machine(buffers);
+  Machine machine(buffers, observer);
   for (std::size_t k = 0; k < static_values.size(); ++k)
     machine.bind(routine.statics[k].symbol, static_values[k]);
   if (routine.body) machine.exec(routine.body);

@@ -5,6 +5,7 @@
 #include <set>
 #include <type_traits>
 
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/legality.h"
 #include "cannl/support/error.h"
 #include "cannl/support/log.h"
@@ -103,15 +104,16 @@ struct NodeUse {
   }
 };
 
-// The statements of a block that all its threads run (a Grid loop's body on a GPU, serial loops
-// there outside thread loops, and the bodies of Ifs there) that use thread loops, ordered for a
-// GPU, where a block runs its threads at once (the interpreter and the CPU run the statements
-// one after the other):
-// - a statement outside the thread loops that writes nodes, and sets no local that another
+// The statements of a block that all its threads run (a kernel's statement outside its thread
+// loops: a Grid loop's body, serial loops there or at the kernel's top, and the bodies of Ifs
+// there) that use thread loops, ordered for a GPU, where a block runs its threads at once (the
+// interpreter and the CPU run the statements one after the other):
+// - a run of statements outside the thread loops that write nodes, and set no local that another
 //   statement reads (each thread needs its own copy of that), runs on the block's first thread
 //   only, in `block_slots` nested Workgroup loops of one iteration: every thread runs what is
-//   outside its thread loops, so each would repeat the write (an accumulation added once per
-//   thread, concurrently);
+//   outside its thread loops, so each would repeat the writes (an accumulation added once per
+//   thread, concurrently); likewise a statement whose thread loops bind fewer slots than the
+//   block has runs on the first thread of the others;
 // - a barrier goes wherever a statement touches cells that statements since the last barrier
 //   wrote, or writes cells they touched, and thread loops take part: else a thread of a second
 //   Workgroup loop may read a cell before another thread of the first one wrote it;
@@ -122,56 +124,133 @@ struct NodeUse {
 // Every thread reaches each barrier: loop bounds are constants, and an If whose condition may
 // differ between the threads (detail::same_in_every_thread) is `divergent`: a barrier needed
 // there is a ScheduleError (the order cannot be kept), never a hang.
-struct BlockOrder {
-  int block_slots = 0;
-  bool divergent = false;  // under an If that some threads of the block may skip
+class BlockOrder {
+ public:
+  BlockOrder(int block_slots, bool divergent) : block_slots_(block_slots), divergent_(divergent) {}
 
   ir::StmtRef ordered(const ir::StmtRef& body, bool repeats) const {
+    Pass pass(*this);
+    for (const ir::StmtRef& x : ir::flatten_seq(body)) pass.add(x);
+    pass.finish(repeats);
+    return pass.changed ? ir::seq(std::move(pass.out)) : body;
+  }
+
+ private:
+  int block_slots_;
+  bool divergent_;  // under an If that some threads of the block may skip
+
+  // One body being ordered: the statements so far, what they did since the last barrier.
+  struct Pass {
+    const BlockOrder& order;
     std::vector<ir::StmtRef> out;
     NodeUse since_barrier, head;  // head: the statements before the body's first barrier
     bool in_head = true, changed = false;
-    const auto barrier = [&] {
-      need_barrier();
+    std::vector<ir::StmtRef> first_thread;  // the open run of statements for the first thread
+    NodeUse first_thread_use, before_first_thread;  // its accesses; those since the barrier before it
+
+    explicit Pass(const BlockOrder& o) : order(o) {}
+
+    void add(ir::StmtRef x) {
+      if (std::holds_alternative<ir::Barrier>(x->node)) {
+        close_first_thread();
+        since_barrier = NodeUse{};
+        in_head = false;
+        out.push_back(x);
+        return;
+      }
+      const detail::LoopAccesses accesses = detail::collect_accesses(x);
+      NodeUse use(accesses, thread_slots(x) > 0);
+      if (!use.threads && !use.writes.empty() && accesses.shared_local_writes.empty()) return add_first_thread(x, use);
+      close_first_thread();
+      if (const auto* i = std::get_if<ir::If>(&x->node); i != nullptr && use.threads) {
+        const BlockOrder inside(order.block_slots_, order.divergent_ || !detail::same_in_every_thread(i->condition, {}));
+        const ir::StmtRef body_in_order = inside.ordered(i->body, false);
+        if (body_in_order != i->body) x = ir::if_then(i->condition, body_in_order), changed = true;
+      }
+      if (const ir::StmtRef padded = use.threads ? on_every_slot(x) : x; padded != x) x = padded, changed = true;
+      if ((use.threads || since_barrier.threads) && since_barrier.conflicts_with(use)) barrier();
+      note(use);
+      out.push_back(x);
+    }
+
+    void finish(bool repeats) {
+      close_first_thread();
+      if (repeats && (since_barrier.threads || head.threads) && since_barrier.conflicts_with(head)) barrier();
+    }
+
+    // `x` joins the open run for the first thread, unless what ran before the run needs a barrier
+    // before `x` (a new run then starts after one).
+    void add_first_thread(const ir::StmtRef& x, NodeUse use) {
+      use.threads = changed = true;
+      if (!first_thread.empty() && before_first_thread.conflicts_with(use)) close_first_thread();
+      if (first_thread.empty()) {
+        if (since_barrier.conflicts_with(use)) barrier();
+        before_first_thread = since_barrier;
+      }
+      first_thread.push_back(x);
+      first_thread_use.add(use);
+    }
+    // `x`, whose thread loops bind fewer slots than the block has (slots bind from the innermost
+    // loop), in one-iteration Workgroup loops for the others: it runs on their first threads
+    // only, instead of once per thread of them.
+    ir::StmtRef on_every_slot(ir::StmtRef x) const {
+      for (int k = thread_slots(x); k < order.block_slots_; ++k)
+        x = ir::for_loop(ir::fresh_symbol(), 0, 1, x, ir::AxisType::Workgroup);
+      return x;
+    }
+    void close_first_thread() {
+      if (first_thread.empty()) return;
+      changed = true;
+      out.push_back(on_every_slot(ir::seq(std::move(first_thread))));
+      note(first_thread_use);
+      first_thread.clear();
+      first_thread_use = NodeUse{};
+    }
+
+    void note(const NodeUse& use) {
+      since_barrier.add(use);
+      if (in_head) head.add(use);
+    }
+    void barrier() {
+      if (order.divergent_)
+        throw ScheduleError(
+            "thread loops under an If whose condition may differ between a block's threads (it reads memory or "
+            "names a thread index) hand cells to each other: they need a barrier, which threads that skip the If "
+            "would never reach; make the If's condition depend on block and serial indices only, or keep the "
+            "loops Serial");
       out.push_back(ir::barrier());
       since_barrier = NodeUse{};
       in_head = false;
       changed = true;
-    };
-    for (ir::StmtRef x : ir::flatten_seq(body)) {
-      if (std::holds_alternative<ir::Barrier>(x->node)) {
-        since_barrier = NodeUse{};
-        in_head = false;
-        out.push_back(x);
-        continue;
-      }
-      const detail::LoopAccesses accesses = detail::collect_accesses(x);
-      NodeUse use(accesses, thread_slots(x) > 0);
-      if (!use.threads && !use.writes.empty() && accesses.shared_local_writes.empty()) {
-        for (int k = 0; k < block_slots; ++k) x = ir::for_loop(ir::fresh_symbol(), 0, 1, x, ir::AxisType::Workgroup);
-        use.threads = changed = true;
-      } else if (const auto* i = std::get_if<ir::If>(&x->node); i != nullptr && use.threads) {
-        const BlockOrder inside{block_slots, divergent || !detail::same_in_every_thread(i->condition, {})};
-        const ir::StmtRef body_in_order = inside.ordered(i->body, false);
-        if (body_in_order != i->body) x = ir::if_then(i->condition, body_in_order), changed = true;
-      }
-      if ((use.threads || since_barrier.threads) && since_barrier.conflicts_with(use)) barrier();
-      since_barrier.add(use);
-      if (in_head) head.add(use);
-      out.push_back(x);
     }
-    if (repeats && (since_barrier.threads || head.threads) && since_barrier.conflicts_with(head)) barrier();
-    return changed ? ir::seq(std::move(out)) : body;
-  }
-
-  void need_barrier() const {
-    if (divergent)
-      throw ScheduleError(
-          "thread loops under an If whose condition may differ between a block's threads (it reads memory or "
-          "names a thread index) hand cells to each other: they need a barrier, which threads that skip the If "
-          "would never reach; make the If's condition depend on block and serial indices only, or keep the "
-          "loops Serial");
-  }
+  };
 };
+
+// Whether `body`, inside a thread loop, needs what BlockOrder would give it there: statements
+// outside its own thread loops that write (the inner slots' threads would repeat them), or a
+// barrier between them (which a thread loop's guard could make some threads skip).
+bool needs_order_inside_threads(const ir::StmtRef& body, bool repeats) {
+  try {
+    return BlockOrder(std::min(thread_slots(body), 3), false).ordered(body, repeats) != body;
+  } catch (const ScheduleError&) {  // a barrier under a divergent If
+    return true;
+  }
+}
+
+// `s` with its thread loops (Workgroup, WorkgroupReduce) serial.
+ir::StmtRef without_thread_loops(const ir::StmtRef& s) {
+  struct Serial : ir::TreeMapper {
+    ir::StmtRef map_stmt(const ir::StmtRef& x) override {
+      const ir::StmtRef y = map_children(x);
+      const auto* f = std::get_if<ir::For>(&y->node);
+      if (f == nullptr || (f->axis != ir::AxisType::Workgroup && f->axis != ir::AxisType::WorkgroupReduce)) return y;
+      ir::For serial = *f;
+      serial.axis = ir::AxisType::Serial;
+      return make(std::move(serial));
+    }
+  };
+  return Serial{}.map_stmt(s);
+}
 
 class Lowering {
  public:
@@ -205,13 +284,14 @@ class Lowering {
   const ir::Target& target_;
   std::set<const ir::TensorNode*> unrounded_;  // see collect_unrounded_writes
   int grid_depth_ = 0, thread_depth_ = 0;
-  int block_slots_ = 0;  // the thread slots of the block being lowered (thread_slots of its Grid body)
+  int block_slots_ = 0;  // the thread slots of the kernel being lowered (thread_slots of its statement)
   int divergent_ifs_ = 0;  // Ifs of the block, around the statement, that some of its threads may skip
   bool at_kernel_top_ = false;  // the statement being lowered may start a chain of Grid loops
 
   bool gpu() const { return target_.workgroups && target_.gpu.max_threads_per_block > 0; }
-  // In a GPU block, outside its thread loops: where every thread of the block runs each statement.
-  bool in_block() const { return gpu() && grid_depth_ > 0 && thread_depth_ == 0; }
+  // Outside a GPU kernel's thread loops (in its Grid loops or not: a kernel without them is one
+  // block): where every thread of the block runs each statement.
+  bool in_block() const { return gpu() && thread_depth_ == 0; }
 
   // The tensor cores `t` may run on: ir::tensor_core_format, with no operand written unrounded
   // in this routine, and a blocking of whole MMA tiles the device can launch.
@@ -294,13 +374,22 @@ class Lowering {
     if (thread_loop && (!target_.workgroups || thread_depth_ >= 3)) f.axis = ir::AxisType::Serial;
     const bool threads = f.axis == ir::AxisType::Workgroup || f.axis == ir::AxisType::WorkgroupReduce;
     const bool grid = f.axis == ir::AxisType::Grid;
-    if (grid && grid_depth_ == 0 && gpu()) block_slots_ = std::min(thread_slots(f.body), 3);
+    if (opens_kernel && gpu()) block_slots_ = std::min(thread_slots(f.body), 3);
     grid_depth_ += grid ? 1 : 0;
     thread_depth_ += threads ? 1 : 0;
     const auto body = ir::flatten_seq(f.body);
     at_kernel_top_ = grid && body.size() == 1;  // the next Grid loop of the chain
     f.body = stmt(f.body);
-    if (in_block() && thread_slots(f.body) > 0) f.body = BlockOrder{block_slots_, divergent_ifs_ > 0}.ordered(f.body, !grid);
+    if (in_block() && thread_slots(f.body) > 0) {
+      f.body = BlockOrder(block_slots_, divergent_ifs_ > 0).ordered(f.body, !grid);
+    } else if (gpu() && thread_depth_ > 0 && thread_slots(f.body) > 0 && needs_order_inside_threads(f.body, !threads)) {
+      // Inside a thread loop the inner thread loops run serially instead: each thread of the
+      // outer slots then runs the body in order, with no barrier under a guarded thread loop.
+      f.body = without_thread_loops(f.body);
+      if (logging::debug_level() >= 1)
+        logging::info("GPU lowering: thread loops nested in a thread loop run serially, since the statements "
+                      "beside them would need ordering between threads");
+    }
     at_kernel_top_ = false;
     grid_depth_ -= grid ? 1 : 0;
     thread_depth_ -= threads ? 1 : 0;

@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <random>
+#include <utility>
 
 #include "cannl/ir/lower.h"
 #include "cannl/ir/tree_mapper.h"
@@ -20,6 +22,7 @@
 #include "cannl/schedule/trace.h"
 #include "cannl/schedule/transforms.h"
 #include "opt/program_generator.h"
+#include "schedule/access_relations.h"
 #include "schedule/gpu_test_util.h"
 #include "schedule/loop_tree.h"
 
@@ -165,7 +168,21 @@ std::vector<ir::Symbol> loops_around_scatters(const ir::LoweredRoutine& r) {
   return out;
 }
 
-// Hand-made schedules: random loops retyped Grid / Workgroup, split into Grid x Workgroup, or
+// A FuseEpilogue to try: a top-level loop of `r` and a node its body writes, picked by `pick`.
+std::pair<ir::Symbol, int> epilogue_to_fuse(const ir::LoweredRoutine& r, const std::function<std::size_t(std::size_t)>& pick) {
+  std::vector<const ir::For*> top;
+  for (const auto& x : detail::flatten_seq(r.body))
+    if (const auto* f = std::get_if<ir::For>(&x->node)) top.push_back(f);
+  if (top.empty()) return {ir::Symbol{}, -1};
+  const ir::For* anchor = top[pick(top.size())];
+  std::vector<int> written;
+  for (const auto& a : detail::collect_accesses(anchor->body).accesses)
+    if (a.write) written.push_back(a.node->id);
+  return {anchor->index, written.empty() ? -1 : written[pick(written.size())]};
+}
+
+// Hand-made schedules: random loops retyped Grid / Workgroup, split into Grid x Workgroup or
+// Grid x Grid, or
 // (in the optimized half, whose embedding backwards are scatters) given a Grid loop over buckets
 // of a scatter's rows, whatever apply accepts (proven races are refused; unproven ones are the
 // user's assertion). The final round and fission must turn every accepted one into launches that
@@ -174,7 +191,7 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
   const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
   std::mt19937_64 rng(5);
   const auto pick = [&](std::size_t count) { return static_cast<std::size_t>(rng() % count); };
-  int accepted = 0, parallel_kernels = 0, with_scatter = 0, bucketed = 0;
+  int accepted = 0, parallel_kernels = 0, with_scatter = 0, bucketed = 0, fused = 0, ordered_blocks = 0;
   for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
     const ir::LoweredRoutine lowered = ir::lower(opt::testing::generate_program(static_cast<std::uint64_t>(20000 + seed)).comp, "generated");
     const ir::LoweredRoutine original =
@@ -187,11 +204,20 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
       const ir::Symbol s = loops[pick(loops.size())];
       const ir::AxisType type = pick(2) == 0 ? ir::AxisType::Grid : ir::AxisType::Workgroup;
       try {
-        if (const auto around = loops_around_scatters(r); !around.empty() && pick(3) == 0) {
+        if (pick(4) == 0) {
+          // Its consumer into a top-level nest: a Grid body of several statements, whose thread
+          // loops may hand cells to each other.
+          const auto [anchor, target] = epilogue_to_fuse(r, pick);
+          if (target < 0) continue;
+          r = apply(r, FuseEpilogue{target, anchor});
+          ++fused;
+        } else if (const auto around = loops_around_scatters(r); !around.empty() && pick(3) == 0) {
           r = apply(r, bucket_scatter(around[pick(around.size())], 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid));
           ++bucketed;
         } else {
-          r = pick(3) == 0 ? apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, ir::AxisType::Workgroup))
+          // A split's inner Grid loop puts its remainder guard inside the block: an If every
+          // thread of it decides alike, around whatever thread loops the body holds.
+          r = pick(3) == 0 ? apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, type))
                            : apply(r, Retype{s, type});
         }
         ++accepted;
@@ -201,14 +227,18 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
     const ir::Target target = gpu_test_target();
     const ir::LoweredRoutine low = lower_for_target(r, target);
     const std::vector<Segment> segments = fission(low, target);
-    for (const Segment& g : segments) parallel_kernels += g.kind == Segment::Kind::Kernel && !g.geometry.serial() ? 1 : 0;
+    for (const Segment& g : segments) {
+      parallel_kernels += g.kind == Segment::Kind::Kernel && !g.geometry.serial() ? 1 : 0;
+      ordered_blocks += g.kind == Segment::Kind::Kernel && has_nested_barrier(g.body) ? 1 : 0;
+    }
     const NodeBytes expected = run_interp(original);
     for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
       EXPECT_EQ(compare(expected, run_segments(original, segments, order), Tolerance::Bitwise), "")
           << "seed " << 20000 + seed << " order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(low);
   }
-  std::printf("%d annotations accepted (%d bucketed scatters, in %d programs with a scatter), %d parallel kernels\n",
-              accepted, bucketed, with_scatter, parallel_kernels);
+  std::printf("%d annotations accepted (%d bucketed scatters, in %d programs with a scatter; %d fused epilogues), "
+              "%d parallel kernels, %d with barriers inside a block\n",
+              accepted, bucketed, with_scatter, fused, parallel_kernels, ordered_blocks);
   EXPECT_GT(parallel_kernels, n / 2);
   EXPECT_GT(bucketed, 0);
 }

@@ -16,6 +16,7 @@
 #include "cannl/schedule/fission.h"
 #include "cannl/ir/kernel_geometry.h"
 #include "cannl/ir/tree_mapper.h"
+#include "schedule/gpu_race_check.h"
 #include "schedule/loop_tree.h"
 #include "schedule/schedule_test_util.h"
 
@@ -30,9 +31,9 @@ inline ir::Target gpu_test_target(ir::GpuLimits limits = cuda_limits()) {
   return t;
 }
 
-/// How a kernel's blocks and threads run: as the interpreter runs the loops, or one block (and
-/// in a block one thread per phase between barriers) after the other, in increasing or
-/// decreasing index order.
+/// How a kernel's blocks and threads run: as the interpreter runs the loops, watched by a race
+/// checker (gpu_race_check.h), or one block (and in a block one thread per phase between
+/// barriers) after the other, in increasing or decreasing index order.
 enum class Order { Interpreter, BlocksForward, BlocksReversed };
 
 /// A kernel as a serial program running it block by block (see Order): each annotated loop
@@ -111,7 +112,31 @@ class GpuEmulation : ir::TreeMapper {
   }
 };
 
-/// Runs `segments` (of `routine`) in order on the interpreter and returns every node's bytes.
+/// Whether the race checker can watch kernel `body`: a blocked tile and a block reduction run
+/// across a block's threads as the printer renders them, not as their serial loops.
+inline bool race_checkable(const ir::StmtRef& body) {
+  bool cooperative = false;
+  ir::for_each_stmt(body, [&](const ir::Stmt& x) {
+    const auto* t = std::get_if<ir::TileMma>(&x.node);
+    const auto* f = std::get_if<ir::For>(&x.node);
+    cooperative = cooperative || (t && t->blocking.blocked()) || (f && f->axis == ir::AxisType::WorkgroupReduce);
+  });
+  return !cooperative;
+}
+
+/// Whether kernel `body` holds a barrier below its top level (in a block, a serial loop or an If
+/// there), which GpuEmulation cannot split into phases.
+inline bool has_nested_barrier(const ir::StmtRef& body) {
+  int all = 0;
+  ir::for_each_stmt(body, [&](const ir::Stmt& x) { all += std::holds_alternative<ir::Barrier>(x.node) ? 1 : 0; });
+  int top = 0;
+  for (const auto& x : ir::flatten_seq(body)) top += std::holds_alternative<ir::Barrier>(x->node) ? 1 : 0;
+  return all > top;
+}
+
+/// Runs `segments` (of `routine`) in order on the interpreter and returns every node's bytes. In
+/// the interpreter's order, and for a kernel with a nested barrier in the others, each kernel is
+/// race-checked; a race is a test failure naming it.
 inline NodeBytes run_segments(const ir::LoweredRoutine& routine, const std::vector<Segment>& segments,
                               Order order = Order::Interpreter, const std::vector<std::int64_t>& statics = {}) {
   interp::testing::TestMemory mem;
@@ -124,12 +149,17 @@ inline NodeBytes run_segments(const ir::LoweredRoutine& routine, const std::vect
       std::fill(span.begin(), span.end(), std::byte{0});
       continue;
     }
-    const ir::StmtRef body = order == Order::Interpreter || s.geometry.serial()
-                                 ? s.body
-                                 : GpuEmulation(s.geometry, order == Order::BlocksReversed).kernel(s.body);
+    const bool emulated = order != Order::Interpreter && !s.geometry.serial() && !has_nested_barrier(s.body);
+    const ir::StmtRef body = emulated ? GpuEmulation(s.geometry, order == Order::BlocksReversed).kernel(s.body) : s.body;
     const ir::LoweredRoutine kernel{routine.name + "_kernel", body, routine.statics};
     ir::verify(kernel);
-    interp::run(kernel, buffers, statics);
+    if (!emulated && !s.geometry.serial() && race_checkable(body)) {
+      GpuRaceCheck check(s.geometry);
+      interp::run(kernel, buffers, statics, &check);
+      EXPECT_EQ(check.race(), "") << ir::print_loop_ir(kernel);
+    } else {
+      interp::run(kernel, buffers, statics);
+    }
   }
   NodeBytes out;
   for (const auto& n : nodes) out[n->id] = mem.read<std::byte>(n);

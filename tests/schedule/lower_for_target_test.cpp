@@ -269,6 +269,61 @@ TEST(LowerForTarget, GpuRunsABlocksWritesOutsideItsThreadLoopsOnItsFirstThread) 
   validate_parallel(low);
 }
 
+// `r` lowered for the GPU test target and split into kernels computes r's bits on the
+// interpreter, each kernel race-checked (run_segments); returns the lowered routine's text.
+std::string expect_race_free_on_a_gpu(const ir::LoweredRoutine& r) {
+  const ir::LoweredRoutine low = lower_for_target(r, gpu_test_target());
+  validate_parallel(low);
+  EXPECT_EQ(compare(run_interp(r), run_segments(r, fission(low, gpu_test_target())), Tolerance::Bitwise), "");
+  return ir::print_loop_ir(low);
+}
+
+// A kernel without Grid loops is one block: for s in [0, 3): { t[s] = a[s, 0]; for j Workgroup:
+// y[s, j] = a[s, j] * t[s] }. The write of t runs on the first thread, a barrier after it, and
+// one ending each iteration, whose next one writes t again (the rule compares nodes, not cells).
+TEST(LowerForTarget, GpuOrdersAKernelWithoutGridLoopsAsOneBlock) {
+  const auto a = ir::make_node("a", DType::F32, {3, 8}), t = ir::make_node("t", DType::F32, {3});
+  const auto y = ir::make_node("y", DType::F32, {3, 8});
+  const ir::Symbol s = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto scale = ir::apply(ir::Op::Mul, DType::F32, {ir::get(a, {it(s), it(j)}), ir::get(t, {it(s)})});
+  const auto body = ir::seq({ir::set(t, {it(s)}, ir::get(a, {it(s), AxisIndex::fixed(0)})),
+                             ir::for_loop(j, 0, 8, ir::set(y, {it(s), it(j)}, scale), AxisType::Workgroup)});
+  const std::string text = expect_race_free_on_a_gpu({"one_block", ir::for_loop(s, 0, 3, body), {}});
+  EXPECT_TRUE(has(text, "[0, 1) workgroup:\n    t[i0]")) << text;
+  EXPECT_LT(text.find("t[i0] ="), text.find("barrier")) << text;
+  EXPECT_LT(text.find("barrier"), text.find("y[")) << text;
+  EXPECT_GT(text.rfind("barrier"), text.find("y[")) << text;
+}
+
+// for g Grid: { x[g, j] = a[g, j] (Workgroup j);  y[g, k, l] = x[g, k] (Workgroup k, l) }: the
+// first loop binds slot 0 only, so it runs on the first thread of slot 1 (a one-iteration
+// Workgroup loop around it), not once per thread of slot 1.
+TEST(LowerForTarget, GpuRunsAShallowerThreadLoopOnTheFirstThreadOfTheOtherSlots) {
+  const auto a = ir::make_node("a", DType::F32, {2, 4}), x = ir::make_node("x", DType::F32, {2, 4});
+  const auto y = ir::make_node("y", DType::F32, {2, 4, 4});
+  const ir::Symbol g = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol(), l = ir::fresh_symbol();
+  const auto body = ir::seq(
+      {ir::for_loop(j, 0, 4, ir::set(x, {it(g), it(j)}, ir::get(a, {it(g), it(j)})), AxisType::Workgroup),
+       ir::for_loop(k, 0, 4, ir::for_loop(l, 0, 4, ir::set(y, {it(g), it(k), it(l)}, ir::get(x, {it(g), it(l)})), AxisType::Workgroup),
+                    AxisType::Workgroup)});
+  const std::string text = expect_race_free_on_a_gpu({"slots", ir::for_loop(g, 0, 2, body, AxisType::Grid), {}});
+  EXPECT_TRUE(has(text, "[0, 1) workgroup:\n    for i2 in [0, 4) workgroup:\n      x[")) << text;
+}
+
+// Inside a thread loop, a statement beside an inner thread loop would need the inner slot's
+// threads ordered under the outer loop's guard: the inner thread loops run serially instead.
+TEST(LowerForTarget, GpuRunsThreadLoopsSeriallyWhereTheirOuterThreadLoopWouldNeedThemOrdered) {
+  const auto a = ir::make_node("a", DType::F32, {3, 3}), t = ir::make_node("t", DType::F32, {3, 3});
+  const auto u = ir::make_node("u", DType::F32, {3, 3});
+  const ir::Symbol i = ir::fresh_symbol(), r = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto body = ir::seq(
+      {ir::for_loop(r, 0, 3, ir::set(t, {it(i), it(r)}, ir::get(a, {it(r), it(i)}))),
+       ir::for_loop(k, 0, 3, ir::set(u, {it(i), it(k)}, ir::apply(ir::Op::Neg, DType::F32, {ir::get(t, {it(i), it(k)})})),
+                    AxisType::Workgroup)});
+  const std::string text = expect_race_free_on_a_gpu({"nested", ir::for_loop(i, 0, 3, body, AxisType::Workgroup), {}});
+  EXPECT_EQ(text.find("workgroup", text.find("workgroup") + 1), std::string::npos) << text;
+}
+
 TEST(LowerForTarget, GpuRunsVectorizedLoopsSerially) {
   const ir::LoweredRoutine sum = row_sum(3, 1001, AxisType::Serial, AxisType::Vectorized);
   EXPECT_FALSE(has(ir::print_loop_ir(lower_for_target(sum, gpu_test_target())), "vectorized"));

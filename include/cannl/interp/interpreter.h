@@ -18,9 +18,22 @@ namespace cannl::interp {
 /// (f16/bf16 as their 16-bit patterns, fp8 as its byte, u4x32 as four u32 words).
 using Buffers = std::unordered_map<int, std::span<std::byte>>;
 
-/// Executes `routine`. `static_values[k]` is the value of `routine.statics[k]`.
+/// Told what a run does, in the order it does it: each loop iteration, each element read or
+/// written, each barrier. The interpreter has one thread of control; an observer can tell which
+/// GPU thread an access stands for from the loops around it (a race checker of kernels does).
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void iteration(const ir::For& loop, std::int64_t index) = 0;
+  virtual void loop_done(const ir::For& loop) = 0;
+  virtual void access(const ir::TensorNode& node, std::int64_t element, bool write) = 0;
+  virtual void barrier() = 0;
+};
+
+/// Executes `routine`. `static_values[k]` is the value of `routine.statics[k]`; `observer`, when
+/// given, is told each step.
 /// Throws InternalError on malformed IR (unbound symbol, missing buffer, out-of-bounds access).
 void run(const ir::LoweredRoutine& routine, const Buffers& buffers,
-         std::span<const std::int64_t> static_values);
+         std::span<const std::int64_t> static_values, Observer* observer = nullptr);
 
 }  // namespace cannl::interp
