@@ -4,11 +4,17 @@
 // make the tiny generated nests use several blocks, guards and many kernels.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "backends/run_util.h"
 #include "cannl/ir/lower.h"
 #include "cannl/support/config.h"
 #include "gpu/gpu_test_util.h"
+#include "cannl/opt/optimize.h"
+#include "cannl/schedule/fission.h"
+#include "cannl/schedule/lower_for_target.h"
 #include "opt/program_generator.h"
+#include "schedule/random_annotations.h"
 #include "schedule/schedule_test_util.h"
 
 namespace cannl {
@@ -69,6 +75,40 @@ TEST(GpuRandomPrograms, VectorLanesWhereverTheNestAllowsAreBitwiseTheInterpreter
 
 TEST(GpuRandomPrograms, OneKernelPerStatementWithoutFissionMerging) {
   check_batch(12000, 40, /*fission=*/false);
+}
+
+// Hand-made schedules (tests/schedule/random_annotations.h: Grid and Workgroup loops anywhere
+// apply accepts them, fused epilogues, Grid x Grid splits, bucketed scatters) compiled for the
+// GPU and run: the final lowering round's barriers and first-thread statements, and fission's
+// kernels, must give the interpreter's bits on a device that runs a block's threads at once.
+TEST(GpuRandomPrograms, HandMadeAnnotationsAreBitwiseTheInterpreter) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  std::mt19937_64 rng(17);
+  schedule::testing::AnnotationCounts counts;
+  int ordered_blocks = 0;  // kernels with barriers inside a block, as the backend's target lowers them
+  for (std::uint64_t batch = 0; batch < 4 && !HasFailure(); ++batch) {
+    std::vector<opt::testing::GeneratedProgram> programs;
+    for (std::uint64_t k = 0; k < 30; ++k) {
+      const std::uint64_t seed = 14000 + 30 * batch + k;
+      programs.push_back(opt::testing::generate_program(seed, "g" + std::to_string(seed) + "_"));
+    }
+    const ir::LoweredRoutine lowered = ir::lower(opt::testing::concatenate(programs).comp, "hand_made");
+    const ir::LoweredRoutine original =
+        batch % 2 == 0 ? opt::optimize(lowered, opt::PassContext::from_config("hand_made"), true).routine : lowered;
+    const ir::LoweredRoutine scheduled = schedule::testing::annotate_at_random(original, rng, 90, counts);
+    const ir::Target& target = gpu->target();
+    for (const schedule::Segment& k : schedule::fission(schedule::lower_for_target(scheduled, target), target))
+      ordered_blocks += k.kind == schedule::Segment::Kind::Kernel && schedule::testing::has_nested_barrier(k.body) ? 1 : 0;
+    const auto params = ir::nodes_of(original.body);
+    const schedule::testing::NodeBytes expected = schedule::testing::run_interp(original);
+    const auto got = test_util::run_on(*gpu, {scheduled, params}, schedule::testing::test_inputs(params));
+    for (std::size_t k = 0; k < params.size(); ++k)
+      EXPECT_EQ(got[k], expected.at(params[k]->id)) << params[k]->debug_name() << "\n" << ir::print_loop_ir(scheduled);
+  }
+  std::printf("%d annotations accepted (%d fused epilogues, %d bucketed scatters), %d kernels with barriers inside "
+              "a block\n", counts.accepted, counts.fused, counts.bucketed, ordered_blocks);
+  EXPECT_GT(ordered_blocks, 0);
 }
 
 }  // namespace

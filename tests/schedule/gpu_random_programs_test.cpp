@@ -10,9 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <functional>
 #include <random>
-#include <utility>
 
 #include "cannl/ir/lower.h"
 #include "cannl/ir/tree_mapper.h"
@@ -22,9 +20,9 @@
 #include "cannl/schedule/trace.h"
 #include "cannl/schedule/transforms.h"
 #include "opt/program_generator.h"
-#include "schedule/access_relations.h"
 #include "schedule/gpu_test_util.h"
 #include "schedule/loop_tree.h"
+#include "schedule/random_annotations.h"
 
 namespace cannl::schedule::testing {
 namespace {
@@ -152,78 +150,20 @@ TEST(GpuRandomPrograms, ConcatenatedProgramsMergeOnlyAlignedNests) {
   EXPECT_GT(census.merged, 0);
 }
 
-// Whether `s` holds a scatter (SetDynamic: the optimizer's form of an embedding's backward).
-bool has_scatter(const ir::StmtRef& s) {
-  bool found = false;
-  ir::for_each_stmt(s, [&](const ir::Stmt& x) { found = found || std::holds_alternative<ir::SetDynamic>(x.node); });
-  return found;
-}
-
-// The loops of `r` that enclose a scatter: where a BucketScatter may go.
-std::vector<ir::Symbol> loops_around_scatters(const ir::LoweredRoutine& r) {
-  std::vector<ir::Symbol> out;
-  ir::for_each_stmt(r.body, [&](const ir::Stmt& x) {
-    if (const auto* f = std::get_if<ir::For>(&x.node); f && has_scatter(f->body)) out.push_back(f->index);
-  });
-  return out;
-}
-
-// A FuseEpilogue to try: a top-level loop of `r` and a node its body writes, picked by `pick`.
-std::pair<ir::Symbol, int> epilogue_to_fuse(const ir::LoweredRoutine& r, const std::function<std::size_t(std::size_t)>& pick) {
-  std::vector<const ir::For*> top;
-  for (const auto& x : detail::flatten_seq(r.body))
-    if (const auto* f = std::get_if<ir::For>(&x->node)) top.push_back(f);
-  if (top.empty()) return {ir::Symbol{}, -1};
-  const ir::For* anchor = top[pick(top.size())];
-  std::vector<int> written;
-  for (const auto& a : detail::collect_accesses(anchor->body).accesses)
-    if (a.write) written.push_back(a.node->id);
-  return {anchor->index, written.empty() ? -1 : written[pick(written.size())]};
-}
-
-// Hand-made schedules: random loops retyped Grid / Workgroup, split into Grid x Workgroup or
-// Grid x Grid, or
-// (in the optimized half, whose embedding backwards are scatters) given a Grid loop over buckets
-// of a scatter's rows, whatever apply accepts (proven races are refused; unproven ones are the
-// user's assertion). The final round and fission must turn every accepted one into launches that
-// compute the interpreter's bits, raising no InternalError.
+// Hand-made schedules (random_annotations.h). The final round and fission must turn every
+// accepted one into launches that compute the interpreter's bits, with no race between blocks or
+// threads (gpu_race_check.h), raising no InternalError.
 TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
   const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
   std::mt19937_64 rng(5);
-  const auto pick = [&](std::size_t count) { return static_cast<std::size_t>(rng() % count); };
-  int accepted = 0, parallel_kernels = 0, with_scatter = 0, bucketed = 0, fused = 0, ordered_blocks = 0;
+  AnnotationCounts counts;
+  int parallel_kernels = 0, with_scatter = 0, ordered_blocks = 0;
   for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
     const ir::LoweredRoutine lowered = ir::lower(opt::testing::generate_program(static_cast<std::uint64_t>(20000 + seed)).comp, "generated");
     const ir::LoweredRoutine original =
         seed % 2 == 0 ? opt::optimize(lowered, opt::PassContext::from_config("generated"), true).routine : lowered;
     with_scatter += has_scatter(original.body) ? 1 : 0;
-    ir::LoweredRoutine r = original;
-    for (int step = 0; step < 6; ++step) {
-      const auto loops = detail::canonical_loops(r.body);
-      if (loops.empty()) break;
-      const ir::Symbol s = loops[pick(loops.size())];
-      const ir::AxisType type = pick(2) == 0 ? ir::AxisType::Grid : ir::AxisType::Workgroup;
-      try {
-        if (pick(4) == 0) {
-          // Its consumer into a top-level nest: a Grid body of several statements, whose thread
-          // loops may hand cells to each other.
-          const auto [anchor, target] = epilogue_to_fuse(r, pick);
-          if (target < 0) continue;
-          r = apply(r, FuseEpilogue{target, anchor});
-          ++fused;
-        } else if (const auto around = loops_around_scatters(r); !around.empty() && pick(3) == 0) {
-          r = apply(r, bucket_scatter(around[pick(around.size())], 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid));
-          ++bucketed;
-        } else {
-          // A split's inner Grid loop puts its remainder guard inside the block: an If every
-          // thread of it decides alike, around whatever thread loops the body holds.
-          r = pick(3) == 0 ? apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, type))
-                           : apply(r, Retype{s, type});
-        }
-        ++accepted;
-      } catch (const ScheduleError&) {
-      }
-    }
+    const ir::LoweredRoutine r = annotate_at_random(original, rng, 6, counts);
     const ir::Target target = gpu_test_target();
     const ir::LoweredRoutine low = lower_for_target(r, target);
     const std::vector<Segment> segments = fission(low, target);
@@ -238,9 +178,10 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
   }
   std::printf("%d annotations accepted (%d bucketed scatters, in %d programs with a scatter; %d fused epilogues), "
               "%d parallel kernels, %d with barriers inside a block\n",
-              accepted, bucketed, with_scatter, fused, parallel_kernels, ordered_blocks);
+              counts.accepted, counts.bucketed, with_scatter, counts.fused, parallel_kernels, ordered_blocks);
   EXPECT_GT(parallel_kernels, n / 2);
-  EXPECT_GT(bucketed, 0);
+  EXPECT_GT(counts.bucketed, 0);
+  EXPECT_GT(ordered_blocks, 0);
 }
 
 }  // namespace

@@ -124,16 +124,6 @@ inline bool race_checkable(const ir::StmtRef& body) {
   return !cooperative;
 }
 
-/// Whether kernel `body` holds a barrier below its top level (in a block, a serial loop or an If
-/// there), which GpuEmulation cannot split into phases.
-inline bool has_nested_barrier(const ir::StmtRef& body) {
-  int all = 0;
-  ir::for_each_stmt(body, [&](const ir::Stmt& x) { all += std::holds_alternative<ir::Barrier>(x.node) ? 1 : 0; });
-  int top = 0;
-  for (const auto& x : ir::flatten_seq(body)) top += std::holds_alternative<ir::Barrier>(x->node) ? 1 : 0;
-  return all > top;
-}
-
 /// Runs `segments` (of `routine`) in order on the interpreter and returns every node's bytes. In
 /// the interpreter's order, and for a kernel with a nested barrier in the others, each kernel is
 /// race-checked; a race is a test failure naming it.

@@ -18,6 +18,7 @@
 #include "../interp/test_memory.h"
 #include "backends/run_util.h"
 #include "cannl/ir/loop_ir.h"
+#include "cannl/ir/tree_mapper.h"
 #include "cannl/ir/verify.h"
 #include "cannl/support/error.h"
 
@@ -184,5 +185,15 @@ struct RowSum {
     return {"row_sum", ir::seq({ir::zero_out(s), ir::for_loop(i, 0, m, ir::for_loop(r, 0, n, ir::set(s, {it(i)}, sum)))}), {}};
   }
 };
+
+/// Whether kernel `body` holds a barrier below its top level (in a block, a serial loop or an If
+/// there, as the final lowering round orders a block), which GpuEmulation cannot split into phases.
+inline bool has_nested_barrier(const ir::StmtRef& body) {
+  int all = 0;
+  ir::for_each_stmt(body, [&](const ir::Stmt& x) { all += std::holds_alternative<ir::Barrier>(x.node) ? 1 : 0; });
+  int top = 0;
+  for (const auto& x : ir::flatten_seq(body)) top += std::holds_alternative<ir::Barrier>(x->node) ? 1 : 0;
+  return all > top;
+}
 
 }  // namespace cannl::schedule::testing
