@@ -270,11 +270,15 @@ class Lowering {
     const bool opens_kernel = at_kernel_top_;
     at_kernel_top_ = false;  // a Grid loop under an If or in a tile is no kernel's top
     if (const auto* i = std::get_if<ir::If>(&s->node)) {
+      if (opens_kernel && gpu()) block_slots_ = std::min(thread_slots(i->body), 3);
       const bool divergent = in_block() && !detail::same_in_every_thread(i->condition, {});
       divergent_ifs_ += divergent ? 1 : 0;
       const ir::StmtRef body = stmt(i->body);
       divergent_ifs_ -= divergent ? 1 : 0;
-      return body == i->body ? s : ir::if_then(i->condition, body);
+      const ir::StmtRef lowered = body == i->body ? s : ir::if_then(i->condition, body);
+      // A kernel that is an If: one block (its Grid loops, if any, turned Serial), ordered inside the If.
+      if (opens_kernel && in_block() && block_slots_ > 0) return BlockOrder(block_slots_, false).ordered(lowered, false);
+      return lowered;
     }
     if (const auto* t = std::get_if<ir::TileMma>(&s->node)) return tile(*t, opens_kernel);
     return s;  // scalars' local scopes hold no annotated loops (validate_parallel)

@@ -295,6 +295,24 @@ TEST(LowerForTarget, GpuOrdersAKernelWithoutGridLoopsAsOneBlock) {
   EXPECT_GT(text.rfind("barrier"), text.find("y[")) << text;
 }
 
+// A kernel that is an If around sibling thread loops (no Grid loop: one block) is ordered inside
+// the If when every thread decides it alike, and refused when its condition reads memory.
+TEST(LowerForTarget, GpuOrdersAKernelThatIsAnIf) {
+  const auto a = ir::make_node("a", DType::F32, {8}), x = ir::make_node("x", DType::F32, {8});
+  const auto y = ir::make_node("y", DType::F32, {8}), m = ir::make_node("m", DType::F32, {1});
+  const ir::Symbol j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto body = ir::seq({ir::for_loop(j, 0, 8, ir::set(x, {it(j)}, ir::get(a, {it(j)})), AxisType::Workgroup),
+                             ir::for_loop(k, 0, 8, ir::set(y, {it(k)}, ir::get(x, {AxisIndex{{{-1, k}}, 7}})),
+                                          AxisType::Workgroup)});
+  const auto always = ir::apply(ir::Op::Cmplt, DType::I64, {ir::constant(0, DType::I64), ir::constant(1, DType::I64)});
+  const std::string text = expect_race_free_on_a_gpu({"if_kernel", ir::if_then(always, body), {}});
+  ASSERT_TRUE(has(text, "barrier")) << text;
+  EXPECT_LT(text.find("if "), text.find("barrier")) << text;
+  const auto by_data = ir::apply(ir::Op::Cmplt, DType::F32, {ir::constant(0, DType::F32), ir::get(m, {AxisIndex::fixed(0)})});
+  expect_schedule_error([&] { lower_for_target({"if_kernel", ir::if_then(by_data, body), {}}, gpu_test_target()); },
+                        {"may differ between a block's threads"});
+}
+
 // for g Grid: { x[g, j] = a[g, j] (Workgroup j);  y[g, k, l] = x[g, k] (Workgroup k, l) }: the
 // first loop binds slot 0 only, so it runs on the first thread of slot 1 (a one-iteration
 // Workgroup loop around it), not once per thread of slot 1.
