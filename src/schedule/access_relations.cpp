@@ -30,12 +30,12 @@ class Collector {
   }
 
  private:
-  bool guarded_ = false;
+  std::vector<ir::ScalarRef> guards_;  // the conditions of the Ifs around, inside the loop
   std::set<int> private_locals_;
   int reduction_ = -1;  // the reduction whose own-cell read the scalar walk is in
 
   void add(const ir::NodeRef& n, const std::vector<ir::AxisIndex>& idx, bool write, int dyn = -1) {
-    out.accesses.push_back({n, idx, dyn, write, false, guarded_, -1, std::nullopt});
+    out.accesses.push_back({n, idx, dyn, write, false, !guards_.empty(), guards_, -1, std::nullopt});
   }
   void visit(const ir::Seq& q) { for (const auto& x : q.stmts) stmt(x); }
   void visit(const ir::For& f) {
@@ -43,7 +43,7 @@ class Collector {
     stmt(f.body);
   }
   void visit(const ir::ZeroOut& z) {
-    out.accesses.push_back({z.node, {}, -1, true, true, guarded_, -1, std::nullopt});
+    out.accesses.push_back({z.node, {}, -1, true, true, !guards_.empty(), guards_, -1, std::nullopt});
   }
   void visit(const ir::Set& x) {
     const bool reduction = accumulation_op(x.node, x.index, x.value).has_value();
@@ -61,15 +61,14 @@ class Collector {
   void visit(const ir::DeclareLocal& d) { private_locals_.insert(d.scope_id); }
   void visit(const ir::If& x) {
     scalar_values_only(x.condition);
-    const bool saved = guarded_;
-    guarded_ = true;
+    guards_.push_back(x.condition);
     if (const ir::SetDynamic* d = only_scatter(x.body)) {
       // Nothing runs between the guard and the scatter: both see the same row.
       scatter(*d, guarded_row_range(x.condition, d->dyn_value));
     } else {
       stmt(x.body);
     }
-    guarded_ = saved;
+    guards_.pop_back();
   }
   void visit(const ir::SetDynamic& x) { scatter(x, std::nullopt); }
   void scatter(const ir::SetDynamic& x, const std::optional<RowRange>& rows) {
@@ -187,13 +186,85 @@ bool separated_by(const Access& w, const Access& a, ir::Symbol s,
   return false;
 }
 
-bool proven_conflict(const Access& w, const Access& a, ir::Symbol s) {
-  if (w.guarded || a.guarded) return false;
-  if (w.whole_node || a.whole_node) return true;
-  if (w.dyn_axis >= 0 || a.dyn_axis >= 0 || w.index != a.index) return false;
-  for (const auto& i : w.index)
-    if (i.mentions(s)) return false;
-  return true;  // the same cell in every iteration
+namespace {
+
+// The bounds `index < bound` that `guard` is a conjunction of, or nullopt for any other form.
+std::optional<std::vector<std::pair<ir::AxisIndex, std::int64_t>>> index_bounds(const ir::ScalarRef& guard) {
+  const auto* a = std::get_if<ir::Apply>(&guard->node);
+  if (a == nullptr || a->args.size() != 2) return std::nullopt;
+  if (a->op == ir::Op::And) {
+    auto left = index_bounds(a->args[0]);
+    const auto right = index_bounds(a->args[1]);
+    if (!left || !right) return std::nullopt;
+    left->insert(left->end(), right->begin(), right->end());
+    return left;
+  }
+  const auto* index = std::get_if<ir::EmbedIndex>(&a->args[0]->node);
+  const auto* bound = std::get_if<ir::Constant>(&a->args[1]->node);
+  if (a->op != ir::Op::Cmplt || index == nullptr || bound == nullptr) return std::nullopt;
+  return std::vector<std::pair<ir::AxisIndex, std::int64_t>>{{index->index, static_cast<std::int64_t>(bound->value)}};
+}
+
+// Whether some two iterations of `s` run both `w` and `a` with every other symbol alike: each
+// guard is a bound `index < c`, so every symbol is set where the indices are least (its low
+// end where its coefficients are positive, its high end where negative; a symbol with both
+// signs gives up), and `s` at its least and next least value for `w` and `a`.
+bool both_run_twice(const Access& w, const Access& a, ir::Symbol s, const SymbolRange& s_range,
+                    const std::map<ir::Symbol, SymbolRange>& all, const std::map<ir::Symbol, SymbolRange>& inner) {
+  std::vector<std::pair<ir::AxisIndex, std::int64_t>> bounds_w, bounds_a;
+  for (const auto& [access, bounds] : {std::pair{&w, &bounds_w}, std::pair{&a, &bounds_a}})
+    for (const ir::ScalarRef& g : access->guards) {
+      const auto b = index_bounds(g);
+      if (!b) return false;
+      bounds->insert(bounds->end(), b->begin(), b->end());
+    }
+  std::map<ir::Symbol, int> sign;  // +1, -1, 0: mixed
+  for (const auto* bounds : {&bounds_w, &bounds_a})
+    for (const auto& [index, c] : *bounds)
+      for (const ir::AffineTerm& t : index.terms) {
+        const int sg = t.coeff > 0 ? 1 : -1;
+        const auto [at, fresh] = sign.emplace(t.symbol, sg);
+        if (!fresh && at->second != sg) at->second = 0;
+      }
+  std::map<ir::Symbol, std::int64_t> value;
+  for (const auto& [sym, sg] : sign) {
+    if (sg == 0 || sym == s) continue;
+    const auto in = inner.find(sym);
+    const auto out = all.find(sym);
+    const SymbolRange r = in != inner.end() ? in->second : out != all.end() ? out->second : SymbolRange{0, 0, false};
+    if (!r.known) return false;
+    value[sym] = sg > 0 ? r.lo : r.hi;
+  }
+  if (sign.count(s) != 0 && sign[s] == 0) return false;
+  const bool descending = sign.count(s) != 0 && sign[s] < 0;
+  const std::int64_t first = descending ? s_range.hi : s_range.lo, second = descending ? first - 1 : first + 1;
+  const auto hold = [&](const std::vector<std::pair<ir::AxisIndex, std::int64_t>>& bounds, std::int64_t at) {
+    for (const auto& [index, c] : bounds) {
+      std::int64_t v = index.offset;
+      for (const ir::AffineTerm& t : index.terms) {
+        if (t.symbol != s && value.count(t.symbol) == 0) return false;  // a symbol of mixed signs
+        v += t.coeff * (t.symbol == s ? at : value.at(t.symbol));
+      }
+      if (v >= c) return false;
+    }
+    return true;
+  };
+  return hold(bounds_w, first) && hold(bounds_a, second);
+}
+
+}  // namespace
+
+bool proven_conflict(const Access& w, const Access& a, ir::Symbol s, const SymbolRange& s_range,
+                     const std::map<ir::Symbol, SymbolRange>& all,
+                     const std::map<ir::Symbol, SymbolRange>& inner) {
+  if (!s_range.known || s_range.hi <= s_range.lo) return false;
+  if (!w.whole_node && !a.whole_node) {
+    if (w.dyn_axis >= 0 || a.dyn_axis >= 0 || w.index != a.index) return false;
+    for (const auto& i : w.index)
+      if (i.mentions(s)) return false;
+  }
+  // The same cell in every iteration, reached in two of them.
+  return (!w.guarded && !a.guarded) || both_run_twice(w, a, s, s_range, all, inner);
 }
 
 std::optional<ir::Op> accumulation_op(const ir::NodeRef& node, const std::vector<ir::AxisIndex>& index,

@@ -24,6 +24,7 @@ struct Access {
   bool write = false;
   bool whole_node = false;    // ZeroOut
   bool guarded = false;       // under an If inside the loop
+  std::vector<ir::ScalarRef> guards;  // the conditions of those Ifs, outermost first
   int reduction = -1;         // >= 0: part of recognized reduction number `reduction`
   /// A scatter directly under a row-bucket guard (row_bucket.h): its runtime row lies in
   /// [first, first + count), which proofs treat as first + u, u in [0, count) free per access.
@@ -56,9 +57,14 @@ bool separated_by(const Access& w, const Access& a, ir::Symbol s,
                   const std::map<ir::Symbol, SymbolRange>& all,
                   const std::map<ir::Symbol, SymbolRange>& inner);
 
-/// True when `w` and `a` provably reach the same cell in two different iterations of `s`: both
-/// unguarded and either a whole-node zeroing, or the same index free of `s`.
-bool proven_conflict(const Access& w, const Access& a, ir::Symbol s);
+/// True when `w` and `a` provably reach the same cell in two different iterations of `s`
+/// (`s_range`): either a whole-node zeroing, or the same index free of `s`, and both run there:
+/// unguarded, or under guards `index < bound` (Split's and Pad's, conjunctions of them) that
+/// hold at two iterations of `s` with the other symbols alike (`all`, `inner` as in
+/// separated_by).
+bool proven_conflict(const Access& w, const Access& a, ir::Symbol s, const SymbolRange& s_range,
+                     const std::map<ir::Symbol, SymbolRange>& all,
+                     const std::map<ir::Symbol, SymbolRange>& inner);
 
 /// When `value` is a recognized accumulation into the cell `node[index]`, its accumulate op
 /// (add, mul, max, min; fma's addend counts as add; sub only as d - v) and the position of that read among the

@@ -84,7 +84,8 @@ LegalityVerdict legality_at(const ir::LoweredRoutine& routine, const detail::Loo
       }
       const std::string pair = describe(w) + " (written) and " + describe(a) +
                                (a.write ? " (written)" : " (read)");
-      if (detail::proven_conflict(w, a, axis))
+      const detail::SymbolRange axis_range{site->loop->begin, site->loop->end - 1, true};
+      if (detail::proven_conflict(w, a, axis, axis_range, ranges, acc.inner))
         return {Legality::Illegal, pair + " reach the same cell in different iterations", false};
       if (verdict.legality == Legality::Legal)
         verdict = {Legality::Unknown, pair + " may reach the same cell in different iterations", false};

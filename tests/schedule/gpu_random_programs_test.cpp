@@ -173,12 +173,13 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
     }
     const NodeBytes expected = run_interp(original);
     for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
-      EXPECT_EQ(compare(expected, run_segments(original, segments, order), Tolerance::Bitwise), "")
+      EXPECT_EQ(compare(expected, run_segments(r, segments, order), Tolerance::Bitwise), "")
           << "seed " << 20000 + seed << " order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(low);
   }
-  std::printf("%d annotations accepted (%d bucketed scatters, in %d programs with a scatter; %d fused epilogues), "
-              "%d parallel kernels, %d with barriers inside a block\n",
-              counts.accepted, counts.bucketed, with_scatter, counts.fused, parallel_kernels, ordered_blocks);
+  std::printf("%d transforms accepted (%d bucketed scatters, in %d programs with a scatter; %d fused epilogues; %d "
+              "reshaping), %d parallel kernels, %d with barriers inside a block\n",
+              counts.accepted, counts.bucketed, with_scatter, counts.fused, counts.reshaped, parallel_kernels,
+              ordered_blocks);
   EXPECT_GT(parallel_kernels, n / 2);
   EXPECT_GT(counts.bucketed, 0);
   EXPECT_GT(ordered_blocks, 0);

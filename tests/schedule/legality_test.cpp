@@ -43,6 +43,30 @@ TEST(Legality, MatmulRowsAreLegalAndTheReductionIsNot) {
   EXPECT_EQ(verdict(split_r, s.inner), Legality::Legal);
 }
 
+// A Pad's or Split's guard `index < bound` hides no race: the reduction's own cell is reached in
+// two iterations where the guard holds (r = 0 and 1 of the padded row sum), so the loop stays
+// Illegal, and a Grid retype is refused instead of accepted as the user's assertion. A guard
+// that holds in one iteration only (r < 1) proves nothing.
+TEST(Legality, AGuardThatHoldsInTwoIterationsStillProvesTheRace) {
+  RowSum rs(4, 6);
+  const ir::LoweredRoutine padded = schedule::apply(rs.routine(), Pad{rs.r, 4});
+  const auto v = parallel_legality(padded, rs.r);
+  EXPECT_EQ(v.legality, Legality::Illegal) << v.reason;
+  EXPECT_NE(v.reason.find("reach the same cell in different iterations"), std::string::npos) << v.reason;
+  expect_schedule_error([&] { schedule::apply(padded, Retype{rs.r, ir::AxisType::Grid}); }, {"a race", "reach the same cell"});
+  const Split halves = split(rs.r, 4);  // 4 + 2: the guard 4 o + inner < 6 holds for o = 0 and 1
+  const ir::LoweredRoutine split_r = schedule::apply(rs.routine(), halves);
+  EXPECT_EQ(verdict(split_r, halves.outer), Legality::Illegal);
+  const auto once = ir::apply(ir::Op::Cmplt, ir::DType::I64,
+                              {ir::embed_index(it(rs.r)), ir::constant(1, ir::DType::I64)});
+  const ir::LoweredRoutine plain = rs.routine();
+  const auto& nest = std::get<ir::For>(std::get<ir::Seq>(plain.body->node).stmts[1]->node);
+  const auto& row = std::get<ir::For>(nest.body->node);
+  const ir::LoweredRoutine first_only{
+      "first_only", ir::for_loop(nest.index, 0, 4, ir::for_loop(row.index, 0, 6, ir::if_then(once, row.body))), {}};
+  EXPECT_EQ(verdict(first_only, rs.r), Legality::Unknown);
+}
+
 TEST(Legality, AShiftedRecurrenceIsUnknownNotProven) {
   // x[i + 1] = x[i] + 1: a loop-carried dependence the simple oracle neither proves nor refutes.
   const auto x = ir::make_node("x", ir::DType::F32, {8});

@@ -3,8 +3,9 @@
 // its race checker, tests/schedule/gpu_random_programs_test.cpp, and on the GPU backend,
 // tests/gpu/gpu_random_programs_test.cpp): random loops retyped Grid / Workgroup, split into
 // Grid x Workgroup or Grid x Grid, consumers fused into the nests that produce what they read
-// (a Grid body of several statements, whose thread loops may hand cells to each other), and
-// Grid loops over buckets of a scatter's rows: whatever `apply` accepts (proven races are
+// (a Grid body of several statements, whose thread loops may hand cells to each other), Grid
+// loops over buckets of a scatter's rows, and the reshaping transforms a tuner's trace mixes in
+// (Swap, Pad, Partition, Unroll, Privatize, Stage): whatever `apply` accepts (proven races are
 // refused; unproven ones are the user's assertion).
 //
 //   std::mt19937_64 rng(5);
@@ -23,7 +24,7 @@
 namespace cannl::schedule::testing {
 
 struct AnnotationCounts {
-  int accepted = 0, bucketed = 0, fused = 0;
+  int accepted = 0, bucketed = 0, fused = 0, reshaped = 0;
 };
 
 // Whether `s` holds a scatter (SetDynamic: the optimizer's form of an embedding's backward).
@@ -64,6 +65,36 @@ inline std::vector<int> nodes_written(const ir::StmtRef& s) {
   return out;
 }
 
+// The loop of `r` whose index is `s`.
+inline const ir::For& loop_named(const ir::LoweredRoutine& r, ir::Symbol s) {
+  const ir::For* found = nullptr;
+  ir::for_each_stmt(r.body, [&](const ir::Stmt& x) {
+    if (const auto* f = std::get_if<ir::For>(&x.node); f && f->index == s) found = f;
+  });
+  internal_check(found != nullptr, "random_annotations: no such loop");
+  return *found;
+}
+
+// One of the other transforms a tuner's trace mixes with the annotations, on loop `s` of `r`.
+inline Transform reshaping(const ir::LoweredRoutine& r, ir::Symbol s, const std::function<std::size_t(std::size_t)>& pick) {
+  const ir::For& loop = loop_named(r, s);
+  const auto extent = loop.end - loop.begin;
+  const auto nodes = ir::nodes_of(r.body);
+  const int node = nodes[pick(nodes.size())]->id;
+  switch (pick(6)) {
+    case 0: {
+      const auto body = ir::flatten_seq(loop.body);
+      const auto* inner = body.size() == 1 ? std::get_if<ir::For>(&body[0]->node) : nullptr;
+      return Swap{s, inner ? inner->index : s};
+    }
+    case 1: return Pad{s, 2 + static_cast<std::int64_t>(pick(3))};
+    case 2: return Partition{s, {loop.begin + static_cast<std::int64_t>(pick(static_cast<std::size_t>(extent) + 1))}};
+    case 3: return Unroll{s, false};
+    case 4: return Privatize{node, s};
+    default: return Stage{node, s, false};
+  }
+}
+
 // A FuseEpilogue to try: a top-level loop of `r` and a node its body writes (-1: none), picked
 // by `pick`.
 inline std::pair<ir::Symbol, int> epilogue_to_fuse(const ir::LoweredRoutine& r,
@@ -87,19 +118,22 @@ inline ir::LoweredRoutine annotate_at_random(ir::LoweredRoutine r, std::mt19937_
     const ir::Symbol s = loops[pick(loops.size())];
     const ir::AxisType type = pick(2) == 0 ? ir::AxisType::Grid : ir::AxisType::Workgroup;
     try {
-      if (pick(4) == 0) {
+      if (pick(5) == 0) {
+        r = schedule::apply(r, reshaping(r, s, pick));
+        ++counts.reshaped;
+      } else if (pick(4) == 0) {
         const auto [anchor, target] = epilogue_to_fuse(r, pick);
         if (target < 0) continue;
-        r = apply(r, FuseEpilogue{target, anchor});
+        r = schedule::apply(r, FuseEpilogue{target, anchor});
         ++counts.fused;
       } else if (const auto around = loops_around_scatters(r); !around.empty() && pick(3) == 0) {
-        r = apply(r, bucket_scatter(around[pick(around.size())], 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid));
+        r = schedule::apply(r, bucket_scatter(around[pick(around.size())], 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid));
         ++counts.bucketed;
       } else {
         // A split's inner Grid loop puts its remainder guard inside the block: an If every
         // thread of it decides alike, around whatever thread loops the body holds.
-        r = pick(3) == 0 ? apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, type))
-                         : apply(r, Retype{s, type});
+        r = pick(3) == 0 ? schedule::apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, type))
+                         : schedule::apply(r, Retype{s, type});
       }
       ++counts.accepted;
     } catch (const ScheduleError&) {
