@@ -4,6 +4,7 @@
 // make the tiny generated nests use several blocks, guards and many kernels.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 
 #include "backends/run_util.h"
@@ -78,16 +79,19 @@ TEST(GpuRandomPrograms, OneKernelPerStatementWithoutFissionMerging) {
 }
 
 // Hand-made schedules (tests/schedule/random_annotations.h: Grid and Workgroup loops anywhere
-// apply accepts them, fused epilogues, Grid x Grid splits, bucketed scatters) compiled for the
+// apply accepts them, fused epilogues, Grid x Grid splits, bucketed scatters, reshaping) compiled for the
 // GPU and run: the final lowering round's barriers and first-thread statements, and fission's
 // kernels, must give the interpreter's bits on a device that runs a block's threads at once.
+//   CANNL_TEST_GPU_PROGRAM_BATCHES=100 ./test_gpu --gtest_filter='GpuRandomPrograms.HandMade*'   (default 4)
 TEST(GpuRandomPrograms, HandMadeAnnotationsAreBitwiseTheInterpreter) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
   std::mt19937_64 rng(17);
   schedule::testing::AnnotationCounts counts;
   int ordered_blocks = 0;  // kernels with barriers inside a block, as the backend's target lowers them
-  for (std::uint64_t batch = 0; batch < 4 && !HasFailure(); ++batch) {
+  const char* more = std::getenv("CANNL_TEST_GPU_PROGRAM_BATCHES");  // a longer fuzz run by hand
+  const std::uint64_t batches = more ? std::strtoull(more, nullptr, 10) : 4;
+  for (std::uint64_t batch = 0; batch < batches && !HasFailure(); ++batch) {
     std::vector<opt::testing::GeneratedProgram> programs;
     for (std::uint64_t k = 0; k < 30; ++k) {
       const std::uint64_t seed = 14000 + 30 * batch + k;
