@@ -1,0 +1,112 @@
+// Whole training steps under the default GPU schedule, the final lowering round and fission, run
+// kernel by kernel on the interpreter with the race checker (gpu_race_check.h): a one-layer GPT-2
+// (fused and unfused attention; every token id zero, so the embedding's scatter piles every
+// update onto one row) trained by AdamW with a clipped gradient, and the moons MLP by SGD. A
+// race between blocks, or between threads of a block with no barrier between them, fails here
+// whatever the values, even where PoCL's order of blocks and threads would hide it. Without
+// re-association the results are the unscheduled step's bits; with it (the default), within
+// rounding, and the kernels that run as block reductions are left to the GPU tests.
+#include <gtest/gtest.h>
+
+#include "cannl/cannl.h"
+#include "cannl/nn/gpt2.h"
+#include "cannl/schedule/default_gpu.h"
+#include "cannl/schedule/lower_for_target.h"
+#include "cannl/support/config.h"
+#include "schedule/gpu_test_util.h"
+
+namespace cannl::schedule::testing {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+// The optimized step routine train::compile_step would compile for `loss` (nothing is compiled).
+ir::LoweredRoutine step_routine(const Tensor& loss, train::StepOptions options) {
+  std::optional<ir::LoweredRoutine> step;
+  options.compile_step_routine = [&](runtime::Context& ctx, const ir::Comp& comp, const std::string& name) {
+    step = ctx.optimized_routine(comp, name);
+    return ctx.compile(ir::Comp{.body = {}, .statics = comp.statics}, name + "_unused");
+  };
+  train::compile_step(runtime::Context::interpreter(), loss, options);
+  internal_check(step.has_value(), "gpu_model_race_test: compile_step compiled no step routine");
+  return *step;
+}
+
+ir::LoweredRoutine gpt2_step(const std::string& attention) {
+  reset_tensor_state();
+  config::set_override("attention", attention);
+  const std::int64_t window = 12, vocab = 16;
+  const nn::Gpt2Config config{.vocab_size = vocab, .n_positions = window, .n_embd = 8, .n_layer = 1,
+                              .n_head = 2, .accumulate = ir::DType::F32};
+  const nn::Gpt2Blocks model(config, "gpt");
+  std::vector<std::int64_t> ids, next;
+  for (std::int64_t i = 0; i < 2 * window; ++i) {
+    ids.push_back((5 * i + 3) % vocab);
+    next.push_back((5 * i + 8) % vocab);
+  }
+  Tensor logits = model.logits(nn::one_hot_of_ids(nn::ids_literal("ids", ids, {2, window}), vocab), window);
+  Tensor targets = nn::one_hot_of_ids(nn::ids_literal("next", next, {2, window}), vocab);
+  return step_routine(nn::cross_entropy_loss(logits, targets),
+                      {.optimizer = train::Optimizer::AdamW,
+                       .adam = {.schedule = {.lr = 1e-3}, .weight_decay = 0.1},
+                       .clip_grad_norm = 1.0});
+}
+
+ir::LoweredRoutine moons_step() {
+  reset_tensor_state();
+  const auto data = datasets::moons({.samples = 64, .noise = 0.1, .seed = 42});
+  ir::StaticSymbol batch{ir::fresh_symbol(), 2, "batch"};
+  Tensor x_all = literal("moons_x", data.features, {.batch = Dims{2, 32}, .output = Dims{2}});
+  Tensor y_all = literal("moons_y", data.one_hot(), {.batch = Dims{2, 32}, .output = Dims{2}});
+  Tensor w1 = param("w1", {.output = Dims{64}, .init = {.kind = InitKind::Kaiming}});
+  Tensor b1 = param("b1", {.init = {.kind = InitKind::Constant}});
+  Tensor w2 = param("w2", {.output = Dims{2}, .init = {.kind = InitKind::Kaiming}});
+  Tensor b2 = param("b2", {.init = {.kind = InitKind::Constant}});
+  Tensor logits = w2 * relu(w1 * slice_batch(x_all, batch) + b1) + b2;
+  return step_routine(nn::cross_entropy(logits, slice_batch(y_all, batch)),
+                      {.sgd = {.lr = 0.1, .momentum = 0.9}, .batch = batch, .n_batches = 2});
+}
+
+// `step` scheduled for the GPU test target, its kernels run one by one on the interpreter, each
+// race-checked (run_segments), against the unscheduled step.
+void expect_race_free(const ir::LoweredRoutine& step, Tolerance tolerance) {
+  const ir::Target target = gpu_test_target();
+  const ir::LoweredRoutine scheduled = lower_for_target(default_gpu_schedule(step, GpuScheduleOptions::from_config(target)), target);
+  const std::vector<Segment> segments = fission(scheduled, target);
+  const std::vector<std::int64_t> statics(step.statics.size(), 1);
+  int checked = 0;
+  for (const Segment& s : segments)
+    checked += s.kind == Segment::Kind::Kernel && !s.geometry.serial() && race_checkable(s.body) ? 1 : 0;
+  EXPECT_GT(checked, 10) << "too few kernels race-checked";
+  EXPECT_EQ(compare(run_interp(step, statics), run_segments(scheduled, segments, Order::Interpreter, statics), tolerance),
+            "");
+  std::printf("%s: %zu segments, %d race-checked kernels\n", step.name.c_str(), segments.size(), checked);
+}
+
+// The models are tiny: every nest of 4 cells or more goes parallel, as a large model's would.
+class GpuModelRaces : public ::testing::Test {
+ protected:
+  void SetUp() override { config::set_override("gpu_schedule_min_parallel", "4"); }
+  void TearDown() override { config::clear_overrides(); }
+};
+
+// Blocks of 32 threads as well: more blocks per nest, rows split between them under guards.
+TEST_F(GpuModelRaces, Gpt2TrainingStepsRunWithoutARace) {
+  for (const char* block_size : {"256", "32"})
+    for (const char* attention : {"fused", "unfused"}) {
+      SCOPED_TRACE(std::string(attention) + " attention, blocks of " + block_size);
+      config::set_override("gpu_schedule_block_size", block_size);
+      config::set_override("gpu_schedule_reassociate", "false");
+      expect_race_free(gpt2_step(attention), Tolerance::Bitwise);
+      config::set_override("gpu_schedule_reassociate", "true");
+      expect_race_free(gpt2_step(attention), Tolerance::Reassociated);
+    }
+}
+
+TEST_F(GpuModelRaces, MlpTrainingStepRunsWithoutARace) {
+  config::set_override("gpu_schedule_reassociate", "false");
+  expect_race_free(moons_step(), Tolerance::Bitwise);
+}
+
+}  // namespace
+}  // namespace cannl::schedule::testing
