@@ -1,5 +1,5 @@
 // Whole training steps under the default GPU schedule, the final lowering round and fission, run
-// kernel by kernel on the interpreter with the race checker (gpu_race_check.h): a one-layer GPT-2
+// kernel by kernel on the interpreter with the race checker (cannl/interp/race_check.h): a one-layer GPT-2
 // (fused and unfused attention; every token id zero, so the embedding's scatter piles every
 // update onto one row) trained by AdamW with a clipped gradient, and the moons MLP by SGD. A
 // race between blocks, or between threads of a block with no barrier between them, fails here
@@ -76,7 +76,7 @@ void expect_race_free(const ir::LoweredRoutine& step, Tolerance tolerance) {
   const std::vector<std::int64_t> statics(step.statics.size(), 1);
   int checked = 0;
   for (const Segment& s : segments)
-    checked += s.kind == Segment::Kind::Kernel && !s.geometry.serial() && race_checkable(s.body) ? 1 : 0;
+    checked += s.kind == Segment::Kind::Kernel && !s.geometry.serial() && interp::race_checkable(s.body) ? 1 : 0;
   EXPECT_GT(checked, 10) << "too few kernels race-checked";
   EXPECT_EQ(compare(run_interp(step, statics), run_segments(scheduled, segments, Order::Interpreter, statics), tolerance),
             "");

@@ -152,7 +152,7 @@ TEST(GpuRandomPrograms, ConcatenatedProgramsMergeOnlyAlignedNests) {
 
 // Hand-made schedules (random_annotations.h). The final round and fission must turn every
 // accepted one into launches that compute the interpreter's bits, with no race between blocks or
-// threads (gpu_race_check.h), raising no InternalError.
+// threads (cannl/interp/race_check.h), raising no InternalError.
 TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
   const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
   std::mt19937_64 rng(5);

@@ -12,11 +12,11 @@
 
 #include <algorithm>
 
+#include "cannl/interp/race_check.h"
 #include "cannl/ir/target.h"
 #include "cannl/schedule/fission.h"
 #include "cannl/ir/kernel_geometry.h"
 #include "cannl/ir/tree_mapper.h"
-#include "schedule/gpu_race_check.h"
 #include "schedule/loop_tree.h"
 #include "schedule/schedule_test_util.h"
 
@@ -32,7 +32,7 @@ inline ir::Target gpu_test_target(ir::GpuLimits limits = cuda_limits()) {
 }
 
 /// How a kernel's blocks and threads run: as the interpreter runs the loops, watched by a race
-/// checker (gpu_race_check.h), or one block (and in a block one thread per phase between
+/// checker (cannl/interp/race_check.h), or one block (and in a block one thread per phase between
 /// barriers) after the other, in increasing or decreasing index order.
 enum class Order { Interpreter, BlocksForward, BlocksReversed };
 
@@ -112,18 +112,6 @@ class GpuEmulation : ir::TreeMapper {
   }
 };
 
-/// Whether the race checker can watch kernel `body`: a blocked tile and a block reduction run
-/// across a block's threads as the printer renders them, not as their serial loops.
-inline bool race_checkable(const ir::StmtRef& body) {
-  bool cooperative = false;
-  ir::for_each_stmt(body, [&](const ir::Stmt& x) {
-    const auto* t = std::get_if<ir::TileMma>(&x.node);
-    const auto* f = std::get_if<ir::For>(&x.node);
-    cooperative = cooperative || (t && t->blocking.blocked()) || (f && f->axis == ir::AxisType::WorkgroupReduce);
-  });
-  return !cooperative;
-}
-
 /// Runs `segments` (of `routine`) in order on the interpreter and returns every node's bytes. In
 /// the interpreter's order, and for a kernel with a nested barrier in the others, each kernel is
 /// race-checked; a race is a test failure naming it.
@@ -143,8 +131,8 @@ inline NodeBytes run_segments(const ir::LoweredRoutine& routine, const std::vect
     const ir::StmtRef body = emulated ? GpuEmulation(s.geometry, order == Order::BlocksReversed).kernel(s.body) : s.body;
     const ir::LoweredRoutine kernel{routine.name + "_kernel", body, routine.statics};
     ir::verify(kernel);
-    if (!emulated && !s.geometry.serial() && race_checkable(body)) {
-      GpuRaceCheck check(s.geometry);
+    if (!emulated && !s.geometry.serial() && interp::race_checkable(body)) {
+      interp::KernelRaceCheck check(s.geometry);
       interp::run(kernel, buffers, statics, &check);
       EXPECT_EQ(check.race(), "") << ir::print_loop_ir(kernel);
     } else {

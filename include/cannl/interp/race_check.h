@@ -1,0 +1,78 @@
+#pragma once
+// A race checker for GPU kernels run on the reference interpreter: it watches a kernel's run
+// (interp::Observer) and tells, from the annotated loops around each access, which blocks and
+// threads of the launch make it (ir::KernelGeometry: the slot each Grid / Workgroup loop binds).
+// Two accesses to one cell, one of them a write, race when they come from two different blocks
+// (nothing orders blocks within a launch), or from two different threads of one block with no
+// barrier of that block between them. A statement outside a slot's loops stands for every index
+// of that slot: a write there from a block of several threads is written by all of them at once.
+// The interpreter runs one thread of control, so a kernel whose order on a GPU differs from the
+// serial loops' shows here as a race, whatever the values. Block reductions (WorkgroupReduce)
+// and blocked tiles run on a GPU as the printer renders them, not as their loops: a kernel with
+// them is not one to check (`race_checkable`).
+//
+//   KernelRaceCheck check(ir::kernel_geometry(body));
+//   interp::run(kernel, buffers, statics, &check);
+//   if (!check.race().empty()) ...   // "race on x element 7: written, then read by block (0, *, *) ..."
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cannl/interp/interpreter.h"
+#include "cannl/ir/kernel_geometry.h"
+
+namespace cannl::interp {
+
+/// Whether KernelRaceCheck can watch kernel `body`: no blocked tile, no WorkgroupReduce loop.
+bool race_checkable(const ir::StmtRef& body);
+
+class KernelRaceCheck final : public Observer {
+ public:
+  explicit KernelRaceCheck(ir::KernelGeometry geometry) : g_(std::move(geometry)) {}
+
+  /// The first race seen, described; empty when there was none.
+  const std::string& race() const { return race_; }
+
+  void iteration(const ir::For& loop, std::int64_t index) override;
+  void loop_done(const ir::For& loop) override;
+  void barrier() override { ++barriers_[now_.block]; }
+  void access(const ir::TensorNode& node, std::int64_t element, bool write) override;
+
+ private:
+  static constexpr std::int64_t kAll = -1;  // outside the slot's loops: every index of the slot
+  using Slots = std::array<std::int64_t, 3>;
+  struct Who {
+    Slots block{kAll, kAll, kAll}, thread{kAll, kAll, kAll};
+    bool operator==(const Who&) const = default;
+  };
+  struct Stamp {
+    Who who;
+    std::int64_t epoch = 0;  // the barriers its block had passed
+  };
+  struct Cell {
+    bool written = false;
+    Stamp writer;
+    std::vector<Stamp> readers;  // since the last write
+  };
+
+  ir::KernelGeometry g_;
+  Who now_;
+  std::map<Slots, std::int64_t> barriers_;  // by the blocks that passed them (kAll: every index)
+  std::map<std::pair<int, std::int64_t>, Cell> cells_;
+  std::string race_;
+
+  std::pair<Slots*, std::size_t> slot_of(const ir::For& loop);
+  std::int64_t epoch(const Slots& block) const;
+  static bool several(const Slots& x, const Slots& extent);
+  static bool differ(const Slots& x, const Slots& y, const Slots& extent);
+  bool races(const Stamp& a, const Stamp& b) const;
+  static std::string text(const Slots& x);
+  static std::string text(const Stamp& s);
+  void report(const ir::TensorNode& node, std::int64_t element, const Stamp& first, const Stamp& second,
+              const std::string& what);
+};
+
+}  // namespace cannl::interp
