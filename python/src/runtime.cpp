@@ -42,7 +42,7 @@ void bind_context(nb::module_& m) {
       .def_static("opencl", &Context::opencl, nb::arg("platform") = 0, nb::arg("device") = 0, kReleased,
                   "An OpenCL device (PoCL runs it on the CPU).")
       .def_static("from_config", &Context::from_config, kReleased,
-                  "The backend config key `backend` names (cc, interpreter, cuda, opencl, auto).")
+                  "The backend config key `backend` names (cc, interpreter, gpu-emulator, cuda, opencl, auto).")
       .def_prop_ro("backend_name", [](const Context& ctx) { return std::string(ctx.backend_name()); })
       .def("twin", &Context::twin, kReleased, "A new context holding a copy of every buffer.")
       .def("run",

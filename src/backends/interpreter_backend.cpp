@@ -1,8 +1,9 @@
 // The reference interpreter as a Backend: host buffers, and "compiling" keeps the routine.
 #include <cstdint>
-#include <vector>
+#include <string>
 
 #include "backends/host_memory.h"
+#include "backends/interpreter_memory.h"
 #include "cannl/backends/backend.h"
 #include "cannl/interp/interpreter.h"
 
@@ -12,30 +13,12 @@ namespace {
 
 class InterpreterExecutable final : public Executable {
  public:
-  explicit InterpreterExecutable(CompileRequest request) : request_(std::move(request)) {
-    // Nodes the routine touches that are not parameters are its local arrays (the optimizer
-    // placed them Local): like the C backend's function-local arrays, zeroed at every run.
-    for (const auto& node : ir::nodes_of(request_.routine.body)) {
-      bool is_param = false;
-      for (const auto& p : request_.params) is_param = is_param || p->id == node->id;
-      if (!is_param) locals_.push_back(node);
-    }
-  }
+  explicit InterpreterExecutable(CompileRequest request)
+      : request_(std::move(request)), memory_(request_.routine, request_.params) {}
 
   void run(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) override {
-    const auto pointers = host_pointers(request_, buffers, static_values);
-    interp::Buffers views;
-    for (std::size_t k = 0; k < pointers.size(); ++k) {
-      views.emplace(request_.params[k]->id, std::span<std::byte>(pointers[k], buffers[k]->size()));
-    }
-    std::vector<std::vector<std::uint64_t>> scratch;  // 8-byte aligned, zeroed
-    scratch.reserve(locals_.size());
-    for (const auto& node : locals_) {
-      const std::size_t bytes = node->size_in_bytes();
-      scratch.emplace_back((bytes + 7) / 8, 0);
-      views.emplace(node->id, std::span<std::byte>(reinterpret_cast<std::byte*>(scratch.back().data()), bytes));
-    }
-    interp::run(request_.routine, views, static_values);
+    const InterpreterMemory::Run memory = memory_.views(request_, buffers, static_values);
+    interp::run(request_.routine, memory.views, static_values);
   }
 
   const std::string& source() const override { return source_; }
@@ -43,7 +26,7 @@ class InterpreterExecutable final : public Executable {
 
  private:
   CompileRequest request_;
-  std::vector<ir::NodeRef> locals_;
+  InterpreterMemory memory_;
   std::string source_;  // the interpreter generates none
 };
 

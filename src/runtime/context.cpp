@@ -35,8 +35,8 @@ Context Context::from_config() {
     return Context(std::move(backend));
   } catch (const ConfigError&) {
     throw ConfigError("config key 'backend' has value '" + name + "' (from " + config::source_of("backend") +
-                      "), which names no backend; valid values: cc, multidev_cc, interpreter, cuda, "
-                      "hip, opencl, auto");
+                      "), which names no backend; valid values: cc, multidev_cc, interpreter, "
+                      "gpu-emulator, cuda, hip, opencl, auto");
   }
 }
 

@@ -111,6 +111,11 @@ class Backend {
 std::shared_ptr<Backend> make_cc_backend();
 /// The reference interpreter as a backend (host memory).
 std::shared_ptr<Backend> make_interpreter_backend();
+/// The GPU pipeline without a GPU (host memory): the default GPU schedule, the final lowering
+/// round and fission for a CUDA-like device, each kernel run on the reference interpreter and
+/// race-checked; a race between blocks or unbarriered threads is a RuntimeError naming the
+/// kernel and the cell. For checking schedules: as slow as the interpreter.
+std::shared_ptr<Backend> make_gpu_emulator_backend();
 /// The CUDA backend on device `ordinal`: CUDA C++ compiled by NVRTC, run by the driver API, both
 /// loaded at run time. Throws BackendUnavailable naming the missing library or device.
 std::shared_ptr<Backend> make_cuda_backend(int ordinal = 0);
