@@ -6,11 +6,10 @@
 #include "backends/run_util.h"
 #include "cannl/cannl.h"
 #include "cannl/support/config.h"
+#include "nn/small_models.h"
 
 namespace cannl {
 namespace {
-
-using Dims = std::vector<std::int64_t>;
 
 struct MoonsRun {
   std::vector<double> losses;
@@ -18,18 +17,9 @@ struct MoonsRun {
 };
 
 MoonsRun moons_run(runtime::Context ctx) {
-  reset_tensor_state();
-  const auto data = datasets::moons({.samples = 64, .noise = 0.1, .seed = 42});
-  ir::StaticSymbol batch{ir::fresh_symbol(), 2, "batch"};
-  Tensor x_all = literal("moons_x", data.features, {.batch = Dims{2, 32}, .output = Dims{2}});
-  Tensor y_all = literal("moons_y", data.one_hot(), {.batch = Dims{2, 32}, .output = Dims{2}});
-  Tensor w1 = param("w1", {.output = Dims{16}, .init = {.kind = InitKind::Kaiming}});
-  Tensor b1 = param("b1", {.init = {.kind = InitKind::Constant}});
-  Tensor w2 = param("w2", {.output = Dims{2}, .init = {.kind = InitKind::Kaiming}});
-  Tensor b2 = param("b2", {.init = {.kind = InitKind::Constant}});
-  Tensor logits = w2 * relu(w1 * slice_batch(x_all, batch) + b1) + b2;
-  auto step = train::compile_step(ctx, nn::cross_entropy(logits, slice_batch(y_all, batch)),
-                                  {.sgd = {.lr = 0.1, .momentum = 0.9}, .batch = batch, .n_batches = 2});
+  const testing_util::MoonsMlp mlp = testing_util::moons_mlp(64, 16);
+  auto step = train::compile_step(ctx, mlp.loss, {.sgd = {.lr = 0.1, .momentum = 0.9}, .batch = mlp.batch,
+                                                  .n_batches = mlp.n_batches});
   return {train::fit(step, {.epochs = 2}), step.step.source()};
 }
 

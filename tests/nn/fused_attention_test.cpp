@@ -7,6 +7,7 @@
 #include "cannl/nn/gpt2.h"
 #include "cannl/support/config.h"
 #include "gradient_check.h"
+#include "small_models.h"
 
 namespace cannl {
 namespace {
@@ -99,21 +100,8 @@ TEST(FusedAttentionShapes, CausalNeedsAsManyKeysAsQueries) {
 
 /// SGD losses of a one-layer GPT-2 over 2 sequences of 12 tokens, attention chosen by the config key.
 std::vector<double> gpt2_losses(const std::string& attention) {
-  reset_tensor_state();
   config::set_override("attention", attention);
-  const std::int64_t window = 12, vocab = 16;
-  const nn::Gpt2Config config{.vocab_size = vocab, .n_positions = window, .n_embd = 8, .n_layer = 1,
-                              .n_head = 2, .accumulate = ir::DType::F32};
-  const nn::Gpt2Blocks model(config, "gpt");
-  std::vector<std::int64_t> ids, next;
-  for (std::int64_t i = 0; i < 2 * window; ++i) {
-    ids.push_back((5 * i + 3) % vocab);
-    next.push_back((5 * i + 8) % vocab);
-  }
-  Tensor logits = model.logits(nn::one_hot_of_ids(nn::ids_literal("ids", ids, {2, window}), vocab), window);
-  Tensor targets = nn::one_hot_of_ids(nn::ids_literal("next", next, {2, window}), vocab);
-  auto step = train::compile_step(runtime::Context::cpu(), nn::cross_entropy_loss(logits, targets),
-                                  {.sgd = {.lr = 0.5}});
+  auto step = train::compile_step(runtime::Context::cpu(), testing_util::tiny_gpt2_loss(), {.sgd = {.lr = 0.5}});
   return train::fit(step, {.epochs = 4});
 }
 

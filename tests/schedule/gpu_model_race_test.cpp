@@ -9,16 +9,14 @@
 #include <gtest/gtest.h>
 
 #include "cannl/cannl.h"
-#include "cannl/nn/gpt2.h"
 #include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/lower_for_target.h"
 #include "cannl/support/config.h"
+#include "nn/small_models.h"
 #include "schedule/gpu_test_util.h"
 
 namespace cannl::schedule::testing {
 namespace {
-
-using Dims = std::vector<std::int64_t>;
 
 // The optimized step routine train::compile_step would compile for `loss` (nothing is compiled).
 ir::LoweredRoutine step_routine(const Tensor& loss, train::StepOptions options) {
@@ -33,38 +31,15 @@ ir::LoweredRoutine step_routine(const Tensor& loss, train::StepOptions options) 
 }
 
 ir::LoweredRoutine gpt2_step(const std::string& attention) {
-  reset_tensor_state();
   config::set_override("attention", attention);
-  const std::int64_t window = 12, vocab = 16;
-  const nn::Gpt2Config config{.vocab_size = vocab, .n_positions = window, .n_embd = 8, .n_layer = 1,
-                              .n_head = 2, .accumulate = ir::DType::F32};
-  const nn::Gpt2Blocks model(config, "gpt");
-  std::vector<std::int64_t> ids, next;
-  for (std::int64_t i = 0; i < 2 * window; ++i) {
-    ids.push_back((5 * i + 3) % vocab);
-    next.push_back((5 * i + 8) % vocab);
-  }
-  Tensor logits = model.logits(nn::one_hot_of_ids(nn::ids_literal("ids", ids, {2, window}), vocab), window);
-  Tensor targets = nn::one_hot_of_ids(nn::ids_literal("next", next, {2, window}), vocab);
-  return step_routine(nn::cross_entropy_loss(logits, targets),
-                      {.optimizer = train::Optimizer::AdamW,
-                       .adam = {.schedule = {.lr = 1e-3}, .weight_decay = 0.1},
-                       .clip_grad_norm = 1.0});
+  return step_routine(testing_util::tiny_gpt2_loss(), {.optimizer = train::Optimizer::AdamW,
+                                                       .adam = {.schedule = {.lr = 1e-3}, .weight_decay = 0.1},
+                                                       .clip_grad_norm = 1.0});
 }
 
 ir::LoweredRoutine moons_step() {
-  reset_tensor_state();
-  const auto data = datasets::moons({.samples = 64, .noise = 0.1, .seed = 42});
-  ir::StaticSymbol batch{ir::fresh_symbol(), 2, "batch"};
-  Tensor x_all = literal("moons_x", data.features, {.batch = Dims{2, 32}, .output = Dims{2}});
-  Tensor y_all = literal("moons_y", data.one_hot(), {.batch = Dims{2, 32}, .output = Dims{2}});
-  Tensor w1 = param("w1", {.output = Dims{64}, .init = {.kind = InitKind::Kaiming}});
-  Tensor b1 = param("b1", {.init = {.kind = InitKind::Constant}});
-  Tensor w2 = param("w2", {.output = Dims{2}, .init = {.kind = InitKind::Kaiming}});
-  Tensor b2 = param("b2", {.init = {.kind = InitKind::Constant}});
-  Tensor logits = w2 * relu(w1 * slice_batch(x_all, batch) + b1) + b2;
-  return step_routine(nn::cross_entropy(logits, slice_batch(y_all, batch)),
-                      {.sgd = {.lr = 0.1, .momentum = 0.9}, .batch = batch, .n_batches = 2});
+  const testing_util::MoonsMlp mlp = testing_util::moons_mlp(64, 64);
+  return step_routine(mlp.loss, {.sgd = {.lr = 0.1, .momentum = 0.9}, .batch = mlp.batch, .n_batches = mlp.n_batches});
 }
 
 // `step` scheduled for the GPU test target, its kernels run one by one on the interpreter, each
