@@ -57,7 +57,7 @@ constexpr int kSkipped = 77;
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "bench_cannl: " << problem << "\n"
             << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
-            << "         [--backend cc|interpreter|cuda|hip|opencl] [--variant NAME] [--parity-steps N]\n"
+            << "         [--backend cc|interpreter|gpu-emulator|cuda|hip|opencl] [--variant NAME] [--parity-steps N]\n"
             << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
             << "         [--tolerance X] [--profile] [--tune] [--fresh-build-files] [--census UNITS]\n"
             << "  --tolerance: the parity gate's max relative loss difference (default: the\n"
@@ -115,9 +115,9 @@ Args parse_args(int argc, char** argv) {
     else usage("unknown flag " + flag);
   }
   if (a.fixture.empty()) usage("--fixture is required");
-  if (a.backend != "cc" && a.backend != "interpreter" && a.backend != "cuda" && a.backend != "hip" &&
-      a.backend != "opencl")
-    usage("--backend must be cc, interpreter, cuda, hip or opencl");
+  if (a.backend != "cc" && a.backend != "interpreter" && a.backend != "gpu-emulator" && a.backend != "cuda" &&
+      a.backend != "hip" && a.backend != "opencl")
+    usage("--backend must be cc, interpreter, gpu-emulator, cuda, hip or opencl");
   if (a.digests.empty())
     a.digests = (std::filesystem::path(a.fixture).parent_path() / "DIGESTS.txt").string();
   return a;
