@@ -36,6 +36,9 @@ void bind_context(nb::module_& m) {
   c.def_static("cpu", &Context::cpu, kReleased, "The C backend (system C compiler).")
       .def_static("cc", &Context::cpu, kReleased, "Context.cpu().")
       .def_static("interpreter", &Context::interpreter, kReleased, "The reference interpreter.")
+      .def_static("gpu_emulator", &Context::gpu_emulator, kReleased,
+                  "The GPU pipeline (schedule, fission) run on the interpreter, every kernel\n"
+                  "race-checked: a race is a RuntimeError naming the kernel and the cell.")
       .def_static("cuda", &Context::cuda, nb::arg("ordinal") = 0, kReleased,
                   "CUDA device `ordinal` (driver and NVRTC loaded at run time); BackendUnavailable\n"
                   "names what is missing.")

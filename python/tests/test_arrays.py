@@ -15,7 +15,7 @@ def doubled(ctx, name, values):
     return x, y, routine
 
 
-@pytest.mark.parametrize("make_ctx", [cannl.Context.cpu, cannl.Context.interpreter])
+@pytest.mark.parametrize("make_ctx", [cannl.Context.cpu, cannl.Context.interpreter, cannl.Context.gpu_emulator])
 def test_numpy_view_is_zero_copy_both_ways(make_ctx):
     ctx = make_ctx()
     x, y, routine = doubled(ctx, "view_x", np.array([1.0, 2.0, 3.0]))

@@ -16,6 +16,8 @@ Context Context::cpu() { return Context(backends::make_cc_backend()); }
 
 Context Context::interpreter() { return Context(backends::make_interpreter_backend()); }
 
+Context Context::gpu_emulator() { return Context(backends::make_gpu_emulator_backend()); }
+
 Context Context::cuda(int ordinal) { return Context(backends::make_cuda_backend(ordinal)); }
 
 Context Context::hip(int ordinal) { return Context(backends::make_hip_backend(ordinal)); }

@@ -28,7 +28,7 @@ TEST(GpuEmulator, TrainsAnMlpToTheInterpretersLosses) {
   test_util::ConfigGuard guard;
   config::set_override("gpu_schedule_reassociate", "false");
   config::set_override("gpu_schedule_min_parallel", "4");  // a tiny model: parallel anyway
-  const MoonsRun emulated = moons_run(runtime::Context(backends::make_gpu_emulator_backend()));
+  const MoonsRun emulated = moons_run(runtime::Context::gpu_emulator());
   const MoonsRun interpreted = moons_run(runtime::Context::interpreter());
   ASSERT_EQ(emulated.losses.size(), 2u);
   EXPECT_EQ(emulated.losses, interpreted.losses);

@@ -69,6 +69,9 @@ class Context {
   static Context cpu();
   /// The reference interpreter.
   static Context interpreter();
+  /// The GPU pipeline run on the reference interpreter, every kernel race-checked (a race is a
+  /// RuntimeError naming the kernel and the cell): for checking GPU schedules without a GPU.
+  static Context gpu_emulator();
   /// CUDA device `ordinal` (driver and NVRTC loaded at run time). Throws BackendUnavailable
   /// naming the missing library or device.
   static Context cuda(int ordinal = 0);
