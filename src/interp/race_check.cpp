@@ -16,17 +16,28 @@ bool race_checkable(const ir::StmtRef& body) {
 }
 
 void KernelRaceCheck::iteration(const ir::For& loop, std::int64_t index) {
-  if (const auto [slots, s] = slot_of(loop); slots) (*slots)[s] = index;
+  const auto [slots, s] = slot_of(loop);
+  if (slots == nullptr) return;
+  (*slots)[s] = index;
+  if (slots == &now_.block) now_epoch_ = epoch(now_.block);
 }
 
 void KernelRaceCheck::loop_done(const ir::For& loop) {
-  if (const auto [slots, s] = slot_of(loop); slots) (*slots)[s] = kAll;
+  const auto [slots, s] = slot_of(loop);
+  if (slots == nullptr) return;
+  (*slots)[s] = kAll;
+  if (slots == &now_.block) now_epoch_ = epoch(now_.block);
+}
+
+void KernelRaceCheck::barrier() {
+  ++barriers_[now_.block];
+  ++now_epoch_;
 }
 
 void KernelRaceCheck::access(const ir::TensorNode& node, std::int64_t element, bool write) {
   if (!race_.empty()) return;
-  const Stamp stamp{now_, epoch(now_.block)};
-  Cell& cell = cells_[{node.id, element}];
+  const Stamp stamp{now_, now_epoch_};
+  Cell& cell = cells_[cell_key(node.id, element)];
   if (write) {
     if (several(now_.block, g_.grid) || several(now_.thread, g_.block))
       return report(node, element, stamp, stamp, "written by several threads at once");

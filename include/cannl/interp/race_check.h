@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,7 @@ class KernelRaceCheck final : public Observer {
 
   void iteration(const ir::For& loop, std::int64_t index) override;
   void loop_done(const ir::For& loop) override;
-  void barrier() override { ++barriers_[now_.block]; }
+  void barrier() override;
   void access(const ir::TensorNode& node, std::int64_t element, bool write) override;
 
  private:
@@ -60,9 +61,14 @@ class KernelRaceCheck final : public Observer {
 
   ir::KernelGeometry g_;
   Who now_;
+  std::int64_t now_epoch_ = 0;              // epoch(now_.block), kept current
   std::map<Slots, std::int64_t> barriers_;  // by the blocks that passed them (kAll: every index)
-  std::map<std::pair<int, std::int64_t>, Cell> cells_;
+  std::unordered_map<std::uint64_t, Cell> cells_;  // by node id and element (cell_key)
   std::string race_;
+
+  static std::uint64_t cell_key(int node, std::int64_t element) {
+    return (static_cast<std::uint64_t>(node) << 40) ^ static_cast<std::uint64_t>(element);
+  }
 
   std::pair<Slots*, std::size_t> slot_of(const ir::For& loop);
   std::int64_t epoch(const Slots& block) const;
