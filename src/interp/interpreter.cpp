@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cstring>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -37,7 +36,7 @@ class Machine {
  public:
   Machine(const Buffers& buffers, Observer* observer) : buffers_(buffers), observer_(observer) {}
 
-  void bind(ir::Symbol s, std::int64_t value) { symbols_[s.id] = value; }
+  void bind(ir::Symbol s, std::int64_t value) { symbols_.push_back({s.id, value}); }
   void exec(const ir::StmtRef& stmt) {
     internal_check(stmt != nullptr, "interp: null statement");
     std::visit([this](const auto& form) { exec_form(form); }, stmt->node);
@@ -114,24 +113,30 @@ class Machine {
 
   const Buffers& buffers_;
   Observer* observer_;
-  std::unordered_map<int, std::int64_t> symbols_;
+  // The bound symbols, statics first, then the loops around the statement in nesting order: a
+  // stack, searched from its top (the innermost loops are read most), a loop's binding shadowing
+  // an outer one of the same symbol.
+  std::vector<std::pair<int, std::int64_t>> symbols_;
+  // Buffers found and checked for size, by node id modulo the cache's size: most accesses go
+  // to the few nodes of the current statement.
+  struct CachedBuffer {
+    int id = -1;
+    std::span<std::byte> bytes;
+  };
+  mutable std::array<CachedBuffer, 16> buffer_cache_;
   std::unordered_map<int, Local> locals_;
 };
 
 void Machine::exec_form(const ir::For& f) {
-  const auto previous = symbols_.find(f.index.id);
-  const std::optional<std::int64_t> saved =
-      previous == symbols_.end() ? std::nullopt : std::optional(previous->second);
+  const std::size_t slot = symbols_.size();
+  symbols_.push_back({f.index.id, f.begin});
   for (std::int64_t i = f.begin; i < f.end; ++i) {
-    symbols_[f.index.id] = i;
+    symbols_[slot].second = i;
     if (observer_) observer_->iteration(f, i);
     exec(f.body);
   }
   if (observer_) observer_->loop_done(f);
-  if (saved)
-    symbols_[f.index.id] = *saved;
-  else
-    symbols_.erase(f.index.id);
+  symbols_.pop_back();
 }
 
 void Machine::exec_form(const ir::ZeroOut& z) {
@@ -199,10 +204,9 @@ Value Machine::eval_form(const ir::GetLocal& g) {
 }
 
 std::int64_t Machine::symbol_value(ir::Symbol s) const {
-  auto it = symbols_.find(s.id);
-  internal_check(it != symbols_.end(),
-                 [&] { return "interp: symbol s" + std::to_string(s.id) + " is not bound by a loop or static"; });
-  return it->second;
+  for (auto it = symbols_.rbegin(); it != symbols_.rend(); ++it)
+    if (it->first == s.id) return it->second;
+  throw InternalError("interp: symbol s" + std::to_string(s.id) + " is not bound by a loop or static");
 }
 
 // Affine index arithmetic wraps like the generated C's 64-bit index math would (never UB here).
@@ -236,12 +240,15 @@ std::int64_t Machine::element_of(const ir::TensorNode& node,
 }
 
 std::span<std::byte> Machine::buffer_of(const ir::TensorNode& node) const {
+  CachedBuffer& cached = buffer_cache_[static_cast<std::size_t>(node.id) % buffer_cache_.size()];
+  if (cached.id == node.id) return cached.bytes;
   auto it = buffers_.find(node.id);
   internal_check(it != buffers_.end(), [&] { return "interp: no buffer for " + node_text(node); });
   internal_check(it->second.size() >= node.size_in_bytes(), [&] {
     return "interp: buffer of " + node_text(node) + " has " + std::to_string(it->second.size()) + " bytes, needs " +
            std::to_string(node.size_in_bytes());
   });
+  cached = {node.id, it->second};
   return it->second;
 }
 
