@@ -1,7 +1,9 @@
 // Whole training steps under the default GPU schedule, the final lowering round and fission, run
-// kernel by kernel on the interpreter with the race checker (cannl/interp/race_check.h): a one-layer GPT-2
-// (fused and unfused attention; every token id zero, so the embedding's scatter piles every
-// update onto one row) trained by AdamW with a clipped gradient, and the moons MLP by SGD. A
+// kernel by kernel on the interpreter with the race checker (cannl/interp/race_check.h): a
+// one-layer GPT-2 (fused and unfused attention) trained by AdamW with a clipped gradient, and the
+// moons MLP by SGD. Every f32 node holds test values (multiples of 1/16 in [-3, 3)), the token
+// ids too: a third of the tokens name rows 0 to 2, so the embedding's scatters pile several
+// updates onto each of them, and the rest name no row. A
 // race between blocks, or between threads of a block with no barrier between them, fails here
 // whatever the values, even where PoCL's order of blocks and threads would hide it. Without
 // re-association the results are the unscheduled step's bits; with it (the default), within
