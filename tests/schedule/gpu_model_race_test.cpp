@@ -1,9 +1,9 @@
 // Whole training steps under the default GPU schedule, the final lowering round and fission, run
 // kernel by kernel on the interpreter with the race checker (cannl/interp/race_check.h): a
 // one-layer GPT-2 (fused and unfused attention) trained by AdamW with a clipped gradient, and the
-// moons MLP by SGD. Every f32 node holds test values (multiples of 1/16 in [-3, 3)), the token
-// ids too: about one token in thirty names row 0, 1 or 2, so the embedding's scatters pile
-// updates onto those rows, and the other tokens name no row. A
+// moons MLP by SGD. The literals (token ids, targets) hold their values, every other f32 node
+// test values (fill_test_memory): the embedding's scatters add each token's update into the
+// row its id names, several tokens into one row. A
 // race between blocks, or between threads of a block with no barrier between them, fails here
 // whatever the values, even where PoCL's order of blocks and threads would hide it. Without
 // re-association the results are the unscheduled step's bits; with it (the default), within

@@ -48,10 +48,15 @@ inline std::vector<test_util::Bytes> test_inputs(const std::vector<ir::NodeRef>&
   return inputs;
 }
 
-/// Interpreter memory for `nodes`: f32 nodes filled by test_value, other dtypes zeroed.
+/// Interpreter memory for `nodes`: literals (an unpadded node with host data: token ids, masks)
+/// hold their values, other f32 nodes test_value, other dtypes zeros.
 inline void fill_test_memory(interp::testing::TestMemory& mem, const std::vector<ir::NodeRef>& nodes) {
   for (const auto& n : nodes) {
     mem.add(n);
+    if (n->host_init && !n->is_padded() && n->host_init->size() == n->size_in_bytes()) {
+      mem.fill(n, *n->host_init);
+      continue;
+    }
     if (n->dtype != ir::DType::F32) continue;
     std::vector<float> values(static_cast<std::size_t>(n->num_elements()));
     for (std::size_t k = 0; k < values.size(); ++k) values[k] = test_value(n->id, k);
