@@ -9,15 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "backends/gpu/gpu_backend.h"
 #include "backends/host_memory.h"
 #include "backends/interpreter_memory.h"
 #include "cannl/backends/backend.h"
 #include "cannl/interp/race_check.h"
 #include "cannl/ir/target.h"
-#include "cannl/schedule/default_gpu.h"
 #include "cannl/schedule/fission.h"
-#include "cannl/schedule/lower_for_target.h"
-#include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
 namespace cannl::backends {
@@ -90,15 +88,12 @@ class GpuEmulatorBackend final : public Backend {
     return default_schedule_for(routine, target());
   }
   ir::LoweredRoutine default_schedule_for(const ir::LoweredRoutine& routine, const ir::Target& target) const override {
-    if (!config::get_bool("automatic_gpu_schedule")) return routine;
-    return schedule::default_gpu_schedule(routine, schedule::GpuScheduleOptions::from_config(target));
+    return automatic_gpu_schedule(routine, target);
   }
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_unique<CpuBuffer>(bytes); }
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
-    const ir::Target target = request.target.value_or(this->target());
-    const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, target);
-    std::vector<schedule::Segment> segments = schedule::fission(lowered, target, config::get_bool("schedule_fission"));
-    return std::make_unique<EmulatedKernels>(CompileRequest{lowered, request.params}, std::move(segments));
+    auto [lowered, segments] = gpu_launches(request.routine, request.target.value_or(target()));
+    return std::make_unique<EmulatedKernels>(CompileRequest{std::move(lowered), request.params}, std::move(segments));
   }
 };
 

@@ -116,8 +116,7 @@ class GpuBackend final : public Backend {
     return default_schedule_for(routine, target());
   }
   ir::LoweredRoutine default_schedule_for(const ir::LoweredRoutine& routine, const ir::Target& target) const override {
-    if (!config::get_bool("automatic_gpu_schedule")) return routine;
-    return schedule::default_gpu_schedule(routine, schedule::GpuScheduleOptions::from_config(target));
+    return automatic_gpu_schedule(routine, target);
   }
 
   const std::shared_ptr<gpu::Device>& device() const { return device_; }
@@ -127,9 +126,7 @@ class GpuBackend final : public Backend {
 
   std::unique_ptr<Executable> compile(const CompileRequest& request) override {
     const ir::Target target = request.target.value_or(this->target());
-    const ir::LoweredRoutine lowered = schedule::lower_for_target(request.routine, target);
-    std::vector<schedule::Segment> segments =
-        schedule::fission(lowered, target, config::get_bool("schedule_fission"));
+    auto [lowered, segments] = gpu_launches(request.routine, target);
     if (logging::debug_level() >= 1)
       logging::info("kernel census of " + kernel_census_summary(schedule::kernel_census(segments, target.gpu), lowered.name));
     const std::vector<codegen::KernelBody> bodies = kernel_bodies(segments);
@@ -187,6 +184,17 @@ class GpuBackend final : public Backend {
 };
 
 }  // namespace
+
+ir::LoweredRoutine automatic_gpu_schedule(const ir::LoweredRoutine& routine, const ir::Target& target) {
+  if (!config::get_bool("automatic_gpu_schedule")) return routine;
+  return schedule::default_gpu_schedule(routine, schedule::GpuScheduleOptions::from_config(target));
+}
+
+GpuLaunches gpu_launches(const ir::LoweredRoutine& scheduled, const ir::Target& target) {
+  ir::LoweredRoutine lowered = schedule::lower_for_target(scheduled, target);
+  std::vector<schedule::Segment> segments = schedule::fission(lowered, target, config::get_bool("schedule_fission"));
+  return {std::move(lowered), std::move(segments)};
+}
 
 std::shared_ptr<Backend> make_gpu_backend(std::shared_ptr<gpu::Device> device, codegen::GpuLanguage language) {
   return std::make_shared<GpuBackend>(std::move(device), language);

@@ -6,10 +6,12 @@
 //   gpu::Device* device = gpu_device_of(*backend);     // nullptr for the CPU backends
 
 #include <memory>
+#include <vector>
 
 #include "backends/gpu/device.h"
 #include "cannl/backends/backend.h"
 #include "cannl/codegen/gpu_codegen.h"
+#include "cannl/schedule/fission.h"
 
 namespace cannl::backends {
 
@@ -18,5 +20,15 @@ std::shared_ptr<Backend> make_gpu_backend(std::shared_ptr<gpu::Device> device, c
 
 /// The device of a GPU backend; nullptr when `backend` is not one.
 const std::shared_ptr<gpu::Device>* gpu_device_of(const Backend& backend);
+
+/// What every GPU-style backend (the GPU backends, gpu-emulator) does to a routine for `target`:
+/// its default schedule (the default GPU schedule, unless config automatic_gpu_schedule is off),
+/// and a scheduled routine's final lowering round and launches (fission, config schedule_fission).
+ir::LoweredRoutine automatic_gpu_schedule(const ir::LoweredRoutine& routine, const ir::Target& target);
+struct GpuLaunches {
+  ir::LoweredRoutine lowered;
+  std::vector<schedule::Segment> segments;
+};
+GpuLaunches gpu_launches(const ir::LoweredRoutine& scheduled, const ir::Target& target);
 
 }  // namespace cannl::backends
