@@ -54,14 +54,12 @@ class GpuEmulation : ir::TreeMapper {
       phases.push_back(run);
       phase.clear();
     };
-    int barriers = 0;
-    ir::for_each_stmt(body, [&](const ir::Stmt& x) { barriers += std::holds_alternative<ir::Barrier>(x.node) ? 1 : 0; });
+    internal_check(!has_nested_barrier(body), "GpuEmulation: barriers inside statements are not emulated");
     // Statements writing no node (replicated definitions of locals) run again in each phase:
     // a GPU thread keeps its locals across barriers.
     std::vector<ir::StmtRef> locals;
     for (const auto& x : ir::flatten_seq(body)) {
       if (std::holds_alternative<ir::Barrier>(x->node)) {
-        --barriers;
         close();
         phase = locals;
       } else {
@@ -75,7 +73,6 @@ class GpuEmulation : ir::TreeMapper {
       }
     }
     close();
-    internal_check(barriers == 0, "GpuEmulation: barriers inside statements are not emulated");
     ir::StmtRef run = ir::seq(phases);
     for (std::size_t d = 0; d < 3; ++d) run = ir::for_loop(blocks_[d], 0, g_.grid[d], run);
     return run;
