@@ -1,5 +1,5 @@
-# Writes OUTPUT, a C++ file defining `const char cannl::codegen::kernel_texts::SYMBOL[]` as the
-# text of INPUT (NAME: its path for the comment). Run by cannl_embed_text (cannl_embed.cmake).
+# Writes OUTPUT, a C++ file defining `const char NAMESPACE::SYMBOL[]` as the text of INPUT (NAME:
+# its path for the comment). Run by cannl_embed_text (cannl_embed.cmake).
 file(READ ${INPUT} text)
 set(delimiter "cannl_text")
 string(FIND "${text}" ")${delimiter}\"" clash)
@@ -8,8 +8,8 @@ if(NOT clash EQUAL -1)
 endif()
 file(WRITE ${OUTPUT}.tmp
   "// Generated from ${NAME} by cmake/embed_text.cmake: edit that file, not this one.\n"
-  "#include \"codegen/c/kernel_texts.h\"\n\n"
-  "namespace cannl::codegen::kernel_texts {\n\n"
+  "namespace ${NAMESPACE} {\n\n"
+  "extern const char ${SYMBOL}[];\n"
   "const char ${SYMBOL}[] = R\"${delimiter}(${text})${delimiter}\";\n\n"
-  "}  // namespace cannl::codegen::kernel_texts\n")
+  "}  // namespace ${NAMESPACE}\n")
 file(RENAME ${OUTPUT}.tmp ${OUTPUT})

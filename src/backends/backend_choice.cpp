@@ -16,10 +16,11 @@ std::shared_ptr<Backend> make_named(std::string_view name) {
   if (name == "interpreter") return make_interpreter_backend();
   if (name == "gpu-emulator") return make_gpu_emulator_backend();
   if (name == "cuda") return make_cuda_backend(config_index("cuda_device"));
+  if (name == "cuda-cpu") return make_cuda_cpu_backend();
   if (name == "hip") return make_hip_backend(config_index("hip_device"));
   if (name == "opencl") return make_opencl_backend(config_index("opencl_platform"), config_index("opencl_device"));
   throw ConfigError("backend '" + std::string(name) +
-                    "' does not exist; valid values: cc, interpreter, gpu-emulator, cuda, hip, opencl, "
+                    "' does not exist; valid values: cc, interpreter, gpu-emulator, cuda, cuda-cpu, hip, opencl, "
                     "auto");
 }
 

@@ -38,7 +38,7 @@ Context Context::from_config() {
   } catch (const ConfigError&) {
     throw ConfigError("config key 'backend' has value '" + name + "' (from " + config::source_of("backend") +
                       "), which names no backend; valid values: cc, multidev_cc, interpreter, "
-                      "gpu-emulator, cuda, hip, opencl, auto");
+                      "gpu-emulator, cuda, cuda-cpu, hip, opencl, auto");
   }
 }
 

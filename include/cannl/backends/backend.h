@@ -124,11 +124,19 @@ std::shared_ptr<Backend> make_cuda_backend(int ordinal = 0);
 /// Config key hip_printf_fifo_size sizes the device's printf buffer. Throws BackendUnavailable
 /// naming the missing library or device.
 std::shared_ptr<Backend> make_hip_backend(int ordinal = 0);
+/// The CUDA backend's pipeline and CUDA C++ text for an sm_90 device, compiled by the host C++
+/// compiler and run on the CPU, each block's threads as fibers switched at barriers and warp
+/// operations (shuffles, mma.sync, ldmatrix, cp.async emulated as the PTX ISA defines them); a
+/// barrier some threads never reach, or a warp operation whose mask names a lane that does not
+/// take part, is a RuntimeError naming the kernel, block and line. Config key
+/// cuda_cpu_thread_order runs the blocks and threads backwards. For checking the CUDA text
+/// without a GPU. Throws BackendUnavailable when no C++ compiler runs.
+std::shared_ptr<Backend> make_cuda_cpu_backend();
 /// The OpenCL backend on device `device` of platform `platform` (libOpenCL.so.1 loaded at run
 /// time; PoCL runs it on the CPU). Throws BackendUnavailable naming what is missing.
 std::shared_ptr<Backend> make_opencl_backend(int platform = 0, int device = 0);
 
-/// The backend named `name` (cc, interpreter, cuda, hip, opencl), its device from the config keys
+/// The backend named `name` (cc, interpreter, gpu-emulator, cuda, cuda-cpu, hip, opencl), its device from the config keys
 /// cuda_device / hip_device / opencl_platform / opencl_device; "auto" takes the first of cuda,
 /// hip, opencl, cc that opens and appends to `skipped` why each one before it did not ("cuda: libcuda.so.1 not
 /// found"). Throws ConfigError for an unknown name, BackendUnavailable when none opens.

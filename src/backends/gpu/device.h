@@ -156,6 +156,13 @@ std::shared_ptr<Device> open_hip(int ordinal, std::size_t printf_fifo_bytes = 0)
 /// naming the library, or the platform / device that does not exist.
 std::shared_ptr<Device> open_opencl(int platform, int device);
 
+/// The cuda-cpu test device (cuda_on_cpu_device.cpp): the CUDA C++ a CUDA device would get (an
+/// sm_90 one: tensor cores, cp.async, warps of 32), compiled by the host C++ compiler of the cc
+/// backend and run on the CPU, each block's threads as fibers (cuda_on_cpu_runner.h). For
+/// checking the CUDA text on a machine without a GPU; it needs no GPU library. Throws
+/// BackendUnavailable when no C++ compiler runs.
+std::shared_ptr<Device> open_cuda_on_cpu();
+
 /// The tensor-core formats the CUDA dialect renders for architecture `arch` ("sm_90", "sm_90a"):
 /// bf16, f16 and tf32 (mma.sync, ldmatrix) from sm_80 on, none before or for anything else.
 ///   cuda_mma_formats("sm_75").empty()

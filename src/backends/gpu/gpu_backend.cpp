@@ -216,6 +216,10 @@ std::shared_ptr<Backend> make_cuda_backend(int ordinal) {
   return std::make_shared<GpuBackend>(gpu::open_cuda(ordinal), codegen::GpuLanguage::Cuda);
 }
 
+std::shared_ptr<Backend> make_cuda_cpu_backend() {
+  return std::make_shared<GpuBackend>(gpu::open_cuda_on_cpu(), codegen::GpuLanguage::Cuda);
+}
+
 std::shared_ptr<Backend> make_hip_backend(int ordinal) {
   const auto fifo = static_cast<std::size_t>(config::get_int_in("hip_printf_fifo_size", 0, 1LL << 32));
   return std::make_shared<GpuBackend>(gpu::open_hip(ordinal, fifo), codegen::GpuLanguage::Hip);

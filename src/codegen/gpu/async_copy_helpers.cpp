@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "codegen/gpu/inline_ptx.h"
+
 namespace cannl::codegen {
 
 namespace {
@@ -11,12 +13,12 @@ namespace {
 // slice is read once from shared memory). Volatile with a memory clobber, so that it stays
 // between the waits and barriers around it.
 std::string cuda_copy(const std::string& name, int bytes) {
-  return "$P void " + name + "(float* dst, const float* src, int src_bytes) {\n"
+  return device_only("$P void " + name + "(float* dst, const float* src, int src_bytes) {\n"
          "  const unsigned address = (unsigned)__cvta_generic_to_shared(dst);\n"
          "  asm volatile(\"cp.async." + std::string(bytes == 16 ? "cg" : "ca") + ".shared.global [%0], [%1], " +
          std::to_string(bytes) + ", %2;\"\n"
          "               :: \"r\"(address), \"l\"(src), \"r\"(src_bytes) : \"memory\");\n"
-         "}\n";
+         "}\n");
 }
 
 // The emulation's queue of one thread's copies in flight (a private variable of the tile, passed
@@ -63,8 +65,8 @@ $P void cannl_cp_async_wait_all(cannl_cp_queue* q) {
 void append_cuda_async_copy_helpers(std::vector<PreludeHelper>& out) {
   out.push_back({"cannl_cp_async16", cuda_copy("cannl_cp_async16", 16), {}});
   out.push_back({"cannl_cp_async4", cuda_copy("cannl_cp_async4", 4), {}});
-  out.push_back({"cannl_cp_async_commit", "$P void cannl_cp_async_commit(void) { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n", {}});
-  out.push_back({"cannl_cp_async_wait_all", "$P void cannl_cp_async_wait_all(void) { asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\"); }\n", {}});
+  out.push_back({"cannl_cp_async_commit", device_only("$P void cannl_cp_async_commit(void) { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"), {}});
+  out.push_back({"cannl_cp_async_wait_all", device_only("$P void cannl_cp_async_wait_all(void) { asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\"); }\n"), {}});
 }
 
 void append_opencl_async_copy_emulation(std::vector<PreludeHelper>& out) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "codegen/gpu/inline_ptx.h"
 #include "codegen/gpu/mma_fragments.h"
 
 namespace cannl::codegen {
@@ -13,20 +14,20 @@ namespace {
 // mma.sync with f32 accumulators c[0..4) += a * b: four A registers and two B registers in both
 // shapes (m16n8k16 16-bit, m16n8k8 tf32). Not volatile: it reads only its register operands.
 std::string cuda_mma(const std::string& name, const std::string& instruction) {
-  return "$P void " + name + "(float* c, const uint32_t* a, const uint32_t* b) {\n"
+  return device_only("$P void " + name + "(float* c, const uint32_t* a, const uint32_t* b) {\n"
          "  asm(\"" + instruction + " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n"
          "      : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3])\n"
          "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
-         "}\n";
+         "}\n");
 }
 
 // ldmatrix .x4: volatile, so that it stays between the barriers around the staged slice.
 std::string cuda_ldmatrix(const std::string& name, const std::string& qualifiers) {
-  return "$P void " + name + "(uint32_t* r, const uint16_t* slice, int offset) {\n"
+  return device_only("$P void " + name + "(uint32_t* r, const uint16_t* slice, int offset) {\n"
          "  const unsigned address = (unsigned)__cvta_generic_to_shared(slice + offset);\n"
          "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4" + qualifiers + ".shared.b16 {%0, %1, %2, %3}, [%4];\"\n"
          "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(address));\n"
-         "}\n";
+         "}\n");
 }
 
 // A `__constant uchar` table of (row, column) pairs, `count` entries of `cell(entry)`.
@@ -118,8 +119,8 @@ void append_cuda_mma_helpers(std::vector<PreludeHelper>& out) {
   out.push_back({"cannl_mma_f16", cuda_mma("cannl_mma_f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), {}});
   out.push_back({"cannl_mma_tf32", cuda_mma("cannl_mma_tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), {}});
   out.push_back({"cannl_mma_f16_bits",
-                 "$P uint16_t cannl_mma_f16_bits(float x) {\n"
-                 "  unsigned short h;\n  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(x));\n  return h;\n}\n",
+                 device_only("$P uint16_t cannl_mma_f16_bits(float x) {\n"
+                             "  unsigned short h;\n  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(x));\n  return h;\n}\n"),
                  {}});
 }
 
