@@ -64,14 +64,23 @@ void check_batch(std::uint64_t first_seed, int count, bool fission, const char* 
   }
 }
 
+// CANNL_TEST_GPU_PROGRAM_BATCHES sets the number of batches of a fuzz test for a longer run by
+// hand (each test has its own default).
+std::uint64_t batches_or(std::uint64_t fallback) {
+  const char* more = std::getenv("CANNL_TEST_GPU_PROGRAM_BATCHES");
+  return more != nullptr && *more != '\0' ? std::strtoull(more, nullptr, 10) : fallback;
+}
+
 TEST(GpuRandomPrograms, DefaultGpuScheduleWithFissionIsBitwiseTheInterpreter) {
-  for (std::uint64_t batch = 0; batch < 3; ++batch) check_batch(11000 + 40 * batch, 40, /*fission=*/true);
+  for (std::uint64_t batch = 0; batch < batches_or(3) && !HasFailure(); ++batch)
+    check_batch(11000 + 40 * batch, 40, /*fission=*/true);
 }
 
 // Every nest that allows it runs 4 lanes a thread (ir::gpu_vector_loop): vectors moved where
 // aligned, lanes computed one by one, still the interpreter's bits.
 TEST(GpuRandomPrograms, VectorLanesWhereverTheNestAllowsAreBitwiseTheInterpreter) {
-  for (std::uint64_t batch = 0; batch < 2; ++batch) check_batch(13000 + 40 * batch, 40, /*fission=*/true, "on");
+  for (std::uint64_t batch = 0; batch < batches_or(2) && !HasFailure(); ++batch)
+    check_batch(13000 + 40 * batch, 40, /*fission=*/true, "on");
 }
 
 TEST(GpuRandomPrograms, OneKernelPerStatementWithoutFissionMerging) {
@@ -83,14 +92,14 @@ TEST(GpuRandomPrograms, OneKernelPerStatementWithoutFissionMerging) {
 // GPU and run: the final lowering round's barriers and first-thread statements, and fission's
 // kernels, must give the interpreter's bits on a device that runs a block's threads at once.
 //   CANNL_TEST_GPU_PROGRAM_BATCHES=100 ./test_gpu --gtest_filter='GpuRandomPrograms.HandMade*'   (default 4)
+// (CANNL_TEST_GPU_BACKEND=cuda-cpu runs the CUDA text of them on the CPU, in either thread order.)
 TEST(GpuRandomPrograms, HandMadeAnnotationsAreBitwiseTheInterpreter) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
   std::mt19937_64 rng(17);
   schedule::testing::AnnotationCounts counts;
   int ordered_blocks = 0;  // kernels with barriers inside a block, as the backend's target lowers them
-  const char* more = std::getenv("CANNL_TEST_GPU_PROGRAM_BATCHES");  // a longer fuzz run by hand
-  const std::uint64_t batches = more ? std::strtoull(more, nullptr, 10) : 4;
+  const std::uint64_t batches = batches_or(4);
   for (std::uint64_t batch = 0; batch < batches && !HasFailure(); ++batch) {
     std::vector<opt::testing::GeneratedProgram> programs;
     for (std::uint64_t k = 0; k < 30; ++k) {

@@ -61,7 +61,7 @@ TEST(GpuSiblingThreadLoops, ASecondLoopReadingOtherThreadsCellsSeesTheirWrites) 
   for (std::size_t c = 0; c < a.size(); ++c) a[c] = static_cast<float>(c);
   const std::vector<test_util::Bytes> inputs{test_util::bytes_of(a)};
   const std::string source = expect_as_on_the_interpreter(*gpu, request, inputs, 1);
-  EXPECT_NE(source.find("barrier(CLK_LOCAL_MEM_FENCE"), std::string::npos) << source;
+  EXPECT_NE(source.find(gpu_test::spelling().barrier), std::string::npos) << source;
   expect_as_on_the_interpreter(*gpu, under_an_if(request, 2), inputs, 1);
 }
 

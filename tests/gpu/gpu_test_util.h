@@ -40,6 +40,16 @@ inline const Opened& opened() {
 }
 
 inline std::shared_ptr<backends::Backend> backend() { return opened().backend; }
+
+/// How the backend's dialect spells what some tests look for in the generated source: the
+/// barrier, and a load and a store of a float4 (OpenCL C, or the CUDA family: cuda, cuda-cpu, hip).
+struct Spelling {
+  std::string barrier, vector_load, vector_store;
+};
+inline Spelling spelling() {
+  if (backend_name() == "opencl") return {"barrier(CLK_LOCAL_MEM_FENCE", "vload4(0, &", "vstore4("};
+  return {"__syncthreads()", "*(const float4 *)&", "*(float4 *)&"};
+}
 inline const std::string& unavailable_reason() { return opened().reason; }
 
 }  // namespace cannl::gpu_test

@@ -7,6 +7,18 @@
    Prepended to the module after cuda_on_cpu_abi.h; the module's text follows with `#line 1`. */
 #include <math.h>
 
+/* The module defines the fixed-width integer names itself, as NVRTC wants them (int64_t is
+   `long long`); the host's <math.h> has already declared them (int64_t is `long` there). The
+   module's own names get names of their own: the same types, no conflict. */
+#define int8_t cannl_cuda_int8_t
+#define uint8_t cannl_cuda_uint8_t
+#define int16_t cannl_cuda_int16_t
+#define uint16_t cannl_cuda_uint16_t
+#define int32_t cannl_cuda_int32_t
+#define uint32_t cannl_cuda_uint32_t
+#define int64_t cannl_cuda_int64_t
+#define uint64_t cannl_cuda_uint64_t
+
 #define __global__
 #define __device__
 #define __host__
