@@ -57,7 +57,7 @@ constexpr int kSkipped = 77;
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "bench_cannl: " << problem << "\n"
             << "usage: bench_cannl --fixture F [--digests DIGESTS.txt] [--out results.jsonl]\n"
-            << "         [--backend cc|interpreter|gpu-emulator|cuda|hip|opencl] [--variant NAME] [--parity-steps N]\n"
+            << "         [--backend cc|interpreter|gpu-emulator|cuda|cuda-cpu|hip|opencl] [--variant NAME] [--parity-steps N]\n"
             << "         [--warmup-steps N] [--timed-steps N] [--check-against ROW.json]\n"
             << "         [--tolerance X] [--profile] [--tune] [--fresh-build-files] [--census UNITS]\n"
             << "  --tolerance: the parity gate's max relative loss difference (default: the\n"
@@ -116,8 +116,8 @@ Args parse_args(int argc, char** argv) {
   }
   if (a.fixture.empty()) usage("--fixture is required");
   if (a.backend != "cc" && a.backend != "interpreter" && a.backend != "gpu-emulator" && a.backend != "cuda" &&
-      a.backend != "hip" && a.backend != "opencl")
-    usage("--backend must be cc, interpreter, gpu-emulator, cuda, hip or opencl");
+      a.backend != "cuda-cpu" && a.backend != "hip" && a.backend != "opencl")
+    usage("--backend must be cc, interpreter, gpu-emulator, cuda, cuda-cpu, hip or opencl");
   if (a.digests.empty())
     a.digests = (std::filesystem::path(a.fixture).parent_path() / "DIGESTS.txt").string();
   return a;

@@ -1,4 +1,4 @@
-// The block scheduler of the cuda-cpu device (cuda_on_cpu_runner.h): ucontext fibers, one per
+// The block scheduler of the cuda-cpu device (cuda_on_cpu_runner.h): fibers, one per
 // thread of the block, switched only where a thread waits, and the warp operations computed at
 // the moment the last lane of their mask arrives.
 #include "backends/gpu/cuda_on_cpu_runner.h"
@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "cannl/support/error.h"
@@ -32,8 +34,8 @@ namespace {
 
 constexpr int kWarp = 32;
 
-// What a thread waits at (None: it can run).
-enum class Wait { None, Barrier, Shuffle, Mma, Ldmatrix, Done };
+// What a thread waits at (None: it runs, or can).
+enum class Wait { NotStarted, None, Barrier, Shuffle, Mma, Ldmatrix, Done };
 
 bool warp_operation(Wait w) { return w == Wait::Shuffle || w == Wait::Mma || w == Wait::Ldmatrix; }
 
@@ -53,11 +55,96 @@ struct PendingCopy {
   int bytes, src_bytes;
 };
 
-struct Fiber {
-  ucontext_t context{};
-  char* stack = nullptr;  // usable part, above the guard page
+// ---- execution contexts: on x86-64 a switch of stack pointers that saves the callee-saved
+// registers and the floating-point control words (a ucontext switch also saves the signal
+// mask, a system call each time: most of a kernel's time where its threads meet at barriers);
+// ucontext elsewhere ----
+
+void fiber_main();
+
+#if defined(__x86_64__)
+extern "C" void cannl_fiber_switch(void** save_sp, void* load_sp);
+extern "C" void cannl_fiber_start();
+extern "C" __attribute__((visibility("hidden"), used)) void cannl_fiber_entry() { fiber_main(); }
+asm(R"(
+  .text
+  .globl cannl_fiber_switch
+  .hidden cannl_fiber_switch
+  .type cannl_fiber_switch, @function
+cannl_fiber_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size cannl_fiber_switch, .-cannl_fiber_switch
+  .globl cannl_fiber_start
+  .hidden cannl_fiber_start
+  .type cannl_fiber_start, @function
+cannl_fiber_start:
+  call cannl_fiber_entry@PLT
+  ud2
+  .size cannl_fiber_start, .-cannl_fiber_start
+)");
+
+struct Context {
+  void* sp = nullptr;
+};
+
+// `c` starts fiber_main on the stack [stack, stack + bytes) at its next switch: the frame
+// cannl_fiber_switch pops (control words, six registers, the return address), with the stack
+// 16-byte aligned at cannl_fiber_start's call.
+void prepare(Context& c, char* stack, std::size_t bytes) {
+  auto top = reinterpret_cast<std::uintptr_t>(stack + bytes) & ~std::uintptr_t{15};
+  top -= 16;
+  auto* frame = reinterpret_cast<std::uint64_t*>(top - 64);
+  std::uint32_t mxcsr = 0;
+  std::uint16_t fpu = 0;
+  asm volatile("stmxcsr %0" : "=m"(mxcsr));
+  asm volatile("fnstcw %0" : "=m"(fpu));
+  frame[0] = mxcsr | (std::uint64_t{fpu} << 32);
+  for (int r = 1; r <= 6; ++r) frame[r] = 0;
+  frame[7] = reinterpret_cast<std::uint64_t>(&cannl_fiber_start);
+  c.sp = frame;
+}
+
+void switch_context(Context& from, Context& to) { cannl_fiber_switch(&from.sp, to.sp); }
+#else
+struct Context {
+  ucontext_t uc{};
+};
+
+void prepare(Context& c, char* stack, std::size_t bytes) {
+  getcontext(&c.uc);
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = bytes;
+  c.uc.uc_link = nullptr;
+  makecontext(&c.uc, fiber_main, 0);
+}
+
+void switch_context(Context& from, Context& to) { swapcontext(&from.uc, &to.uc); }
+#endif
+
+// One CUDA thread of the running block.
+struct Thread {
   cannl_cpu_thread self{};
-  Wait wait = Wait::None;
+  Wait wait = Wait::NotStarted;
   int site = 0;
   // The operands of the warp operation it waits at.
   unsigned mask = 0;
@@ -70,6 +157,15 @@ struct Fiber {
   unsigned* r = nullptr;
   const unsigned short* row = nullptr;
   std::vector<PendingCopy> copies;
+  struct Fiber* fiber = nullptr;  // the fiber it runs on, once started and until done
+};
+
+// A stack and a context. A fiber runs threads one after another until one of them waits: it
+// then stays with that thread, and the next thread starts on another fiber. A block whose
+// threads never wait runs on one fiber.
+struct Fiber {
+  Context context;
+  char* stack = nullptr;  // usable part, above the guard page
 #ifdef CANNL_FIBERS_UNDER_ASAN
   void* fake_stack = nullptr;
 #endif
@@ -79,10 +175,11 @@ std::string dim3(const cannl_cpu_dim3& d) {
   return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
 }
 
-std::string thread_name(const Fiber& f) { return "thread " + dim3(f.self.thread); }
+std::string thread_name(const Thread& f) { return "thread " + dim3(f.self.thread); }
 
-std::string state_of(const Fiber& f) {
+std::string state_of(const Thread& f) {
   if (f.wait == Wait::Done) return "has returned";
+  if (f.wait == Wait::NotStarted) return "has not started";
   return std::string("waits at ") + operation_name(f.wait) + " (line " + std::to_string(f.site) + ")";
 }
 
@@ -99,11 +196,11 @@ float mma_input(unsigned bits, int format) {
 }
 
 // Every lane's accumulators of one mma.sync, from the 32 lanes' fragments.
-void warp_mma(const std::array<Fiber*, kWarp>& lanes, int format) {
+void warp_mma(const std::array<Thread*, kWarp>& lanes, int format) {
   const int k = format == 2 ? 8 : 16;
   float a[16][16] = {}, b[16][8] = {};
   for (int l = 0; l < kWarp; ++l) {
-    const Fiber& f = *lanes[static_cast<std::size_t>(l)];
+    const Thread& f = *lanes[static_cast<std::size_t>(l)];
     const int g = l / 4, t = l % 4;
     if (format == 2) {
       a[g][t] = mma_input(f.a[0], 2);
@@ -124,7 +221,7 @@ void warp_mma(const std::array<Fiber*, kWarp>& lanes, int format) {
       for (int h = 0; h < 2; ++h) b[2 * t + h + 8 * reg][g] = mma_input((f.b[reg] >> (16 * h)) & 0xffffu, format);
   }
   for (int l = 0; l < kWarp; ++l) {
-    Fiber& f = *lanes[static_cast<std::size_t>(l)];
+    Thread& f = *lanes[static_cast<std::size_t>(l)];
     const int g = l / 4, t = l % 4;
     for (int e = 0; e < 4; ++e) {
       const int row = g + (e >= 2 ? 8 : 0), col = 2 * t + e % 2;
@@ -138,9 +235,9 @@ void warp_mma(const std::array<Fiber*, kWarp>& lanes, int format) {
 }
 
 // Every lane's four registers of one ldmatrix .x4: lane l names row l % 8 of matrix l / 8.
-void warp_ldmatrix(const std::array<Fiber*, kWarp>& lanes, int trans) {
+void warp_ldmatrix(const std::array<Thread*, kWarp>& lanes, int trans) {
   for (int l = 0; l < kWarp; ++l) {
-    Fiber& f = *lanes[static_cast<std::size_t>(l)];
+    Thread& f = *lanes[static_cast<std::size_t>(l)];
     for (int reg = 0; reg < 4; ++reg) {
       unsigned v = 0;
       for (int h = 0; h < 2; ++h) {
@@ -157,30 +254,30 @@ void warp_ldmatrix(const std::array<Fiber*, kWarp>& lanes, int trans) {
 class Block;
 thread_local Block* tl_block = nullptr;
 
-void fiber_main();
-
 class Block {
  public:
-  Block(std::vector<Fiber>& fibers, const CpuKernel& kernel, void** args) : fibers_(fibers), kernel_(kernel), args_(args) {}
+  Block(std::vector<Thread>& threads, std::vector<Fiber>& fibers, std::size_t stack_bytes, const CpuKernel& kernel,
+        void** args)
+      : threads_(threads), fibers_(fibers), stack_bytes_(stack_bytes), kernel_(kernel), args_(args) {}
 
-  // Runs the block's `count` threads (fibers_[0, count)) to completion; throws on what the
-  // header lists.
+  // Runs the block's `count` threads (threads_[0, count), their indices set) to completion;
+  // throws on what the header lists.
   void run(std::size_t count, CpuThreadOrder order) {
     count_ = count;
+    order_ = order;
+    next_ = 0;
+    failure_.clear();
+    free_.clear();
     for (std::size_t i = 0; i < count; ++i) {
-      Fiber& f = fibers_[i];
-      f.wait = Wait::None;
-      f.copies.clear();
-      getcontext(&f.context);
-      f.context.uc_stack.ss_sp = f.stack;
-      f.context.uc_stack.ss_size = stack_bytes_;
-      f.context.uc_link = nullptr;
-      makecontext(&f.context, fiber_main, 0);
+      threads_[i].wait = Wait::NotStarted;
+      threads_[i].fiber = nullptr;
+      threads_[i].copies.clear();
+      free_.push_back(&fibers_[count - 1 - i]);
     }
     Block* const outer = tl_block;
     tl_block = this;
     try {
-      schedule(order);
+      schedule();
     } catch (...) {
       tl_block = outer;
       throw;
@@ -188,17 +285,25 @@ class Block {
     tl_block = outer;
   }
 
-  void set_stack_bytes(std::size_t bytes) { stack_bytes_ = bytes; }
-  const std::string& kernel_name() const { return kernel_.name; }
-  Fiber& running() { return *running_; }
+  Thread& running() { return *running_; }
 
-  // The running thread's body, on its own stack.
-  void body() {
+  // A fiber's life, on its own stack: the threads not yet started, in order, each to its end
+  // (waiting where it must), then back to the scheduler for good.
+  void fiber_body() {
 #ifdef CANNL_FIBERS_UNDER_ASAN
     __sanitizer_finish_switch_fiber(nullptr, &scheduler_stack_, &scheduler_stack_size_);
 #endif
-    kernel_.entry(args_);
-    running_->wait = Wait::Done;
+    Fiber* const fiber = current_;
+    while (Thread* t = claim()) {
+      t->fiber = fiber;
+      t->wait = Wait::None;
+      running_ = t;
+      *kernel_.self_slot = &t->self;
+      kernel_.entry(args_);
+      t->wait = Wait::Done;
+      t->fiber = nullptr;
+    }
+    free_.push_back(fiber);
     switch_to_scheduler(true);
   }
 
@@ -206,51 +311,78 @@ class Block {
   void yield() { switch_to_scheduler(false); }
 
   // Called on the running thread: the launch fails with `message` once it is back at the
-  // scheduler; the thread never resumes.
-  [[noreturn]] void fail(const std::string& message) {
-    failure_ = message;
+  // scheduler. The thread never resumes, so nothing of its frames is destroyed: the caller
+  // builds the message in a statement of its own and hands it over here.
+  void record_failure(std::string message) { failure_ = std::move(message); }
+  [[noreturn]] void abandon() {
     running_->wait = Wait::Done;
     switch_to_scheduler(true);
     std::abort();  // not reached: a failed thread is never resumed
   }
 
  private:
+  // The k-th thread in the run's order.
+  Thread& in_order(std::size_t k) { return threads_[order_ == CpuThreadOrder::Forward ? k : count_ - 1 - k]; }
+
+  // The next thread not yet started, or nullptr.
+  Thread* claim() {
+    while (next_ < count_ && in_order(next_).wait != Wait::NotStarted) ++next_;
+    return next_ < count_ ? &in_order(next_++) : nullptr;
+  }
+
   void switch_to_scheduler(bool final_switch) {
-    Fiber& f = *running_;
+    Fiber& f = *current_;
 #ifdef CANNL_FIBERS_UNDER_ASAN
     __sanitizer_start_switch_fiber(final_switch ? nullptr : &f.fake_stack, scheduler_stack_, scheduler_stack_size_);
 #else
     (void)final_switch;
 #endif
-    swapcontext(&f.context, &scheduler_);
+    switch_context(f.context, scheduler_);
 #ifdef CANNL_FIBERS_UNDER_ASAN
     __sanitizer_finish_switch_fiber(f.fake_stack, nullptr, nullptr);
 #endif
   }
 
-  void resume(Fiber& f) {
-    running_ = &f;
-    *kernel_.self_slot = &f.self;
+  // Switches to `f` until it waits or ends.
+  void enter(Fiber& f) {
+    current_ = &f;
 #ifdef CANNL_FIBERS_UNDER_ASAN
     void* fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, f.stack, stack_bytes_);
 #endif
-    swapcontext(&scheduler_, &f.context);
+    switch_context(scheduler_, f.context);
 #ifdef CANNL_FIBERS_UNDER_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
+    current_ = nullptr;
     running_ = nullptr;
     if (!failure_.empty()) throw_failure(failure_);
   }
 
-  void schedule(CpuThreadOrder order) {
+  // A fresh fiber for the threads not yet started.
+  void start_fiber() {
+    internal_check(!free_.empty(), "cuda-cpu: more fibers than threads");
+    Fiber& f = *free_.back();
+    free_.pop_back();
+    prepare(f.context, f.stack, stack_bytes_);
+    enter(f);
+  }
+
+  void resume(Thread& t) {
+    running_ = &t;
+    *kernel_.self_slot = &t.self;
+    enter(*t.fiber);
+  }
+
+  void schedule() {
     for (;;) {
       for (std::size_t k = 0; k < count_; ++k) {
-        Fiber& f = fibers_[order == CpuThreadOrder::Forward ? k : count_ - 1 - k];
-        if (f.wait == Wait::None) resume(f);
+        Thread& t = in_order(k);
+        if (t.wait == Wait::None) resume(t);
+        else if (t.wait == Wait::NotStarted) start_fiber();
       }
-      if (std::all_of(fibers_.begin(), fibers_.begin() + static_cast<std::ptrdiff_t>(count_),
-                      [](const Fiber& f) { return f.wait == Wait::Done; }))
+      if (std::all_of(threads_.begin(), threads_.begin() + static_cast<std::ptrdiff_t>(count_),
+                      [](const Thread& t) { return t.wait == Wait::Done; }))
         return;
       if (release_warps() || release_barrier()) continue;
       throw_failure("no thread can go on: " + states());
@@ -258,12 +390,12 @@ class Block {
   }
 
   [[noreturn]] void throw_failure(const std::string& what) const {
-    throw RuntimeError("cuda-cpu: kernel " + kernel_.name + ", block " + dim3(fibers_[0].self.block) + ": " + what);
+    throw RuntimeError("cuda-cpu: kernel " + kernel_.name + ", block " + dim3(threads_[0].self.block) + ": " + what);
   }
 
   std::string states() const {
     std::string out;
-    for (std::size_t i = 0; i < count_ && i < 8; ++i) out += (i ? "; " : "") + thread_name(fibers_[i]) + " " + state_of(fibers_[i]);
+    for (std::size_t i = 0; i < count_ && i < 8; ++i) out += (i ? "; " : "") + thread_name(threads_[i]) + " " + state_of(threads_[i]);
     if (count_ > 8) out += "; ...";
     return out;
   }
@@ -275,7 +407,7 @@ class Block {
     for (std::size_t first = 0; first < count_; first += kWarp) {
       const std::size_t lanes = std::min<std::size_t>(kWarp, count_ - first);
       for (std::size_t l = 0; l < lanes; ++l) {
-        Fiber& lead = fibers_[first + l];
+        Thread& lead = threads_[first + l];
         if (warp_operation(lead.wait)) {
           complete(lead, first, lanes);
           released = true;
@@ -285,20 +417,20 @@ class Block {
     return released;
   }
 
-  void complete(const Fiber& lead, std::size_t first, std::size_t lanes) {
+  void complete(const Thread& lead, std::size_t first, std::size_t lanes) {
     const Wait op = lead.wait;
     const unsigned mask = op == Wait::Shuffle ? lead.mask : 0xffffffffu;
     const std::string what = std::string(operation_name(op)) + " (line " + std::to_string(lead.site) + ")";
-    const std::size_t own_lane = static_cast<std::size_t>(&lead - &fibers_[first]);
+    const std::size_t own_lane = static_cast<std::size_t>(&lead - &threads_[first]);
     if (((mask >> own_lane) & 1u) == 0)
       throw_failure(thread_name(lead) + " calls " + what + " with a mask that does not name its own lane");
-    std::array<Fiber*, kWarp> members{};
+    std::array<Thread*, kWarp> members{};
     for (std::size_t l = 0; l < kWarp; ++l) {
       if (((mask >> l) & 1u) == 0) continue;
       if (l >= lanes)
-        throw_failure(what + " names lane " + std::to_string(l) + " of the warp of " + thread_name(fibers_[first]) +
+        throw_failure(what + " names lane " + std::to_string(l) + " of the warp of " + thread_name(threads_[first]) +
                       ", but the block has no thread there");
-      Fiber& f = fibers_[first + l];
+      Thread& f = threads_[first + l];
       if (f.wait != op || f.site != lead.site || (op == Wait::Shuffle && f.mask != mask))
         throw_failure(thread_name(lead) + " waits at " + what + " with lane " + std::to_string(l) + " (" +
                       thread_name(f) + "), which " + state_of(f) + ": a warp operation every lane of its mask must reach");
@@ -313,43 +445,48 @@ class Block {
                                                        : 0xffc0deadffc0deadull;  // a lane outside the mask: undefined
       }
     } else if (op == Wait::Mma) {
-      for (Fiber* f : members)
+      for (Thread* f : members)
         if (f->format != lead.format) throw_failure(what + ": lanes of one warp ask for different formats");
       warp_mma(members, lead.format);
     } else {
-      for (Fiber* f : members) {
+      for (Thread* f : members) {
         if (f->trans != lead.trans) throw_failure(what + ": lanes of one warp ask for different layouts");
         if (reinterpret_cast<std::uintptr_t>(f->row) % 16 != 0)
           throw_failure(what + ": " + thread_name(*f) + " names a row address that is not 16-byte aligned");
       }
       warp_ldmatrix(members, lead.trans);
     }
-    for (Fiber* f : members)
+    for (Thread* f : members)
       if (f != nullptr) f->wait = Wait::None;
   }
 
   // Releases the barrier once every thread waits at it; throws where some never will.
   bool release_barrier() {
-    const Fiber* waiting = nullptr;
+    const Thread* waiting = nullptr;
     for (std::size_t i = 0; i < count_ && waiting == nullptr; ++i)
-      if (fibers_[i].wait == Wait::Barrier) waiting = &fibers_[i];
+      if (threads_[i].wait == Wait::Barrier) waiting = &threads_[i];
     if (waiting == nullptr) return false;
     for (std::size_t i = 0; i < count_; ++i) {
-      const Fiber& f = fibers_[i];
+      const Thread& f = threads_[i];
       if (f.wait != Wait::Barrier || f.site != waiting->site)
         throw_failure(thread_name(*waiting) + " waits at __syncthreads (line " + std::to_string(waiting->site) + ") but " +
                       thread_name(f) + " " + state_of(f) + ": a barrier not every thread of the block reaches");
     }
-    for (std::size_t i = 0; i < count_; ++i) fibers_[i].wait = Wait::None;
+    for (std::size_t i = 0; i < count_; ++i) threads_[i].wait = Wait::None;
     return true;
   }
 
+  std::vector<Thread>& threads_;
   std::vector<Fiber>& fibers_;
+  std::vector<Fiber*> free_;
+  std::size_t stack_bytes_;
   const CpuKernel& kernel_;
   void** args_;
-  std::size_t count_ = 0, stack_bytes_ = 0;
-  ucontext_t scheduler_{};
-  Fiber* running_ = nullptr;
+  std::size_t count_ = 0, next_ = 0;
+  CpuThreadOrder order_ = CpuThreadOrder::Forward;
+  Context scheduler_;
+  Thread* running_ = nullptr;
+  Fiber* current_ = nullptr;
   std::string failure_;
 #ifdef CANNL_FIBERS_UNDER_ASAN
   const void* scheduler_stack_ = nullptr;
@@ -357,9 +494,9 @@ class Block {
 #endif
 };
 
-void fiber_main() { tl_block->body(); }
+void fiber_main() { tl_block->fiber_body(); }
 
-Fiber& running_fiber() {
+Thread& running_thread() {
   internal_check(tl_block != nullptr, "cuda-cpu: a device function called outside a launch");
   return tl_block->running();
 }
@@ -367,14 +504,14 @@ Fiber& running_fiber() {
 // ---- the entry points a module calls ----
 
 void rt_syncthreads(int site) {
-  Fiber& f = running_fiber();
+  Thread& f = running_thread();
   f.wait = Wait::Barrier;
   f.site = site;
   tl_block->yield();
 }
 
 unsigned long long rt_shfl_down(unsigned mask, unsigned long long bits, unsigned delta, int site) {
-  Fiber& f = running_fiber();
+  Thread& f = running_thread();
   f.wait = Wait::Shuffle;
   f.site = site;
   f.mask = mask;
@@ -385,8 +522,11 @@ unsigned long long rt_shfl_down(unsigned mask, unsigned long long bits, unsigned
 }
 
 void rt_mma(int format, float* c, const unsigned* a, const unsigned* b, int site) {
-  Fiber& f = running_fiber();
-  if (format < 0 || format > 2) tl_block->fail("mma.sync of unknown format " + std::to_string(format));
+  Thread& f = running_thread();
+  if (format < 0 || format > 2) {
+    tl_block->record_failure("mma.sync of unknown format " + std::to_string(format));
+    tl_block->abandon();
+  }
   f.wait = Wait::Mma;
   f.site = site;
   f.format = format;
@@ -397,7 +537,7 @@ void rt_mma(int format, float* c, const unsigned* a, const unsigned* b, int site
 }
 
 void rt_ldmatrix(int trans, unsigned* r, const unsigned short* row, int site) {
-  Fiber& f = running_fiber();
+  Thread& f = running_thread();
   f.wait = Wait::Ldmatrix;
   f.site = site;
   f.trans = trans;
@@ -407,17 +547,20 @@ void rt_ldmatrix(int trans, unsigned* r, const unsigned short* row, int site) {
 }
 
 void rt_cp_async(void* dst, const void* src, int bytes, int src_bytes, int site) {
-  Fiber& f = running_fiber();
+  Thread& f = running_thread();
   const bool aligned = (reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) % static_cast<unsigned>(bytes) == 0;
-  if ((bytes != 4 && bytes != 16) || !aligned || src_bytes < 0 || src_bytes > bytes)
-    tl_block->fail(thread_name(f) + ": cp.async (line " + std::to_string(site) + ") of " + std::to_string(bytes) +
-                   " bytes, " + std::to_string(src_bytes) + " from the source, at addresses that are not " +
-                   std::to_string(bytes) + "-byte aligned or with a source size past the copy");
+  if ((bytes != 4 && bytes != 16) || !aligned || src_bytes < 0 || src_bytes > bytes) {
+    tl_block->record_failure(thread_name(f) + ": cp.async (line " + std::to_string(site) + ") of " +
+                             std::to_string(bytes) + " bytes, " + std::to_string(src_bytes) +
+                             " from the source, at addresses that are not " + std::to_string(bytes) +
+                             "-byte aligned or with a source size past the copy");
+    tl_block->abandon();
+  }
   f.copies.push_back({dst, src, bytes, src_bytes});
 }
 
 void rt_cp_async_wait_all(int) {
-  Fiber& f = running_fiber();
+  Thread& f = running_thread();
   for (const PendingCopy& c : f.copies) {
     std::memcpy(c.dst, c.src, static_cast<std::size_t>(c.src_bytes));
     std::memset(static_cast<char*>(c.dst) + c.src_bytes, 0, static_cast<std::size_t>(c.bytes - c.src_bytes));
@@ -436,6 +579,7 @@ std::size_t page_size() { return static_cast<std::size_t>(sysconf(_SC_PAGESIZE))
 
 struct CpuKernelRunner::Impl {
   std::size_t stack_bytes;
+  std::vector<Thread> threads;
   std::vector<Fiber> fibers;
   std::vector<std::pair<void*, std::size_t>> mappings;
 
@@ -443,8 +587,9 @@ struct CpuKernelRunner::Impl {
     for (const auto& [address, bytes] : mappings) munmap(address, bytes);
   }
 
-  // Stacks for `count` threads (kept for later launches).
+  // Threads, and fibers with their stacks, for blocks of `count` threads (kept for later launches).
   void reserve(std::size_t count) {
+    if (threads.size() < count) threads.resize(count);
     while (fibers.size() < count) {
       const std::size_t guard = page_size(), bytes = stack_bytes + guard;
       void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -472,19 +617,18 @@ void CpuKernelRunner::run(const CpuKernel& kernel, const ir::KernelGeometry& geo
   impl_->reserve(threads);
   const auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
   for (std::size_t i = 0; i < threads; ++i) {
-    Fiber& f = impl_->fibers[i];
-    const std::int64_t t = static_cast<std::int64_t>(i);
-    f.self.thread = {u(t % b[0]), u(t / b[0] % b[1]), u(t / (b[0] * b[1]))};
-    f.self.block_dim = {u(b[0]), u(b[1]), u(b[2])};
-    f.self.grid_dim = {u(g[0]), u(g[1]), u(g[2])};
+    Thread& t = impl_->threads[i];
+    const std::int64_t k = static_cast<std::int64_t>(i);
+    t.self.thread = {u(k % b[0]), u(k / b[0] % b[1]), u(k / (b[0] * b[1]))};
+    t.self.block_dim = {u(b[0]), u(b[1]), u(b[2])};
+    t.self.grid_dim = {u(g[0]), u(g[1]), u(g[2])};
   }
-  Block block(impl_->fibers, kernel, args);
-  block.set_stack_bytes(impl_->stack_bytes);
+  Block block(impl_->threads, impl_->fibers, impl_->stack_bytes, kernel, args);
   const std::int64_t blocks = g[0] * g[1] * g[2];
   for (std::int64_t k = 0; k < blocks; ++k) {
     const std::int64_t id = order == CpuThreadOrder::Forward ? k : blocks - 1 - k;
     const cannl_cpu_dim3 here = {u(id % g[0]), u(id / g[0] % g[1]), u(id / (g[0] * g[1]))};
-    for (std::size_t i = 0; i < threads; ++i) impl_->fibers[i].self.block = here;
+    for (std::size_t i = 0; i < threads; ++i) impl_->threads[i].self.block = here;
     block.run(threads, order);
   }
 }
