@@ -34,10 +34,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The compiler's flags: no contraction of a * b + c (the interpreter's rounding, as NVRTC's
-// --fmad=false), no exceptions (the runner's errors are thrown outside the module's frames).
-const std::vector<std::string> kFlags = {"-x", "c++", "-std=c++17", "-O2", "-fPIC", "-shared", "-fno-exceptions",
-                                         "-fno-rtti", "-ffp-contract=off", "-w"};
+// The cc backend's flags for the current configuration (optimization level, no contraction of
+// a * b + c by default: the interpreter's rounding, as NVRTC's --fmad=false; the host's
+// architecture, so that fmaf is an instruction), for C++: no exceptions (the runner's errors
+// are thrown outside the module's frames), no warnings (the text is NVRTC's).
+std::vector<std::string> host_flags(const cc::Toolchain& toolchain) {
+  std::vector<std::string> flags = {"-x", "c++"};
+  for (const std::string& f : cc::compile_flags(toolchain)) flags.push_back(f == "-std=c11" ? "-std=c++17" : f);
+  flags.insert(flags.end(), {"-fno-exceptions", "-fno-rtti", "-w"});
+  return flags;
+}
 
 class CpuCudaBuffer final : public Buffer {
  public:
@@ -106,7 +112,8 @@ CpuThreadOrder configured_order() {
 
 class CpuCudaDevice final : public Device {
  public:
-  CpuCudaDevice() : toolchain_(cc::find_toolchain()), limits_(sm90_limits()), order_(configured_order()) {}
+  CpuCudaDevice()
+      : toolchain_(cc::find_toolchain()), flags_(host_flags(toolchain_)), limits_(sm90_limits()), order_(configured_order()) {}
 
   std::string_view api() const override { return "cuda-cpu"; }
   std::string description() const override {
@@ -116,7 +123,7 @@ class CpuCudaDevice final : public Device {
   const ir::GpuLimits& limits() const override { return limits_; }
   std::string cache_tag() const override {
     std::string flags;
-    for (const std::string& f : kFlags) flags += " " + f;
+    for (const std::string& f : flags_) flags += " " + f;
     return "cuda-cpu " + toolchain_.identity + flags;
   }
   std::vector<ir::NarrowFormat> mma_formats() const override { return cuda_mma_formats("sm_90"); }
@@ -154,6 +161,7 @@ class CpuCudaDevice final : public Device {
   std::shared_ptr<Module> open(const std::string& image, const std::vector<std::string>& kernels, bool from_cache) const;
 
   const cc::Toolchain& toolchain_;
+  std::vector<std::string> flags_;
   ir::GpuLimits limits_;
   CpuThreadOrder order_;
   std::mutex launch_mutex_;
@@ -176,7 +184,7 @@ std::string CpuCudaDevice::compile(const std::string& text, const std::string& n
                     log = cc::scratch_path(name, ".txt");
   files::write_atomically(src, text);
   std::vector<std::string> argv = {toolchain_.path};
-  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  argv.insert(argv.end(), flags_.begin(), flags_.end());
   argv.insert(argv.end(), {"-o", lib, src, "-lm"});
   const cc::ProcessResult r = cc::run_process(argv, log);
   std::error_code ec;

@@ -496,10 +496,8 @@ class Block {
 
 void fiber_main() { tl_block->fiber_body(); }
 
-Thread& running_thread() {
-  internal_check(tl_block != nullptr, "cuda-cpu: a device function called outside a launch");
-  return tl_block->running();
-}
+// A module calls the entry points below only from the kernels a Block runs.
+Thread& running_thread() { return tl_block->running(); }
 
 // ---- the entry points a module calls ----
 
@@ -562,8 +560,16 @@ void rt_cp_async(void* dst, const void* src, int bytes, int src_bytes, int site)
 void rt_cp_async_wait_all(int) {
   Thread& f = running_thread();
   for (const PendingCopy& c : f.copies) {
-    std::memcpy(c.dst, c.src, static_cast<std::size_t>(c.src_bytes));
-    std::memset(static_cast<char*>(c.dst) + c.src_bytes, 0, static_cast<std::size_t>(c.bytes - c.src_bytes));
+    // Whole copies (most of a staged tile's) as one fixed-size move.
+    if (c.src_bytes == 16 && c.bytes == 16) {
+      std::memcpy(c.dst, c.src, 16);
+    } else if (c.src_bytes == 4 && c.bytes == 4) {
+      std::memcpy(c.dst, c.src, 4);
+    } else {
+      char bytes[16] = {};
+      std::memcpy(bytes, c.src, static_cast<std::size_t>(c.src_bytes));
+      std::memcpy(c.dst, bytes, static_cast<std::size_t>(c.bytes));
+    }
   }
   f.copies.clear();
 }
