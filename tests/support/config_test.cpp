@@ -49,7 +49,7 @@ TEST_F(ConfigTest, KnownKeysAreTheDeclaredOnesInOrder) {
   std::vector<std::string> names;
   for (const auto& key : config::known_keys()) names.emplace_back(key.name);
   std::vector<std::string> expected = {
-      "debug", "build_files_prefix", "backend", "cuda_device", "cuda_devices", "nccl_library", "gpu_all_reduce", "hip_device", "hip_printf_fifo_size", "opencl_platform",
+      "debug", "build_files_prefix", "backend", "cuda_device", "cuda_devices", "nccl_library", "gpu_all_reduce", "cuda_cpu_thread_order", "hip_device", "hip_printf_fifo_size", "opencl_platform",
       "opencl_device", "cc_compiler",
       "cc_optimization_level",
       "cc_arch_flags", "cc_fp_contract", "cc_fast_math", "cc_extra_flags", "cc_cache",
