@@ -6,7 +6,11 @@
 // It is a test device: one thread of the host runs every block in turn.
 #include <cstring>
 #include <filesystem>
+#include <iterator>
+#include <map>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <system_error>
 
 #include "backends/cc/process.h"
@@ -34,15 +38,42 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The cc backend's flags for the current configuration (optimization level, no contraction of
-// a * b + c by default: the interpreter's rounding, as NVRTC's --fmad=false; the host's
-// architecture, so that fmaf is an instruction), for C++: no exceptions (the runner's errors
-// are thrown outside the module's frames), no warnings (the text is NVRTC's).
+// The cc backend's compiler flags (optimization level, the host's architecture: fmaf an
+// instruction), made NVRTC's in what changes the bits: no contraction of a * b + c (its
+// --fmad=false), no fast math, none of cc_extra_flags (they are for C); for C++: no exceptions
+// (the runner's errors are thrown outside the module's frames), no warnings (the text is NVRTC's).
 std::vector<std::string> host_flags(const cc::Toolchain& toolchain) {
+  std::istringstream extra(config::get("cc_extra_flags"));
+  const std::set<std::string> dropped{std::istream_iterator<std::string>(extra), std::istream_iterator<std::string>()};
   std::vector<std::string> flags = {"-x", "c++"};
-  for (const std::string& f : cc::compile_flags(toolchain)) flags.push_back(f == "-std=c11" ? "-std=c++17" : f);
-  flags.insert(flags.end(), {"-fno-exceptions", "-fno-rtti", "-w"});
+  for (const std::string& f : cc::compile_flags(toolchain)) {
+    if (dropped.contains(f) || f == "-ffast-math" || f.starts_with("-ffp-contract=")) continue;
+    flags.push_back(f == "-std=c11" ? "-std=c++17" : f);
+  }
+  flags.insert(flags.end(), {"-ffp-contract=off", "-fno-exceptions", "-fno-rtti", "-w"});
   return flags;
+}
+
+// Whether `toolchain` compiles C++ (a gcc without g++ does not): probed once per compiler.
+void require_cxx(const cc::Toolchain& toolchain) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> problems;  // by compiler path; "" when it works
+  const std::lock_guard lock(mutex);
+  auto it = problems.find(toolchain.path);
+  if (it == problems.end()) {
+    const std::string src = cc::scratch_path("cxxprobe", ".cpp"), log = cc::scratch_path("cxxprobe", ".txt");
+    files::write_atomically(src, "template <class T> struct cannl_probe { T v; };\ncannl_probe<int> cannl_probed;\n");
+    const cc::ProcessResult r = cc::run_process({toolchain.path, "-x", "c++", "-std=c++17", "-fsyntax-only", src}, log);
+    std::string problem;
+    if (!r.started || r.exit_status != 0) problem = r.started ? files::read_file(log) : r.error;
+    std::error_code ec;
+    fs::remove(src, ec);
+    fs::remove(log, ec);
+    it = problems.emplace(toolchain.path, problem).first;
+  }
+  if (!it->second.empty())
+    throw BackendUnavailable("cuda-cpu compiles CUDA text as C++, but " + toolchain.path +
+                             " does not compile C++ (install g++, or set cc_compiler): " + it->second);
 }
 
 class CpuCudaBuffer final : public Buffer {
@@ -69,7 +100,8 @@ class CpuCudaModule final : public Module {
     bind(&cpu_runtime());
     const auto slot = reinterpret_cast<const cannl_cpu_thread** (*)()>(library_->symbol("cannl_cpu_self_slot"))();
     for (const std::string& name : names_)
-      kernels_.push_back({name, reinterpret_cast<void (*)(void**)>(library_->symbol("cannl_cpu_entry_" + name)), slot});
+      kernels_.push_back({name, reinterpret_cast<void (*)(void**)>(library_->symbol("cannl_cpu_entry_" + name)), slot,
+                          *static_cast<const int*>(library_->symbol("cannl_cpu_arity_" + name))});
   }
   const std::vector<std::string>& kernel_names() const override { return names_; }
   bool from_cache() const override { return from_cache_; }
@@ -113,7 +145,9 @@ CpuThreadOrder configured_order() {
 class CpuCudaDevice final : public Device {
  public:
   CpuCudaDevice()
-      : toolchain_(cc::find_toolchain()), flags_(host_flags(toolchain_)), limits_(sm90_limits()), order_(configured_order()) {}
+      : toolchain_(cc::find_toolchain()), flags_(host_flags(toolchain_)), limits_(sm90_limits()), order_(configured_order()) {
+    require_cxx(toolchain_);
+  }
 
   std::string_view api() const override { return "cuda-cpu"; }
   std::string description() const override {
@@ -173,8 +207,10 @@ class CpuCudaDevice final : public Device {
 std::string host_text(const std::string& source, const std::vector<std::string>& kernels, const std::string& name) {
   std::string text = std::string(texts::cuda_on_cpu_abi_h) + texts::cuda_on_cpu_shim_h + "#line 1 \"" + name + ".cu\"\n" +
                      source + "\n";
-  for (const std::string& k : kernels)
+  for (const std::string& k : kernels) {
     text += "extern \"C\" void cannl_cpu_entry_" + k + "(void** args) { cannl_cpu_invoke(&" + k + ", args); }\n";
+    text += "extern \"C\" const int cannl_cpu_arity_" + k + " = cannl_cpu_arity(&" + k + ");\n";
+  }
   return text;
 }
 
@@ -245,6 +281,9 @@ void CpuCudaDevice::launch(Module& module, std::size_t kernel, const ir::KernelG
     throw RuntimeUsageError("cuda-cpu launch: kernel " + std::to_string(kernel) + " of a module of " +
                             std::to_string(m->kernel_names().size()));
   const std::string& name = m->kernel_names()[kernel];
+  if (static_cast<int>(args.size()) != m->kernel(kernel).arity)
+    throw RuntimeUsageError("cuda-cpu launch of " + name + ": " + std::to_string(args.size()) + " arguments for " +
+                            std::to_string(m->kernel(kernel).arity) + " parameters");
   if (!launchable(geometry, limits_, name)) return;
   ParamArray params(args.size());
   for (std::size_t k = 0; k < args.size(); ++k) {

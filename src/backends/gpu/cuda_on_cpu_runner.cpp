@@ -25,47 +25,17 @@
 #endif
 #endif
 #ifdef CANNL_FIBERS_UNDER_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-namespace cannl::backends::gpu {
-
-namespace {
-
-constexpr int kWarp = 32;
-
-// What a thread waits at (None: it runs, or can).
-enum class Wait { NotStarted, None, Barrier, Shuffle, Mma, Ldmatrix, Done };
-
-bool warp_operation(Wait w) { return w == Wait::Shuffle || w == Wait::Mma || w == Wait::Ldmatrix; }
-
-const char* operation_name(Wait w) {
-  switch (w) {
-    case Wait::Barrier: return "__syncthreads";
-    case Wait::Shuffle: return "__shfl_down_sync";
-    case Wait::Mma: return "mma.sync";
-    case Wait::Ldmatrix: return "ldmatrix";
-    default: return "nothing";
-  }
-}
-
-struct PendingCopy {
-  void* dst;
-  const void* src;
-  int bytes, src_bytes;
-};
-
-// ---- execution contexts: on x86-64 a switch of stack pointers that saves the callee-saved
-// registers and the floating-point control words (a ucontext switch also saves the signal
-// mask, a system call each time: most of a kernel's time where its threads meet at barriers);
-// ucontext elsewhere ----
-
-void fiber_main();
-
-#if defined(__x86_64__)
+// The x86-64 (ELF) switch of fiber stacks (see "execution contexts" below), at global scope:
+// the assembler symbols have C names.
+#if defined(__x86_64__) && defined(__ELF__)
+#define CANNL_FIBERS_ASM_SWITCH 1
 extern "C" void cannl_fiber_switch(void** save_sp, void* load_sp);
 extern "C" void cannl_fiber_start();
-extern "C" __attribute__((visibility("hidden"), used)) void cannl_fiber_entry() { fiber_main(); }
+extern "C" void cannl_fiber_entry();
 asm(R"(
   .text
   .globl cannl_fiber_switch
@@ -103,22 +73,56 @@ cannl_fiber_start:
   .size cannl_fiber_start, .-cannl_fiber_start
 )");
 
+#endif
+
+namespace cannl::backends::gpu {
+
+namespace {
+
+constexpr int kWarp = 32;
+
+// What a thread waits at (None: it runs, or can).
+enum class Wait { NotStarted, None, Barrier, Shuffle, Mma, Ldmatrix, Done };
+
+bool warp_operation(Wait w) { return w == Wait::Shuffle || w == Wait::Mma || w == Wait::Ldmatrix; }
+
+const char* operation_name(Wait w) {
+  switch (w) {
+    case Wait::Barrier: return "__syncthreads";
+    case Wait::Shuffle: return "__shfl_down_sync";
+    case Wait::Mma: return "mma.sync";
+    case Wait::Ldmatrix: return "ldmatrix";
+    default: return "nothing";
+  }
+}
+
+struct PendingCopy {
+  void* dst;
+  const void* src;
+  int bytes, src_bytes;
+};
+
+// ---- execution contexts: on x86-64 a switch of stack pointers that saves the callee-saved
+// registers and the floating-point control words (a ucontext switch also saves the signal
+// mask, a system call each time: most of a kernel's time where its threads meet at barriers);
+// ucontext elsewhere ----
+
+void fiber_main();
+
+#ifdef CANNL_FIBERS_ASM_SWITCH
 struct Context {
   void* sp = nullptr;
 };
 
 // `c` starts fiber_main on the stack [stack, stack + bytes) at its next switch: the frame
 // cannl_fiber_switch pops (control words, six registers, the return address), with the stack
-// 16-byte aligned at cannl_fiber_start's call.
+// 16-byte aligned at cannl_fiber_start's call. The control words are the defaults (round to
+// nearest, no flush to zero: NVRTC's --ftz=false), whatever the launching thread set.
 void prepare(Context& c, char* stack, std::size_t bytes) {
   auto top = reinterpret_cast<std::uintptr_t>(stack + bytes) & ~std::uintptr_t{15};
   top -= 16;
   auto* frame = reinterpret_cast<std::uint64_t*>(top - 64);
-  std::uint32_t mxcsr = 0;
-  std::uint16_t fpu = 0;
-  asm volatile("stmxcsr %0" : "=m"(mxcsr));
-  asm volatile("fnstcw %0" : "=m"(fpu));
-  frame[0] = mxcsr | (std::uint64_t{fpu} << 32);
+  frame[0] = 0x1f80u | (std::uint64_t{0x037fu} << 32);
   for (int r = 1; r <= 6; ++r) frame[r] = 0;
   frame[7] = reinterpret_cast<std::uint64_t>(&cannl_fiber_start);
   c.sp = frame;
@@ -286,6 +290,9 @@ class Block {
   }
 
   Thread& running() { return *running_; }
+  // In reverse order a cp.async lands at once (the earliest legal moment); in forward order when
+  // its thread waits (the latest): a read that depends on either shows in one of the runs.
+  bool copies_land_at_issue() const { return order_ == CpuThreadOrder::Reverse; }
 
   // A fiber's life, on its own stack: the threads not yet started, in order, each to its end
   // (waiting where it must), then back to the scheduler for good.
@@ -300,6 +307,11 @@ class Block {
       running_ = t;
       *kernel_.self_slot = &t->self;
       kernel_.entry(args_);
+      if (!t->copies.empty()) {
+        record_failure(thread_name(*t) + " returned with " + std::to_string(t->copies.size()) +
+                       " cp.async copies it never waited for");
+        abandon();
+      }
       t->wait = Wait::Done;
       t->fiber = nullptr;
     }
@@ -364,6 +376,10 @@ class Block {
     internal_check(!free_.empty(), "cuda-cpu: more fibers than threads");
     Fiber& f = *free_.back();
     free_.pop_back();
+#ifdef CANNL_FIBERS_UNDER_ASAN
+    // A fiber abandoned by a failed launch left its frames' redzones poisoned.
+    __asan_unpoison_memory_region(f.stack, stack_bytes_);
+#endif
     prepare(f.context, f.stack, stack_bytes_);
     enter(f);
   }
@@ -393,10 +409,15 @@ class Block {
     throw RuntimeError("cuda-cpu: kernel " + kernel_.name + ", block " + dim3(threads_[0].self.block) + ": " + what);
   }
 
+  // Thread 0's state, then each thread whose state differs from the one before it (at most 16).
   std::string states() const {
-    std::string out;
-    for (std::size_t i = 0; i < count_ && i < 8; ++i) out += (i ? "; " : "") + thread_name(threads_[i]) + " " + state_of(threads_[i]);
-    if (count_ > 8) out += "; ...";
+    std::string out = thread_name(threads_[0]) + " " + state_of(threads_[0]);
+    int listed = 1;
+    for (std::size_t i = 1; i < count_ && listed < 16; ++i) {
+      if (state_of(threads_[i]) == state_of(threads_[i - 1])) continue;
+      out += "; " + thread_name(threads_[i]) + " " + state_of(threads_[i]);
+      ++listed;
+    }
     return out;
   }
 
@@ -544,33 +565,39 @@ void rt_ldmatrix(int trans, unsigned* r, const unsigned short* row, int site) {
   tl_block->yield();
 }
 
+// A copy's bytes, those past src_bytes zero; whole copies (most of a staged tile's) as one
+// fixed-size move.
+void land(const PendingCopy& c) {
+  if (c.src_bytes == 16 && c.bytes == 16) {
+    std::memcpy(c.dst, c.src, 16);
+  } else if (c.src_bytes == 4 && c.bytes == 4) {
+    std::memcpy(c.dst, c.src, 4);
+  } else {
+    char bytes[16] = {};
+    std::memcpy(bytes, c.src, static_cast<std::size_t>(c.src_bytes));
+    std::memcpy(c.dst, bytes, static_cast<std::size_t>(c.bytes));
+  }
+}
+
 void rt_cp_async(void* dst, const void* src, int bytes, int src_bytes, int site) {
   Thread& f = running_thread();
-  const bool aligned = (reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) % static_cast<unsigned>(bytes) == 0;
-  if ((bytes != 4 && bytes != 16) || !aligned || src_bytes < 0 || src_bytes > bytes) {
+  const bool sized = (bytes == 4 || bytes == 16) && src_bytes >= 0 && src_bytes <= bytes;
+  const bool aligned =
+      sized && (reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) % static_cast<unsigned>(bytes) == 0;
+  if (!aligned) {
     tl_block->record_failure(thread_name(f) + ": cp.async (line " + std::to_string(site) + ") of " +
                              std::to_string(bytes) + " bytes, " + std::to_string(src_bytes) +
                              " from the source, at addresses that are not " + std::to_string(bytes) +
                              "-byte aligned or with a source size past the copy");
     tl_block->abandon();
   }
-  f.copies.push_back({dst, src, bytes, src_bytes});
+  if (tl_block->copies_land_at_issue()) land({dst, src, bytes, src_bytes});
+  else f.copies.push_back({dst, src, bytes, src_bytes});
 }
 
 void rt_cp_async_wait_all(int) {
   Thread& f = running_thread();
-  for (const PendingCopy& c : f.copies) {
-    // Whole copies (most of a staged tile's) as one fixed-size move.
-    if (c.src_bytes == 16 && c.bytes == 16) {
-      std::memcpy(c.dst, c.src, 16);
-    } else if (c.src_bytes == 4 && c.bytes == 4) {
-      std::memcpy(c.dst, c.src, 4);
-    } else {
-      char bytes[16] = {};
-      std::memcpy(bytes, c.src, static_cast<std::size_t>(c.src_bytes));
-      std::memcpy(c.dst, bytes, static_cast<std::size_t>(c.bytes));
-    }
-  }
+  for (const PendingCopy& c : f.copies) land(c);
   f.copies.clear();
 }
 
@@ -642,3 +669,8 @@ void CpuKernelRunner::run(const CpuKernel& kernel, const ir::KernelGeometry& geo
 const cannl_cpu_runtime& cpu_runtime() { return kRuntime; }
 
 }  // namespace cannl::backends::gpu
+
+#ifdef CANNL_FIBERS_ASM_SWITCH
+// Where cannl_fiber_start enters a new fiber.
+extern "C" __attribute__((visibility("hidden"), used)) void cannl_fiber_entry() { cannl::backends::gpu::fiber_main(); }
+#endif

@@ -32,6 +32,7 @@ struct CpuKernel {
   std::string name;
   void (*entry)(void**) = nullptr;
   const cannl_cpu_thread** self_slot = nullptr;
+  int arity = 0;  // its parameters
 };
 
 /// The order blocks, and threads within a block, start and resume in. Reverse runs the last

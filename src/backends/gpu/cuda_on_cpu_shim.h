@@ -24,8 +24,9 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
-/* One block runs at a time in a module (the device serializes launches per module): a static
-   is the block's shared memory. */
+/* One block runs at a time in a module (the device serializes launches): a static is the
+   block's shared memory. Unlike a GPU's, it starts zeroed and keeps a block's values for the
+   next: a kernel reading shared memory before writing it can pass here. */
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 
@@ -91,7 +92,8 @@ static inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, u
 #define cannl_cp_async_wait_all() cannl_cpu_rt->cp_async_wait_all(__LINE__)
 
 /* A kernel called with cuLaunchKernel's arguments (a pointer to each value): the device appends
-   `extern "C" void cannl_cpu_entry_<k>(void** args) { cannl_cpu_invoke(&k, args); }` per kernel. */
+   `extern "C" void cannl_cpu_entry_<k>(void** args) { cannl_cpu_invoke(&k, args); }` per kernel,
+   and its parameter count cannl_cpu_arity_<k>, which the device checks a launch against. */
 template <unsigned long... I>
 struct cannl_cpu_seq {};
 template <unsigned long N, unsigned long... I>
@@ -109,6 +111,10 @@ static inline T cannl_cpu_arg(void* p) {
 template <class... P, unsigned long... I>
 static inline void cannl_cpu_call(void (*kernel)(P...), void** args, cannl_cpu_seq<I...>) {
   kernel(cannl_cpu_arg<P>(args[I])...);
+}
+template <class... P>
+static constexpr int cannl_cpu_arity(void (*)(P...)) {
+  return (int)sizeof...(P);
 }
 template <class... P>
 static inline void cannl_cpu_invoke(void (*kernel)(P...), void** args) {

@@ -273,9 +273,33 @@ TEST(CudaOnCpu, ACpAsyncLandsWhenItsThreadWaits) {
   std::string why;
   if (!device_or_skip(why)) GTEST_SKIP() << "no C++ compiler: " << why;
   const std::vector<float> x{3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f};
+  // Forward: the copy lands at the wait (the latest legal moment); reverse: at once (the earliest).
   EXPECT_EQ(run_one_block(with_offset(4), "copy", x, 5, 1), (std::vector<float>{-1.0f, 7.0f, 8.0f, 0.0f, 0.0f}));
+  EXPECT_EQ(run_one_block(with_offset(4), "copy", x, 5, 1, "reverse"), (std::vector<float>{7.0f, 7.0f, 8.0f, 0.0f, 0.0f}));
   const std::string message = failure_of(with_offset(1), "copy", 1);
   EXPECT_NE(message.find("not 16-byte aligned"), std::string::npos) << message;
+  // A thread that returns with copies in flight never waited for what it staged.
+  std::string unwaited = with_offset(4);
+  unwaited.replace(unwaited.find("cannl_cp_async_wait_all();"), 26, "");
+  const std::string never = failure_of(unwaited, "copy", 1);
+  EXPECT_NE(never.find("returned with 1 cp.async copies it never waited for"), std::string::npos) << never;
+}
+
+TEST(CudaOnCpu, ALaunchWithTheWrongArgumentCountIsARuntimeUsageError) {
+  std::string why;
+  auto device = device_or_skip(why);
+  if (!device) GTEST_SKIP() << "no C++ compiler: " << why;
+  auto buffer = device->allocate(64);
+  auto module = device->load(cuda_axpy_source(), {"axpy2d"}, "");
+  ir::KernelGeometry geometry;
+  geometry.block = {1, 1, 1};
+  geometry.grid = {1, 1, 1};
+  try {
+    device->launch(*module, 0, geometry, std::vector<KernelArg>{buffer.get(), buffer.get()});
+    FAIL() << "expected RuntimeUsageError";
+  } catch (const RuntimeUsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 arguments for 6 parameters"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
