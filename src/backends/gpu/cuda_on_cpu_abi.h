@@ -7,6 +7,8 @@
      const struct cannl_cpu_thread** cannl_cpu_self_slot(void);   where the running thread's
                                                                    indices are published
      void cannl_cpu_bind(const struct cannl_cpu_runtime* rt);     the runner's entry points
+     void cannl_cpu_shared(char** begin, char** end);             its shared memory (both null
+                                                                   when it has none)
      void cannl_cpu_entry_<kernel>(void** args);                  each kernel, its arguments as
                                                                    cuLaunchKernel takes them */
 #ifndef CANNL_CUDA_ON_CPU_ABI_H

@@ -99,9 +99,13 @@ class CpuCudaModule final : public Module {
     const auto bind = reinterpret_cast<void (*)(const cannl_cpu_runtime*)>(library_->symbol("cannl_cpu_bind"));
     bind(&cpu_runtime());
     const auto slot = reinterpret_cast<const cannl_cpu_thread** (*)()>(library_->symbol("cannl_cpu_self_slot"))();
+    char* shared_begin = nullptr;
+    char* shared_end = nullptr;
+    reinterpret_cast<void (*)(char**, char**)>(library_->symbol("cannl_cpu_shared"))(&shared_begin, &shared_end);
     for (const std::string& name : names_)
       kernels_.push_back({name, reinterpret_cast<void (*)(void**)>(library_->symbol("cannl_cpu_entry_" + name)), slot,
-                          *static_cast<const int*>(library_->symbol("cannl_cpu_arity_" + name))});
+                          *static_cast<const int*>(library_->symbol("cannl_cpu_arity_" + name)), shared_begin,
+                          shared_end});
   }
   const std::vector<std::string>& kernel_names() const override { return names_; }
   bool from_cache() const override { return from_cache_; }

@@ -278,6 +278,8 @@ class Block {
       threads_[i].copies.clear();
       free_.push_back(&fibers_[count - 1 - i]);
     }
+    if (kernel_.shared_begin != nullptr)
+      std::memset(kernel_.shared_begin, 0xff, static_cast<std::size_t>(kernel_.shared_end - kernel_.shared_begin));
     Block* const outer = tl_block;
     tl_block = this;
     try {

@@ -33,6 +33,9 @@ struct CpuKernel {
   void (*entry)(void**) = nullptr;
   const cannl_cpu_thread** self_slot = nullptr;
   int arity = 0;  // its parameters
+  // The module's shared memory (all its __shared__ arrays), filled with 0xff before each block.
+  char* shared_begin = nullptr;
+  char* shared_end = nullptr;
 };
 
 /// The order blocks, and threads within a block, start and resume in. Reverse runs the last

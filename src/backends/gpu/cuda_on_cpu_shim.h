@@ -25,9 +25,16 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 /* One block runs at a time in a module (the device serializes launches): a static is the
-   block's shared memory. Unlike a GPU's, it starts zeroed and keeps a block's values for the
-   next: a kernel reading shared memory before writing it can pass here. */
-#define __shared__ static
+   block's shared memory. Every __shared__ array lies in the section cannl_shared, which the
+   runner fills with 0xff bytes (a NaN, -1) before each block: a kernel that reads a cell no
+   thread of the block wrote gets that, as a GPU's leftovers, and never a plausible zero. */
+#define __shared__ static __attribute__((section("cannl_shared")))
+extern "C" char __start_cannl_shared[] __attribute__((weak));
+extern "C" char __stop_cannl_shared[] __attribute__((weak));
+extern "C" void cannl_cpu_shared(char** begin, char** end) {
+  *begin = __start_cannl_shared;
+  *end = __stop_cannl_shared;
+}
 #define __align__(n) __attribute__((aligned(n)))
 
 static const struct cannl_cpu_runtime* cannl_cpu_rt;

@@ -119,6 +119,28 @@ TEST(CudaOnCpu, ABarrierOrdersEveryThreadsWritesBeforeAnyRead) {
   }
 }
 
+TEST(CudaOnCpu, SharedMemoryHoldsNoPlausibleValueBeforeAThreadWritesIt) {
+  std::string why;
+  if (!device_or_skip(why)) GTEST_SKIP() << "no C++ compiler: " << why;
+  // Each of two blocks reads a cell no thread wrote, then writes it: the second block must not
+  // see the first block's value either.
+  const std::string source = R"(extern "C" __global__ void unwritten(float* y, const float* x) {
+  __shared__ float s[4];
+  y[blockIdx.x] = s[1];
+  s[1] = x[0];
+}
+)";
+  auto device = open_cuda_on_cpu();
+  auto x = device->allocate(4), y = device->allocate(8);
+  x->write(bytes_of(std::vector<float>{5.0f}));
+  auto module = device->load(source, {"unwritten"}, "");
+  ir::KernelGeometry geometry;
+  geometry.block = {1, 1, 1};
+  geometry.grid = {2, 1, 1};
+  device->launch(*module, 0, geometry, std::vector<KernelArg>{y.get(), x.get()});
+  for (const float v : read_as<float>(*y)) EXPECT_TRUE(std::isnan(v)) << v;
+}
+
 TEST(CudaOnCpu, ABarrierSomeThreadsSkipIsARuntimeErrorNamingItsLine) {
   std::string why;
   if (!device_or_skip(why)) GTEST_SKIP() << "no C++ compiler: " << why;
