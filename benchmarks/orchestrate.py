@@ -52,9 +52,10 @@ def parse_args():
     p.add_argument("--no-tune", action="store_true", help="skip the cannl tuned cells")
     p.add_argument("--only", default="", help="comma list of frameworks (pytorch,tinygrad,cannl), framework:variant or framework:backend:variant cells to run")
     p.add_argument("--no-torch-compile", action="store_true")
-    p.add_argument("--gpu", default="", choices=["", "cuda", "opencl"],
+    p.add_argument("--gpu", default="", choices=["", "cuda", "opencl", "cuda-cpu"],
                    help="also run cannl on this GPU backend, and PyTorch on cuda (eager, compile, "
-                        "compile reduce-overhead) when it is cuda")
+                        "compile reduce-overhead) when it is cuda (cuda-cpu: the CUDA text run on "
+                        "the CPU, for rehearsals)")
     p.add_argument("--gpu-only", action="store_true",
                    help="with --gpu: only the GPU cells (the parity reference is PyTorch cuda eager)")
     p.add_argument("--force-cpu-cells", action="store_true",

@@ -32,7 +32,8 @@
 #                                     gpu_check_out/, or $OUT when the device runner sets it)
 #   scripts/gpu_check.sh --prepare    here: build the four binaries in Release into .gpu_carry/bin
 #                                     (stripped), to carry to the GPU machine with the tree
-#   scripts/gpu_check.sh --dry-run    here, without CUDA: every part on OpenCL (PoCL) and PyTorch
+#   scripts/gpu_check.sh --dry-run    here, without CUDA: every part on OpenCL (PoCL; or the CUDA
+#                                     text on cuda-cpu with GPU_CHECK_DRY_BACKEND=cuda-cpu) and PyTorch
 #                                     on the CPU at toy sizes (matmul n 256, the GPT-2 twin
 #                                     gpt2_tiny_adamw_bf16 and mlp_small; gpt2_124m_train only as
 #                                     its skip rows): the script's logic and the report, checked
@@ -84,13 +85,20 @@ elapsed() { echo $(( $(date +%s) - start )); }
 left() { echo $(( TOTAL - $(elapsed) )); }
 
 if [[ $MODE == dry ]]; then
-  BACKEND=opencl TORCH_DEVICE=cpu MATMUL_N=256 MATMUL_REPS=3
-  TEST_FILTER='GpuTraining.*:GpuMixedPrecision.*' BACKEND_TEST_FILTER='OpenCl*'
+  # GPU_CHECK_DRY_BACKEND=cuda-cpu rehearses on the CUDA text itself (the cuda-cpu device), with
+  # the tensor-core tiles and cp.async staging an sm_90 device gets.
+  BACKEND=${GPU_CHECK_DRY_BACKEND:-opencl} TORCH_DEVICE=cpu MATMUL_N=256 MATMUL_REPS=3
+  case $BACKEND in
+    opencl) BACKEND_TEST_FILTER='OpenCl*' ;;
+    cuda-cpu) BACKEND_TEST_FILTER='CudaOnCpu*' ;;
+    *) echo "gpu_check.sh: GPU_CHECK_DRY_BACKEND must be opencl or cuda-cpu" >&2; exit 2 ;;
+  esac
+  TEST_FILTER='GpuTraining.*:GpuMixedPrecision.*'
   BIG_WORKLOAD=gpt2_124m_train SMALL_WORKLOADS=gpt2_tiny_adamw_bf16,mlp_small
   # PyTorch on the CPU is the parity reference, so the run keeps its CPU eager cell.
-  bench_cells=(--gpu opencl)
-  BIG_CELLS=pytorch:cpu:eager,cannl:opencl:default BIG_PROFILED=cannl:opencl:profiled
-  SMALL_CELLS=pytorch:cpu:eager,cannl:opencl:default,cannl:opencl:profiled
+  bench_cells=(--gpu "$BACKEND")
+  BIG_CELLS=pytorch:cpu:eager,cannl:$BACKEND:default BIG_PROFILED=cannl:$BACKEND:profiled
+  SMALL_CELLS=pytorch:cpu:eager,cannl:$BACKEND:default,cannl:$BACKEND:profiled
 else
   BACKEND=cuda TORCH_DEVICE=cuda MATMUL_N=4096 MATMUL_REPS=20
   TEST_FILTER='*' BACKEND_TEST_FILTER='Cuda*:Nvrtc*'
@@ -132,7 +140,10 @@ for b in "${BINARIES[@]}"; do [[ -x $BIN/$b ]] || { say "missing $BIN/$b"; exit 
 unset CANNL_GPU_BIN  # the script's own variable: cannl would warn of an unknown config key
 say "binaries ready; mode $MODE, backend $BACKEND, budget $TOTAL s, parts $PARTS"
 device=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
-[[ $MODE == dry ]] && device="dry run: OpenCL ($(uname -m) CPU via PoCL), PyTorch on the CPU"
+if [[ $MODE == dry ]]; then
+  device="dry run: OpenCL ($(uname -m) CPU via PoCL), PyTorch on the CPU"
+  [[ $BACKEND == cuda-cpu ]] && device="dry run: the CUDA text on cuda-cpu ($(uname -m) CPU), PyTorch on the CPU"
+fi
 say "device: ${device:-none found by nvidia-smi}"
 
 tests_rc=-1 matmul_rc=-1 tune_rc=-1 big_rc=-1 small_rc=-1

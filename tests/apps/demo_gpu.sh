@@ -2,7 +2,7 @@
 # `cannl demo --backend <gpu>` reaches the same final accuracy as on cc, with epoch losses equal to
 # 5 significant digits (transcendentals may differ by an ulp between the GPU's libm and the
 # host's), and writes its kernels under build_files/. Skips (exit 0 with a message) when the GPU
-# backend does not open here. Usage: demo_gpu.sh CANNL WORK [opencl|cuda]
+# backend does not open here. Usage: demo_gpu.sh CANNL WORK [opencl|cuda|cuda-cpu]
 set -euo pipefail
 cannl="$1"
 work="$2"
@@ -24,6 +24,6 @@ fi
 accuracy() { sed -nE 's/^final train accuracy: ([0-9.]+)$/\1/p' "$1"; }
 [ "$(accuracy cc.txt)" = "$(accuracy gpu.txt)" ] ||
   { echo "FAIL: final accuracy $(accuracy gpu.txt) on $backend, $(accuracy cc.txt) on cc"; exit 1; }
-ext=$([ "$backend" = cuda ] && echo cu || echo cl)
+ext=$([[ $backend == cuda* ]] && echo cu || echo cl)
 ls build_files/cannl/*."$ext" > /dev/null
 echo "PASS: $backend reaches the final accuracy $(accuracy gpu.txt) of cc with the same epoch losses"
