@@ -1,6 +1,6 @@
-// The block scheduler of the cuda-cpu device (cuda_on_cpu_runner.h): fibers, one per
-// thread of the block, switched only where a thread waits, and the warp operations computed at
-// the moment the last lane of their mask arrives.
+// The block scheduler of the cuda-cpu device (cuda_on_cpu_runner.h): fibers that run the
+// block's threads in turn and stay with a thread that waits, switched only there, and the warp
+// operations computed once the last lane of their mask arrives.
 #include "backends/gpu/cuda_on_cpu_runner.h"
 
 #include <sys/mman.h>

@@ -12,7 +12,9 @@
 //  * a warp operation whose mask names a lane that does not take part;
 //  * an ldmatrix row or a 16-byte cp.async at an address that is not 16-byte aligned.
 // A shuffle's value from a lane outside the mask comes back as a NaN pattern, never a
-// plausible number; a cp.async lands only when its thread waits for it.
+// plausible number; shared memory holds 0xff bytes until written; a cp.async lands when its
+// thread waits for it (forward order) or at once (reverse order), the two legal extremes; a
+// thread that returns with copies in flight is an error too.
 //
 //   CpuKernelRunner runner;
 //   runner.run({.name = "k0", .entry = entry, .self_slot = slot}, geometry, args, CpuThreadOrder::Forward);
