@@ -137,6 +137,14 @@ void add_compiler_workarounds(const Toolchain& tc, std::vector<std::string>& fla
 
 }  // namespace
 
+std::vector<std::string> target_flags(const Toolchain& tc) {
+  const std::string arch = config::get("cc_arch_flags");
+  std::vector<std::string> flags =
+      arch == "auto" ? native_arch_flags(tc) : arch == "none" ? std::vector<std::string>{} : split_words(arch);
+  add_compiler_workarounds(tc, flags);
+  return flags;
+}
+
 std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp) {
   std::vector<std::string> flags = {"-O" + std::to_string(config::get_int_in("cc_optimization_level", 0, 3)),
                                     "-std=c11", "-fPIC", "-shared"};
@@ -146,11 +154,8 @@ std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp) {
                       config::source_of("cc_fp_contract") + ")");
   }
   flags.push_back("-ffp-contract=" + contract);
-  const std::string arch = config::get("cc_arch_flags");
-  const std::vector<std::string> arch_flags =
-      arch == "auto" ? native_arch_flags(tc) : arch == "none" ? std::vector<std::string>{} : split_words(arch);
-  flags.insert(flags.end(), arch_flags.begin(), arch_flags.end());
-  add_compiler_workarounds(tc, flags);
+  const std::vector<std::string> target = target_flags(tc);
+  flags.insert(flags.end(), target.begin(), target.end());
   if (config::get_bool("cc_fast_math")) flags.push_back("-ffast-math");
   if (openmp) flags.push_back("-fopenmp");
   for (auto& w : split_words(config::get("cc_extra_flags"))) flags.push_back(w);

@@ -25,6 +25,11 @@ const Toolchain& find_toolchain();
 /// Throws ConfigError on a bad cc_fp_contract value.
 std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp = false);
 
+/// The target part of compile_flags: the architecture (cc_arch_flags: -march=native where the
+/// compiler takes it) and the workarounds for the compiler's known miscompiles; nothing that
+/// changes how a correct compile rounds.
+std::vector<std::string> target_flags(const Toolchain& tc);
+
 /// Whether the compiler builds and links an OpenMP shared library with -fopenmp (probed once per
 /// compiler).
 bool openmp_available(const Toolchain& tc);

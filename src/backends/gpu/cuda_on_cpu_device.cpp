@@ -6,11 +6,8 @@
 // It is a test device: one thread of the host runs every block in turn.
 #include <cstring>
 #include <filesystem>
-#include <iterator>
 #include <map>
 #include <mutex>
-#include <set>
-#include <sstream>
 #include <system_error>
 
 #include "backends/cc/process.h"
@@ -38,19 +35,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The cc backend's compiler flags (optimization level, the host's architecture: fmaf an
-// instruction), made NVRTC's in what changes the bits: no contraction of a * b + c (its
-// --fmad=false), no fast math, none of cc_extra_flags (they are for C); for C++: no exceptions
-// (the runner's errors are thrown outside the module's frames), no warnings (the text is NVRTC's).
+// The flags of a module: the cc backend's optimization level and target flags (the host's
+// architecture: fmaf an instruction), and NVRTC's rounding whatever the cc backend's own
+// rounding keys say: no contraction of a * b + c (its --fmad=false), no fast math. C++ without
+// exceptions (the runner's errors are thrown outside the module's frames) and without warnings
+// (the text is NVRTC's).
 std::vector<std::string> host_flags(const cc::Toolchain& toolchain) {
-  std::istringstream extra(config::get("cc_extra_flags"));
-  const std::set<std::string> dropped{std::istream_iterator<std::string>(extra), std::istream_iterator<std::string>()};
-  std::vector<std::string> flags = {"-x", "c++"};
-  for (const std::string& f : cc::compile_flags(toolchain)) {
-    if (dropped.contains(f) || f == "-ffast-math" || f.starts_with("-ffp-contract=")) continue;
-    flags.push_back(f == "-std=c11" ? "-std=c++17" : f);
-  }
-  flags.insert(flags.end(), {"-ffp-contract=off", "-fno-exceptions", "-fno-rtti", "-w"});
+  std::vector<std::string> flags = {"-x", "c++", "-std=c++17",
+                                    "-O" + std::to_string(config::get_int_in("cc_optimization_level", 0, 3)),
+                                    "-fPIC", "-shared", "-ffp-contract=off"};
+  const std::vector<std::string> target = cc::target_flags(toolchain);
+  flags.insert(flags.end(), target.begin(), target.end());
+  flags.insert(flags.end(), {"-fno-exceptions", "-fno-rtti", "-w"});
   return flags;
 }
 

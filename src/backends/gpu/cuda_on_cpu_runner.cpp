@@ -280,15 +280,12 @@ class Block {
     }
     if (kernel_.shared_begin != nullptr)
       std::memset(kernel_.shared_begin, 0xff, static_cast<std::size_t>(kernel_.shared_end - kernel_.shared_begin));
-    Block* const outer = tl_block;
-    tl_block = this;
-    try {
-      schedule();
-    } catch (...) {
-      tl_block = outer;
-      throw;
-    }
-    tl_block = outer;
+    struct Current {  // this block is the thread's running one for the call, thrown or not
+      Block* outer;
+      explicit Current(Block* b) : outer(std::exchange(tl_block, b)) {}
+      ~Current() { tl_block = outer; }
+    } current(this);
+    schedule();
   }
 
   Thread& running() { return *running_; }
@@ -321,8 +318,13 @@ class Block {
     switch_to_scheduler(true);
   }
 
-  // Called on the running thread: it waits (its `wait` set) until the scheduler resumes it.
-  void yield() { switch_to_scheduler(false); }
+  // Called on the running thread: it waits at `op` (line `site`; its operands set) until the
+  // scheduler resumes it.
+  void wait_at(Wait op, int site) {
+    running_->wait = op;
+    running_->site = site;
+    switch_to_scheduler(false);
+  }
 
   // Called on the running thread: the launch fails with `message` once it is back at the
   // scheduler. The thread never resumes, so nothing of its frames is destroyed: the caller
@@ -524,21 +526,14 @@ Thread& running_thread() { return tl_block->running(); }
 
 // ---- the entry points a module calls ----
 
-void rt_syncthreads(int site) {
-  Thread& f = running_thread();
-  f.wait = Wait::Barrier;
-  f.site = site;
-  tl_block->yield();
-}
+void rt_syncthreads(int site) { tl_block->wait_at(Wait::Barrier, site); }
 
 unsigned long long rt_shfl_down(unsigned mask, unsigned long long bits, unsigned delta, int site) {
   Thread& f = running_thread();
-  f.wait = Wait::Shuffle;
-  f.site = site;
   f.mask = mask;
   f.bits = bits;
   f.delta = delta;
-  tl_block->yield();
+  tl_block->wait_at(Wait::Shuffle, site);
   return f.result;
 }
 
@@ -548,23 +543,19 @@ void rt_mma(int format, float* c, const unsigned* a, const unsigned* b, int site
     tl_block->record_failure("mma.sync of unknown format " + std::to_string(format));
     tl_block->abandon();
   }
-  f.wait = Wait::Mma;
-  f.site = site;
   f.format = format;
   f.c = c;
   f.a = a;
   f.b = b;
-  tl_block->yield();
+  tl_block->wait_at(Wait::Mma, site);
 }
 
 void rt_ldmatrix(int trans, unsigned* r, const unsigned short* row, int site) {
   Thread& f = running_thread();
-  f.wait = Wait::Ldmatrix;
-  f.site = site;
   f.trans = trans;
   f.r = r;
   f.row = row;
-  tl_block->yield();
+  tl_block->wait_at(Wait::Ldmatrix, site);
 }
 
 // A copy's bytes, those past src_bytes zero; whole copies (most of a staged tile's) as one

@@ -75,7 +75,11 @@ TEST(CudaOnCpu, PassesTheDeviceChecks) {
   EXPECT_THROW(other->launch(*first, 0, ir::KernelGeometry{}, {}), RuntimeUsageError) << "another device's module";
 }
 
-TEST(CudaOnCpu, ACompileErrorCarriesTheCompilersOutput) {
+TEST(CudaOnCpu, ACompileErrorCarriesTheCompilersOutputAndCommand) {
+  test_util::ConfigGuard guard;
+  // The cc backend's rounding keys do not reach the module: it rounds as NVRTC's --fmad=false.
+  config::set_override("cc_fp_contract", "fast");
+  config::set_override("cc_fast_math", "true");
   std::string why;
   auto device = device_or_skip(why);
   if (!device) GTEST_SKIP() << "no C++ compiler: " << why;
@@ -83,8 +87,12 @@ TEST(CudaOnCpu, ACompileErrorCarriesTheCompilersOutput) {
     device->load("extern \"C\" __global__ void broken(float* x) { x[0] = undeclared_name; }\n", {"broken"}, "");
     FAIL() << "expected CompileError";
   } catch (const CompileError& e) {
-    EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("broken.cu:1"), std::string::npos) << "the .cu file's own line: " << e.what();
+    const std::string m = e.what();
+    EXPECT_NE(m.find("undeclared_name"), std::string::npos) << m;
+    EXPECT_NE(m.find("broken.cu:1"), std::string::npos) << "the .cu file's own line: " << m;
+    EXPECT_NE(m.find("-ffp-contract=off"), std::string::npos) << m;
+    EXPECT_EQ(m.find("-ffp-contract=fast"), std::string::npos) << m;
+    EXPECT_EQ(m.find("-ffast-math"), std::string::npos) << m;
   }
 }
 
