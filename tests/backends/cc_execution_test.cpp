@@ -131,5 +131,46 @@ TEST(CcExecution, SelectsAndMinMaxKeepNanAndSignedZeroBits) {
     EXPECT_EQ(expect_ops_agree(t, xs, ys, zs, {"out_max", "out_min", "out_where", "out_relu_gate", "out_sat01_gate"}), 5);
 }
 
+// out[i] = -fma(x[i], y[i], z[i]) where x*y + z cancels to +0: the negation is -0. GCC 12 folds
+// a C minus of fmaf into one fnmsub, -(x*y) - z, which gives +0 (ops.def, Neg); the printer
+// flips the sign bit instead. The second form is a fused dot product negated, as autodiff makes.
+TEST(CcExecution, NegatingAFusedSumThatCancelsGivesMinusZero) {
+  for (DType t : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(dtype_name(t));
+    auto x = make_node("x", t, {4});
+    auto y = make_node("y", t, {4});
+    auto z = make_node("z", t, {4});
+    auto neg_fma = make_node("neg_fma", t, {4});
+    auto neg_dot = make_node("neg_dot", t, {1});
+    const Symbol i = fresh_symbol();
+    const std::vector<AxisIndex> at{AxisIndex::iterator(i)};
+    auto fused = apply(Op::Fma, t, {get(x, at), get(y, at), get(z, at)});
+    auto pointwise = for_loop(i, 0, 4, set(neg_fma, at, apply(Op::Neg, t, {fused})));
+    const int v = fresh_scope_id();
+    const Symbol k = fresh_symbol();
+    const std::vector<AxisIndex> ak{AxisIndex::iterator(k)};
+    auto chain = for_loop(k, 0, 4, set_local(v, apply(Op::Fma, t, {get(x, ak), get(y, ak), get_local(v, t)})));
+    auto dot = local_scope(v, t, seq({set_local(v, constant(0, t)), chain}));
+    auto reduce = set(neg_dot, {AxisIndex::fixed(0)}, apply(Op::Neg, t, {dot}));
+    backends::CompileRequest r{LoweredRoutine{"neg_fma_" + std::string(dtype_name(t)), seq({pointwise, reduce}), {}},
+                               {x, y, z, neg_fma, neg_dot}};
+    const std::vector<double> xs{1.5, -2, 3, 0.25}, ys{2, 1.5, 1, -12}, zs{-3, 3, -3, 3};
+    auto inputs = [&](const std::vector<double>& d) {
+      if (t == DType::F32) return bytes_of(std::vector<float>(d.begin(), d.end()));
+      return bytes_of(d);
+    };
+    const std::vector<test_util::Bytes> in{inputs(xs), inputs(ys), inputs(zs)};
+    const auto out = run_on(*cc(), r, in);
+    EXPECT_EQ(out, run_on(*backends::make_interpreter_backend(), r, in));
+    auto as_doubles = [&](const test_util::Bytes& b) {
+      if (t == DType::F64) return values_of<double>(b);
+      const auto f = values_of<float>(b);
+      return std::vector<double>(f.begin(), f.end());
+    };
+    for (double value : as_doubles(out[3])) EXPECT_TRUE(value == 0 && std::signbit(value)) << value;
+    EXPECT_TRUE(std::signbit(as_doubles(out[4])[0])) << "-(1.5*2 - 2*1.5 + 3*1 - 0.25*12)";
+  }
+}
+
 }  // namespace
 }  // namespace cannl

@@ -85,7 +85,9 @@ struct VectorExpr {
     switch (a.op) {
       case ir::Op::Identity: case ir::Op::Arg1: return v[0];
       case ir::Op::Arg2: return v[1];
-      case ir::Op::Neg: return "(-" + atom(v[0]) + ")";
+      // The sign bit flipped, as the scalar cannl_negf (prelude_minmax.cpp: GCC folds a minus of
+      // an fma into fnmsub, which loses the -0 of a cancelling sum).
+      case ir::Op::Neg: return "((" + w.type + ")(" + bits(v[0]) + " ^ (int32_t)(-2147483647 - 1)))";
       case ir::Op::Add: return "(" + v[0] + " + " + v[1] + ")";
       case ir::Op::Sub: return "(" + v[0] + " - " + v[1] + ")";
       case ir::Op::Mul: return "(" + v[0] + " * " + v[1] + ")";

@@ -1,4 +1,4 @@
-// Prelude helpers: selects with both arms evaluated, and max and min as IEEE 754-2019
+// Prelude helpers: negation by the sign bit, selects with both arms evaluated, and max and min as IEEE 754-2019
 // maximumNumber / minimumNumber (a NaN operand loses, +0 is above -0), the interpreter's definition (src/interp/scalar_ops.cpp). C's fmaxf
 // leaves the sign of fmaxf(-0, +0) to the implementation, and GCC returns either depending on
 // the surrounding code, so the generated code never calls fmax / fmin.
@@ -18,6 +18,17 @@ std::string bits_type(const std::string& type) { return type == "float" ? "int32
 std::string tag(const std::string& type) { return type == "float" ? "f32" : "f64"; }
 std::string bits_of(const std::string& type) { return "cannl_bits_of_" + tag(type); }
 std::string of_bits(const std::string& type) { return "cannl_" + tag(type) + "_of_bits"; }
+
+// -x by flipping the sign bit, as the interpreter's -x does (NaN included). A C minus is not
+// enough: GCC 12 folds -fma(a, b, c) into one fnmsub instruction, -(a*b) - c, which rounds a
+// sum that cancels to +0 where the negation of fma's +0 is -0 (ops.def, Neg). The compiler
+// keeps the flip as an xor after the fma, scalar or vectorized.
+std::string neg_text(const std::string& name, const std::string& type) {
+  const std::string bits = bits_type(type);
+  const std::string sign = type == "float" ? "(-2147483647 - 1)" : "(-9223372036854775807LL - 1)";
+  return "$P " + type + " " + name + "(" + type + " x) {\n"
+         "  return " + of_bits(type) + "(" + bits_of(type) + "(x) ^ (" + bits + ")" + sign + ");\n}\n";
+}
 
 std::string select_text(const std::string& name, const std::string& type) {
   const std::string bits = bits_type(type);
@@ -44,6 +55,8 @@ std::string minmax_text(const std::string& name, const std::string& type, bool m
 }  // namespace
 
 void append_minmax_helpers(std::vector<PreludeHelper>& out) {
+  out.push_back({"cannl_negf", neg_text("cannl_negf", "float"), {"cannl_bits_of_f32", "cannl_f32_of_bits"}});
+  out.push_back({"cannl_neg", neg_text("cannl_neg", "double"), {"cannl_bits_of_f64", "cannl_f64_of_bits"}});
   out.push_back({"cannl_selectf", select_text("cannl_selectf", "float"), {"cannl_bits_of_f32", "cannl_f32_of_bits"}});
   out.push_back({"cannl_select", select_text("cannl_select", "double"), {"cannl_bits_of_f64", "cannl_f64_of_bits"}});
   out.push_back({"cannl_fmaxf", minmax_text("cannl_fmaxf", "float", true), {"cannl_selectf", "cannl_bits_of_f32"}});
