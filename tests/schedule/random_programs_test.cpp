@@ -6,6 +6,7 @@
 // bitwise equal on the interpreter and, compiled, on the C backend.
 //
 //   CANNL_TEST_SCHEDULE_PROGRAMS=5000 ./test_schedule --gtest_filter='RandomPrograms.*'   (default 150)
+//   CANNL_TEST_SCHEDULE_CC_BATCHES=50 ...   batches of 40 programs for the C-backend tests (default 1)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -29,6 +30,19 @@ namespace {
 std::int64_t env_count(const char* name, std::int64_t fallback) {
   const char* v = std::getenv(name);
   return v ? std::strtoll(v, nullptr, 10) : fallback;
+}
+
+// The C-backend tests compile batches of 40 programs, one routine per batch; batch b of a test
+// takes the seeds base + 40 b .. + 39, so longer runs see new programs.
+std::int64_t cc_batches() { return env_count("CANNL_TEST_SCHEDULE_CC_BATCHES", 1); }
+
+std::vector<opt::testing::GeneratedProgram> generated_batch(std::uint64_t base, std::int64_t b, const std::string& prefix) {
+  std::vector<opt::testing::GeneratedProgram> programs;
+  for (std::uint64_t k = 0; k < 40; ++k) {
+    const std::uint64_t seed = base + 40 * static_cast<std::uint64_t>(b) + k;
+    programs.push_back(opt::testing::generate_program(seed, prefix + std::to_string(seed) + "_"));
+  }
+  return programs;
 }
 
 ir::LoweredRoutine program(std::uint64_t seed, bool optimized, const std::string& prefix = "") {
@@ -171,18 +185,7 @@ TEST(RandomPrograms, DefaultCpuScheduleIsBitwiseOnTheInterpreter) {
   EXPECT_GT(annotated, n / 2);
 }
 
-// Generated programs concatenated into one routine, compiled with and without the default
-// schedule: with OpenMP Grid loops and SIMD rendering the results must stay bitwise equal.
-TEST(RandomPrograms, DefaultCpuScheduleIsBitwiseOnTheCBackend) {
-  try {
-    (void)test_util::cc();
-  } catch (const BackendUnavailable& e) {
-    GTEST_SKIP() << e.what();
-  }
-  std::vector<opt::testing::GeneratedProgram> programs;
-  for (std::uint64_t seed = 0; seed < 40; ++seed) programs.push_back(opt::testing::generate_program(7000 + seed, "p" + std::to_string(seed) + "_"));
-  const auto all = opt::testing::concatenate(programs);
-  const ir::LoweredRoutine lowered = ir::lower(all.comp, "generated_batch");
+void default_schedule_on_cc(const ir::LoweredRoutine& lowered) {
   CpuScheduleOptions options;
   options.min_parallel = 4;
   options.min_tile_work = 1;
@@ -197,18 +200,21 @@ TEST(RandomPrograms, DefaultCpuScheduleIsBitwiseOnTheCBackend) {
     EXPECT_EQ(serial[k], scheduled[k]) << params[k]->debug_name() << "\n" << ir::print_loop_ir(s.routine);
 }
 
-// With re-association licensed (and the thresholds lowered for tiny programs) the scheduled
-// routine computes the same bits on the C backend as on the interpreter, and stays within
-// rounding of the serial program.
-TEST(RandomPrograms, ReassociatingDefaultScheduleAgreesAcrossBackends) {
+// Generated programs concatenated into one routine, compiled with and without the default
+// schedule: with OpenMP Grid loops and SIMD rendering the results must stay bitwise equal.
+TEST(RandomPrograms, DefaultCpuScheduleIsBitwiseOnTheCBackend) {
   try {
     (void)test_util::cc();
   } catch (const BackendUnavailable& e) {
     GTEST_SKIP() << e.what();
   }
-  std::vector<opt::testing::GeneratedProgram> programs;
-  for (std::uint64_t seed = 0; seed < 40; ++seed) programs.push_back(opt::testing::generate_program(8000 + seed, "r" + std::to_string(seed) + "_"));
-  const ir::LoweredRoutine lowered = ir::lower(opt::testing::concatenate(programs).comp, "reassociated_batch");
+  for (std::int64_t b = 0; b < cc_batches() && !HasFailure(); ++b) {
+    SCOPED_TRACE("batch " + std::to_string(b) + " (seeds from " + std::to_string(7000 + 40 * b) + ")");
+    default_schedule_on_cc(ir::lower(opt::testing::concatenate(generated_batch(7000, b, "p")).comp, "generated_batch"));
+  }
+}
+
+void reassociating_schedule_on_cc(const ir::LoweredRoutine& lowered) {
   CpuScheduleOptions options;
   options.min_parallel = 4;
   options.min_tile_work = 1;
@@ -228,19 +234,23 @@ TEST(RandomPrograms, ReassociatingDefaultScheduleAgreesAcrossBackends) {
     EXPECT_EQ(compiled[k], on_interp.at(params[k]->id)) << params[k]->debug_name() << "\n" << ir::print_loop_ir(s.routine);
 }
 
-// Random accepted transforms on a concatenation of programs, compiled by the C backend: the
-// printer and the dialect must render every transformed form (guards, locals, tiles, annotated
-// loops) to the same results as the untransformed routine.
-TEST(RandomPrograms, AcceptedTransformsKeepTheResultsOnTheCBackend) {
+// With re-association licensed (and the thresholds lowered for tiny programs) the scheduled
+// routine computes the same bits on the C backend as on the interpreter, and stays within
+// rounding of the serial program.
+TEST(RandomPrograms, ReassociatingDefaultScheduleAgreesAcrossBackends) {
   try {
     (void)test_util::cc();
   } catch (const BackendUnavailable& e) {
     GTEST_SKIP() << e.what();
   }
-  std::vector<opt::testing::GeneratedProgram> programs;
-  for (std::uint64_t seed = 0; seed < 40; ++seed) programs.push_back(opt::testing::generate_program(9000 + seed, "q" + std::to_string(seed) + "_"));
-  const ir::LoweredRoutine original = ir::lower(opt::testing::concatenate(programs).comp, "transformed_batch");
-  RandomTransforms random(11);
+  for (std::int64_t b = 0; b < cc_batches() && !HasFailure(); ++b) {
+    SCOPED_TRACE("batch " + std::to_string(b) + " (seeds from " + std::to_string(8000 + 40 * b) + ")");
+    reassociating_schedule_on_cc(ir::lower(opt::testing::concatenate(generated_batch(8000, b, "r")).comp, "reassociated_batch"));
+  }
+}
+
+void transforms_on_cc(const ir::LoweredRoutine& original, unsigned transform_seed) {
+  RandomTransforms random(transform_seed);
   ir::LoweredRoutine current = original;
   Tolerance tolerance = Tolerance::Bitwise;
   int accepted = 0;
@@ -265,6 +275,22 @@ TEST(RandomPrograms, AcceptedTransformsKeepTheResultsOnTheCBackend) {
     actual[params[k]->id] = after[k];
   }
   EXPECT_EQ(compare(expected, actual, tolerance), "") << ir::print_loop_ir(current);
+}
+
+// Random accepted transforms on a concatenation of programs, compiled by the C backend: the
+// printer and the dialect must render every transformed form (guards, locals, tiles, annotated
+// loops) to the same results as the untransformed routine.
+TEST(RandomPrograms, AcceptedTransformsKeepTheResultsOnTheCBackend) {
+  try {
+    (void)test_util::cc();
+  } catch (const BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  for (std::int64_t b = 0; b < cc_batches() && !HasFailure(); ++b) {
+    SCOPED_TRACE("batch " + std::to_string(b) + " (seeds from " + std::to_string(9000 + 40 * b) + ")");
+    transforms_on_cc(ir::lower(opt::testing::concatenate(generated_batch(9000, b, "q")).comp, "transformed_batch"),
+                     static_cast<unsigned>(11 + b));
+  }
 }
 
 }  // namespace
