@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <random>
+#include <string>
 
 #include "backends/run_util.h"
 #include "cannl/ir/lower.h"
@@ -66,17 +67,29 @@ bool check_batch(std::uint64_t first_seed, int count, bool fission, const char* 
   return lanes;
 }
 
+std::uint64_t env_or(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
 // CANNL_TEST_GPU_PROGRAM_BATCHES sets the number of batches of a fuzz test for a longer run by
 // hand (each test has its own default).
-std::uint64_t batches_or(std::uint64_t fallback) {
-  const char* more = std::getenv("CANNL_TEST_GPU_PROGRAM_BATCHES");
-  return more != nullptr && *more != '\0' ? std::strtoull(more, nullptr, 10) : fallback;
+std::uint64_t batches_or(std::uint64_t fallback) { return env_or("CANNL_TEST_GPU_PROGRAM_BATCHES", fallback); }
+
+// CANNL_TEST_GPU_PROGRAM_FIRST_BATCH starts the seeded fuzz tests at that batch, to reproduce a
+// failure a long run named ("batch 20") without the batches before it.
+std::uint64_t first_batch() { return env_or("CANNL_TEST_GPU_PROGRAM_FIRST_BATCH", 0); }
+
+std::string batch_trace(std::uint64_t batch, std::uint64_t first_seed) {
+  return "batch " + std::to_string(batch) + " (seeds from " + std::to_string(first_seed) + ")";
 }
 
 TEST(GpuRandomPrograms, DefaultGpuScheduleWithFissionIsBitwiseTheInterpreter) {
   if (!gpu_test::backend()) GTEST_SKIP() << gpu_test::unavailable_reason();
-  for (std::uint64_t batch = 0; batch < batches_or(3) && !HasFailure(); ++batch)
+  for (std::uint64_t batch = first_batch(); batch < batches_or(3) && !HasFailure(); ++batch) {
+    SCOPED_TRACE(batch_trace(batch, 11000 + 40 * batch));
     check_batch(11000 + 40 * batch, 40, /*fission=*/true);
+  }
 }
 
 // Every nest that allows it runs 4 lanes a thread (ir::gpu_vector_loop): vectors moved where
@@ -84,8 +97,10 @@ TEST(GpuRandomPrograms, DefaultGpuScheduleWithFissionIsBitwiseTheInterpreter) {
 TEST(GpuRandomPrograms, VectorLanesWhereverTheNestAllowsAreBitwiseTheInterpreter) {
   if (!gpu_test::backend()) GTEST_SKIP() << gpu_test::unavailable_reason();
   int with_lanes = 0;  // a batch may happen to have no nest that takes lanes; the run as a whole must
-  for (std::uint64_t batch = 0; batch < batches_or(2) && !HasFailure(); ++batch)
+  for (std::uint64_t batch = first_batch(); batch < batches_or(2) && !HasFailure(); ++batch) {
+    SCOPED_TRACE(batch_trace(batch, 13000 + 40 * batch));
     with_lanes += check_batch(13000 + 40 * batch, 40, /*fission=*/true, "on") ? 1 : 0;
+  }
   EXPECT_GT(with_lanes, 0) << "no batch had a nest with vector lanes";
 }
 
@@ -108,6 +123,7 @@ TEST(GpuRandomPrograms, HandMadeAnnotationsAreBitwiseTheInterpreter) {
   int ordered_blocks = 0;  // kernels with barriers inside a block, as the backend's target lowers them
   const std::uint64_t batches = batches_or(4);
   for (std::uint64_t batch = 0; batch < batches && !HasFailure(); ++batch) {
+    SCOPED_TRACE(batch_trace(batch, 14000 + 30 * batch));  // no first batch: the rng runs through them all
     std::vector<opt::testing::GeneratedProgram> programs;
     for (std::uint64_t k = 0; k < 30; ++k) {
       const std::uint64_t seed = 14000 + 30 * batch + k;

@@ -7,6 +7,7 @@
 // happen under one lock, since clSetKernelArg on one kernel is not thread-safe.
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
 
@@ -14,7 +15,9 @@
 #include "backends/gpu/launch_checks.h"
 #include "backends/gpu/module_cache.h"
 #include "backends/gpu/opencl_api.h"
+#include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "cannl/support/log.h"
 
 namespace cannl::backends::gpu {
 
@@ -25,6 +28,13 @@ using namespace opencl;
 // Build options of every program: OpenCL C 1.2 and IEEE arithmetic as the interpreter computes
 // it (no -cl-fast-relaxed-math, no -cl-mad-enable: the printer writes fma where the IR has one).
 constexpr const char* kBuildOptions = "-cl-std=CL1.2";
+
+// PoCL's work-group method changes the binary it builds (choose_pocl_work_group_method): part of
+// a module's cache key, so that a binary built with another method is never reused.
+std::string pocl_method() {
+  const char* method = std::getenv("POCL_WORK_GROUP_METHOD");
+  return method == nullptr ? "" : std::string(" pocl ") + method;
+}
 
 std::string platform_string(const OpenClApi& api, cl_platform_id platform, cl_info what) {
   std::size_t size = 0;
@@ -250,7 +260,7 @@ class OpenClDevice final : public Device {
   const ir::GpuLimits& limits() const override { return limits_; }
   std::string cache_tag() const override {
     return "opencl platform " + platform_name_ + " " + platform_version_ + " device " + device_name_ + " " +
-           device_version_ + " driver " + driver_version_ + " options " + kBuildOptions;
+           device_version_ + " driver " + driver_version_ + " options " + kBuildOptions + pocl_method();
   }
 
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
@@ -468,9 +478,35 @@ std::vector<cl_platform_id> platforms_of(const OpenClApi& api) {
   return platforms;
 }
 
+// PoCL reads POCL_WORK_GROUP_METHOD when it compiles a kernel (its cache key includes it), and
+// its "loopvec" (the default of PoCL 3.1 with LLVM 15) vectorizes the loop over a work-group's
+// threads wrongly in some race-free kernels: a thread's read of a cell it wrote earlier in the
+// kernel saw the cell's old value (the default GPU schedule's fuzzer, batch 20 on PoCL; bitwise
+// with "loops", "repl", and on cuda-cpu). "loops" runs the same threads unvectorized. The
+// variable is set once, before the ICD loader loads any platform, and never over a value the
+// environment already has; other OpenCL platforms ignore it.
+void choose_pocl_work_group_method() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::string method = config::get("opencl_pocl_work_group_method");
+    if (method != "loops" && method != "loopvec" && method != "repl" && method != "cbs" && method != "auto")
+      throw ConfigError("opencl_pocl_work_group_method = '" + method + "' (from " +
+                        config::source_of("opencl_pocl_work_group_method") +
+                        "): expected loops, loopvec, repl, cbs or auto");
+    if (method == "auto") return;
+    if (const char* set = std::getenv("POCL_WORK_GROUP_METHOD"); set != nullptr) {
+      if (method != set && logging::debug_level() >= 1)
+        logging::info("opencl: POCL_WORK_GROUP_METHOD=" + std::string(set) + " from the environment, not " + method);
+      return;
+    }
+    ::setenv("POCL_WORK_GROUP_METHOD", method.c_str(), 0);
+  });
+}
+
 }  // namespace
 
 std::shared_ptr<Device> open_opencl(int platform, int device) {
+  choose_pocl_work_group_method();
   const OpenClApi& api = OpenClApi::get();
   const std::vector<cl_platform_id> platforms = platforms_of(api);
   if (platform < 0 || static_cast<std::size_t>(platform) >= platforms.size())

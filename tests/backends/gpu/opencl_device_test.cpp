@@ -4,7 +4,9 @@
 // skips, saying why, on a machine without an OpenCL platform.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
 
 #include "backends/gpu/device_checks.h"
 #include "backends/gpu/opencl_api.h"
@@ -155,6 +157,129 @@ __kernel void block_sums(__global double* sums, __global const float* x, long n)
     double expected = 0;
     for (std::int64_t k = b * 64; k < std::min(n, (b + 1) * 64); ++k) expected += static_cast<double>(k);
     EXPECT_EQ(got[b], expected) << "block " << b;
+  }
+}
+
+// A kernel of the default GPU schedule's fuzzer (batch 20, trimmed): every thread writes its own
+// cell of t1 and then reads it back for t3. PoCL 3.1's default work-group method ("loopvec",
+// LLVM 15's vectorizer over the work-group's threads) gave 12 of the 16 cells of t3 from t1's old
+// values; the device opens PoCL with "loops" (opencl_pocl_work_group_method), and this must hold
+// whatever the platform.
+TEST_F(OpenClDeviceTest, AThreadReadsBackItsOwnEarlierWrite) {
+  const std::string source = R"(float cannl_fminf(float a, float b) {
+  const int ia = as_int(a), ib = as_int(b);
+  const int take_a = (a < b) | (b != b) | ((a == b) & (ia < 0));
+  const int m = -(int)(take_a != 0);
+  return as_float((ia & m) | (ib & ~m));
+}
+__kernel __attribute__((reqd_work_group_size(4, 4, 1))) void own_writes(
+    __global float *u_out,
+    __global float *restrict u_in,
+    __global float *t1,
+    __global float *restrict x,
+    __global float *t2,
+    __global float *t3,
+    __global float *range4,
+    __global float *t6,
+    __global float *restrict y,
+    __global float *restrict z,
+    __global float *t7,
+    __global float *sel8,
+    __global float *restrict w) {
+  {
+    const int i0 = (int)get_local_id(1);
+    if (i0 < 1) {
+      {
+        const int i1 = (int)get_local_id(0);
+        u_out[i1] = u_in[i1];
+      }
+    }
+  }
+  {
+    const int i2 = (int)get_local_id(1);
+    {
+      const int i3 = (int)get_local_id(0);
+      t1[((i2)*4 + i3)] = (x[((2)*4 + i2)] + x[((i3)*4 + i2)]);
+    }
+  }
+  {
+    const int i4 = (int)get_local_id(1);
+    {
+      const int i5 = (int)get_local_id(0);
+      t2[((i4)*4 + i5)] = x[((i5)*4 + i4)];
+    }
+  }
+  {
+    const int i6 = (int)get_local_id(1);
+    {
+      const int i7 = (int)get_local_id(0);
+      t3[((i6)*4 + i7)] = cannl_fminf(x[((i7)*4 + i6)], t1[((i6)*4 + i7)]);
+    }
+  }
+  {
+    const int i8 = (int)get_local_id(1);
+    if (i8 < 1) {
+      {
+        const int i9 = (int)get_local_id(0);
+        range4[i9] = (float)i9;
+      }
+    }
+  }
+  {
+    const int i10 = (int)get_local_id(1);
+    if (i10 < 3) {
+      {
+        const int i11 = (int)get_local_id(0);
+        t6[(((i10)*4 + i11)*1 + 0)] = cannl_fminf(y[((0)*3 + i10)], z[((i11)*1 + 0)]);
+      }
+    }
+  }
+  {
+    const int i12 = (int)get_local_id(1);
+    if (i12 < 1) {
+      {
+        const int i13 = (int)get_local_id(0);
+        t7[((0)*4 + i13)] = (z[((i13)*1 + 0)] * z[((i13)*1 + 0)]);
+      }
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  {
+    const int i14 = (int)get_local_id(1);
+    if (i14 < 3) {
+      {
+        const int i15 = (int)get_local_id(0);
+        sel8[((i14)*4 + i15)] = ((float)(w[i14] == range4[i15]));
+      }
+    }
+  }
+}
+)";
+  constexpr int kBuffers = 13, kT1 = 2, kX = 3, kT3 = 5;
+  std::vector<std::unique_ptr<backends::Buffer>> buffers;
+  std::vector<KernelArg> args;
+  std::vector<float> x;
+  for (int b = 0; b < kBuffers; ++b) {
+    std::vector<float> values(16);
+    for (int k = 0; k < 16; ++k) values[k] = static_cast<float>((k * 7 + 3 * b) % 13) / 4 - 1.5f;
+    if (b == kX) x = values;
+    buffers.push_back(device().allocate(values.size() * sizeof(float)));
+    buffers.back()->write(bytes_of(values));
+    args.emplace_back(static_cast<const backends::Buffer*>(buffers.back().get()));
+  }
+  auto module = device().load(source, {"own_writes"}, "");
+  ir::KernelGeometry geometry;
+  geometry.grid = {1, 1, 1};
+  geometry.block = {4, 4, 1};
+  device().launch(*module, 0, geometry, args);
+  const auto t1 = read_as<float>(*buffers[kT1]);
+  const auto t3 = read_as<float>(*buffers[kT3]);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const float written = x[8 + i] + x[j * 4 + i];
+      EXPECT_EQ(t1[i * 4 + j], written) << "t1[" << i << ", " << j << "]";
+      EXPECT_EQ(t3[i * 4 + j], std::min(x[j * 4 + i], written)) << "t3[" << i << ", " << j << "]";
+    }
   }
 }
 
