@@ -90,13 +90,25 @@ TEST(CcExecution, IntegerDivisionModuloAndWrapping) {
 // Every op of test_routines::all_ops on x, y, z (converted to `t` by the interpreter, so both
 // backends read identical bytes), on cc and on the interpreter: the outputs labelled in
 // `labels` (all of them when empty) must agree bitwise; returns how many were compared.
+// `values` as bytes of dtype `t`, converted by the interpreter.
+test_util::Bytes bytes_in(DType t, const std::vector<double>& values) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  return run_on(*backends::make_interpreter_backend(), test_routines::convert_copy(DType::F64, t, n),
+                {bytes_of(values)})[1];
+}
+
+// Bytes of dtype `t` as doubles (exact for the float dtypes), converted by the interpreter.
+std::vector<double> doubles_of(DType t, const test_util::Bytes& bytes) {
+  const auto n = static_cast<std::int64_t>(bytes.size() / dtype_bytes(t));
+  return values_of<double>(
+      run_on(*backends::make_interpreter_backend(), test_routines::convert_copy(t, DType::F64, n), {bytes})[1]);
+}
+
 int expect_ops_agree(DType t, const std::vector<double>& xs, const std::vector<double>& ys,
                      const std::vector<double>& zs, const std::set<std::string>& labels = {}) {
   auto interp = backends::make_interpreter_backend();
   const auto n = static_cast<std::int64_t>(xs.size());
-  auto to_t = [&](const std::vector<double>& v) {
-    return run_on(*interp, test_routines::convert_copy(DType::F64, t, n), {bytes_of(v)})[1];
-  };
+  auto to_t = [&](const std::vector<double>& v) { return bytes_in(t, v); };
   auto r = test_routines::all_ops(t, n);
   const std::vector<test_util::Bytes> in{to_t(xs), to_t(ys), to_t(zs)};
   const auto mine = run_on(*cc(), r, in);
@@ -154,21 +166,14 @@ TEST(CcExecution, NegatingAFusedSumThatCancelsGivesMinusZero) {
     auto reduce = set(neg_dot, {AxisIndex::fixed(0)}, apply(Op::Neg, t, {dot}));
     backends::CompileRequest r{LoweredRoutine{"neg_fma_" + std::string(dtype_name(t)), seq({pointwise, reduce}), {}},
                                {x, y, z, neg_fma, neg_dot}};
+    // x*y + z is 0 in every cell, and x . y = 1.5*2 - 2*1.5 + 3*1 - 0.25*12 = 0.
     const std::vector<double> xs{1.5, -2, 3, 0.25}, ys{2, 1.5, 1, -12}, zs{-3, 3, -3, 3};
-    auto inputs = [&](const std::vector<double>& d) {
-      if (t == DType::F32) return bytes_of(std::vector<float>(d.begin(), d.end()));
-      return bytes_of(d);
-    };
-    const std::vector<test_util::Bytes> in{inputs(xs), inputs(ys), inputs(zs)};
+    const std::vector<test_util::Bytes> in{bytes_in(t, xs), bytes_in(t, ys), bytes_in(t, zs)};
     const auto out = run_on(*cc(), r, in);
     EXPECT_EQ(out, run_on(*backends::make_interpreter_backend(), r, in));
-    auto as_doubles = [&](const test_util::Bytes& b) {
-      if (t == DType::F64) return values_of<double>(b);
-      const auto f = values_of<float>(b);
-      return std::vector<double>(f.begin(), f.end());
-    };
-    for (double value : as_doubles(out[3])) EXPECT_TRUE(value == 0 && std::signbit(value)) << value;
-    EXPECT_TRUE(std::signbit(as_doubles(out[4])[0])) << "-(1.5*2 - 2*1.5 + 3*1 - 0.25*12)";
+    std::vector<double> negated = doubles_of(t, out[3]);
+    negated.push_back(doubles_of(t, out[4])[0]);
+    for (double value : negated) EXPECT_TRUE(value == 0 && std::signbit(value)) << value;
   }
 }
 
