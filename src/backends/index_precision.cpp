@@ -9,9 +9,7 @@
 namespace cannl::backends {
 
 ir::DType configured_index_dtype(ir::DType preferred) {
-  const std::string prec = config::get("index_prec");
-  if (prec != "auto" && prec != "int32" && prec != "int64")
-    throw ConfigError("index_prec must be auto, int32 or int64, got '" + prec + "'");
+  const std::string prec = config::get_one_of("index_prec", {"auto", "int32", "int64"});
   if (config::get_bool("large_models")) {
     if (prec == "int32")
       throw ConfigError("index_prec=int32 contradicts large_models=true (nodes of 2^31 elements need 64-bit "

@@ -25,12 +25,9 @@ AttentionOptions checked(const std::string& label, AttentionOptions o) {
 }
 
 AttentionKernel configured_kernel() {
-  const std::string value = config::get("attention");
-  if (value == "auto") return AttentionKernel::Auto;
-  if (value == "fused") return AttentionKernel::Fused;
-  if (value == "unfused") return AttentionKernel::Unfused;
-  throw ConfigError("config key 'attention' = '" + value + "' (from " + config::source_of("attention") +
-                    "): expected auto, fused or unfused");
+  return config::get_one_of<AttentionKernel>(
+      "attention",
+      {{"auto", AttentionKernel::Auto}, {"fused", AttentionKernel::Fused}, {"unfused", AttentionKernel::Unfused}});
 }
 
 }  // namespace

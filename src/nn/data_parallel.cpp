@@ -75,9 +75,7 @@ void inject_fault(const runtime::Communicator& comm, std::int64_t global_step) {
 /// it does not apply or, with auto, libnccl is missing.
 std::shared_ptr<runtime::DeviceAverage> open_device_average(std::vector<runtime::Context> devices,
                                                             const std::shared_ptr<runtime::Communicator>& comm) {
-  const std::string mode = config::get("gpu_all_reduce");
-  if (mode != "auto" && mode != "nccl" && mode != "host")
-    throw ConfigError("config key 'gpu_all_reduce' = '" + mode + "': expected auto, nccl or host");
+  const std::string mode = config::get_one_of("gpu_all_reduce", {"auto", "nccl", "host"});
   const std::string_view backend = devices.front().backend_name();
   if (mode == "host") return nullptr;
   if (backend != "cuda") {

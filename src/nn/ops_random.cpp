@@ -28,8 +28,7 @@ std::vector<ir::AsgnRef> uniform_code(const Tensor& self, const ir::StaticSymbol
   const auto& dims = self.value()->dims;
   auto counter = ir::make_node(self.label() + "_counter", ir::DType::U4x32, dims);
   auto step_cell = ir::make_node(self.label() + "_step", ir::DType::U4x32, {1});
-  const Op variant = config::get("default_prng_variant") == "crypto" ? Op::ThreefryCrypto
-                                                                      : Op::ThreefryLight;
+  const Op variant = detail::default_prng_op();
   ir::AccumOp op;
   op.lhs = self.value();
   op.accum = Op::Arg2;

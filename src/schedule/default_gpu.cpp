@@ -325,12 +325,9 @@ std::int64_t scatter_buckets_from_config() {
 }
 
 GpuScheduleOptions::Vectors vectors_from_config() {
-  const std::string value = config::get("gpu_schedule_vectors");
-  if (value == "auto") return GpuScheduleOptions::Vectors::Auto;
-  if (value == "on") return GpuScheduleOptions::Vectors::On;
-  if (value == "off") return GpuScheduleOptions::Vectors::Off;
-  throw ConfigError("gpu_schedule_vectors must be auto, on or off, got '" + value + "' (from " +
-                    config::source_of("gpu_schedule_vectors") + ")");
+  using Vectors = GpuScheduleOptions::Vectors;
+  return config::get_one_of<Vectors>("gpu_schedule_vectors",
+                                     {{"auto", Vectors::Auto}, {"on", Vectors::On}, {"off", Vectors::Off}});
 }
 
 }  // namespace

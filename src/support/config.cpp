@@ -132,6 +132,26 @@ std::int64_t get_int_in(std::string_view key, std::int64_t min, std::int64_t max
   return value;
 }
 
+namespace detail {
+std::string get_one_of(std::string_view key, std::span<const std::string_view> choices) {
+  const Setting setting = resolve(key);
+  const std::string value = lowercase(trim(setting.value));
+  for (std::string_view choice : choices) {
+    if (value == lowercase(choice)) return std::string(choice);
+  }
+  std::string expected;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) expected += i + 1 == choices.size() ? " or " : ", ";
+    expected += choices[i];
+  }
+  throw_bad_value(key, setting, expected);
+}
+}  // namespace detail
+
+std::string get_one_of(std::string_view key, std::initializer_list<std::string_view> choices) {
+  return detail::get_one_of(key, std::span<const std::string_view>(choices.begin(), choices.size()));
+}
+
 double get_double(std::string_view key) {
   Setting setting = resolve(key);
   std::string text(detail::trim(setting.value));

@@ -7,6 +7,11 @@
 
 namespace cannl::detail {
 
+ir::Op default_prng_op() {
+  return config::get_one_of<ir::Op>("default_prng_variant",
+                                    {{"crypto", ir::Op::ThreefryCrypto}, {"light", ir::Op::ThreefryLight}});
+}
+
 int next_tensor_id() {
   static std::atomic<int> next{1};
   return next++;

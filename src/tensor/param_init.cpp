@@ -26,8 +26,7 @@ double threefry_key(const std::string& name, int stream) {
 }
 
 ir::RhsExprRef uniform01(const std::string& name, int stream) {
-  const Op variant = config::get("default_prng_variant") == "crypto" ? Op::ThreefryCrypto
-                                                                      : Op::ThreefryLight;
+  const Op variant = detail::default_prng_op();
   return ap(Op::Uniform1, {ap(variant, {lit(threefry_key(name, stream)), detail::arg(0)})});
 }
 

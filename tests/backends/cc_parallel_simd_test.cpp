@@ -274,7 +274,7 @@ TEST(CcGrid, BadSettingsAreConfigErrors) {
     cc()->compile(r);
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("cc_parallel_grid must be auto, openmp or none"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("config key 'cc_parallel_grid' = 'dispatch' (from override): expected auto, openmp or none"), std::string::npos) << e.what();
   }
   config::set_override("cc_parallel_grid", "auto");
   config::set_override("cc_vector_bytes", "48");

@@ -306,6 +306,35 @@ TEST_F(ConfigTest, RangeCheckedIntegersNameKeyValueAndRange) {
   EXPECT_THROW(config::get_int_in("cc_threads", 0, 4096), ConfigError);
 }
 
+TEST_F(ConfigTest, EnumeratedValuesNameKeyValueSourceAndChoices) {
+  config::set_override("gpu_graphs", "  OFF ");  // case and blanks do not matter
+  EXPECT_EQ(config::get_one_of("gpu_graphs", {"auto", "off"}), "off");
+  config::set_override("gpu_graphs", "sometimes");
+  try {
+    config::get_one_of("gpu_graphs", {"auto", "off"});
+    ADD_FAILURE() << "an unlisted value accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("config key 'gpu_graphs' = 'sometimes' (from override): expected auto or off"),
+              std::string::npos)
+        << e.what();
+  }
+  enum class Order { Forward, Reverse };
+  config::set_override("cuda_cpu_thread_order", "reverse");
+  EXPECT_EQ(config::get_one_of<Order>("cuda_cpu_thread_order", {{"forward", Order::Forward}, {"reverse", Order::Reverse}}),
+            Order::Reverse);
+  config::set_override("cuda_cpu_thread_order", "");  // the default
+  EXPECT_EQ(config::get_one_of<Order>("cuda_cpu_thread_order", {{"forward", Order::Forward}, {"reverse", Order::Reverse}}),
+            Order::Forward);
+  config::set_override("cuda_cpu_thread_order", "backward");
+  try {
+    config::get_one_of<Order>("cuda_cpu_thread_order", {{"forward", Order::Forward}, {"reverse", Order::Reverse}});
+    ADD_FAILURE() << "an unlisted value accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected forward or reverse"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(config::get_one_of("no_such_key", {"a", "b"}), ConfigError);  // as for get()
+}
+
 TEST_F(ConfigTest, EveryKeyIsDocumented) {
   std::ifstream in(std::string(CANNL_SOURCE_DIR) + "/docs/config.md");
   ASSERT_TRUE(in) << "docs/config.md is missing";

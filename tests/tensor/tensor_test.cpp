@@ -9,6 +9,7 @@
 #include "cannl/support/error.h"
 #include "cannl/support/float_codecs.h"
 #include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/op_builder.h"
 #include "cannl/tensor/tensor.h"
 #include "tensor/compile_util.h"
 
@@ -107,6 +108,21 @@ TEST_F(TensorApi, PrecisionInference) {
   EXPECT_EQ(param("c").value()->dtype, ir::DType::BF16);
   config::set_override("default_prec", "f65");
   EXPECT_THROW(param("d"), ConfigError);
+}
+
+// A misspelt generator is an error, not the other generator: both give uniform-looking values.
+TEST_F(TensorApi, ThePrngVariantIsCryptoOrLightAndNothingElse) {
+  EXPECT_EQ(detail::default_prng_op(), ir::Op::ThreefryCrypto);  // the default
+  config::set_override("default_prng_variant", "light");
+  EXPECT_EQ(detail::default_prng_op(), ir::Op::ThreefryLight);
+  config::set_override("default_prng_variant", "cryto");
+  try {
+    detail::default_prng_op();
+    ADD_FAILURE() << "a misspelt variant was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'default_prng_variant' = 'cryto'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected crypto or light"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(TensorApi, HeterogeneousOperandsConvert) {

@@ -8,9 +8,11 @@
 //   config::set_override("cc_compiler", "clang");  // tests
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cannl::config {
@@ -46,6 +48,19 @@ std::int64_t get_int_in(std::string_view key, std::int64_t min, std::int64_t max
 /// get() parsed as a floating-point number (strtod syntax); otherwise ConfigError naming key,
 /// value and source.   config::get_double("seed") == 42.0
 double get_double(std::string_view key);
+/// get() when it is one of `choices` (case and surrounding blanks ignored), returned as the choice
+/// is spelled; otherwise ConfigError "config key 'X' = 'Y' (from <source>): expected a, b or c".
+///   const std::string mode = config::get_one_of("gpu_graphs", {"auto", "off"});  // "OFF" -> "off"
+std::string get_one_of(std::string_view key, std::initializer_list<std::string_view> choices);
+namespace detail {
+std::string get_one_of(std::string_view key, std::span<const std::string_view> choices);
+}  // namespace detail
+/// get_one_of() over the names of `choices`, returning the value paired with the name.
+///   auto order = config::get_one_of<Order>("cuda_cpu_thread_order",
+///                                          {{"forward", Order::Forward}, {"reverse", Order::Reverse}});
+template <typename T>
+T get_one_of(std::string_view key, std::initializer_list<std::pair<std::string_view, T>> choices);
+
 /// Where the value came from: "default", "file <path>:<line>", "environment CANNL_X",
 /// "flag --x", "override".   config::source_of("debug") == "environment CANNL_DEBUG"
 std::string source_of(std::string_view key);
@@ -68,5 +83,17 @@ void clear_overrides();
 /// again, lazily, on the next get. Flags and overrides are kept.
 ///   ::setenv("CANNL_DEBUG", "2", 1); config::reload(); config::get_int("debug") == 2
 void reload();
+
+template <typename T>
+T get_one_of(std::string_view key, std::initializer_list<std::pair<std::string_view, T>> choices) {
+  std::vector<std::string_view> names;
+  names.reserve(choices.size());
+  for (const auto& choice : choices) names.push_back(choice.first);
+  const std::string chosen = detail::get_one_of(key, names);
+  for (const auto& choice : choices) {
+    if (choice.first == chosen) return choice.second;
+  }
+  return choices.begin()->second;  // not reached: get_one_of returned one of the names
+}
 
 }  // namespace cannl::config

@@ -38,6 +38,10 @@ int next_tensor_id();
 /// The default precision (config key default_prec).
 ir::DType default_dtype();
 
+/// The threefry op random tensors and initializers use (config key default_prng_variant: crypto or
+/// light; anything else is a ConfigError, never a silent choice).
+ir::Op default_prng_op();
+
 /// Projections of a gradient assignment reusing the forward product space: the written slot is
 /// forward slot `target` and the operands read forward slots `sources` (-1 = the forward LHS,
 /// k >= 0 = forward RHS k).

@@ -148,11 +148,7 @@ std::vector<std::string> target_flags(const Toolchain& tc) {
 std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp) {
   std::vector<std::string> flags = {"-O" + std::to_string(config::get_int_in("cc_optimization_level", 0, 3)),
                                     "-std=c11", "-fPIC", "-shared"};
-  const std::string contract = config::get("cc_fp_contract");
-  if (contract != "off" && contract != "on" && contract != "fast") {
-    throw ConfigError("cc_fp_contract must be off, on or fast, got '" + contract + "' (from " +
-                      config::source_of("cc_fp_contract") + ")");
-  }
+  const std::string contract = config::get_one_of("cc_fp_contract", {"off", "on", "fast"});
   flags.push_back("-ffp-contract=" + contract);
   const std::vector<std::string> target = target_flags(tc);
   flags.insert(flags.end(), target.begin(), target.end());
@@ -226,11 +222,7 @@ int target_vector_bytes(const Toolchain& tc) {
 
 ParallelSettings parallel_settings(const Toolchain& tc) {
   ParallelSettings s;
-  const std::string grid = config::get("cc_parallel_grid");
-  if (grid != "auto" && grid != "openmp" && grid != "none") {
-    throw ConfigError("cc_parallel_grid must be auto, openmp or none, got '" + grid + "' (from " +
-                      config::source_of("cc_parallel_grid") + ")");
-  }
+  const std::string grid = config::get_one_of("cc_parallel_grid", {"auto", "openmp", "none"});
   // The OpenMP probe (a compile and link) runs beside the vector-width probes: a process's first
   // compile waits for the longer of them, not for their sum.
   std::future<bool> openmp = std::async(std::launch::async, [&tc, grid] { return grid != "none" && openmp_available(tc); });

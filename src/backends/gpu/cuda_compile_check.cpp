@@ -76,7 +76,7 @@ CudaForm cuda_form(const ir::LoweredRoutine& routine, const std::vector<codegen:
   CudaForm form{routine, kernels, target};
   // A CUDA device's warps (the OpenCL device's may be 1): block reductions end in warp shuffles.
   form.target.gpu.warp_size = ir::TileBlocking::kWarpLanes;
-  if (target.gpu_async_copy || !cuda_async_copy(arch) || config::get("gpu_async_copy") != "auto") return form;
+  if (target.gpu_async_copy || !cuda_async_copy(arch) || config::get_one_of("gpu_async_copy", {"auto", "off"}) != "auto") return form;
   form.target.gpu_async_copy = true;
   // Both stages within what a CUDA block declares statically (48 KB), whatever the OpenCL
   // device holds: ptxas refuses more.

@@ -135,11 +135,8 @@ ir::GpuLimits sm90_limits() {
 }
 
 CpuThreadOrder configured_order() {
-  const std::string order = config::get("cuda_cpu_thread_order");
-  if (order == "forward") return CpuThreadOrder::Forward;
-  if (order == "reverse") return CpuThreadOrder::Reverse;
-  throw ConfigError("cuda_cpu_thread_order = '" + order + "' (from " + config::source_of("cuda_cpu_thread_order") +
-                    "): expected forward or reverse");
+  return config::get_one_of<CpuThreadOrder>("cuda_cpu_thread_order",
+                                            {{"forward", CpuThreadOrder::Forward}, {"reverse", CpuThreadOrder::Reverse}});
 }
 
 class CpuCudaDevice final : public Device {

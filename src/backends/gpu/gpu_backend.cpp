@@ -66,10 +66,7 @@ ir::TileBlocking configured_mma_blocking(const ir::TileBlocking& device) {
 // The tensor-core formats a routine may use (config gpu_tensor_cores; the MMA re-associates, so
 // only where gpu_schedule_reassociate allows it).
 std::vector<ir::NarrowFormat> allowed_mma_formats(std::vector<ir::NarrowFormat> device_formats) {
-  const std::string mode = config::get("gpu_tensor_cores");
-  if (mode != "auto" && mode != "off")
-    throw ConfigError("gpu_tensor_cores = '" + mode + "' (from " + config::source_of("gpu_tensor_cores") +
-                      "): expected auto or off");
+  const std::string mode = config::get_one_of("gpu_tensor_cores", {"auto", "off"});
   if (mode == "off" || !config::get_bool("gpu_schedule_reassociate")) return {};
   return device_formats;
 }
@@ -77,10 +74,7 @@ std::vector<ir::NarrowFormat> allowed_mma_formats(std::vector<ir::NarrowFormat> 
 // Whether a routine may pipeline its tiles' staging on a device with asynchronous copies
 // (config gpu_async_copy).
 bool allowed_async_copy(bool device_copies_async) {
-  const std::string mode = config::get("gpu_async_copy");
-  if (mode != "auto" && mode != "off")
-    throw ConfigError("gpu_async_copy = '" + mode + "' (from " + config::source_of("gpu_async_copy") +
-                      "): expected auto or off");
+  const std::string mode = config::get_one_of("gpu_async_copy", {"auto", "off"});
   return device_copies_async && mode == "auto";
 }
 

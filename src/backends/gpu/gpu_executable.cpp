@@ -41,10 +41,7 @@ std::vector<bool> statics_read_by(const ir::StmtRef& body, const ir::LoweredRout
 std::size_t graphs_built() { return g_graphs_built.load(); }
 
 bool gpu_graphs_enabled() {
-  const std::string mode = config::get("gpu_graphs");
-  if (mode != "auto" && mode != "off")
-    throw ConfigError("gpu_graphs = '" + mode + "' (from " + config::source_of("gpu_graphs") + "): expected auto or off");
-  return mode == "auto";
+  return config::get_one_of("gpu_graphs", {"auto", "off"}) == "auto";
 }
 
 GpuExecutable::GpuExecutable(std::shared_ptr<Device> device, CompileRequest request,

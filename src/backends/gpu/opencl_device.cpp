@@ -488,11 +488,8 @@ std::vector<cl_platform_id> platforms_of(const OpenClApi& api) {
 void choose_pocl_work_group_method() {
   static std::once_flag once;
   std::call_once(once, [] {
-    const std::string method = config::get("opencl_pocl_work_group_method");
-    if (method != "loops" && method != "loopvec" && method != "repl" && method != "cbs" && method != "auto")
-      throw ConfigError("opencl_pocl_work_group_method = '" + method + "' (from " +
-                        config::source_of("opencl_pocl_work_group_method") +
-                        "): expected loops, loopvec, repl, cbs or auto");
+    const std::string method =
+        config::get_one_of("opencl_pocl_work_group_method", {"loops", "loopvec", "repl", "cbs", "auto"});
     if (method == "auto") return;
     if (const char* set = std::getenv("POCL_WORK_GROUP_METHOD"); set != nullptr) {
       if (method != set && logging::debug_level() >= 1)
