@@ -48,7 +48,7 @@ class EmulatedKernels final : public Executable {
         interp::run(kernel, memory.views, static_values);
         continue;
       }
-      interp::KernelRaceCheck check(s.geometry);
+      interp::KernelRaceCheck check(s.geometry, s.body);
       interp::run(kernel, memory.views, static_values, &check);
       if (!check.race().empty())
         throw RuntimeError("gpu-emulator: routine '" + request_.routine.name + "', launch " + std::to_string(k) +

@@ -1,23 +1,91 @@
 // The GPU kernel race checker (see race_check.h).
 #include "cannl/interp/race_check.h"
 
+#include <type_traits>
+
+#include "cannl/ir/block_reduction.h"
 #include "cannl/ir/tree_mapper.h"
 
 namespace cannl::interp {
 
 bool race_checkable(const ir::StmtRef& body) {
-  bool cooperative = false;
+  bool blocked_tile = false;
   ir::for_each_stmt(body, [&](const ir::Stmt& x) {
     const auto* t = std::get_if<ir::TileMma>(&x.node);
-    const auto* f = std::get_if<ir::For>(&x.node);
-    cooperative = cooperative || (t && t->blocking.blocked()) || (f && f->axis == ir::AxisType::WorkgroupReduce);
+    blocked_tile = blocked_tile || (t && t->blocking.blocked());
   });
-  return !cooperative;
+  return !blocked_tile;
+}
+
+KernelRaceCheck::KernelRaceCheck(ir::KernelGeometry geometry, const ir::StmtRef& body) : g_(std::move(geometry)) {
+  if (body) find_reductions(body, 0);
+}
+
+// Classifies each WorkgroupReduce loop as the GPU printer renders it: cooperative in the block
+// reduction form where every thread of the block reaches it; serially on the first thread under an If,
+// under a thread loop that leaves some of its slot's threads idle, or in another reduction run
+// serially (`divergence` counts those places around `stmt`).
+void KernelRaceCheck::find_reductions(const ir::StmtRef& stmt, int divergence) {
+  std::visit(
+      [&](const auto& n) {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, ir::Seq>) {
+          for (const auto& x : n.stmts) find_reductions(x, divergence);
+        } else if constexpr (std::is_same_v<T, ir::If>) {
+          find_reductions(n.condition, divergence);
+          find_reductions(n.body, divergence + 1);
+        } else if constexpr (std::is_same_v<T, ir::For>) {
+          int inner = divergence;
+          const auto slot = g_.slot_of.find(n.index.id);
+          if (n.axis == ir::AxisType::WorkgroupReduce) {
+            const auto form = ir::block_reduction(n);
+            Reduction r{form.has_value() && divergence == 0, form ? form->target->id : -1};
+            reductions_[&n] = r;
+            if (!r.cooperative) ++inner;
+          } else if (n.axis == ir::AxisType::Workgroup && slot != g_.slot_of.end() &&
+                     n.end < g_.block[static_cast<std::size_t>(slot->second)]) {
+            ++inner;  // the slot's threads past the loop's end skip its body
+          }
+          find_reductions(n.body, inner);
+        } else if constexpr (std::is_same_v<T, ir::Set>) {
+          find_reductions(n.value, divergence);
+        } else if constexpr (std::is_same_v<T, ir::SetLocal>) {
+          find_reductions(n.value, divergence);
+        } else if constexpr (std::is_same_v<T, ir::SetDynamic>) {
+          find_reductions(n.dyn_value, divergence);
+          find_reductions(n.value, divergence);
+        }
+      },
+      stmt->node);
+}
+
+// Local scopes' bodies run where the expression holding them is evaluated.
+void KernelRaceCheck::find_reductions(const ir::ScalarRef& scalar, int divergence) {
+  if (!scalar) return;
+  std::visit(
+      [&](const auto& n) {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, ir::LocalScope>) {
+          find_reductions(n.body, divergence);
+        } else if constexpr (std::is_same_v<T, ir::Apply>) {
+          for (const auto& a : n.args) find_reductions(a, divergence);
+        } else if constexpr (std::is_same_v<T, ir::GetDynamic>) {
+          find_reductions(n.dyn_value, divergence);
+        }
+      },
+      scalar->node);
 }
 
 void KernelRaceCheck::iteration(const ir::For& loop, std::int64_t index) {
   const auto [slots, s] = slot_of(loop);
   if (slots == nullptr) return;
+  if (const auto r = reductions_.find(&loop); r != reductions_.end()) {
+    if (!r->second.cooperative) index = 0;  // every step on the slot's first thread
+    if (r->second.cooperative && reducing_ == nullptr) {
+      reducing_ = &loop;
+      reducing_target_ = r->second.target;
+    }
+  }
   (*slots)[s] = index;
   if (slots == &now_.block) now_epoch_ = epoch(now_.block);
 }
@@ -27,6 +95,21 @@ void KernelRaceCheck::loop_done(const ir::For& loop) {
   if (slots == nullptr) return;
   (*slots)[s] = kAll;
   if (slots == &now_.block) now_epoch_ = epoch(now_.block);
+  if (reducing_ == &loop) finish_reduction(loop);
+}
+
+// The end of a cooperative reduction as rendered: a barrier (after each thread stored its step),
+// the tree, the slot's first thread accumulating the total, and a barrier after it.
+void KernelRaceCheck::finish_reduction(const ir::For& loop) {
+  reducing_ = nullptr;
+  std::vector<Deferred> accesses = std::move(deferred_);
+  deferred_.clear();
+  barrier();
+  const auto [slots, s] = slot_of(loop);
+  (*slots)[s] = 0;
+  for (const Deferred& a : accesses) record(*a.node, a.element, a.write);
+  (*slots)[s] = kAll;
+  barrier();
 }
 
 void KernelRaceCheck::barrier() {
@@ -35,6 +118,14 @@ void KernelRaceCheck::barrier() {
 }
 
 void KernelRaceCheck::access(const ir::TensorNode& node, std::int64_t element, bool write) {
+  if (reducing_ != nullptr && node.id == reducing_target_) {
+    deferred_.push_back({&node, element, write});
+    return;
+  }
+  record(node, element, write);
+}
+
+void KernelRaceCheck::record(const ir::TensorNode& node, std::int64_t element, bool write) {
   if (!race_.empty()) return;
   const Stamp stamp{now_, now_epoch_};
   Cell& cell = cells_[cell_key(node.id, element)];

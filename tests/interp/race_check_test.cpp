@@ -19,7 +19,7 @@ ir::AxisIndex it(ir::Symbol s) { return ir::AxisIndex::iterator(s); }
 std::string race_in(const ir::StmtRef& body) {
   testing::TestMemory mem;  // zeroed: the checker looks at cells, not values
   for (const ir::NodeRef& n : ir::nodes_of(body)) mem.add(n);
-  KernelRaceCheck check(ir::kernel_geometry(body));
+  KernelRaceCheck check(ir::kernel_geometry(body), body);
   run({"kernel", body, {}}, mem.buffers(), {}, &check);
   return check.race();
 }
@@ -80,6 +80,51 @@ TEST(KernelRaceCheck, BlocksAccumulatingIntoOneCellRace) {
   EXPECT_NE(race.find("race on t element 0: written, then read by block (0, *, *)"), std::string::npos) << race;
   // One block, the same statement in a serial loop: one thread in program order.
   EXPECT_EQ(race_in(ir::for_loop(g, 0, 4, ir::set(t, {zero}, add))), "");
+}
+
+// for g Grid: [x[g, j] = a[g, j] (Workgroup j); [barrier];] s[g] = s[g] + x[g, 7 - r]
+// (WorkgroupReduce r); then y[g, k] = s[g] (Workgroup k), or that reduction under an If.
+struct RowReduction {
+  bool fill_x = false, barrier_after_fill = false, under_if = false;
+};
+ir::StmtRef row_reduction(RowReduction shape) {
+  const auto a = ir::make_node("a", DType::F32, {2, 8}), x = ir::make_node("x", DType::F32, {2, 8});
+  const auto s = ir::make_node("s", DType::F32, {2}), y = ir::make_node("y", DType::F32, {2, 8});
+  const ir::Symbol g = ir::fresh_symbol(), j = ir::fresh_symbol(), r = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const ir::AxisIndex mirrored{{{-1, r}}, 7};
+  const auto sum = ir::apply(ir::Op::Add, DType::F32, {ir::get(s, {it(g)}), ir::get(x, {it(g), mirrored})});
+  ir::StmtRef reduce = ir::for_loop(r, 0, 8, ir::set(s, {it(g)}, sum), AxisType::WorkgroupReduce);
+  if (shape.under_if) reduce = ir::if_then(ir::constant(1, DType::I64), reduce);
+  std::vector<ir::StmtRef> body;
+  if (shape.fill_x)
+    body.push_back(ir::for_loop(j, 0, 8, ir::set(x, {it(g), it(j)}, ir::get(a, {it(g), it(j)})), AxisType::Workgroup));
+  if (shape.barrier_after_fill) body.push_back(ir::barrier());
+  body.push_back(reduce);
+  body.push_back(ir::for_loop(k, 0, 8, ir::set(y, {it(g), it(k)}, ir::get(s, {it(g)})), AxisType::Workgroup));
+  return ir::for_loop(g, 0, 2, ir::seq(body), AxisType::Grid);
+}
+
+// A block reduction as the GPU renders it: thread r reads the cells of its step, the first thread
+// accumulates after a barrier, and a barrier follows, so the block's threads then read the total.
+TEST(KernelRaceCheck, ABlockReductionIsWatchedAsRendered) {
+  EXPECT_EQ(race_in(row_reduction({})), "");
+  EXPECT_EQ(race_in(row_reduction({.fill_x = true, .barrier_after_fill = true})), "");
+  // Thread r reads x[g, 7 - r], which thread 7 - r wrote with no barrier between.
+  const std::string race = race_in(row_reduction({.fill_x = true}));
+  EXPECT_NE(race.find("race on x element 7: written, then read by block (0, *, *) thread (7, *, *) after 0 barriers "
+                      "and block (0, *, *) thread (0, *, *) after 0 barriers"),
+            std::string::npos)
+      << race;
+}
+
+// Under an If the printer runs the reduction serially on the first thread, with no barrier: the
+// threads that read the total after it race with its writes.
+TEST(KernelRaceCheck, AReductionUnderAnIfRunsOnTheFirstThreadWithoutBarriers) {
+  const std::string race = race_in(row_reduction({.under_if = true}));
+  EXPECT_NE(race.find("race on s element 0: written, then read by block (0, *, *) thread (0, *, *) after 0 barriers "
+                      "and block (0, *, *) thread (1, *, *) after 0 barriers"),
+            std::string::npos)
+      << race;
 }
 
 }  // namespace

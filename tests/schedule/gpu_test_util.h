@@ -129,7 +129,7 @@ inline NodeBytes run_segments(const ir::LoweredRoutine& routine, const std::vect
     const ir::LoweredRoutine kernel{routine.name + "_kernel", body, routine.statics};
     ir::verify(kernel);
     if (!emulated && !s.geometry.serial() && interp::race_checkable(body)) {
-      interp::KernelRaceCheck check(s.geometry);
+      interp::KernelRaceCheck check(s.geometry, body);
       interp::run(kernel, buffers, statics, &check);
       EXPECT_EQ(check.race(), "") << ir::print_loop_ir(kernel);
     } else {

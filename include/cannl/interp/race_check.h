@@ -7,11 +7,16 @@
 // barrier of that block between them. A statement outside a slot's loops stands for every index
 // of that slot: a write there from a block of several threads is written by all of them at once.
 // The interpreter runs one thread of control, so a kernel whose order on a GPU differs from the
-// serial loops' shows here as a race, whatever the values. Block reductions (WorkgroupReduce)
-// and blocked tiles run on a GPU as the printer renders them, not as their loops: a kernel with
-// them is not one to check (`race_checkable`).
+// serial loops' shows here as a race, whatever the values.
 //
-//   KernelRaceCheck check(ir::kernel_geometry(body));
+// WorkgroupReduce loops are watched as the GPU printer renders them (ir::block_reduction and
+// its divergence rule): a loop in the block-reduction form at a place all of a block's threads
+// reach is cooperative (thread r reads the cells of its step v(r); a barrier; the slot's first
+// thread reads and writes the accumulator; a barrier); any other runs serially on the slot's
+// first thread, with no barrier. Blocked tiles run as the printer renders them, not as their
+// loops: a kernel with one is not one to check (`race_checkable`).
+//
+//   KernelRaceCheck check(ir::kernel_geometry(body), body);
 //   interp::run(kernel, buffers, statics, &check);
 //   if (!check.race().empty()) ...   // "race on x element 7: written, then read by block (0, *, *) ..."
 #include <array>
@@ -27,12 +32,13 @@
 
 namespace cannl::interp {
 
-/// Whether KernelRaceCheck can watch kernel `body`: no blocked tile, no WorkgroupReduce loop.
+/// Whether KernelRaceCheck can watch kernel `body`: no blocked tile.
 bool race_checkable(const ir::StmtRef& body);
 
 class KernelRaceCheck final : public Observer {
  public:
-  explicit KernelRaceCheck(ir::KernelGeometry geometry) : g_(std::move(geometry)) {}
+  /// Watches a run of kernel `body`, launched with `geometry`.
+  KernelRaceCheck(ir::KernelGeometry geometry, const ir::StmtRef& body);
 
   /// The first race seen, described; empty when there was none.
   const std::string& race() const { return race_; }
@@ -59,7 +65,23 @@ class KernelRaceCheck final : public Observer {
     std::vector<Stamp> readers;  // since the last write
   };
 
+  // How a WorkgroupReduce loop runs on a GPU.
+  struct Reduction {
+    bool cooperative = false;
+    int target = -1;  // the accumulator's node id, when cooperative
+  };
+  // A cooperative reduction's accesses to its accumulator, made by the first thread after the tree.
+  struct Deferred {
+    const ir::TensorNode* node;
+    std::int64_t element;
+    bool write;
+  };
+
   ir::KernelGeometry g_;
+  std::unordered_map<const ir::For*, Reduction> reductions_;
+  const ir::For* reducing_ = nullptr;  // the cooperative reduction running, if any
+  int reducing_target_ = -1;
+  std::vector<Deferred> deferred_;
   Who now_;
   std::int64_t now_epoch_ = 0;              // epoch(now_.block), kept current
   std::map<Slots, std::int64_t> barriers_;  // by the blocks that passed them (kAll: every index)
@@ -70,6 +92,10 @@ class KernelRaceCheck final : public Observer {
     return (static_cast<std::uint64_t>(node) << 40) ^ static_cast<std::uint64_t>(element);
   }
 
+  void find_reductions(const ir::StmtRef& stmt, int divergence);
+  void find_reductions(const ir::ScalarRef& scalar, int divergence);
+  void finish_reduction(const ir::For& loop);
+  void record(const ir::TensorNode& node, std::int64_t element, bool write);
   std::pair<Slots*, std::size_t> slot_of(const ir::For& loop);
   std::int64_t epoch(const Slots& block) const;
   static bool several(const Slots& x, const Slots& extent);

@@ -88,7 +88,8 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
   // ---- memory ----
   Pointer allocate(std::size_t bytes) const {
     Pointer p = 0;
-    api_.check(api_.cuMemAlloc(&p, bytes), "cuMemAlloc_v2", "allocating " + std::to_string(bytes) + " bytes");
+    api_.check(api_.cuMemAlloc(&p, std::max<std::size_t>(bytes, 1)), "cuMemAlloc_v2",
+               "allocating " + std::to_string(bytes) + " bytes");
     return p;
   }
   void free_quietly(Pointer p) const { api_.cuMemFree(p); }
@@ -161,7 +162,7 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
     return "the CUDA driver " + api_.library + " lacks " + api_.missing_graph_entry_points;
   }
   static KernelNode kernel_node(Function function, const ir::KernelGeometry& geometry) {
-    KernelNode p;
+    KernelNode p{};
     p.func = function;
     const auto& g = geometry.grid;
     const auto& b = geometry.block;
@@ -176,7 +177,7 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
   }
   bool add_memset_node(GraphNode& node, Graph graph, GraphNode previous, Pointer dst, std::size_t bytes,
                        std::string& why) const {
-    CUDA_MEMSET_NODE_PARAMS memset;
+    CUDA_MEMSET_NODE_PARAMS memset{};
     memset.dst = dst;
     memset.width = bytes;
     return succeeded(api_.cuGraphAddMemsetNode(&node, graph, &previous, previous == nullptr ? 0 : 1, &memset, context_),

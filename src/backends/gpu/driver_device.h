@@ -10,7 +10,7 @@
 //   static constexpr const char* kApi, kRuntime;  // "CUDA", "CUDA driver": for messages
 //   types Pointer, ModuleHandle, Function, EventHandle, Graph, GraphNode, GraphExec, KernelNode
 //   make_current(), make_current_quietly(), synchronize(), drain_quietly(), and QueueBase's calls
-//   Pointer allocate(bytes); free_quietly(p); zero_async(p, bytes); to_host_async(host, p, bytes);
+//   Pointer allocate(bytes) (at least 1 byte); free_quietly(p); zero_async(p, bytes); to_host_async(host, p, bytes);
 //   from_host_async(p, host, bytes); device_copy_async(dst, src, bytes)
 //   EventHandle record_event(timing); destroy_event_quietly(e); wait_event(e); elapsed_ms(a, b)
 //   ModuleHandle load_image(image, problem); Function function(module, name, problem);
@@ -85,10 +85,9 @@ class DeviceBuffer final : public Buffer {
   // The device is current. A zero-byte buffer still gets an address of its own (the runtimes
   // reject 0 bytes), zeroed in stream order: whatever uses the buffer is enqueued after this.
   DeviceBuffer(std::shared_ptr<Queue> queue, std::size_t bytes) : queue_(std::move(queue)), size_(bytes) {
-    const std::size_t allocated = std::max<std::size_t>(bytes, 1);
-    pointer_ = queue_->allocate(allocated);
+    pointer_ = queue_->allocate(bytes);
     try {
-      queue_->zero_async(pointer_, allocated);
+      queue_->zero_async(pointer_, std::max<std::size_t>(bytes, 1));
     } catch (...) {
       queue_->free_quietly(pointer_);
       throw;
@@ -175,7 +174,8 @@ class DeviceModule final : public Module {
 template <class Queue>
 class DeviceEvent final : public Event {
  public:
-  // Recorded on the stream at once; the device is current.
+  // Recorded on the stream at once; the device is current. (queue_ is declared before event_:
+  // it is set when record_event runs.)
   DeviceEvent(std::shared_ptr<Queue> queue, bool timing) : queue_(std::move(queue)), event_(queue_->record_event(timing)) {}
   ~DeviceEvent() override {
     queue_->make_current_quietly();
@@ -354,6 +354,9 @@ class DriverDevice : public Device {
   struct GraphOwner {
     Queue* queue;
     typename Queue::Graph graph;
+    GraphOwner(Queue* q, typename Queue::Graph g) : queue(q), graph(g) {}
+    GraphOwner(const GraphOwner&) = delete;
+    GraphOwner& operator=(const GraphOwner&) = delete;
     ~GraphOwner() {
       if (graph != nullptr) queue->destroy_graph_quietly(graph);
     }

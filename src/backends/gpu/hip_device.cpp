@@ -81,7 +81,8 @@ class HipQueue final : public driver::QueueBase<HipRuntimeApi, hipError_t, hipSu
   // ---- memory ----
   Pointer allocate(std::size_t bytes) const {
     void* p = nullptr;
-    api_.check(api_.hipMalloc(&p, bytes), "hipMalloc", "allocating " + std::to_string(bytes) + " bytes");
+    api_.check(api_.hipMalloc(&p, std::max<std::size_t>(bytes, 1)), "hipMalloc",
+               "allocating " + std::to_string(bytes) + " bytes");
     return p;
   }
   void free_quietly(Pointer p) const { api_.hipFree(p); }
@@ -151,7 +152,7 @@ class HipQueue final : public driver::QueueBase<HipRuntimeApi, hipError_t, hipSu
     return "the HIP runtime " + api_.library + " lacks " + api_.missing_graph_entry_points;
   }
   static KernelNode kernel_node(Function function, const ir::KernelGeometry& geometry) {
-    KernelNode p;
+    KernelNode p{};
     p.func = function;
     const auto& g = geometry.grid;
     const auto& b = geometry.block;
@@ -164,7 +165,7 @@ class HipQueue final : public driver::QueueBase<HipRuntimeApi, hipError_t, hipSu
   }
   bool add_memset_node(GraphNode& node, Graph graph, GraphNode previous, Pointer dst, std::size_t bytes,
                        std::string& why) const {
-    hipMemsetParams memset;
+    hipMemsetParams memset{};
     memset.dst = dst;
     memset.width = bytes;
     return succeeded(api_.hipGraphAddMemsetNode(&node, graph, &previous, previous == nullptr ? 0 : 1, &memset),
