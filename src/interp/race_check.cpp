@@ -86,6 +86,7 @@ void KernelRaceCheck::iteration(const ir::For& loop, std::int64_t index) {
       reducing_target_ = r->second.target;
     }
   }
+  if (slots == &now_.thread && (*slots)[s] == kAll && loop.end < g_.block[s]) short_thread_loops_.push_back(&loop);
   (*slots)[s] = index;
   if (slots == &now_.block) now_epoch_ = epoch(now_.block);
 }
@@ -95,6 +96,7 @@ void KernelRaceCheck::loop_done(const ir::For& loop) {
   if (slots == nullptr) return;
   (*slots)[s] = kAll;
   if (slots == &now_.block) now_epoch_ = epoch(now_.block);
+  if (!short_thread_loops_.empty() && short_thread_loops_.back() == &loop) short_thread_loops_.pop_back();
   if (reducing_ == &loop) finish_reduction(loop);
 }
 
@@ -113,6 +115,13 @@ void KernelRaceCheck::finish_reduction(const ir::For& loop) {
 }
 
 void KernelRaceCheck::barrier() {
+  if (!short_thread_loops_.empty() && race_.empty()) {
+    const ir::For& f = *short_thread_loops_.back();
+    const auto slot = static_cast<std::size_t>(g_.slot_of.at(f.index.id));
+    race_ = "a barrier not every thread of the block reaches: block " + text(now_.block) + " thread " +
+            text(now_.thread) + " is in a thread loop of " + std::to_string(f.end) + " iterations on slot " +
+            std::to_string(slot) + " of " + std::to_string(g_.block[slot]) + " threads";
+  }
   ++barriers_[now_.block];
   ++now_epoch_;
 }

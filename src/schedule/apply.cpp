@@ -66,7 +66,23 @@ ir::ScalarRef index_below(const ir::AxisIndex& index, std::int64_t bound) {
 }  // namespace detail
 
 ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const Transform& transform) {
-  return std::visit([&](const auto& t) { return detail::apply_transform(routine, t); }, transform);
+  ir::LoweredRoutine out = std::visit([&](const auto& t) { return detail::apply_transform(routine, t); }, transform);
+  // Each transform checks the loops it annotates; one that reshapes the body of an annotated
+  // loop (a Partition or Unroll inside a WorkgroupReduce loop splitting its accumulation in two)
+  // can still leave that loop unsound, which the final lowering round would take for a compiler
+  // bug. Refused here, naming the transform, unless the routine was unsound before it.
+  try {
+    validate_parallel(out);
+  } catch (const ScheduleError& e) {
+    try {
+      validate_parallel(routine);
+    } catch (const ScheduleError&) {
+      return out;  // not this transform's doing: the final round names the loop
+    }
+    throw ScheduleError(transform_name(transform) + ": the result has an annotated loop that is no longer sound: " +
+                        e.what());
+  }
+  return out;
 }
 
 ir::LoweredRoutine apply(const ir::LoweredRoutine& routine, const std::vector<Transform>& transforms) {

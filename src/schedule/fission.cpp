@@ -4,7 +4,8 @@
 // block-local (a workgroup barrier goes before it when threads of a block must see each
 // other's cells), the merged launch still fits the device and every write of the merged
 // kernel stays under loops of every active hardware slot (a statement binding fewer slots than
-// the kernel gets extent-1 loops on the others). Anything else closes the kernel. A statement
+// the kernel gets extent-1 loops on the others), with every barrier where all of a block's
+// threads reach it. Anything else closes the kernel. A statement
 // holding a blocked matmul tile (ir::TileMma::blocking) is always a kernel of its own.
 //
 // Scalar locals the optimizer hoisted to the top level (DeclareLocal and the statements setting
@@ -87,6 +88,27 @@ class SlotCoverage {
 
 std::string first_uncovered_write(const ir::StmtRef& body, const ir::KernelGeometry& g) {
   return SlotCoverage(g).first_uncovered(body);
+}
+
+// Whether every thread of a block reaches each barrier of kernel `body`: none sits in a thread loop
+// shorter than its slot's launch (the threads past its end skip the body). Merging pads a
+// statement with one-iteration thread loops (`padded`) and lengthens a slot's launch, which can
+// put a statement's own barriers (a serial loop's, from the final lowering round) there: a
+// block that hangs, or on some devices runs on with wrong numbers.
+bool every_thread_reaches_its_barriers(const ir::StmtRef& body, const ir::KernelGeometry& g, bool guarded = false) {
+  if (std::holds_alternative<ir::Barrier>(body->node)) return !guarded;
+  if (const auto* q = std::get_if<ir::Seq>(&body->node)) {
+    return std::all_of(q->stmts.begin(), q->stmts.end(),
+                       [&](const ir::StmtRef& x) { return every_thread_reaches_its_barriers(x, g, guarded); });
+  }
+  if (const auto* i = std::get_if<ir::If>(&body->node)) return every_thread_reaches_its_barriers(i->body, g, guarded);
+  if (const auto* f = std::get_if<ir::For>(&body->node)) {
+    const auto slot = g.slot_of.find(f->index.id);
+    const bool thread = f->axis == ir::AxisType::Workgroup || f->axis == ir::AxisType::WorkgroupReduce;
+    const bool short_loop = thread && slot != g.slot_of.end() && f->end < g.block[static_cast<std::size_t>(slot->second)];
+    return every_thread_reaches_its_barriers(f->body, g, guarded || short_loop);
+  }
+  return true;
 }
 
 bool within_limits(const ir::KernelGeometry& g, const ir::GpuLimits& limits) {
@@ -294,7 +316,9 @@ class Fission {
     merged.push_back(s);
     const ir::StmtRef body = kernel_body(merged);
     const ir::KernelGeometry g = ir::kernel_geometry(body);
-    if (!within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty()) return false;
+    if (!within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty() ||
+        !every_thread_reaches_its_barriers(body, g))
+      return false;
     // Merged statements with different shapes leave threads and blocks idle: no block may grow
     // (idle threads hold the multiprocessor's slots), at most twice the blocks of the largest,
     // and at most twice the threads of the largest (25 busy threads in blocks of 256 would run

@@ -66,7 +66,7 @@ class SharingCheck {
     std::vector<const ir::For*> threads_e = e_.grid, threads_l = l_.grid;
     threads_e.insert(threads_e.end(), e_.threads.begin(), e_.threads.end());
     threads_l.insert(threads_l.end(), l_.threads.begin(), l_.threads.end());
-    const bool same_threads = same_extents(e_.threads, l_.threads);
+    const bool same_threads = same_extents(e_.threads, l_.threads) && !e_.reduces && !l_.reduces;
     return same_threads && aligned(threads_e, threads_l) ? Sharing::Free : Sharing::WithBarrier;
   }
 
@@ -118,6 +118,7 @@ StatementFacts statement_facts(const ir::StmtRef& stmt) {
   ir::for_each_stmt(stmt, [&](const ir::Stmt& x) {
     const auto* g = std::get_if<ir::For>(&x.node);
     hardware += g && is_hardware_axis(g->axis) ? 1 : 0;
+    facts.reduces = facts.reduces || (g && g->axis == ir::AxisType::WorkgroupReduce);
   });
   facts.whole = hardware == facts.grid.size() + facts.threads.size();
   return facts;

@@ -28,6 +28,10 @@ struct StatementFacts {
   /// guards), then its thread loops likewise; `whole`: no other hardware loop in it.
   std::vector<const ir::For*> grid, threads;
   bool whole = false;
+  /// It holds a WorkgroupReduce loop: its steps are not one thread each (the printer runs the
+  /// loop on the slot's first thread, or accumulates a block's tree there), so no later or
+  /// earlier statement's threads are aligned with its threads; a barrier orders them.
+  bool reduces = false;
 };
 StatementFacts statement_facts(const ir::StmtRef& stmt);
 

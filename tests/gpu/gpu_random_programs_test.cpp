@@ -142,8 +142,9 @@ TEST(GpuRandomPrograms, HandMadeAnnotationsAreBitwiseTheInterpreter) {
     for (std::size_t k = 0; k < params.size(); ++k)
       EXPECT_EQ(got[k], expected.at(params[k]->id)) << params[k]->debug_name() << "\n" << ir::print_loop_ir(scheduled);
   }
-  std::printf("%d transforms accepted (%d fused epilogues, %d bucketed scatters, %d reshaping), %d kernels with "
-              "barriers inside a block\n", counts.accepted, counts.fused, counts.bucketed, counts.reshaped, ordered_blocks);
+  std::printf("%d transforms accepted (%d fused epilogues, %d bucketed scatters, %d reshaping, %d WorkgroupReduce), %d "
+              "kernels with barriers inside a block\n",
+              counts.accepted, counts.fused, counts.bucketed, counts.reshaped, counts.reductions, ordered_blocks);
   EXPECT_GT(ordered_blocks, 0);
 }
 

@@ -127,5 +127,21 @@ TEST(KernelRaceCheck, AReductionUnderAnIfRunsOnTheFirstThreadWithoutBarriers) {
       << race;
 }
 
+// for j Workgroup [0, 4): x[j] = a[j]; for k Workgroup [0, 2): { y[k] = a[k]; barrier }: threads
+// 2 and 3 of the block never reach the barrier.
+TEST(KernelRaceCheck, ABarrierInAShortThreadLoopIsReported) {
+  const auto a = ir::make_node("a", DType::F32, {4}), x = ir::make_node("x", DType::F32, {4});
+  const auto y = ir::make_node("y", DType::F32, {4});
+  const ir::Symbol j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto all = ir::for_loop(j, 0, 4, ir::set(x, {it(j)}, ir::get(a, {it(j)})), AxisType::Workgroup);
+  const auto copy = ir::set(y, {it(k)}, ir::get(a, {it(k)}));
+  const std::string race = race_in(ir::seq({all, ir::for_loop(k, 0, 2, ir::seq({copy, ir::barrier()}), AxisType::Workgroup)}));
+  EXPECT_NE(race.find("a barrier not every thread of the block reaches: block (*, *, *) thread (0, *, *) is in a thread "
+                      "loop of 2 iterations on slot 0 of 4 threads"),
+            std::string::npos)
+      << race;
+  EXPECT_EQ(race_in(ir::seq({all, ir::for_loop(k, 0, 4, ir::seq({copy, ir::barrier()}), AxisType::Workgroup)})), "");
+}
+
 }  // namespace
 }  // namespace cannl::interp

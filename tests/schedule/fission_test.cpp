@@ -282,6 +282,62 @@ TEST(Fission, RacyWorkgroupRetypeIsAScheduleError) {
                         {"split i1 by 256", "a race", "s[i0]"});
 }
 
+// for i Workgroup: y[i] = x[i] * 2, then for r WorkgroupReduce: z[r] = relu(y[r]): a loop not
+// in the block-reduction form runs on the first thread, which reads what the other threads of
+// the first loop wrote. Merged, the two need a barrier (found by the race checker's model of
+// reductions in the hand-made annotations' fuzzer; "Free" before, a race on a GPU).
+TEST(Fission, AWorkgroupReduceLoopIsNeverAlignedWithOtherThreads) {
+  const auto x = ir::make_node("x", DType::F32, {5}), y = ir::make_node("y", DType::F32, {5});
+  const auto z = ir::make_node("z", DType::F32, {5});
+  const ir::Symbol i = ir::fresh_symbol(), r = ir::fresh_symbol();
+  const auto twice = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(i)}), ir::constant(2, DType::F32)});
+  const auto relu = ir::apply(ir::Op::Relu, DType::F32, {ir::get(y, {it(r)})});
+  const ir::LoweredRoutine routine{
+      "serial_reduce",
+      ir::seq({ir::for_loop(i, 0, 5, ir::set(y, {it(i)}, twice), AxisType::Workgroup),
+               ir::for_loop(r, 0, 5, ir::set(z, {it(r)}, relu), AxisType::WorkgroupReduce)}),
+      {}};
+  const ir::Target t = gpu_test_target();
+  const auto segments = fission(lower_for_target(routine, t), t);
+  ASSERT_EQ(kinds(segments), "M");
+  EXPECT_EQ(merge_counts(segments).with_barrier, 1) << ir::print_stmt(segments[0].body);
+  EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
+}
+
+// A Partition inside a WorkgroupReduce loop splits its accumulation into two statements, which
+// the loop's licence (one accumulation re-associated) does not cover: refused when applied, not
+// an internal error in the final lowering round.
+TEST(Fission, ATransformLeavingAnAnnotatedLoopUnsoundIsAScheduleError) {
+  // for r WorkgroupReduce: for k: m[0] = max(m[0], x[r, k]), then k partitioned at 2.
+  const auto x = ir::make_node("x", DType::F32, {4, 6}), m = ir::make_node("m", DType::F32, {1});
+  const ir::Symbol r = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto max = ir::apply(ir::Op::Max, DType::F32, {ir::get(m, {AxisIndex::fixed(0)}), ir::get(x, {it(r), it(k)})});
+  const ir::LoweredRoutine routine{
+      "row_max", ir::for_loop(r, 0, 4, ir::for_loop(k, 0, 6, ir::set(m, {AxisIndex::fixed(0)}, max))), {}};
+  const ir::LoweredRoutine reduced = apply(routine, Retype{r, AxisType::WorkgroupReduce});
+  expect_schedule_error([&] { apply(reduced, Partition{k, {2}}); },
+                        {"partition", "no longer sound", "reach the same cell in different iterations"});
+}
+
+// for i serial: { for j Workgroup: y[i, j] = x[i, j]; barrier } (the final round's order of a
+// serial loop whose threads hand cells on), then a nest of two thread slots: merged, the first
+// statement would run under a one-iteration loop of the second slot, its barrier skipped by the
+// other threads (found by cuda-cpu, which names the thread that returned). Two kernels instead.
+TEST(Fission, AStatementsBarrierIsNeverPutWhereSomeThreadsSkipIt) {
+  const auto x = matrix("x", 2, 3), y = matrix("y", 2, 3), z = matrix("z", 2, 3);
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol(), a = ir::fresh_symbol(), b = ir::fresh_symbol();
+  const AxisIndex mirrored{{{-1, j}}, 2};
+  const auto copy = ir::for_loop(j, 0, 3, ir::set(y, {it(i), it(j)}, ir::get(x, {it(i), mirrored})), AxisType::Workgroup);
+  const auto rows = ir::for_loop(i, 0, 2, ir::seq({copy, ir::barrier()}));
+  const auto twice = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(a), it(b)}), ir::constant(2, DType::F32)});
+  const auto nest = ir::for_loop(a, 0, 2, ir::for_loop(b, 0, 3, ir::set(z, {it(a), it(b)}, twice), AxisType::Workgroup),
+                                 AxisType::Workgroup);
+  const ir::LoweredRoutine routine{"padded_barrier", ir::seq({rows, nest}), {}};
+  const auto segments = fission(routine, gpu_test_target());
+  EXPECT_EQ(kinds(segments), "KK");
+  EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
+}
+
 TEST(Fission, WriteRepeatedByEveryThreadIsAnInternalError) {
   // Under an If the whole statement is one kernel: s[0] is outside the thread loop.
   const auto x = ir::make_node("x", DType::F32, {32});

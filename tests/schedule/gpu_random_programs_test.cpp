@@ -177,11 +177,12 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
           << "seed " << 20000 + seed << " order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(low);
   }
   std::printf("%d transforms accepted (%d bucketed scatters, in %d programs with a scatter; %d fused epilogues; %d "
-              "reshaping), %d parallel kernels, %d with barriers inside a block\n",
-              counts.accepted, counts.bucketed, with_scatter, counts.fused, counts.reshaped, parallel_kernels,
-              ordered_blocks);
+              "reshaping; %d WorkgroupReduce), %d parallel kernels, %d with barriers inside a block\n",
+              counts.accepted, counts.bucketed, with_scatter, counts.fused, counts.reshaped, counts.reductions,
+              parallel_kernels, ordered_blocks);
   EXPECT_GT(parallel_kernels, n / 2);
   EXPECT_GT(counts.bucketed, 0);
+  EXPECT_GT(counts.reductions, 0);
   EXPECT_GT(ordered_blocks, 0);
 }
 

@@ -109,9 +109,20 @@ class GpuEmulation : ir::TreeMapper {
   }
 };
 
+/// Whether kernel `body` holds a WorkgroupReduce loop, which runs as the printer renders it (a
+/// tree with barriers, or serially on the first thread): GpuEmulation does not emulate it.
+inline bool has_block_reduction(const ir::StmtRef& body) {
+  bool found = false;
+  ir::for_each_stmt(body, [&](const ir::Stmt& x) {
+    const auto* f = std::get_if<ir::For>(&x.node);
+    found = found || (f != nullptr && f->axis == ir::AxisType::WorkgroupReduce);
+  });
+  return found;
+}
+
 /// Runs `segments` (of `routine`) in order on the interpreter and returns every node's bytes. In
-/// the interpreter's order, and for a kernel with a nested barrier in the others, each kernel is
-/// race-checked; a race is a test failure naming it.
+/// the interpreter's order, and for a kernel with a nested barrier or a block reduction in the
+/// others, each kernel is race-checked; a race is a test failure naming it.
 inline NodeBytes run_segments(const ir::LoweredRoutine& routine, const std::vector<Segment>& segments,
                               Order order = Order::Interpreter, const std::vector<std::int64_t>& statics = {}) {
   interp::testing::TestMemory mem;
@@ -124,7 +135,8 @@ inline NodeBytes run_segments(const ir::LoweredRoutine& routine, const std::vect
       std::fill(span.begin(), span.end(), std::byte{0});
       continue;
     }
-    const bool emulated = order != Order::Interpreter && !s.geometry.serial() && !has_nested_barrier(s.body);
+    const bool emulated =
+        order != Order::Interpreter && !s.geometry.serial() && !has_nested_barrier(s.body) && !has_block_reduction(s.body);
     const ir::StmtRef body = emulated ? GpuEmulation(s.geometry, order == Order::BlocksReversed).kernel(s.body) : s.body;
     const ir::LoweredRoutine kernel{routine.name + "_kernel", body, routine.statics};
     ir::verify(kernel);

@@ -4,7 +4,9 @@
 // tests/gpu/gpu_random_programs_test.cpp): random loops retyped Grid / Workgroup, split into
 // Grid x Workgroup or Grid x Grid, consumers fused into the nests that produce what they read
 // (a Grid body of several statements, whose thread loops may hand cells to each other), Grid
-// loops over buckets of a scatter's rows, and the reshaping transforms a tuner's trace mixes in
+// loops over buckets of a scatter's rows, WorkgroupReduce loops where the GPU keeps the serial
+// loop's bits (block reductions of max and min, integer ones, and any loop not in that form, which
+// runs serially on a block's first thread), and the reshaping transforms a tuner's trace mixes in
 // (Swap, Pad, Partition, Unroll, Privatize, Stage): whatever `apply` accepts (proven races are
 // refused; unproven ones are the user's assertion).
 //
@@ -17,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "cannl/ir/block_reduction.h"
+#include "cannl/ir/dtype.h"
 #include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/transforms.h"
 #include "cannl/support/error.h"
@@ -24,7 +28,7 @@
 namespace cannl::schedule::testing {
 
 struct AnnotationCounts {
-  int accepted = 0, bucketed = 0, fused = 0, reshaped = 0;
+  int accepted = 0, bucketed = 0, fused = 0, reshaped = 0, reductions = 0;
 };
 
 // Whether `s` holds a scatter (SetDynamic: the optimizer's form of an embedding's backward).
@@ -95,6 +99,14 @@ inline Transform reshaping(const ir::LoweredRoutine& r, ir::Symbol s, const std:
   }
 }
 
+// Whether loop `s` of `r` retyped WorkgroupReduce keeps the serial loop's bits on a GPU (what the
+// fuzzers compare): a block reduction's tree re-associates a float sum or product (the annotation
+// licenses it), and is exact for max, min and integers; a loop in any other form runs serially.
+inline bool exact_as_block_reduction(const ir::LoweredRoutine& r, ir::Symbol s) {
+  const auto form = ir::block_reduction(loop_named(r, s));
+  return !form || form->accum == ir::Op::Max || form->accum == ir::Op::Min || !ir::is_float(form->dtype);
+}
+
 // A FuseEpilogue to try: a top-level loop of `r` and a node its body writes (-1: none), picked
 // by `pick`.
 inline std::pair<ir::Symbol, int> epilogue_to_fuse(const ir::LoweredRoutine& r,
@@ -132,8 +144,11 @@ inline ir::LoweredRoutine annotate_at_random(ir::LoweredRoutine r, std::mt19937_
       } else {
         // A split's inner Grid loop puts its remainder guard inside the block: an If every
         // thread of it decides alike, around whatever thread loops the body holds.
-        r = pick(3) == 0 ? schedule::apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, type))
-                         : schedule::apply(r, Retype{s, type});
+        const ir::AxisType hardware =
+            type == ir::AxisType::Workgroup && pick(4) == 0 && exact_as_block_reduction(r, s) ? ir::AxisType::WorkgroupReduce : type;
+        r = pick(3) == 0 ? schedule::apply(r, split(s, 1 + static_cast<std::int64_t>(pick(4)), ir::AxisType::Grid, hardware))
+                         : schedule::apply(r, Retype{s, hardware});
+        counts.reductions += hardware == ir::AxisType::WorkgroupReduce ? 1 : 0;
       }
       ++counts.accepted;
     } catch (const ScheduleError&) {

@@ -4,7 +4,8 @@
 // threads of the launch make it (ir::KernelGeometry: the slot each Grid / Workgroup loop binds).
 // Two accesses to one cell, one of them a write, race when they come from two different blocks
 // (nothing orders blocks within a launch), or from two different threads of one block with no
-// barrier of that block between them. A statement outside a slot's loops stands for every index
+// barrier of that block between them. A barrier in a thread loop shorter than its slot's launch
+// is reported too: the threads past the loop's end never reach it (a hang on a GPU). A statement outside a slot's loops stands for every index
 // of that slot: a write there from a block of several threads is written by all of them at once.
 // The interpreter runs one thread of control, so a kernel whose order on a GPU differs from the
 // serial loops' shows here as a race, whatever the values.
@@ -80,6 +81,7 @@ class KernelRaceCheck final : public Observer {
   ir::KernelGeometry g_;
   std::unordered_map<const ir::For*, Reduction> reductions_;
   const ir::For* reducing_ = nullptr;  // the cooperative reduction running, if any
+  std::vector<const ir::For*> short_thread_loops_;  // running, shorter than their slot's launch
   int reducing_target_ = -1;
   std::vector<Deferred> deferred_;
   Who now_;
