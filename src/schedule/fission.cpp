@@ -131,6 +131,16 @@ std::set<int> locals_of(const ir::StmtRef& s) {
   return out;
 }
 
+// The ids of the locals a statement sets (a privatized accumulator: opt/hoist.cpp's definitions
+// are replicated instead).
+std::set<int> locals_set_by(const ir::StmtRef& s) {
+  std::set<int> out;
+  ir::for_each_stmt(s, [&](const ir::Stmt& x) {
+    if (const auto* l = std::get_if<ir::SetLocal>(&x.node)) out.insert(l->scope_id);
+  });
+  return out;
+}
+
 // The ids of the nodes a statement writes (`write`) or reads.
 std::set<int> nodes_accessed(const ir::StmtRef& s, bool write) {
   std::set<int> out;
@@ -190,8 +200,8 @@ int used_slots(const std::array<std::int64_t, 3>& dims) {
 // first block (thread) along each of the others only, instead of once in every one.
 std::vector<ir::StmtRef> padded(std::vector<ir::StmtRef> stmts, const ir::KernelGeometry& kernel) {
   for (auto& s : stmts) {
-    auto [grid, threads] = slot_heights(s);
-    if (grid == 0 && threads == 0) continue;  // barriers
+    if (std::holds_alternative<ir::Barrier>(s->node)) continue;
+    auto [grid, threads] = slot_heights(s);  // a serial statement (0, 0) runs on the first thread
     for (; threads < used_slots(kernel.block); ++threads)
       s = ir::for_loop(ir::fresh_symbol(), 0, 1, s, ir::AxisType::Workgroup);
     for (; grid < used_slots(kernel.grid); ++grid) s = ir::for_loop(ir::fresh_symbol(), 0, 1, s, ir::AxisType::Grid);
@@ -221,7 +231,8 @@ class Fission {
   std::vector<Segment> segments_;
   // The open kernel: its statements (barriers included), the top-level statements among them.
   std::vector<ir::StmtRef> open_, members_;
-  std::vector<detail::StatementFacts> member_facts_;  // of the parallel members
+  std::vector<detail::StatementFacts> member_facts_;  // of the members (empty for a tile's)
+  std::set<int> open_set_locals_;  // the locals the open kernel's members set
   // The most blocks and threads per block any member asks for on its own.
   std::int64_t largest_blocks_ = 0, largest_block_ = 0, largest_threads_ = 0;
   bool open_serial_ = false;
@@ -290,11 +301,15 @@ class Fission {
     const bool serial = own.serial();
     // A blocked tile is a launch of its own: its blocks and threads share the staged slices.
     const bool tiled = holds_blocked_tile(s);
-    detail::StatementFacts facts = serial || tiled ? detail::StatementFacts{} : detail::statement_facts(s);
-    if (open_.empty() || !enabled_ || tiled || open_tiled_ || serial != open_serial_ || !(serial || join(s, facts, own))) {
+    detail::StatementFacts facts = tiled ? detail::StatementFacts{} : detail::statement_facts(s);
+    if (intersects(locals_of(s), open_set_locals_)) {
+      join_carrying_locals(s, facts, own, tiled);
+    } else if (open_.empty() || !enabled_ || tiled || open_tiled_ || serial != open_serial_ ||
+               !(serial || join(s, facts, own))) {
       close();
       open_serial_ = serial;
     }
+    open_set_locals_.merge(locals_set_by(s));
     open_tiled_ = tiled;
     open_.push_back(s);
     members_.push_back(s);
@@ -302,6 +317,25 @@ class Fission {
     largest_blocks_ = std::max(largest_blocks_, own.blocks());
     largest_block_ = std::max(largest_block_, own.threads_per_block());
     largest_threads_ = std::max(largest_threads_, own.blocks() * own.threads_per_block());
+  }
+
+  // `s` reads or sets a local an open kernel's statement set (Privatize's accumulator, read after
+  // its loop): a GPU thread keeps no local across launches, so `s` joins that kernel, serial or
+  // parallel (a serial statement then runs on the first thread); a ScheduleError when it cannot.
+  void join_carrying_locals(const ir::StmtRef& s, const detail::StatementFacts& facts, const ir::KernelGeometry& own,
+                            bool tiled) {
+    if (!tiled && !open_tiled_ && (open_serial_ && own.serial() ? true : join(s, facts, own))) {
+      open_serial_ = open_serial_ && own.serial();
+      return;
+    }
+    std::string setters;
+    for (const auto& m : members_)
+      if (intersects(locals_set_by(m), locals_of(s))) setters += ir::print_stmt(m);
+    throw ScheduleError(
+        "fission: a scalar local set in one statement is used by a later one, and the two cannot share a kernel "
+        "(other blocks' cells, the device's limits, or a blocked tile) while a GPU thread keeps no local across "
+        "launches: keep the privatized loop and its readers Serial, or do not Privatize here\nset in:\n" + setters +
+        "used in:\n" + ir::print_stmt(s));
   }
 
   // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
@@ -345,6 +379,7 @@ class Fission {
     open_.clear();
     members_.clear();
     member_facts_.clear();
+    open_set_locals_.clear();
     largest_blocks_ = largest_block_ = largest_threads_ = 0;
   }
 };

@@ -338,6 +338,28 @@ TEST(Fission, AStatementsBarrierIsNeverPutWhereSomeThreadsSkipIt) {
   EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
 }
 
+// Privatize's form: v := t[0]; for i: { for j Workgroup: y[j] = x[i, j]; barrier; v := v + y[0];
+// barrier }; t[0] = v. A thread's local lives only as long as its launch: the statement reading
+// v after the loop must run in the loop's kernel (on its first thread), not in a serial kernel
+// of its own that starts again from v := t[0] (found by the hand-made annotations' fuzzer).
+TEST(Fission, AStatementReadingALocalALoopSetRunsInThatLoopsKernel) {
+  const auto x = matrix("x", 3, 4), y = matrix("y", 1, 4), t = matrix("t", 1, 1);
+  const int v = ir::fresh_scope_id();
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto zero = AxisIndex::fixed(0);
+  const auto stage = ir::for_loop(j, 0, 4, ir::set(y, {zero, it(j)}, ir::get(x, {it(i), it(j)})), AxisType::Workgroup);
+  const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(y, {zero, zero})});
+  const auto rows = ir::for_loop(i, 0, 3, ir::seq({stage, ir::barrier(), ir::set_local(v, add), ir::barrier()}));
+  const ir::LoweredRoutine routine{"privatized",
+                                   ir::seq({ir::declare_local(v, DType::F32, false),
+                                            ir::set_local(v, ir::get(t, {zero, zero})), rows,
+                                            ir::set(t, {zero, zero}, ir::get_local(v, DType::F32))}),
+                                   {}};
+  const auto segments = fission(routine, gpu_test_target());
+  EXPECT_EQ(kinds(segments), "M");
+  EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
+}
+
 TEST(Fission, WriteRepeatedByEveryThreadIsAnInternalError) {
   // Under an If the whole statement is one kernel: s[0] is outside the thread loop.
   const auto x = ir::make_node("x", DType::F32, {32});

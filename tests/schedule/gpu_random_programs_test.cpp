@@ -153,13 +153,17 @@ TEST(GpuRandomPrograms, ConcatenatedProgramsMergeOnlyAlignedNests) {
 // Hand-made schedules (random_annotations.h). The final round and fission must turn every
 // accepted one into launches that compute the interpreter's bits, with no race between blocks or
 // threads (cannl/interp/race_check.h), raising no InternalError.
+//   CANNL_TEST_SCHEDULE_PROGRAMS=60000 CANNL_TEST_SCHEDULE_SEED=3 ./test_schedule --gtest_filter='*AcceptedHardware*'
+// (the seed picks other programs and other annotations; 0 by default)
 TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
   const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
-  std::mt19937_64 rng(5);
+  const std::int64_t shift = env_count("CANNL_TEST_SCHEDULE_SEED", 0);
+  std::mt19937_64 rng(static_cast<std::uint64_t>(5 + shift));
   AnnotationCounts counts;
   int parallel_kernels = 0, with_scatter = 0, ordered_blocks = 0;
   for (std::int64_t seed = 0; seed < n && !HasFailure(); ++seed) {
-    const ir::LoweredRoutine lowered = ir::lower(opt::testing::generate_program(static_cast<std::uint64_t>(20000 + seed)).comp, "generated");
+    const std::uint64_t program = static_cast<std::uint64_t>(20000 + 1000003 * shift + seed);
+    const ir::LoweredRoutine lowered = ir::lower(opt::testing::generate_program(program).comp, "generated");
     const ir::LoweredRoutine original =
         seed % 2 == 0 ? opt::optimize(lowered, opt::PassContext::from_config("generated"), true).routine : lowered;
     with_scatter += has_scatter(original.body) ? 1 : 0;
@@ -174,7 +178,8 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
     const NodeBytes expected = run_interp(original);
     for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
       EXPECT_EQ(compare(expected, run_segments(r, segments, order), Tolerance::Bitwise), "")
-          << "seed " << 20000 + seed << " order " << static_cast<int>(order) << "\n" << ir::print_loop_ir(low);
+          << "seed " << program << " order " << static_cast<int>(order) << "\nthe program:\n" << ir::print_loop_ir(original)
+          << "scheduled:\n" << ir::print_loop_ir(r) << "lowered:\n" << ir::print_loop_ir(low);
   }
   std::printf("%d transforms accepted (%d bucketed scatters, in %d programs with a scatter; %d fused epilogues; %d "
               "reshaping; %d WorkgroupReduce), %d parallel kernels, %d with barriers inside a block\n",
