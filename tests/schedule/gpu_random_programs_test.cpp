@@ -154,10 +154,12 @@ TEST(GpuRandomPrograms, ConcatenatedProgramsMergeOnlyAlignedNests) {
 // accepted one into launches that compute the interpreter's bits, with no race between blocks or
 // threads (cannl/interp/race_check.h), raising no InternalError.
 //   CANNL_TEST_SCHEDULE_PROGRAMS=60000 CANNL_TEST_SCHEDULE_SEED=3 ./test_schedule --gtest_filter='*AcceptedHardware*'
-// (the seed picks other programs and other annotations; 0 by default)
+// (the seed picks other programs and other annotations, 0 by default; CANNL_TEST_SCHEDULE_STEPS
+// how many annotations each program is tried with, 6 by default)
 TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
   const std::int64_t n = env_count("CANNL_TEST_SCHEDULE_PROGRAMS", 300);
   const std::int64_t shift = env_count("CANNL_TEST_SCHEDULE_SEED", 0);
+  const std::int64_t steps = env_count("CANNL_TEST_SCHEDULE_STEPS", 6);  // annotations tried per program
   std::mt19937_64 rng(static_cast<std::uint64_t>(5 + shift));
   AnnotationCounts counts;
   int parallel_kernels = 0, with_scatter = 0, ordered_blocks = 0;
@@ -167,7 +169,7 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
     const ir::LoweredRoutine original =
         seed % 2 == 0 ? opt::optimize(lowered, opt::PassContext::from_config("generated"), true).routine : lowered;
     with_scatter += has_scatter(original.body) ? 1 : 0;
-    const ir::LoweredRoutine r = annotate_at_random(original, rng, 6, counts);
+    const ir::LoweredRoutine r = annotate_at_random(original, rng, static_cast<int>(steps), counts);
     const ir::Target target = gpu_test_target();
     const ir::LoweredRoutine low = lower_for_target(r, target);
     const std::vector<Segment> segments = fission(low, target);
