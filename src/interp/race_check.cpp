@@ -79,14 +79,17 @@ void KernelRaceCheck::find_reductions(const ir::ScalarRef& scalar, int divergenc
 void KernelRaceCheck::iteration(const ir::For& loop, std::int64_t index) {
   const auto [slots, s] = slot_of(loop);
   if (slots == nullptr) return;
+  bool serial_reduction = false;  // its body runs on the slot's first thread only
   if (const auto r = reductions_.find(&loop); r != reductions_.end()) {
-    if (!r->second.cooperative) index = 0;  // every step on the slot's first thread
+    serial_reduction = !r->second.cooperative;
+    if (serial_reduction) index = 0;  // every step on the slot's first thread
     if (r->second.cooperative && reducing_ == nullptr) {
       reducing_ = &loop;
       reducing_target_ = r->second.target;
     }
   }
-  if (slots == &now_.thread && (*slots)[s] == kAll && loop.end < g_.block[s]) short_thread_loops_.push_back(&loop);
+  if (slots == &now_.thread && (*slots)[s] == kAll && (loop.end < g_.block[s] || (serial_reduction && g_.block[s] > 1)))
+    short_thread_loops_.push_back(&loop);
   (*slots)[s] = index;
   if (slots == &now_.block) now_epoch_ = epoch(now_.block);
 }
@@ -118,9 +121,12 @@ void KernelRaceCheck::barrier() {
   if (!short_thread_loops_.empty() && race_.empty()) {
     const ir::For& f = *short_thread_loops_.back();
     const auto slot = static_cast<std::size_t>(g_.slot_of.at(f.index.id));
+    const std::string place = f.axis == ir::AxisType::WorkgroupReduce
+                                  ? std::string("reduction run on the first thread of slot ")
+                                  : "thread loop of " + std::to_string(f.end) + " iterations on slot ";
     race_ = "a barrier not every thread of the block reaches: block " + text(now_.block) + " thread " +
-            text(now_.thread) + " is in a thread loop of " + std::to_string(f.end) + " iterations on slot " +
-            std::to_string(slot) + " of " + std::to_string(g_.block[slot]) + " threads";
+            text(now_.thread) + " is in a " + place + std::to_string(slot) + " of " + std::to_string(g_.block[slot]) +
+            " threads";
   }
   ++barriers_[now_.block];
   ++now_epoch_;

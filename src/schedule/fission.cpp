@@ -105,7 +105,11 @@ bool every_thread_reaches_its_barriers(const ir::StmtRef& body, const ir::Kernel
   if (const auto* f = std::get_if<ir::For>(&body->node)) {
     const auto slot = g.slot_of.find(f->index.id);
     const bool thread = f->axis == ir::AxisType::Workgroup || f->axis == ir::AxisType::WorkgroupReduce;
-    const bool short_loop = thread && slot != g.slot_of.end() && f->end < g.block[static_cast<std::size_t>(slot->second)];
+    // A WorkgroupReduce body with a barrier is never a tree (whose body is one accumulation): the
+    // printer runs it on the slot's first thread.
+    const bool short_loop =
+        f->axis == ir::AxisType::WorkgroupReduce ||
+        (thread && slot != g.slot_of.end() && f->end < g.block[static_cast<std::size_t>(slot->second)]);
     return every_thread_reaches_its_barriers(f->body, g, guarded || short_loop);
   }
   return true;
@@ -232,7 +236,8 @@ class Fission {
   // The open kernel: its statements (barriers included), the top-level statements among them.
   std::vector<ir::StmtRef> open_, members_;
   std::vector<detail::StatementFacts> member_facts_;  // of the members (empty for a tile's)
-  std::set<int> open_set_locals_;  // the locals the open kernel's members set
+  std::set<int> open_set_locals_;    // the locals the open kernel's members set
+  std::set<int> closed_set_locals_;  // those closed kernels set: their values are gone
   // The most blocks and threads per block any member asks for on its own.
   std::int64_t largest_blocks_ = 0, largest_block_ = 0, largest_threads_ = 0;
   bool open_serial_ = false;
@@ -302,6 +307,8 @@ class Fission {
     // A blocked tile is a launch of its own: its blocks and threads share the staged slices.
     const bool tiled = holds_blocked_tile(s);
     detail::StatementFacts facts = tiled ? detail::StatementFacts{} : detail::statement_facts(s);
+    if (intersects(locals_of(s), closed_set_locals_)) throw_local_across_launches(s, "a launch before this one");
+    if (intersects(locals_set_by(s), top_locals_)) close();  // a privatized loop opens its own kernel
     if (intersects(locals_of(s), open_set_locals_)) {
       join_carrying_locals(s, facts, own, tiled);
     } else if (open_.empty() || !enabled_ || tiled || open_tiled_ || serial != open_serial_ ||
@@ -320,22 +327,25 @@ class Fission {
   }
 
   // `s` reads or sets a local an open kernel's statement set (Privatize's accumulator, read after
-  // its loop): a GPU thread keeps no local across launches, so `s` joins that kernel, serial or
-  // parallel (a serial statement then runs on the first thread); a ScheduleError when it cannot.
+  // its loop): a GPU thread keeps no local across launches, so `s` joins that kernel. Only a
+  // serial `s`, run on the first thread, which computed the local like every thread of the
+  // privatized loop's block, and only in a kernel of one block (the local's definition,
+  // replicated into the kernel, reads the node `s` may write); else a ScheduleError.
   void join_carrying_locals(const ir::StmtRef& s, const detail::StatementFacts& facts, const ir::KernelGeometry& own,
                             bool tiled) {
-    if (!tiled && !open_tiled_ && (open_serial_ && own.serial() ? true : join(s, facts, own))) {
-      open_serial_ = open_serial_ && own.serial();
-      return;
-    }
+    const bool joined = own.serial() && !tiled && !open_tiled_ && (open_serial_ || join(s, facts, own)) &&
+                        ir::kernel_geometry(kernel_body(open_)).blocks() * std::max<std::int64_t>(own.blocks(), 1) <= 1;
+    if (!joined) throw_local_across_launches(s, "the statements that set it");
+  }
+  [[noreturn]] void throw_local_across_launches(const ir::StmtRef& s, const std::string& where) const {
     std::string setters;
     for (const auto& m : members_)
       if (intersects(locals_set_by(m), locals_of(s))) setters += ir::print_stmt(m);
-    throw ScheduleError(
-        "fission: a scalar local set in one statement is used by a later one, and the two cannot share a kernel "
-        "(other blocks' cells, the device's limits, or a blocked tile) while a GPU thread keeps no local across "
-        "launches: keep the privatized loop and its readers Serial, or do not Privatize here\nset in:\n" + setters +
-        "used in:\n" + ir::print_stmt(s));
+    throw ScheduleError("fission: a scalar local set in one statement is used by a later one that cannot run in the "
+                        "same kernel (" + where + "; a GPU thread keeps no local across launches; only a serial "
+                        "statement in a kernel of one block can follow the loop setting it): keep the privatized "
+                        "loop and its readers Serial, or do not Privatize here\n" +
+                        (setters.empty() ? "" : "set in:\n" + setters) + "used in:\n" + ir::print_stmt(s));
   }
 
   // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
@@ -379,6 +389,7 @@ class Fission {
     open_.clear();
     members_.clear();
     member_facts_.clear();
+    closed_set_locals_.merge(open_set_locals_);
     open_set_locals_.clear();
     largest_blocks_ = largest_block_ = largest_threads_ = 0;
   }

@@ -143,5 +143,22 @@ TEST(KernelRaceCheck, ABarrierInAShortThreadLoopIsReported) {
   EXPECT_EQ(race_in(ir::seq({all, ir::for_loop(k, 0, 4, ir::seq({copy, ir::barrier()}), AxisType::Workgroup)})), "");
 }
 
+// A WorkgroupReduce loop out of the tree form (two statements) with a barrier in it runs on the
+// slot's first thread: the others never reach the barrier, however long the loop.
+TEST(KernelRaceCheck, ABarrierInAReductionRunOnTheFirstThreadIsReported) {
+  const auto a = ir::make_node("a", DType::F32, {4}), s = ir::make_node("s", DType::F32, {1});
+  const auto c = ir::make_node("c", DType::F32, {1});
+  const ir::Symbol r = ir::fresh_symbol();
+  const auto zero = ir::AxisIndex::fixed(0);
+  const auto sum = ir::apply(ir::Op::Add, DType::F32, {ir::get(s, {zero}), ir::get(a, {it(r)})});
+  const auto count = ir::apply(ir::Op::Add, DType::F32, {ir::get(c, {zero}), ir::constant(1, DType::F32)});
+  const auto body = ir::seq({ir::set(s, {zero}, sum), ir::barrier(), ir::set(c, {zero}, count)});
+  const std::string race = race_in(ir::for_loop(r, 0, 4, body, AxisType::WorkgroupReduce));
+  EXPECT_NE(race.find("a barrier not every thread of the block reaches: block (*, *, *) thread (0, *, *) is in a "
+                      "reduction run on the first thread of slot 0 of 4 threads"),
+            std::string::npos)
+      << race;
+}
+
 }  // namespace
 }  // namespace cannl::interp

@@ -360,6 +360,52 @@ TEST(Fission, AStatementReadingALocalALoopSetRunsInThatLoopsKernel) {
   EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
 }
 
+// The privatized loop after an unrelated statement of two blocks: it opens a kernel of its own
+// (one block), else the local's definition, replicated into every block, would read t while
+// block 0 stores it.
+TEST(Fission, APrivatizedLoopOpensAKernelOfOneBlock) {
+  const auto x = matrix("x", 3, 4), y = matrix("y", 3, 4), t = matrix("t", 1, 1), w = matrix("w", 2, 4);
+  const int v = ir::fresh_scope_id();
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol(), g = ir::fresh_symbol(), h = ir::fresh_symbol();
+  const auto zero = AxisIndex::fixed(0);
+  const auto copy = ir::set(w, {it(g), it(h)}, ir::get(x, {it(g), it(h)}));
+  const auto other = ir::for_loop(g, 0, 2, ir::for_loop(h, 0, 4, copy, AxisType::Workgroup), AxisType::Grid);
+  const auto stage = ir::for_loop(j, 0, 4, ir::set(y, {it(i), it(j)}, ir::get(x, {it(i), it(j)})), AxisType::Workgroup);
+  const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(x, {it(i), zero})});
+  const auto rows = ir::for_loop(i, 0, 3, ir::seq({stage, ir::set_local(v, add)}));
+  const ir::LoweredRoutine routine{"privatized_after_two_blocks",
+                                   ir::seq({other, ir::declare_local(v, DType::F32, false),
+                                            ir::set_local(v, ir::get(t, {zero, zero})), rows,
+                                            ir::set(t, {zero, zero}, ir::get_local(v, DType::F32))}),
+                                   {}};
+  const ir::Target target = gpu_test_target();
+  const auto segments = fission(lower_for_target(routine, target), target);
+  EXPECT_EQ(kinds(segments), "KM");
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments, order), Tolerance::Bitwise), "");
+}
+
+// A serial statement sets v; a parallel one reads it on every thread. Run on the first thread
+// only, the setter leaves the others without v: a ScheduleError, not wrong numbers.
+TEST(Fission, AParallelReaderOfALocalASerialStatementSetIsAScheduleError) {
+  const auto x = matrix("x", 1, 4), y = matrix("y", 1, 4), z = matrix("z", 1, 4), t = matrix("t", 1, 1);
+  const int v = ir::fresh_scope_id();
+  const ir::Symbol k = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const auto zero = AxisIndex::fixed(0);
+  const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(x, {zero, it(k)})});
+  const auto setter =
+      ir::for_loop(k, 0, 4, ir::seq({ir::set_local(v, add), ir::set(z, {zero, it(k)}, ir::get_local(v, DType::F32))}));
+  const auto mul = ir::apply(ir::Op::Mul, DType::F32, {ir::get_local(v, DType::F32), ir::get(x, {zero, it(j)})});
+  const auto reader = ir::for_loop(j, 0, 4, ir::set(y, {zero, it(j)}, mul), AxisType::Workgroup);
+  const ir::LoweredRoutine routine{
+      "serial_setter",
+      ir::seq({ir::declare_local(v, DType::F32, false), ir::set_local(v, ir::get(t, {zero, zero})), setter, reader}),
+      {}};
+  const ir::Target target = gpu_test_target();
+  expect_schedule_error([&] { fission(lower_for_target(routine, target), target); },
+                        {"a scalar local set in one statement is used by a later one", "used in:"});
+}
+
 TEST(Fission, WriteRepeatedByEveryThreadIsAnInternalError) {
   // Under an If the whole statement is one kernel: s[0] is outside the thread loop.
   const auto x = ir::make_node("x", DType::F32, {32});

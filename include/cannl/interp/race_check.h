@@ -4,8 +4,9 @@
 // threads of the launch make it (ir::KernelGeometry: the slot each Grid / Workgroup loop binds).
 // Two accesses to one cell, one of them a write, race when they come from two different blocks
 // (nothing orders blocks within a launch), or from two different threads of one block with no
-// barrier of that block between them. A barrier in a thread loop shorter than its slot's launch
-// is reported too: the threads past the loop's end never reach it (a hang on a GPU). A statement outside a slot's loops stands for every index
+// barrier of that block between them. A barrier in a thread loop shorter than its slot's launch,
+// or in a reduction run on the first thread, is reported too: the other threads never reach it
+// (a hang on a GPU). A statement outside a slot's loops stands for every index
 // of that slot: a write there from a block of several threads is written by all of them at once.
 // The interpreter runs one thread of control, so a kernel whose order on a GPU differs from the
 // serial loops' shows here as a race, whatever the values.
@@ -41,7 +42,7 @@ class KernelRaceCheck final : public Observer {
   /// Watches a run of kernel `body`, launched with `geometry`.
   KernelRaceCheck(ir::KernelGeometry geometry, const ir::StmtRef& body);
 
-  /// The first race seen, described; empty when there was none.
+  /// The first race (or barrier not every thread reaches) seen, described; empty when none.
   const std::string& race() const { return race_; }
 
   void iteration(const ir::For& loop, std::int64_t index) override;
@@ -81,8 +82,8 @@ class KernelRaceCheck final : public Observer {
   ir::KernelGeometry g_;
   std::unordered_map<const ir::For*, Reduction> reductions_;
   const ir::For* reducing_ = nullptr;  // the cooperative reduction running, if any
-  std::vector<const ir::For*> short_thread_loops_;  // running, shorter than their slot's launch
   int reducing_target_ = -1;
+  std::vector<const ir::For*> short_thread_loops_;  // running, where some threads skip the body
   std::vector<Deferred> deferred_;
   Who now_;
   std::int64_t now_epoch_ = 0;              // epoch(now_.block), kept current

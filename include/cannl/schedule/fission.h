@@ -39,8 +39,10 @@ struct Segment {
 };
 
 /// The routine's launches, in order. With `enabled` false (config `schedule_fission`) nothing is
-/// merged: one launch per top-level statement (the conservative cut everywhere, for debugging).
-/// Throws ScheduleError from check_hardware_limits.
+/// merged but a statement using a local that the one before it set (Privatize's accumulator: a
+/// GPU thread keeps no local across launches): one launch per top-level statement otherwise (the
+/// conservative cut everywhere, for debugging). Throws ScheduleError from check_hardware_limits,
+/// and when such a local cannot stay in one launch.
 std::vector<Segment> fission(const ir::LoweredRoutine& routine, const ir::Target& target, bool enabled = true);
 
 /// Throws ScheduleError (naming the kernel's first loop, the limit and the value) when the

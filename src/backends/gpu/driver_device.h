@@ -176,7 +176,8 @@ class DeviceEvent final : public Event {
  public:
   // Recorded on the stream at once; the device is current. (queue_ is declared before event_:
   // it is set when record_event runs.)
-  DeviceEvent(std::shared_ptr<Queue> queue, bool timing) : queue_(std::move(queue)), event_(queue_->record_event(timing)) {}
+  DeviceEvent(std::shared_ptr<Queue> queue, bool timing)
+      : queue_(std::move(queue)), event_(queue_->record_event(timing)) {}
   ~DeviceEvent() override {
     queue_->make_current_quietly();
     queue_->destroy_event_quietly(event_);
