@@ -125,7 +125,6 @@ TEST(GpuRandomPrograms, HandMadeAnnotationsAreBitwiseTheInterpreter) {
   const std::uint64_t batches = batches_or(4);
   for (std::uint64_t batch = 0; batch < batches && !HasFailure(); ++batch) {
     SCOPED_TRACE(batch_trace(batch, 14000 + 30 * batch));  // no first batch: the rng runs through them all
-    std::fprintf(stderr, "TMPBATCH %d\n", (int)batch);
     std::vector<opt::testing::GeneratedProgram> programs;
     for (std::uint64_t k = 0; k < 30; ++k) {
       const std::uint64_t seed = 14000 + 30 * batch + k;

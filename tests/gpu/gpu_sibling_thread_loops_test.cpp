@@ -7,6 +7,8 @@
 // results must be the interpreter's, which runs the loops one after the other.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "backends/run_util.h"
 #include "gpu/gpu_test_util.h"
 #include "schedule/schedule_test_util.h"
@@ -113,6 +115,37 @@ TEST(GpuSiblingThreadLoops, AStatementOutsideTheThreadLoopsRunsOncePerBlock) {
   const std::vector<test_util::Bytes> inputs{test_util::bytes_of(a), test_util::bytes_of(std::vector<float>(3, 0.0f))};
   expect_as_on_the_interpreter(*gpu, request, inputs, 1);
   expect_as_on_the_interpreter(*gpu, under_an_if(request, 2), inputs, 1);
+}
+
+// for g Grid [0, 2) { for j Workgroup: x[g, j] = a[g, j]; for i: x[g, i] += b[i] (the first
+// thread, after a barrier) }, then for h Grid [0, 3): z[h] = -inf: fission merges them, so the
+// first statement's blocks run under `if (g < 2)`. PoCL 3.1 crashed running that kernel (a
+// barrier, then a statement on one thread inside the guard, then another after it) until the
+// OpenCL dialect ended the guarded region with a barrier (found by the hand-made annotations'
+// fuzzer, batch 37). The CUDA family prints no such barrier.
+TEST(GpuSiblingThreadLoops, AGuardedBlockWithABarrierThenAFirstThreadStatementRuns) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  const ir::NodeRef a = ir::make_node("a", DType::F32, {2, 3}), b = ir::make_node("b", DType::F32, {3});
+  const ir::NodeRef x = ir::make_node("x", DType::F32, {2, 3}), z = ir::make_node("z", DType::F32, {3});
+  const ir::Symbol g = ir::fresh_symbol(), j = ir::fresh_symbol(), i = ir::fresh_symbol(), h = ir::fresh_symbol();
+  const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get(x, {it(g), it(i)}), ir::get(b, {it(i)})});
+  const auto rows = ir::for_loop(
+      g, 0, 2,
+      ir::seq({ir::for_loop(j, 0, 3, ir::set(x, {it(g), it(j)}, ir::get(a, {it(g), it(j)})), AxisType::Workgroup),
+               ir::for_loop(i, 0, 3, ir::set(x, {it(g), it(i)}, add))}),
+      AxisType::Grid);
+  const auto fill = ir::for_loop(h, 0, 3, ir::set(z, {it(h)}, ir::constant(-INFINITY, DType::F32)), AxisType::Grid);
+  const backends::CompileRequest request{{"guarded_block", ir::seq({rows, fill}), {}}, {a, b, x, z}};
+  const std::vector<test_util::Bytes> inputs{test_util::bytes_of(std::vector<float>{1, 2, 3, 4, 5, 6}),
+                                             test_util::bytes_of(std::vector<float>{10, 20, 30}),
+                                             test_util::bytes_of(std::vector<float>(6, 0.0f)),
+                                             test_util::bytes_of(std::vector<float>(3, 0.0f))};
+  const std::string source = expect_as_on_the_interpreter(*gpu, request, inputs, 2);
+  const std::string barrier = gpu_test::spelling().barrier;
+  std::size_t count = 0;
+  for (std::size_t at = source.find(barrier); at != std::string::npos; at = source.find(barrier, at + 1)) ++count;
+  EXPECT_EQ(count, gpu_test::backend_name() == "opencl" ? 2u : 1u) << source;
 }
 
 }  // namespace

@@ -61,6 +61,13 @@ class BodyPrinter {
   /// Whether Comment statements and the source assignments of Sets are printed (on by default).
   /// Off for shared kernel functions: the comments name the nodes of one caller.
   void set_comments(bool on) { comments_ = on; }
+  /// Where the output stands now: the start of a region for close_uniform_region.
+  std::size_t mark() const { return out_->size(); }
+  /// Ends a region all of a block's threads enter alike, printed from `from` (a Grid loop's
+  /// guard, an If holding a barrier): with a barrier where the dialect asks for one
+  /// (CLikePrinter::closes_uniform_regions_with_barrier) and the region printed a barrier but
+  /// does not end with one. Safe: the threads that reached the region's barrier reach its end.
+  void close_uniform_region(std::size_t from);
   /// One line at the current indentation; `indent` / `dedent` move it by one level.
   void line(const std::string& text);
   void indent() { ++indent_; }

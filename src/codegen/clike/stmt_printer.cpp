@@ -31,6 +31,18 @@ void BodyPrinter::line(const std::string& text) {
   out_->push_back('\n');
 }
 
+void BodyPrinter::close_uniform_region(std::size_t from) {
+  const std::string b = d_.barrier();
+  if (b.empty() || !d_.closes_uniform_regions_with_barrier() || out_->find(b, from) == std::string::npos) return;
+  // The region's last line, without its indentation: a barrier already ends it?
+  if (const std::size_t last = out_->find_last_not_of(" \n"); last != std::string::npos) {
+    const std::size_t newline = out_->find_last_of('\n', last);
+    const std::size_t first = out_->find_first_not_of(' ', newline == std::string::npos ? 0 : newline + 1);
+    if (out_->compare(first, last + 1 - first, b) == 0) return;
+  }
+  line(b);
+}
+
 // Local names are v0, v1, ... in first-use order, so the text never depends on the process-wide
 // scope-id counter.
 const std::string& BodyPrinter::local_name(int scope_id, ir::DType dtype) {
@@ -164,7 +176,9 @@ void BodyPrinter::print_if(const ir::If& s) {
       [&] {
         ++indent_;
         ++divergence_;
+        const std::size_t from = mark();
         stmt(s.body);
+        close_uniform_region(from);  // only a uniform If holds a barrier (schedule::lower_for_target)
         --divergence_;
         --indent_;
         line("}");

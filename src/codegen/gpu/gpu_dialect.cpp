@@ -65,7 +65,9 @@ void GpuDialect::bind_hardware_index(BodyPrinter& p, const ir::For& f, const std
     p.indent();
     if (!grid) p.enter_divergent();  // a block index is the same on all of a block's threads
   }
+  const std::size_t from = p.mark();
   p.stmt(f.body);
+  if (guarded && grid) p.close_uniform_region(from);
   if (guarded) {
     if (!grid) p.leave_divergent();
     p.dedent();
