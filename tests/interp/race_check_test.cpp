@@ -117,6 +117,21 @@ TEST(KernelRaceCheck, ABlockReductionIsWatchedAsRendered) {
       << race;
 }
 
+// The strided form (thread r folds its steps q over a serial loop, then the tree) inside another
+// slot's thread loop (a reduction per j, each accumulated by thread (0, j)): no race, and the
+// total read by every thread after the reduction's last barrier.
+TEST(KernelRaceCheck, StridedBlockReductionsInAnotherSlotsLoopAreWatchedAsRendered) {
+  const auto x = ir::make_node("x", DType::F32, {2, 12}), s = ir::make_node("s", DType::F32, {2});
+  const auto y = ir::make_node("y", DType::F32, {2, 4});
+  const ir::Symbol j = ir::fresh_symbol(), r = ir::fresh_symbol(), q = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const ir::AxisIndex step{{{4, q}, {1, r}}, 0};
+  const auto sum = ir::apply(ir::Op::Add, DType::F32, {ir::get(s, {it(j)}), ir::get(x, {it(j), step})});
+  const auto reduce =
+      ir::for_loop(r, 0, 4, ir::for_loop(q, 0, 3, ir::set(s, {it(j)}, sum)), AxisType::WorkgroupReduce);
+  const auto spread = ir::for_loop(k, 0, 4, ir::set(y, {it(j), it(k)}, ir::get(s, {it(j)})), AxisType::Workgroup);
+  EXPECT_EQ(race_in(ir::for_loop(j, 0, 2, ir::seq({reduce, spread}), AxisType::Workgroup)), "");
+}
+
 // Under an If the printer runs the reduction serially on the first thread, with no barrier: the
 // threads that read the total after it race with its writes.
 TEST(KernelRaceCheck, AReductionUnderAnIfRunsOnTheFirstThreadWithoutBarriers) {
