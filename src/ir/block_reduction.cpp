@@ -72,6 +72,8 @@ bool every_thread_steps_first(const RowGuard& guard, const std::vector<const For
 }  // namespace
 
 std::optional<BlockReduction> block_reduction(const For& loop) {
+  // No step at all: the tree would accumulate a slot no thread stored (the serial loop does nothing).
+  if (loop.end <= loop.begin) return std::nullopt;
   auto body = flatten_seq(loop.body);
   std::vector<const For*> strided;
   while (body.size() == 1 && std::holds_alternative<For>(body[0]->node)) {

@@ -70,6 +70,8 @@ TEST(BlockReduction, FormsATreeWouldComputeDifferentlyAreRefused) {
   const ScalarRef huge = apply(Op::Cmplt, DType::I64, {embed_index(it(t.r)), constant(1e300, DType::I64)});
   EXPECT_FALSE(block_reduction(t.loop(if_then(huge, sum))));
   EXPECT_FALSE(block_reduction(t.loop(if_then(apply(Op::Cmpeq, DType::I64, {embed_index(it(t.r)), constant(3, DType::I64)}), sum))));
+  // No step: a tree would add a shared slot no thread stored.
+  EXPECT_FALSE(block_reduction(For{t.r, 0, 0, sum, AxisType::WorkgroupReduce}));
 }
 
 // Strided: serial loops between the threads' loop and the (guarded) accumulation, each thread
