@@ -287,7 +287,11 @@ class Fission {
   void add(const ir::StmtRef& s) {
     if (std::holds_alternative<ir::Comment>(s->node)) return;
     if (const auto* d = std::get_if<ir::DeclareLocal>(&s->node)) top_locals_.insert(d->scope_id);
-    if (defines_top_local(s)) {
+    // A definition is replicated at the start of each kernel using its local: only the first
+    // setter of the local is one (a later one, such as the tail of a partitioned privatized loop,
+    // must stay in its place).
+    if (defines_top_local(s) && !intersects(locals_set_by(s), open_set_locals_) &&
+        !intersects(locals_set_by(s), closed_set_locals_)) {
       if (intersects(nodes_accessed(s, false), written_by_open())) close();
       definitions_.push_back(s);
       return;
@@ -308,7 +312,11 @@ class Fission {
     const bool tiled = holds_blocked_tile(s);
     detail::StatementFacts facts = tiled ? detail::StatementFacts{} : detail::statement_facts(s);
     if (intersects(locals_of(s), closed_set_locals_)) throw_local_across_launches(s, "a launch before this one");
-    if (intersects(locals_set_by(s), top_locals_)) close();  // a privatized loop opens its own kernel
+    // A privatized loop opens a kernel of its own, of one block (the local's definition, replicated
+    // into the kernel, reads the node the local's reader stores), unless the open kernel already
+    // sets that local (a Partition of the loop) or both are serial (one thread).
+    const std::set<int> sets = locals_set_by(s);
+    if (intersects(sets, top_locals_) && !intersects(sets, open_set_locals_) && !(serial && open_serial_)) close();
     if (intersects(locals_of(s), open_set_locals_)) {
       join_carrying_locals(s, facts, own, tiled);
     } else if (open_.empty() || !enabled_ || tiled || open_tiled_ || serial != open_serial_ ||
@@ -316,7 +324,7 @@ class Fission {
       close();
       open_serial_ = serial;
     }
-    open_set_locals_.merge(locals_set_by(s));
+    open_set_locals_.insert(sets.begin(), sets.end());
     open_tiled_ = tiled;
     open_.push_back(s);
     members_.push_back(s);
@@ -333,9 +341,24 @@ class Fission {
   // replicated into the kernel, reads the node `s` may write); else a ScheduleError.
   void join_carrying_locals(const ir::StmtRef& s, const detail::StatementFacts& facts, const ir::KernelGeometry& own,
                             bool tiled) {
-    const bool joined = own.serial() && !tiled && !open_tiled_ && (open_serial_ || join(s, facts, own)) &&
+    const bool joined = own.serial() && !tiled && !open_tiled_ &&
+                        (open_serial_ || join(s, facts, own) || join_in_one_block(s)) &&
                         ir::kernel_geometry(kernel_body(open_)).blocks() * std::max<std::int64_t>(own.blocks(), 1) <= 1;
     if (!joined) throw_local_across_launches(s, "the statements that set it");
+  }
+  // `s` after a barrier in the open kernel when the merged kernel is one block: the barrier then
+  // orders every access of `s` after those before it, whichever threads made them.
+  bool join_in_one_block(const ir::StmtRef& s) {
+    std::vector<ir::StmtRef> merged = open_;
+    merged.push_back(ir::barrier());
+    merged.push_back(s);
+    const ir::StmtRef body = kernel_body(merged);
+    const ir::KernelGeometry g = ir::kernel_geometry(body);
+    if (g.blocks() != 1 || !within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty() ||
+        !every_thread_reaches_its_barriers(body, g))
+      return false;
+    open_.push_back(merged[merged.size() - 2]);
+    return true;
   }
   [[noreturn]] void throw_local_across_launches(const ir::StmtRef& s, const std::string& where) const {
     std::string setters;

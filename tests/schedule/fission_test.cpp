@@ -385,6 +385,48 @@ TEST(Fission, APrivatizedLoopOpensAKernelOfOneBlock) {
     EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments, order), Tolerance::Bitwise), "");
 }
 
+// Privatize, then Partition of the loop: two serial loops set v before the serial reader. All
+// serial, they share one kernel of one thread (the second loop must not close the first's).
+TEST(Fission, APartitionedPrivatizedLoopStaysInOneSerialKernel) {
+  const auto x = matrix("x", 1, 4), t = matrix("t", 1, 1);
+  const int v = ir::fresh_scope_id();
+  const auto zero = AxisIndex::fixed(0);
+  auto segment = [&](std::int64_t begin, std::int64_t end) {
+    const ir::Symbol i = ir::fresh_symbol();
+    const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(x, {zero, it(i)})});
+    return ir::for_loop(i, begin, end, ir::set_local(v, add));
+  };
+  const ir::LoweredRoutine routine{"partitioned_privatized",
+                                   ir::seq({ir::declare_local(v, DType::F32, false),
+                                            ir::set_local(v, ir::get(t, {zero, zero})), segment(0, 2), segment(2, 4),
+                                            ir::set(t, {zero, zero}, ir::get_local(v, DType::F32))}),
+                                   {}};
+  const auto segments = fission(routine, gpu_test_target());
+  EXPECT_EQ(kinds(segments), "S");
+  EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
+}
+
+// Privatize, then Partition: a parallel head (a staged operand) and a serial tail that sets v
+// again, then the reader. The tail writes no node, but it is no definition to replicate at the
+// kernel's start: it must run after the head (the fuzzer's seed 2030474 ran it first).
+TEST(Fission, ALaterSetterOfALocalIsNoDefinitionToReplicate) {
+  const auto x = matrix("x", 1, 4), tile = matrix("tile", 1, 1), t = matrix("t", 1, 1);
+  const int v = ir::fresh_scope_id();
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto zero = AxisIndex::fixed(0);
+  const auto stage = ir::for_loop(j, 0, 1, ir::set(tile, {zero, it(j)}, ir::get(x, {zero, it(i)})), AxisType::Workgroup);
+  const auto head = ir::for_loop(i, 0, 3, ir::seq({stage, ir::set_local(v, ir::get(tile, {zero, zero}))}));
+  const auto tail = ir::for_loop(k, 3, 4, ir::set_local(v, ir::get(x, {zero, it(k)})));
+  const ir::LoweredRoutine routine{"partitioned_overwrite",
+                                   ir::seq({ir::declare_local(v, DType::F32, false),
+                                            ir::set_local(v, ir::get(t, {zero, zero})), head, tail,
+                                            ir::set(t, {zero, zero}, ir::get_local(v, DType::F32))}),
+                                   {}};
+  const ir::Target target = gpu_test_target();
+  const auto segments = fission(lower_for_target(routine, target), target);
+  EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
+}
+
 // A serial statement sets v; a parallel one reads it on every thread. Run on the first thread
 // only, the setter leaves the others without v: a ScheduleError, not wrong numbers.
 TEST(Fission, AParallelReaderOfALocalASerialStatementSetIsAScheduleError) {

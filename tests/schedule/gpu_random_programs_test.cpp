@@ -33,6 +33,20 @@ std::int64_t env_count(const char* name, std::int64_t fallback) {
   return v ? std::strtoll(v, nullptr, 10) : fallback;
 }
 
+// The launches, for a failure's message: each kernel's geometry and body, each memset's node.
+std::string launches_text(const std::vector<Segment>& segments) {
+  std::string out;
+  for (const Segment& g : segments) {
+    if (g.kind == Segment::Kind::Zero) {
+      out += "zero " + g.zeroed->debug_name() + "\n";
+      continue;
+    }
+    out += "kernel: grid " + std::to_string(g.geometry.blocks()) + " block " +
+           std::to_string(g.geometry.threads_per_block()) + "\n" + ir::print_stmt(g.body);
+  }
+  return out;
+}
+
 bool within(const ir::KernelGeometry& g, const ir::GpuLimits& limits) {
   if (g.threads_per_block() > limits.max_threads_per_block) return false;
   for (std::size_t d = 0; d < 3; ++d)
@@ -187,7 +201,8 @@ TEST(GpuRandomPrograms, AcceptedHardwareAnnotationsRunAsOnTheInterpreter) {
     for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
       EXPECT_EQ(compare(expected, run_segments(r, segments, order), Tolerance::Bitwise), "")
           << "seed " << program << " order " << static_cast<int>(order) << "\nthe program:\n" << ir::print_loop_ir(original)
-          << "scheduled:\n" << ir::print_loop_ir(r) << "lowered:\n" << ir::print_loop_ir(low);
+          << "scheduled:\n" << ir::print_loop_ir(r) << "lowered:\n" << ir::print_loop_ir(low) << "launches:\n"
+          << launches_text(segments);
   }
   std::printf("%d transforms accepted (%d bucketed scatters, in %d programs with a scatter; %d fused epilogues; %d "
               "reshaping; %d WorkgroupReduce, %d block reductions in the tree form), %d parallel kernels, %d with "
