@@ -16,6 +16,7 @@
 #include "cannl/schedule/fission.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -290,8 +291,8 @@ class Fission {
     // A definition is replicated at the start of each kernel using its local: only the first
     // setter of the local is one (a later one, such as the tail of a partitioned privatized loop,
     // must stay in its place).
-    if (defines_top_local(s) && !intersects(locals_set_by(s), open_set_locals_) &&
-        !intersects(locals_set_by(s), closed_set_locals_)) {
+    const std::set<int> uses = locals_of(s), sets = locals_set_by(s);
+    if (defines_top_local(s) && !intersects(sets, open_set_locals_) && !intersects(sets, closed_set_locals_)) {
       if (intersects(nodes_accessed(s, false), written_by_open())) close();
       definitions_.push_back(s);
       return;
@@ -311,13 +312,12 @@ class Fission {
     // A blocked tile is a launch of its own: its blocks and threads share the staged slices.
     const bool tiled = holds_blocked_tile(s);
     detail::StatementFacts facts = tiled ? detail::StatementFacts{} : detail::statement_facts(s);
-    if (intersects(locals_of(s), closed_set_locals_)) throw_local_across_launches(s, "a launch before this one");
+    if (intersects(uses, closed_set_locals_)) throw_local_across_launches(s, "a launch before this one");
     // A privatized loop opens a kernel of its own, of one block (the local's definition, replicated
     // into the kernel, reads the node the local's reader stores), unless the open kernel already
     // sets that local (a Partition of the loop) or both are serial (one thread).
-    const std::set<int> sets = locals_set_by(s);
     if (intersects(sets, top_locals_) && !intersects(sets, open_set_locals_) && !(serial && open_serial_)) close();
-    if (intersects(locals_of(s), open_set_locals_)) {
+    if (intersects(uses, open_set_locals_)) {
       join_carrying_locals(s, facts, own, tiled);
     } else if (open_.empty() || !enabled_ || tiled || open_tiled_ || serial != open_serial_ ||
                !(serial || join(s, facts, own))) {
@@ -349,15 +349,9 @@ class Fission {
   // `s` after a barrier in the open kernel when the merged kernel is one block: the barrier then
   // orders every access of `s` after those before it, whichever threads made them.
   bool join_in_one_block(const ir::StmtRef& s) {
-    std::vector<ir::StmtRef> merged = open_;
-    merged.push_back(ir::barrier());
-    merged.push_back(s);
-    const ir::StmtRef body = kernel_body(merged);
-    const ir::KernelGeometry g = ir::kernel_geometry(body);
-    if (g.blocks() != 1 || !within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty() ||
-        !every_thread_reaches_its_barriers(body, g))
-      return false;
-    open_.push_back(merged[merged.size() - 2]);
+    const auto g = merged_launch(s, true);
+    if (!g || g->blocks() != 1) return false;
+    open_.push_back(ir::barrier());
     return true;
   }
   [[noreturn]] void throw_local_across_launches(const ir::StmtRef& s, const std::string& where) const {
@@ -378,14 +372,9 @@ class Fission {
       need = std::max(need, detail::kernel_sharing(routine_, earlier, facts));
       if (need == Sharing::Separate) return false;
     }
-    std::vector<ir::StmtRef> merged = open_;
-    if (need == Sharing::WithBarrier) merged.push_back(ir::barrier());
-    merged.push_back(s);
-    const ir::StmtRef body = kernel_body(merged);
-    const ir::KernelGeometry g = ir::kernel_geometry(body);
-    if (!within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty() ||
-        !every_thread_reaches_its_barriers(body, g))
-      return false;
+    const auto merged = merged_launch(s, need == Sharing::WithBarrier);
+    if (!merged) return false;
+    const ir::KernelGeometry& g = *merged;
     // Merged statements with different shapes leave threads and blocks idle: no block may grow
     // (idle threads hold the multiprocessor's slots), at most twice the blocks of the largest,
     // and at most twice the threads of the largest (25 busy threads in blocks of 256 would run
@@ -395,8 +384,23 @@ class Fission {
         g.blocks() > 2 * std::max(largest_blocks_, own.blocks()) ||
         threads > 2 * std::max(largest_threads_, own.blocks() * own.threads_per_block()))
       return false;
-    if (need == Sharing::WithBarrier) open_.push_back(merged[merged.size() - 2]);
+    if (need == Sharing::WithBarrier) open_.push_back(ir::barrier());
     return true;
+  }
+
+  // The launch of the open kernel with `s` after it (and a barrier before `s`): nullopt unless it
+  // fits the device, every write stays under loops of every active slot and every thread of a
+  // block reaches each barrier.
+  std::optional<ir::KernelGeometry> merged_launch(const ir::StmtRef& s, bool barrier) const {
+    std::vector<ir::StmtRef> merged = open_;
+    if (barrier) merged.push_back(ir::barrier());
+    merged.push_back(s);
+    const ir::StmtRef body = kernel_body(merged);
+    const ir::KernelGeometry g = ir::kernel_geometry(body);
+    if (!within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty() ||
+        !every_thread_reaches_its_barriers(body, g))
+      return std::nullopt;
+    return g;
   }
 
   void close() {

@@ -338,6 +338,17 @@ TEST(Fission, AStatementsBarrierIsNeverPutWhereSomeThreadsSkipIt) {
   EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
 }
 
+// Privatize's form around `loops` (after the statements `before`): v := t[0]; loops; t[0] = v.
+ir::LoweredRoutine privatized(const std::string& name, int v, const ir::NodeRef& t, std::vector<ir::StmtRef> before,
+                              const std::vector<ir::StmtRef>& loops) {
+  const AxisIndex zero = AxisIndex::fixed(0);
+  before.push_back(ir::declare_local(v, DType::F32, false));
+  before.push_back(ir::set_local(v, ir::get(t, {zero, zero})));
+  before.insert(before.end(), loops.begin(), loops.end());
+  before.push_back(ir::set(t, {zero, zero}, ir::get_local(v, DType::F32)));
+  return {name, ir::seq(std::move(before)), {}};
+}
+
 // Privatize's form: v := t[0]; for i: { for j Workgroup: y[j] = x[i, j]; barrier; v := v + y[0];
 // barrier }; t[0] = v. A thread's local lives only as long as its launch: the statement reading
 // v after the loop must run in the loop's kernel (on its first thread), not in a serial kernel
@@ -350,11 +361,7 @@ TEST(Fission, AStatementReadingALocalALoopSetRunsInThatLoopsKernel) {
   const auto stage = ir::for_loop(j, 0, 4, ir::set(y, {zero, it(j)}, ir::get(x, {it(i), it(j)})), AxisType::Workgroup);
   const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(y, {zero, zero})});
   const auto rows = ir::for_loop(i, 0, 3, ir::seq({stage, ir::barrier(), ir::set_local(v, add), ir::barrier()}));
-  const ir::LoweredRoutine routine{"privatized",
-                                   ir::seq({ir::declare_local(v, DType::F32, false),
-                                            ir::set_local(v, ir::get(t, {zero, zero})), rows,
-                                            ir::set(t, {zero, zero}, ir::get_local(v, DType::F32))}),
-                                   {}};
+  const ir::LoweredRoutine routine = privatized("privatized", v, t, {}, {rows});
   const auto segments = fission(routine, gpu_test_target());
   EXPECT_EQ(kinds(segments), "M");
   EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
@@ -373,11 +380,7 @@ TEST(Fission, APrivatizedLoopOpensAKernelOfOneBlock) {
   const auto stage = ir::for_loop(j, 0, 4, ir::set(y, {it(i), it(j)}, ir::get(x, {it(i), it(j)})), AxisType::Workgroup);
   const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(x, {it(i), zero})});
   const auto rows = ir::for_loop(i, 0, 3, ir::seq({stage, ir::set_local(v, add)}));
-  const ir::LoweredRoutine routine{"privatized_after_two_blocks",
-                                   ir::seq({other, ir::declare_local(v, DType::F32, false),
-                                            ir::set_local(v, ir::get(t, {zero, zero})), rows,
-                                            ir::set(t, {zero, zero}, ir::get_local(v, DType::F32))}),
-                                   {}};
+  const ir::LoweredRoutine routine = privatized("privatized_after_two_blocks", v, t, {other}, {rows});
   const ir::Target target = gpu_test_target();
   const auto segments = fission(lower_for_target(routine, target), target);
   EXPECT_EQ(kinds(segments), "KM");
@@ -396,11 +399,7 @@ TEST(Fission, APartitionedPrivatizedLoopStaysInOneSerialKernel) {
     const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(x, {zero, it(i)})});
     return ir::for_loop(i, begin, end, ir::set_local(v, add));
   };
-  const ir::LoweredRoutine routine{"partitioned_privatized",
-                                   ir::seq({ir::declare_local(v, DType::F32, false),
-                                            ir::set_local(v, ir::get(t, {zero, zero})), segment(0, 2), segment(2, 4),
-                                            ir::set(t, {zero, zero}, ir::get_local(v, DType::F32))}),
-                                   {}};
+  const ir::LoweredRoutine routine = privatized("partitioned_privatized", v, t, {}, {segment(0, 2), segment(2, 4)});
   const auto segments = fission(routine, gpu_test_target());
   EXPECT_EQ(kinds(segments), "S");
   EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
@@ -417,11 +416,7 @@ TEST(Fission, ALaterSetterOfALocalIsNoDefinitionToReplicate) {
   const auto stage = ir::for_loop(j, 0, 1, ir::set(tile, {zero, it(j)}, ir::get(x, {zero, it(i)})), AxisType::Workgroup);
   const auto head = ir::for_loop(i, 0, 3, ir::seq({stage, ir::set_local(v, ir::get(tile, {zero, zero}))}));
   const auto tail = ir::for_loop(k, 3, 4, ir::set_local(v, ir::get(x, {zero, it(k)})));
-  const ir::LoweredRoutine routine{"partitioned_overwrite",
-                                   ir::seq({ir::declare_local(v, DType::F32, false),
-                                            ir::set_local(v, ir::get(t, {zero, zero})), head, tail,
-                                            ir::set(t, {zero, zero}, ir::get_local(v, DType::F32))}),
-                                   {}};
+  const ir::LoweredRoutine routine = privatized("partitioned_overwrite", v, t, {}, {head, tail});
   const ir::Target target = gpu_test_target();
   const auto segments = fission(lower_for_target(routine, target), target);
   EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments), Tolerance::Bitwise), "");
