@@ -13,6 +13,11 @@
 // start of every kernel using them, each thread computing its own copy. That keeps their value:
 // hoisting leaves the nodes they read unwritten from their place to their last user, and a
 // definition reading a node the open kernel writes closes that kernel first.
+//
+// A local set by a statement that writes nodes too (Privatize's accumulator, set in its loop,
+// maybe Partitioned, and stored after it) lives in one kernel of one block with every
+// statement using it, each after a barrier, read only on threads that ran every setter
+// (local_reach.h); that kernel never grows to more blocks. Anything else is a ScheduleError.
 #include "cannl/schedule/fission.h"
 
 #include <algorithm>
@@ -24,6 +29,7 @@
 #include "cannl/support/error.h"
 #include "schedule/access_relations.h"
 #include "schedule/kernel_sharing.h"
+#include "schedule/local_reach.h"
 #include "schedule/loop_tree.h"
 #include "schedule/schedule_error.h"
 
@@ -312,13 +318,13 @@ class Fission {
     // A blocked tile is a launch of its own: its blocks and threads share the staged slices.
     const bool tiled = holds_blocked_tile(s);
     detail::StatementFacts facts = tiled ? detail::StatementFacts{} : detail::statement_facts(s);
-    if (intersects(uses, closed_set_locals_)) throw_local_across_launches(s, "a launch before this one");
+    if (intersects(uses, closed_set_locals_)) throw_local_across_launches(s, "a launch before this one set it");
     // A privatized loop opens a kernel of its own, of one block (the local's definition, replicated
     // into the kernel, reads the node the local's reader stores), unless the open kernel already
     // sets that local (a Partition of the loop) or both are serial (one thread).
     if (intersects(sets, top_locals_) && !intersects(sets, open_set_locals_) && !(serial && open_serial_)) close();
     if (intersects(uses, open_set_locals_)) {
-      join_carrying_locals(s, facts, own, tiled);
+      join_carrying_locals(s, own, tiled);
     } else if (open_.empty() || !enabled_ || tiled || open_tiled_ || serial != open_serial_ ||
                !(serial || join(s, facts, own))) {
       close();
@@ -335,35 +341,41 @@ class Fission {
   }
 
   // `s` reads or sets a local an open kernel's statement set (Privatize's accumulator, read after
-  // its loop): a GPU thread keeps no local across launches, so `s` joins that kernel. Only a
-  // serial `s`, run on the first thread, which computed the local like every thread of the
-  // privatized loop's block, and only in a kernel of one block (the local's definition,
-  // replicated into the kernel, reads the node `s` may write); else a ScheduleError.
-  void join_carrying_locals(const ir::StmtRef& s, const detail::StatementFacts& facts, const ir::KernelGeometry& own,
-                            bool tiled) {
-    const bool joined = own.serial() && !tiled && !open_tiled_ &&
-                        (open_serial_ || join(s, facts, own) || join_in_one_block(s)) &&
-                        ir::kernel_geometry(kernel_body(open_)).blocks() * std::max<std::int64_t>(own.blocks(), 1) <= 1;
-    if (!joined) throw_local_across_launches(s, "the statements that set it");
-  }
-  // `s` after a barrier in the open kernel when the merged kernel is one block: the barrier then
-  // orders every access of `s` after those before it, whichever threads made them.
-  bool join_in_one_block(const ir::StmtRef& s) {
-    const auto g = merged_launch(s, true);
-    if (!g || g->blocks() != 1) return false;
+  // its loop, or a later part of a Partition of that loop): a GPU thread keeps no local across
+  // launches, so `s` joins that kernel, else a ScheduleError. A serial `s` joins a serial kernel
+  // (one thread runs both in order). Otherwise `s` goes after a barrier in a kernel of one block
+  // (the local's definition, replicated into the kernel, reads the node `s` may write: the
+  // barrier orders every thread's definition before that write), where every thread reading the
+  // local ran every statement setting it (local_reach.h).
+  void join_carrying_locals(const ir::StmtRef& s, const ir::KernelGeometry& own, bool tiled) {
+    if (tiled || open_tiled_) throw_local_across_launches(s, "a blocked tile is a launch of its own");
+    if (open_serial_ && own.serial()) return;
+    const auto merged = merged_launch(s, true);
+    if (!merged) throw_local_across_launches(s, "the merged kernel would not fit the device or its barriers");
+    if (merged->geometry.blocks() != 1) throw_local_across_launches(s, "the merged kernel has several blocks");
+    std::set<int> carried = open_set_locals_;
+    carried.merge(locals_set_by(s));
+    std::erase_if(carried, [&](int id) { return !top_locals_.contains(id); });
+    const std::string unset = detail::first_read_without_its_local(merged->body, merged->geometry, carried);
+    if (!unset.empty())
+      throw_local_across_launches(s, "some threads would read it without running every statement setting it:\n" + unset);
     open_.push_back(ir::barrier());
-    return true;
+    open_serial_ = false;
   }
-  [[noreturn]] void throw_local_across_launches(const ir::StmtRef& s, const std::string& where) const {
+  [[noreturn]] void throw_local_across_launches(const ir::StmtRef& s, const std::string& why) const {
     std::string setters;
     for (const auto& m : members_)
       if (intersects(locals_set_by(m), locals_of(s))) setters += ir::print_stmt(m);
     throw ScheduleError("fission: a scalar local set in one statement is used by a later one that cannot run in the "
-                        "same kernel (" + where + "; a GPU thread keeps no local across launches; only a serial "
-                        "statement in a kernel of one block can follow the loop setting it): keep the privatized "
-                        "loop and its readers Serial, or do not Privatize here\n" +
+                        "same kernel (" + why + "); a GPU thread keeps no local across launches, so a statement "
+                        "using it joins the kernel setting it: a kernel of one block, whose threads reading the local "
+                        "all ran every statement setting it. Keep the privatized loop and its readers Serial, or do "
+                        "not Privatize here\n" +
                         (setters.empty() ? "" : "set in:\n" + setters) + "used in:\n" + ir::print_stmt(s));
   }
+  // Whether the open kernel sets a local declared at the routine's top (each of its threads
+  // carries the value from statement to statement).
+  bool carries_top_locals() const { return intersects(open_set_locals_, top_locals_); }
 
   // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
   bool join(const ir::StmtRef& s, const detail::StatementFacts& facts, const ir::KernelGeometry& own) {
@@ -374,7 +386,10 @@ class Fission {
     }
     const auto merged = merged_launch(s, need == Sharing::WithBarrier);
     if (!merged) return false;
-    const ir::KernelGeometry& g = *merged;
+    const ir::KernelGeometry& g = merged->geometry;
+    // A kernel carrying a local stays one block: its definition, replicated into every block,
+    // would read the node the local's reader stores in another.
+    if (carries_top_locals() && g.blocks() > 1) return false;
     // Merged statements with different shapes leave threads and blocks idle: no block may grow
     // (idle threads hold the multiprocessor's slots), at most twice the blocks of the largest,
     // and at most twice the threads of the largest (25 busy threads in blocks of 256 would run
@@ -391,7 +406,11 @@ class Fission {
   // The launch of the open kernel with `s` after it (and a barrier before `s`): nullopt unless it
   // fits the device, every write stays under loops of every active slot and every thread of a
   // block reaches each barrier.
-  std::optional<ir::KernelGeometry> merged_launch(const ir::StmtRef& s, bool barrier) const {
+  struct Merged {
+    ir::StmtRef body;  // padded to the kernel's slots
+    ir::KernelGeometry geometry;
+  };
+  std::optional<Merged> merged_launch(const ir::StmtRef& s, bool barrier) const {
     std::vector<ir::StmtRef> merged = open_;
     if (barrier) merged.push_back(ir::barrier());
     merged.push_back(s);
@@ -400,7 +419,7 @@ class Fission {
     if (!within_limits(g, target_.gpu) || !first_uncovered_write(body, g).empty() ||
         !every_thread_reaches_its_barriers(body, g))
       return std::nullopt;
-    return g;
+    return Merged{body, g};
   }
 
   void close() {

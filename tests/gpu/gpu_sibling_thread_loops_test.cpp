@@ -33,19 +33,6 @@ backends::CompileRequest mirrored_rows(std::int64_t rows, std::int64_t n) {
   return {{"mirrored_rows", ir::for_loop(g, 0, rows, body, AxisType::Grid), {}}, {a, x, y}};
 }
 
-// Runs `request` on the GPU and on the interpreter from the same inputs and expects the same
-// values in every parameter from `first_output` on; returns the GPU's source.
-std::string expect_as_on_the_interpreter(backends::Backend& gpu, const backends::CompileRequest& request,
-                                         const std::vector<test_util::Bytes>& inputs, std::size_t first_output) {
-  const std::string source = gpu.compile(request)->source();
-  const auto on_gpu = test_util::run_on(gpu, request, inputs);
-  const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), request, inputs);
-  for (std::size_t out = first_output; out < request.params.size(); ++out)
-    EXPECT_EQ(test_util::values_of<float>(on_gpu[out]), test_util::values_of<float>(on_interp[out]))
-        << request.params[out]->debug_name() << "\n" << source;
-  return source;
-}
-
 // `request`'s Grid loop with its body under `if (g < last)`: a condition every thread of a block
 // decides alike, so the barriers and first-thread statements go inside the If.
 backends::CompileRequest under_an_if(backends::CompileRequest request, std::int64_t last) {
@@ -62,9 +49,9 @@ TEST(GpuSiblingThreadLoops, ASecondLoopReadingOtherThreadsCellsSeesTheirWrites) 
   std::vector<float> a(3 * 64);
   for (std::size_t c = 0; c < a.size(); ++c) a[c] = static_cast<float>(c);
   const std::vector<test_util::Bytes> inputs{test_util::bytes_of(a)};
-  const std::string source = expect_as_on_the_interpreter(*gpu, request, inputs, 1);
+  const std::string source = gpu_test::expect_as_on_the_interpreter(*gpu, request, inputs, 1);
   EXPECT_NE(source.find(gpu_test::spelling().barrier), std::string::npos) << source;
-  expect_as_on_the_interpreter(*gpu, under_an_if(request, 2), inputs, 1);
+  gpu_test::expect_as_on_the_interpreter(*gpu, under_an_if(request, 2), inputs, 1);
 }
 
 // for g Grid { for s in [0, 4): { for j Workgroup: y[g, j] = x[g, n-1-j] + 1;
@@ -90,7 +77,7 @@ TEST(GpuSiblingThreadLoops, ThreadLoopsInASerialLoopOfABlockSeeEachOthersWrites)
   std::vector<float> x(3 * 64);
   for (std::size_t c = 0; c < x.size(); ++c) x[c] = static_cast<float>(c % 7);
   const std::vector<test_util::Bytes> inputs{test_util::bytes_of(x)};
-  expect_as_on_the_interpreter(*gpu, request, inputs, 0);
+  gpu_test::expect_as_on_the_interpreter(*gpu, request, inputs, 0);
 }
 
 // for g Grid { for r in [0, n): s[g] += a[g, r];  for j Workgroup: y[g, j] = a[g, j] * s[g] }:
@@ -113,8 +100,8 @@ TEST(GpuSiblingThreadLoops, AStatementOutsideTheThreadLoopsRunsOncePerBlock) {
   std::vector<float> a(3 * 64);
   for (std::size_t c = 0; c < a.size(); ++c) a[c] = static_cast<float>(c % 5);
   const std::vector<test_util::Bytes> inputs{test_util::bytes_of(a), test_util::bytes_of(std::vector<float>(3, 0.0f))};
-  expect_as_on_the_interpreter(*gpu, request, inputs, 1);
-  expect_as_on_the_interpreter(*gpu, under_an_if(request, 2), inputs, 1);
+  gpu_test::expect_as_on_the_interpreter(*gpu, request, inputs, 1);
+  gpu_test::expect_as_on_the_interpreter(*gpu, under_an_if(request, 2), inputs, 1);
 }
 
 // for g Grid [0, 2) { for j Workgroup: x[g, j] = a[g, j]; for i: x[g, i] += b[i] (the first
@@ -141,7 +128,7 @@ TEST(GpuSiblingThreadLoops, AGuardedBlockWithABarrierThenAFirstThreadStatementRu
                                              test_util::bytes_of(std::vector<float>{10, 20, 30}),
                                              test_util::bytes_of(std::vector<float>(6, 0.0f)),
                                              test_util::bytes_of(std::vector<float>(3, 0.0f))};
-  const std::string source = expect_as_on_the_interpreter(*gpu, request, inputs, 2);
+  const std::string source = gpu_test::expect_as_on_the_interpreter(*gpu, request, inputs, 2);
   const std::string barrier = gpu_test::spelling().barrier;
   std::size_t count = 0;
   for (std::size_t at = source.find(barrier); at != std::string::npos; at = source.find(barrier, at + 1)) ++count;

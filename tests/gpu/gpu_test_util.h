@@ -6,10 +6,13 @@
 //   auto gpu = gpu_test::backend();
 //   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <memory>
 #include <string>
 
+#include "backends/run_util.h"
 #include "cannl/backends/backend.h"
 #include "cannl/support/error.h"
 
@@ -51,5 +54,19 @@ inline Spelling spelling() {
   return {"__syncthreads()", "*(const float4 *)&", "*(float4 *)&"};
 }
 inline const std::string& unavailable_reason() { return opened().reason; }
+
+/// Runs `request` on the GPU and on the interpreter from the same inputs and expects the same
+/// values (f32) in every parameter from `first_output` on; returns the GPU's source.
+inline std::string expect_as_on_the_interpreter(backends::Backend& gpu, const backends::CompileRequest& request,
+                                                const std::vector<test_util::Bytes>& inputs,
+                                                std::size_t first_output) {
+  const std::string source = gpu.compile(request)->source();
+  const auto on_gpu = test_util::run_on(gpu, request, inputs);
+  const auto on_interp = test_util::run_on(*backends::make_interpreter_backend(), request, inputs);
+  for (std::size_t out = first_output; out < request.params.size(); ++out)
+    EXPECT_EQ(test_util::values_of<float>(on_gpu[out]), test_util::values_of<float>(on_interp[out]))
+        << request.params[out]->debug_name() << "\n" << source;
+  return source;
+}
 
 }  // namespace cannl::gpu_test

@@ -443,6 +443,51 @@ TEST(Fission, AParallelReaderOfALocalASerialStatementSetIsAScheduleError) {
                         {"a scalar local set in one statement is used by a later one", "used in:"});
 }
 
+// Privatize, then Partition, of a loop staging its operand on the block's threads: both parts
+// set v on every thread (outside the thread loops), so they, a reader of v on every thread and
+// the store share one kernel of one block (30 annotations per program, seed 10, were refused).
+TEST(Fission, PartsOfAPrivatizedLoopOnEveryThreadShareAKernelWithTheirReaders) {
+  const auto x = matrix("x", 4, 3), tile = matrix("tile", 1, 3), z = matrix("z", 1, 3), t = matrix("t", 1, 1);
+  const int v = ir::fresh_scope_id();
+  const auto zero = AxisIndex::fixed(0);
+  auto part = [&](std::int64_t begin, std::int64_t end) {
+    const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol();
+    const auto stage = ir::for_loop(j, 0, 3, ir::set(tile, {zero, it(j)}, ir::get(x, {it(i), it(j)})), AxisType::Workgroup);
+    const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(tile, {zero, AxisIndex::fixed(2)})});
+    return ir::for_loop(i, begin, end, ir::seq({stage, ir::barrier(), ir::set_local(v, add), ir::barrier()}));
+  };
+  const ir::Symbol k = ir::fresh_symbol();
+  const auto scaled = ir::apply(ir::Op::Mul, DType::F32, {ir::get_local(v, DType::F32), ir::get(x, {zero, it(k)})});
+  const auto reader = ir::for_loop(k, 0, 3, ir::set(z, {zero, it(k)}, scaled), AxisType::Workgroup);
+  const ir::LoweredRoutine routine = privatized("partitioned_on_every_thread", v, t, {}, {part(0, 2), part(2, 4), reader});
+  const auto segments = fission(routine, gpu_test_target());
+  EXPECT_EQ(kinds(segments), "M");
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments, order), Tolerance::Bitwise), "");
+}
+
+// The same loop, then a statement of two blocks using neither v nor t: it runs in a kernel of
+// its own. In the local's kernel its second block would replicate v := t[0] while the first
+// block's store writes t (a race).
+TEST(Fission, AKernelCarryingALocalStaysOneBlock) {
+  const auto x = matrix("x", 2, 4), y = matrix("y", 1, 4), w = matrix("w", 2, 4), t = matrix("t", 1, 1);
+  const int v = ir::fresh_scope_id();
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol(), g = ir::fresh_symbol(), h = ir::fresh_symbol();
+  const auto zero = AxisIndex::fixed(0);
+  const auto stage = ir::for_loop(j, 0, 4, ir::set(y, {zero, it(j)}, ir::get(x, {it(i), it(j)})), AxisType::Workgroup);
+  const auto add = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(y, {zero, AxisIndex::fixed(3)})});
+  const auto rows = ir::for_loop(i, 0, 2, ir::seq({stage, ir::barrier(), ir::set_local(v, add), ir::barrier()}));
+  const auto copy = ir::set(w, {it(g), it(h)}, ir::get(x, {it(g), it(h)}));
+  const auto other = ir::for_loop(g, 0, 2, ir::for_loop(h, 0, 4, copy, AxisType::Workgroup), AxisType::Grid);
+  std::vector<ir::StmtRef> stmts = ir::flatten_seq(privatized("carrying", v, t, {}, {rows}).body);
+  stmts.push_back(other);
+  const ir::LoweredRoutine routine{"carrying_then_two_blocks", ir::seq(stmts), {}};
+  const auto segments = fission(routine, gpu_test_target());
+  EXPECT_EQ(kinds(segments), "MK");
+  for (const Order order : {Order::Interpreter, Order::BlocksForward, Order::BlocksReversed})
+    EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments, order), Tolerance::Bitwise), "");
+}
+
 TEST(Fission, WriteRepeatedByEveryThreadIsAnInternalError) {
   // Under an If the whole statement is one kernel: s[0] is outside the thread loop.
   const auto x = ir::make_node("x", DType::F32, {32});
