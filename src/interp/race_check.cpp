@@ -161,6 +161,22 @@ void KernelRaceCheck::record(const ir::TensorNode& node, std::int64_t element, b
   }
 }
 
+// Each thread of the launch keeps its own copy of a local: a reader must be among the threads
+// that ran its last setter (a statement outside a slot's loops runs on every index of it).
+void KernelRaceCheck::local(int scope_id, bool write) {
+  if (!race_.empty()) return;
+  if (write) {
+    local_setters_[scope_id] = now_;
+    return;
+  }
+  const auto setter = local_setters_.find(scope_id);
+  if (setter == local_setters_.end()) return;  // declared before the kernel: every thread's own
+  if (within(now_.block, setter->second.block, g_.grid) && within(now_.thread, setter->second.thread, g_.block)) return;
+  race_ = "scalar local v" + std::to_string(scope_id) + " read by block " + text(now_.block) + " thread " +
+          text(now_.thread) + ", set last by block " + text(setter->second.block) + " thread " +
+          text(setter->second.thread) + " only: a GPU thread reads its own copy, which that statement did not set";
+}
+
 // The slot array and index a hardware loop binds, or {nullptr, 0}.
 std::pair<KernelRaceCheck::Slots*, std::size_t> KernelRaceCheck::slot_of(const ir::For& loop) {
   const auto at = g_.slot_of.find(loop.index.id);
@@ -198,6 +214,14 @@ bool KernelRaceCheck::differ(const Slots& x, const Slots& y, const Slots& extent
     if (x[s] != kAll && y[s] != kAll ? x[s] != y[s] : extent[s] > 1) return true;
   }
   return false;
+}
+
+// Whether every index `x` stands for is one `y` stands for.
+bool KernelRaceCheck::within(const Slots& x, const Slots& y, const Slots& extent) {
+  for (std::size_t s = 0; s < 3; ++s) {
+    if (y[s] != kAll && extent[s] > 1 && x[s] != y[s]) return false;
+  }
+  return true;
 }
 
 bool KernelRaceCheck::races(const Stamp& a, const Stamp& b) const {

@@ -70,6 +70,30 @@ TEST(KernelRaceCheck, AWriteOutsideTheThreadLoopsOfABlockIsEveryThreadsWrite) {
   EXPECT_EQ(race_in(ir::for_loop(g, 0, 2, ir::seq({first_thread, scale}), AxisType::Grid)), "");
 }
 
+// A local is each thread's own on a GPU: v := a[0] on the first thread (a one-iteration
+// Workgroup loop), then y[j] = v on every thread, reads a value the other threads never set;
+// set outside the thread loops (by every thread), it is sound. After a thread loop setting it,
+// only the thread of the last iteration holds the interpreter's value.
+TEST(KernelRaceCheck, ALocalReadByThreadsThatDidNotSetItIsReported) {
+  const auto a = ir::make_node("a", DType::F32, {8}), y = ir::make_node("y", DType::F32, {8});
+  const int v = ir::fresh_scope_id();
+  const ir::Symbol j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const auto set_v = ir::set_local(v, ir::get(a, {ir::AxisIndex::fixed(0)}));
+  const auto read_v = ir::for_loop(j, 0, 8, ir::set(y, {it(j)}, ir::get_local(v, DType::F32)), AxisType::Workgroup);
+  const auto declare = ir::declare_local(v, DType::F32, false);
+  EXPECT_EQ(race_in(ir::seq({declare, set_v, read_v})), "");
+  const auto first_thread = ir::for_loop(k, 0, 1, set_v, AxisType::Workgroup);
+  const std::string race = race_in(ir::seq({declare, first_thread, read_v}));
+  EXPECT_NE(race.find("local v" + std::to_string(v) + " read by block (*, *, *) thread (1, *, *), set last by block "
+                      "(*, *, *) thread (0, *, *) only"),
+            std::string::npos)
+      << race;
+  const auto each_thread = ir::for_loop(k, 0, 8, ir::set_local(v, ir::get(a, {it(k)})), AxisType::Workgroup);
+  const auto after = ir::for_loop(ir::fresh_symbol(), 0, 1, ir::set(y, {ir::AxisIndex::fixed(0)}, ir::get_local(v, DType::F32)), AxisType::Workgroup);
+  EXPECT_NE(race_in(ir::seq({declare, each_thread, after})).find("set last by block (*, *, *) thread (7, *, *)"),
+            std::string::npos);
+}
+
 // for g Grid: t[0] += a[g]: every block accumulates into one cell.
 TEST(KernelRaceCheck, BlocksAccumulatingIntoOneCellRace) {
   const auto a = ir::make_node("a", DType::F32, {4}), t = ir::make_node("t", DType::F32, {1});

@@ -466,6 +466,26 @@ TEST(Fission, PartsOfAPrivatizedLoopOnEveryThreadShareAKernelWithTheirReaders) {
     EXPECT_EQ(compare(run_interp(routine), run_segments(routine, segments, order), Tolerance::Bitwise), "");
 }
 
+// A later part of the loop padded onto the first thread (no thread loop of its own) updates v
+// there only: the reader on every thread would read the other threads' stale copies (the race
+// checker reports that read), so fission refuses.
+TEST(Fission, APartOfAPrivatizedLoopOnTheFirstThreadWithReadersOnEveryThreadIsAScheduleError) {
+  const auto x = matrix("x", 4, 3), tile = matrix("tile", 1, 3), z = matrix("z", 1, 3), t = matrix("t", 1, 1);
+  const int v = ir::fresh_scope_id();
+  const auto zero = AxisIndex::fixed(0);
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol(), m = ir::fresh_symbol();
+  const auto stage = ir::for_loop(j, 0, 3, ir::set(tile, {zero, it(j)}, ir::get(x, {it(i), it(j)})), AxisType::Workgroup);
+  const auto add_tile = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(tile, {zero, zero})});
+  const auto head = ir::for_loop(i, 0, 2, ir::seq({stage, ir::barrier(), ir::set_local(v, add_tile), ir::barrier()}));
+  const auto add_x = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(x, {it(m), zero})});
+  const auto tail = ir::for_loop(m, 2, 4, ir::set_local(v, add_x));
+  const auto scaled = ir::apply(ir::Op::Mul, DType::F32, {ir::get_local(v, DType::F32), ir::get(x, {zero, it(k)})});
+  const auto reader = ir::for_loop(k, 0, 3, ir::set(z, {zero, it(k)}, scaled), AxisType::Workgroup);
+  const ir::LoweredRoutine routine = privatized("first_thread_part", v, t, {}, {head, tail, reader});
+  expect_schedule_error([&] { fission(routine, gpu_test_target()); },
+                        {"some threads would read it without running every statement setting it", "z["});
+}
+
 // The same loop, then a statement of two blocks using neither v nor t: it runs in a kernel of
 // its own. In the local's kernel its second block would replicate v := t[0] while the first
 // block's store writes t (a race).

@@ -27,6 +27,8 @@ class Observer {
   virtual void iteration(const ir::For& loop, std::int64_t index) = 0;
   virtual void loop_done(const ir::For& loop) = 0;
   virtual void access(const ir::TensorNode& node, std::int64_t element, bool write) = 0;
+  /// A scalar local (by scope id) read or written: declared, set, a local scope's start, read.
+  virtual void local(int scope_id, bool write) = 0;
   virtual void barrier() = 0;
 };
 

@@ -11,6 +11,11 @@
 // The interpreter runs one thread of control, so a kernel whose order on a GPU differs from the
 // serial loops' shows here as a race, whatever the values.
 //
+// Scalar locals are a thread's own on a GPU, one variable on the interpreter: a read of a local
+// by a thread that did not run the statement that last set it (a value the first thread alone
+// computed, read by every thread; the last iteration's, read after a thread loop) is reported
+// too, as the GPU would read another value there.
+//
 // WorkgroupReduce loops are watched as the GPU printer renders them (ir::block_reduction and
 // its divergence rule): a loop in the block-reduction form at a place all of a block's threads
 // reach is cooperative (thread r reads the cells of its step v(r); a barrier; the slot's first
@@ -49,6 +54,7 @@ class KernelRaceCheck final : public Observer {
   void loop_done(const ir::For& loop) override;
   void barrier() override;
   void access(const ir::TensorNode& node, std::int64_t element, bool write) override;
+  void local(int scope_id, bool write) override;
 
  private:
   static constexpr std::int64_t kAll = -1;  // outside the slot's loops: every index of the slot
@@ -89,6 +95,7 @@ class KernelRaceCheck final : public Observer {
   std::int64_t now_epoch_ = 0;              // epoch(now_.block), kept current
   std::map<Slots, std::int64_t> barriers_;  // by the blocks that passed them (kAll: every index)
   std::unordered_map<std::uint64_t, Cell> cells_;  // by node id and element (cell_key)
+  std::unordered_map<int, Who> local_setters_;      // who last set each local, by scope id
   std::string race_;
 
   static std::uint64_t cell_key(int node, std::int64_t element) {
@@ -103,6 +110,7 @@ class KernelRaceCheck final : public Observer {
   std::int64_t epoch(const Slots& block) const;
   static bool several(const Slots& x, const Slots& extent);
   static bool differ(const Slots& x, const Slots& y, const Slots& extent);
+  static bool within(const Slots& x, const Slots& y, const Slots& extent);
   bool races(const Stamp& a, const Stamp& b) const;
   static std::string text(const Slots& x);
   static std::string text(const Stamp& s);
