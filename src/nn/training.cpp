@@ -16,7 +16,9 @@ namespace cannl::train {
 namespace {
 
 bool progress_enabled() {
-  const std::string mode = config::get("progress_bar");
+  // Any case ("AUTO" too); a value that is neither auto nor a boolean names all it may be.
+  const std::string mode =
+      config::get_one_of("progress_bar", {"auto", "true", "false", "1", "0", "yes", "no", "on", "off"});
   if (mode == "auto") return isatty(STDERR_FILENO) != 0;
   return config::get_bool("progress_bar");
 }

@@ -129,6 +129,26 @@ TEST_F(Training, OnStepSeesEveryStepAndItsExceptionEndsFit) {
   EXPECT_EQ(epochs_reported, 1);
 }
 
+// progress_bar is auto, a boolean (any case, as every listed key), or a ConfigError naming both.
+TEST_F(Training, TheProgressBarKeyIsAutoOrABoolean) {
+  Tensor w = param("w", {.input = Dims{}, .output = Dims{2}});
+  Tensor loss = sum(pointmul(w, w));
+  ir::StaticSymbol batch{ir::fresh_symbol(), 1, "batch"};
+  auto step = train::compile_step(runtime::Context::interpreter(), loss, {.batch = batch, .n_batches = 1});
+  for (const char* ok : {"AUTO", " Auto ", "false", "OFF", "0"}) {
+    config::set_override("progress_bar", ok);
+    EXPECT_NO_THROW(train::fit(step, {.epochs = 1})) << ok;
+  }
+  config::set_override("progress_bar", "sometimes");
+  try {
+    train::fit(step, {.epochs = 1});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("progress_bar"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("auto"), std::string::npos) << e.what();
+  }
+}
+
 struct RunResult {
   std::vector<double> losses;
   double accuracy;
