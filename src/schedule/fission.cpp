@@ -21,6 +21,7 @@
 #include "cannl/schedule/fission.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string>
@@ -422,6 +423,20 @@ class Fission {
     return Merged{body, g};
   }
 
+  // Joins after a local's readers pad them and its setters alike (a slot no member had): the
+  // closed kernel must still give every reading thread the local's value, or fission erred.
+  void check_carried_locals(const Segment& kernel) const {
+    std::set<int> carried;
+    std::set_intersection(open_set_locals_.begin(), open_set_locals_.end(), top_locals_.begin(), top_locals_.end(),
+                          std::inserter(carried, carried.end()));
+    if (carried.empty()) return;
+    const std::string unset = detail::first_read_without_its_local(kernel.body, kernel.geometry, carried);
+    internal_check(unset.empty(), [&] {
+      return "fission of routine '" + routine_.name + "': a kernel reads a local on threads that did not set it: " +
+             unset + "\n" + ir::print_stmt(kernel.body);
+    });
+  }
+
   void close() {
     if (open_.empty()) return;
     Segment kernel;
@@ -431,6 +446,7 @@ class Fission {
     stmts.insert(stmts.end(), own.begin(), own.end());
     kernel.body = body_of(stmts);
     kernel.geometry = ir::kernel_geometry(kernel.body);
+    check_carried_locals(kernel);
     segments_.push_back(std::move(kernel));
     open_.clear();
     members_.clear();

@@ -13,8 +13,12 @@ namespace cannl::schedule::detail {
 namespace {
 
 // The threads of one block slot a statement runs on.
-enum class Threads { Every, First, Own };  // Own: each thread its own iterations of a loop
-using Reach = std::array<Threads, 3>;
+enum class Threads { Every, First, Own };  // Own: each thread its own iterations of `loop`
+struct Place {
+  Threads threads = Threads::Every;
+  const ir::For* loop = nullptr;  // the thread loop giving each thread its own iterations
+};
+using Reach = std::array<Place, 3>;
 
 struct Access {
   Reach reach;
@@ -28,7 +32,7 @@ class LocalReach {
 
   void walk_kernel(const ir::StmtRef& body) {
     const auto stmts = ir::flatten_seq(body);
-    for (top_ = 0; top_ < stmts.size(); ++top_) walk(stmts[top_], {Threads::Every, Threads::Every, Threads::Every});
+    for (top_ = 0; top_ < stmts.size(); ++top_) walk(stmts[top_], {});
   }
 
   // A setter reaches the reads after it, and those before it in its own top-level statement
@@ -51,7 +55,6 @@ class LocalReach {
   std::string first_unsound() const {
     for (const auto& [local, setters] : setters_) {
       for (const Access& set : setters) {
-        if (std::count(set.reach.begin(), set.reach.end(), Threads::Own) > 0) return ir::print_stmt(set.stmt);
         const auto readers = readers_.find(local);
         if (readers == readers_.end()) continue;
         for (const Access& read : readers->second)
@@ -76,7 +79,8 @@ class LocalReach {
     const auto d = static_cast<std::size_t>(slot->second);
     if (geometry_.block[d] == 1) return reach;  // the slot's one thread is every thread
     const bool first = f.axis == ir::AxisType::Workgroup && f.end - f.begin == 1;
-    reach[d] = reach[d] == Threads::Own || !first ? Threads::Own : Threads::First;
+    if (reach[d].threads == Threads::Own) return reach;
+    reach[d] = first ? Place{Threads::First, nullptr} : Place{Threads::Own, &f};
     return reach;
   }
 
@@ -85,11 +89,17 @@ class LocalReach {
     if (g && locals_.contains(g->scope_id)) readers_[g->scope_id].push_back({reach, stmt, top_});
   }
 
-  // Whether threads that ran a setter (reaching `set`) include every thread of a read: a read
-  // on the first thread only is covered by any setter; a read on more, only by one on every thread.
+  // Whether threads that ran a setter (reaching `set`) include every thread of a read, per slot:
+  // a setter on every thread covers any read; one on the first thread, a read there; one in a
+  // thread loop, a read in the same loop's body (the same iteration's thread: a per-iteration
+  // temporary), not one after it (there each thread holds its own iteration's value).
   static bool covers(const Reach& set, const Reach& read) {
-    for (std::size_t d = 0; d < 3; ++d)
-      if (set[d] != Threads::Every && read[d] != Threads::First) return false;
+    for (std::size_t d = 0; d < 3; ++d) {
+      const bool covered = set[d].threads == Threads::Every ||
+                           (set[d].threads == Threads::First && read[d].threads == Threads::First) ||
+                           (set[d].threads == Threads::Own && read[d].loop == set[d].loop);
+      if (!covered) return false;
+    }
     return true;
   }
 };

@@ -4,7 +4,8 @@
 // set it). A GPU thread keeps its own copy of every local: a statement run on every thread
 // (under no thread loop) leaves the value on every thread; one padded onto the first thread
 // (under thread loops of one iteration) leaves it there only; one under a thread loop of more
-// iterations (each thread its own steps) leaves each thread a part. A read is sound when
+// iterations (each thread its own steps) leaves each thread its own, which only reads in that
+// loop's body may use (a per-iteration temporary). A read is sound when
 // every thread making it ran every statement setting the local before it: in an earlier
 // top-level statement of the kernel, or anywhere in its own (a loop may hold both).
 //
@@ -22,7 +23,7 @@ namespace cannl::schedule::detail {
 
 /// "" when every read of the locals `locals` in kernel `body` (one block, launch `g`) runs only
 /// on threads that ran every statement of `body` setting that local before it (see above); else the first statement
-/// that reads without the value (or sets it on a part of the threads), printed.
+/// that reads without the value, printed.
 std::string first_read_without_its_local(const ir::StmtRef& body, const ir::KernelGeometry& g,
                                          const std::set<int>& locals);
 

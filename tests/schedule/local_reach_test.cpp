@@ -1,6 +1,6 @@
 // Which threads of a one-block kernel hold a local's value: a setter on every thread covers any
 // read; one on the first thread only (padded into one-iteration thread loops) covers reads there
-// only; one under a longer thread loop (each thread a part) covers none.
+// only; one under a longer thread loop (each thread its own iterations) only reads in its body.
 #include <gtest/gtest.h>
 
 #include "schedule/local_reach.h"
@@ -55,9 +55,17 @@ TEST(LocalReach, ASetterOnTheFirstThreadCoversReadsThereOnly) {
   EXPECT_EQ(k.check({k.setter(0), k.reader(8), k.setter(1), k.reader(1)}), "") << "a setter reaches no earlier statement";
 }
 
-TEST(LocalReach, ASetterUnderALongerThreadLoopCoversNothing) {
+TEST(LocalReach, ASetterUnderALongerThreadLoopCoversReadsInItsBodyOnly) {
   const Kernel k;
-  EXPECT_TRUE(has(k.check({k.setter(8), k.reader(1)}), ":=")) << "each thread holds a part of the sum";
+  EXPECT_TRUE(has(k.check({k.setter(8), k.reader(1)}), "y[")) << "each thread holds its own iteration's value";
+  // for j Workgroup: { v := x[j]; y[j] = v }: a per-iteration temporary, on its iteration's thread.
+  const ir::Symbol j = ir::fresh_symbol();
+  const auto temp = ir::for_loop(j, 0, 8, ir::seq({ir::set_local(k.v, ir::get(k.x, {it(j)})),
+                                                    ir::set(k.y, {it(j)}, ir::get_local(k.v, DType::F32))}),
+                                 AxisType::Workgroup);
+  EXPECT_EQ(k.check({temp}), "");
+  // A sibling thread loop reading it: thread j has its own x[j], the interpreter the last one.
+  EXPECT_TRUE(has(k.check({k.setter(8), k.reader(8)}), "y["));
 }
 
 TEST(LocalReach, AConditionReadsTheLocalWhereItIsTested) {
