@@ -115,7 +115,8 @@ TEST(GpuRandomPrograms, OneKernelPerStatementWithoutFissionMerging) {
 // kernels, must give the interpreter's bits on a device that runs a block's threads at once.
 //   CANNL_TEST_GPU_PROGRAM_BATCHES=100 ./test_gpu --gtest_filter='GpuRandomPrograms.HandMade*'   (default 4)
 // (CANNL_TEST_GPU_BACKEND=cuda-cpu runs the CUDA text of them on the CPU, in either thread order;
-// CANNL_TEST_GPU_PROGRAM_SEED=N draws other annotations, 0 by default.)
+// CANNL_TEST_GPU_PROGRAM_SEED=N draws other annotations, 0 by default; CANNL_TEST_GPU_PROGRAM_STEPS
+// the annotations tried per batch of 30 programs, 90 by default.)
 TEST(GpuRandomPrograms, HandMadeAnnotationsAreBitwiseTheInterpreter) {
   auto gpu = gpu_test::backend();
   if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
@@ -123,6 +124,7 @@ TEST(GpuRandomPrograms, HandMadeAnnotationsAreBitwiseTheInterpreter) {
   schedule::testing::AnnotationCounts counts;
   int ordered_blocks = 0;  // kernels with barriers inside a block, as the backend's target lowers them
   const std::uint64_t batches = batches_or(4);
+  const int steps = static_cast<int>(env_or("CANNL_TEST_GPU_PROGRAM_STEPS", 90));
   for (std::uint64_t batch = 0; batch < batches && !HasFailure(); ++batch) {
     SCOPED_TRACE(batch_trace(batch, 14000 + 30 * batch));  // no first batch: the rng runs through them all
     std::vector<opt::testing::GeneratedProgram> programs;
@@ -133,7 +135,7 @@ TEST(GpuRandomPrograms, HandMadeAnnotationsAreBitwiseTheInterpreter) {
     const ir::LoweredRoutine lowered = ir::lower(opt::testing::concatenate(programs).comp, "hand_made");
     const ir::LoweredRoutine original =
         batch % 2 == 0 ? opt::optimize(lowered, opt::PassContext::from_config("hand_made"), true).routine : lowered;
-    const ir::LoweredRoutine scheduled = schedule::testing::annotate_at_random(original, rng, 90, counts);
+    const ir::LoweredRoutine scheduled = schedule::testing::annotate_at_random(original, rng, steps, counts);
     const ir::Target& target = gpu->target();
     for (const schedule::Segment& k : schedule::fission(schedule::lower_for_target(scheduled, target), target))
       ordered_blocks += k.kind == schedule::Segment::Kind::Kernel && schedule::testing::has_nested_barrier(k.body) ? 1 : 0;
