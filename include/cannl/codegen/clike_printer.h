@@ -140,10 +140,12 @@ class CLikePrinter {
   /// The statement a Barrier becomes; "" where one thread of control runs a chunk (C).
   virtual std::string barrier() const { return ""; }
   /// Whether a region all of a block's threads enter alike (a Grid loop's guard, an If holding a
-  /// Barrier) ends with a barrier when barriers are printed in it and it does not end with one.
-  /// OpenCL: PoCL 3.1 crashes running a kernel whose barrier is followed, inside such a region,
-  /// by a statement on one thread and, after the region, by another (every work-group method).
-  virtual bool closes_uniform_regions_with_barrier() const { return false; }
+  /// Barrier) is bracketed by barriers when barriers are printed in it: one before it and one at
+  /// its end, where none is there already. OpenCL, for two PoCL 3.1 defects (every work-group
+  /// method): a kernel whose barrier is followed, inside such a region, by a statement on one
+  /// thread and, after the region, by another crashes; a region after a statement on one thread
+  /// is skipped altogether (docs/ARCHITECTURE.md, "PoCL").
+  virtual bool brackets_uniform_regions_with_barriers() const { return false; }
   /// A workgroup-shared array declaration (GPU dialects).
   virtual std::string shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const;
   /// A GPU kernel function's declaration up to its parameter list: qualifiers, the return type,

@@ -61,13 +61,16 @@ class BodyPrinter {
   /// Whether Comment statements and the source assignments of Sets are printed (on by default).
   /// Off for shared kernel functions: the comments name the nodes of one caller.
   void set_comments(bool on) { comments_ = on; }
-  /// Where the output stands now: the start of a region for close_uniform_region.
+  /// Where the output stands now: a place for bracket_uniform_region.
   std::size_t mark() const { return out_->size(); }
-  /// Ends a region all of a block's threads enter alike, printed from `from` (a Grid loop's
-  /// guard, an If holding a barrier): with a barrier where the dialect asks for one
-  /// (CLikePrinter::closes_uniform_regions_with_barrier) and the region printed a barrier but
-  /// does not end with one. Safe: the threads that reached the region's barrier reach its end.
-  void close_uniform_region(std::size_t from);
+  /// Brackets a region all of a block's threads enter alike (a Grid loop's guard, an If holding
+  /// a barrier), whose lines start at `start` and whose body was printed from `from`, with
+  /// barriers where the dialect asks for them (CLikePrinter::brackets_uniform_regions_with_barriers)
+  /// and the body printed a barrier: one before `start`, one at the body's end, each unless a
+  /// barrier is there already. Safe: a region holding a barrier is where all of a block's
+  /// threads arrive (schedule::lower_for_target, fission), and all that reached its barrier
+  /// reach its end.
+  void bracket_uniform_region(std::size_t start, std::size_t from);
   /// One line at the current indentation; `indent` / `dedent` move it by one level.
   void line(const std::string& text);
   void indent() { ++indent_; }

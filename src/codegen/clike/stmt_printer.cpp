@@ -31,16 +31,28 @@ void BodyPrinter::line(const std::string& text) {
   out_->push_back('\n');
 }
 
-void BodyPrinter::close_uniform_region(std::size_t from) {
+namespace {
+
+// Whether the last line printed before `end`, without its indentation, is `barrier`.
+bool last_line_is(const std::string& out, std::size_t end, const std::string& barrier) {
+  if (end == 0) return false;
+  const std::size_t last = out.find_last_not_of(" \n", end - 1);
+  if (last == std::string::npos) return false;
+  const std::size_t newline = out.find_last_of('\n', last);
+  const std::size_t first = out.find_first_not_of(' ', newline == std::string::npos ? 0 : newline + 1);
+  return out.compare(first, last + 1 - first, barrier) == 0;
+}
+
+}  // namespace
+
+void BodyPrinter::bracket_uniform_region(std::size_t start, std::size_t from) {
   const std::string b = d_.barrier();
-  if (b.empty() || !d_.closes_uniform_regions_with_barrier() || out_->find(b, from) == std::string::npos) return;
-  // The region's last line, without its indentation: a barrier already ends it?
-  if (const std::size_t last = out_->find_last_not_of(" \n"); last != std::string::npos) {
-    const std::size_t newline = out_->find_last_of('\n', last);
-    const std::size_t first = out_->find_first_not_of(' ', newline == std::string::npos ? 0 : newline + 1);
-    if (out_->compare(first, last + 1 - first, b) == 0) return;
-  }
-  line(b);
+  if (b.empty() || !d_.brackets_uniform_regions_with_barriers() || out_->find(b, from) == std::string::npos) return;
+  if (!last_line_is(*out_, out_->size(), b)) line(b);
+  if (last_line_is(*out_, start, b)) return;
+  // Before the region's first line, at its indentation (positions before `start` stay valid).
+  const std::size_t indentation = out_->find_first_not_of(' ', start) - start;
+  out_->insert(start, std::string(indentation, ' ') + b + "\n");
 }
 
 // Local names are v0, v1, ... in first-use order, so the text never depends on the process-wide
@@ -167,6 +179,7 @@ void BodyPrinter::print_declare_local(const ir::DeclareLocal& d) {
 }
 
 void BodyPrinter::print_if(const ir::If& s) {
+  const std::size_t start = mark();
   with_hoisted_locals(
       [&] {
         const Expr cond = scalar(s.condition);
@@ -178,7 +191,7 @@ void BodyPrinter::print_if(const ir::If& s) {
         ++divergence_;
         const std::size_t from = mark();
         stmt(s.body);
-        close_uniform_region(from);  // only a uniform If holds a barrier (schedule::lower_for_target)
+        bracket_uniform_region(start, from);  // only a uniform If holds a barrier (schedule::lower_for_target)
         --divergence_;
         --indent_;
         line("}");

@@ -60,6 +60,7 @@ void GpuDialect::bind_hardware_index(BodyPrinter& p, const ir::For& f, const std
   p.line("const " + p.index_type() + " " + name + " = (" + p.index_type() + ")" + (grid ? block_index(slot) : thread_index(slot)) + ";");
   // Other loops of the kernel share the slot at a larger extent: this one's surplus does nothing.
   const bool guarded = f.end < launched;
+  const std::size_t start = p.mark();
   if (guarded) {
     p.line("if (" + name + " < " + std::to_string(f.end) + ") {");
     p.indent();
@@ -67,7 +68,7 @@ void GpuDialect::bind_hardware_index(BodyPrinter& p, const ir::For& f, const std
   }
   const std::size_t from = p.mark();
   p.stmt(f.body);
-  if (guarded && grid) p.close_uniform_region(from);
+  if (guarded && grid) p.bracket_uniform_region(start, from);
   if (guarded) {
     if (!grid) p.leave_divergent();
     p.dedent();

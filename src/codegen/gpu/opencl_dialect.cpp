@@ -63,7 +63,7 @@ class OpenClDialect final : public GpuDialect {
   std::string f64_bits_fn() const override { return "as_long"; }
   std::string bits_f64_fn() const override { return "as_double"; }
   std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"; }
-  bool closes_uniform_regions_with_barrier() const override { return true; }
+  bool brackets_uniform_regions_with_barriers() const override { return true; }
   std::string shared_array(const std::string& type, const std::string& ident, std::int64_t elements) const override {
     return "__local " + type + " " + ident + "[" + std::to_string(elements) + "];";
   }
