@@ -50,7 +50,7 @@ TEST_F(ConfigTest, KnownKeysAreTheDeclaredOnesInOrder) {
   for (const auto& key : config::known_keys()) names.emplace_back(key.name);
   std::vector<std::string> expected = {
       "debug", "build_files_prefix", "backend", "cuda_device", "cuda_devices", "nccl_library", "gpu_all_reduce", "cuda_cpu_thread_order", "hip_device", "hip_printf_fifo_size", "opencl_platform",
-      "opencl_device", "opencl_pocl_work_group_method", "cc_compiler",
+      "opencl_device", "opencl_pocl_optimize", "opencl_pocl_work_group_method", "cc_compiler",
       "cc_optimization_level",
       "cc_arch_flags", "cc_fp_contract", "cc_fast_math", "cc_extra_flags", "cc_cache",
       "cc_parallel_grid", "cc_parallel_chunks", "cc_threads", "cc_vector_bytes", "default_prec", "seed", "default_prng_variant", "limit_constant_fill_size",
