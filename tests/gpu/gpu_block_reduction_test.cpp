@@ -116,6 +116,26 @@ TEST(GpuBlockReduction, GuardedLastSlicesReduceOnlyTheirOwnSteps) {
   }
 }
 
+// A guard whose slice start is a constant (`if (r < 3)` in a loop of 4) bounds the tree by a
+// constant count: no `0 < e` on a constant (compilers warn of a logical && with a constant operand).
+TEST(GpuBlockReduction, AConstantGuardBoundsTheTreeByAConstant) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  RowReduction t = row_reduction(ir::Op::Add, DType::I32, 2, 4);
+  const auto& rows = std::get<ir::For>(t.routine.body->node);
+  const auto& cols = std::get<ir::For>(rows.body->node);
+  const auto below = ir::apply(ir::Op::Cmplt, DType::I64, {ir::embed_index(it(cols.index)), ir::constant(3, DType::I64)});
+  const auto guarded = ir::for_loop(cols.index, 0, 4, ir::if_then(below, cols.body), AxisType::WorkgroupReduce);
+  t.routine.body = ir::for_loop(rows.index, 0, 2, guarded, AxisType::Grid);
+  const auto form = ir::block_reduction(std::get<ir::For>(guarded->node));
+  ASSERT_TRUE(form.has_value() && form->guard.has_value() && form->guard->before.is_fixed()) << ir::print_loop_ir(t.routine);
+  const std::string source = gpu->compile({t.routine, {t.x, t.s}})->source();
+  EXPECT_NE(source.find("cannl_red_"), std::string::npos) << "not rendered as a tree:\n" << source;
+  EXPECT_EQ(source.find("&& 0 <"), std::string::npos) << source;
+  const auto [got, want] = run_both(*gpu, t);
+  EXPECT_EQ(got, want);
+}
+
 // The other spellings of a sum: the accumulator second (`x + s`) and a sum of products
 // (`fma(x, x, s)`, a cross-entropy's targets times log-probabilities). Small integers in f32:
 // every order gives the same bits, so a dropped or doubled step shows.

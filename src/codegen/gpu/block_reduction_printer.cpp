@@ -179,7 +179,14 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   p.line("{");
   p.indent();
   std::string end = std::to_string(f.end), any_step;
-  if (reduction->guard && reduction->strided.empty()) {
+  const auto& guard = reduction->guard;
+  // A guard whose slice start is a constant leaves a constant count of steps: printed as one
+  // (no `0 < e` on a constant, which compilers warn of), unless it is none.
+  const std::int64_t fixed_steps =
+      guard && guard->before.is_fixed() ? std::min(f.end, guard->bound - guard->before.offset) : 0;
+  if (guard && reduction->strided.empty() && fixed_steps > 0) {
+    end = std::to_string(fixed_steps);
+  } else if (guard && reduction->strided.empty()) {
     const std::string before = p.scalar(ir::embed_index(reduction->guard->before)).text;
     const std::string left = std::to_string(reduction->guard->bound) + " - (" + before + ")";
     const std::string e = p.fresh_loop_name();
