@@ -14,7 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${CANNL_PYTHON:-python3}"
 args=(--no-deps --quiet --root-user-action=ignore)
-if "$python" -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then
+# Captured, not piped into grep -q: under pipefail pip's SIGPIPE, when grep stops at the match,
+# would read as "no such option".
+if [[ "$("$python" -m pip install --help 2>/dev/null)" == *--break-system-packages* ]]; then
   args+=(--break-system-packages)
 fi
 [ "$(id -u)" -ne 0 ] && args+=(--user)

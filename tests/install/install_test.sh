@@ -22,7 +22,8 @@ cmake -S "$source/tests/install/consumer" -B "$work/consumer" "${generator[@]}" 
   || { cat "$work/consumer.log"; fail "configuring the consumer with find_package(cannl)"; }
 cmake --build "$work/consumer" >> "$work/consumer.log" 2>&1 || { cat "$work/consumer.log"; fail "building the consumer"; }
 mkdir -p "$work/run_consumer"
-(cd "$work/run_consumer" && "$work/consumer/consumer") | grep -qx "consumer: ok" || fail "the consumer's result"
+result=$(cd "$work/run_consumer" && "$work/consumer/consumer") || fail "running the consumer"
+grep -qx "consumer: ok" <<< "$result" || fail "the consumer's result"
 
 # The installed program, from a directory with no cannl tree above it.
 elsewhere="$work/elsewhere"
