@@ -1,7 +1,6 @@
 // Which threads hold a local's value (see local_reach.h).
 #include "schedule/local_reach.h"
 
-#include <algorithm>
 #include <array>
 #include <map>
 #include <vector>
