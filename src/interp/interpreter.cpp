@@ -61,7 +61,7 @@ class Machine {
   void exec_form(const ir::Set& s);
   void exec_form(const ir::SetLocal& s);
   void exec_form(const ir::DeclareLocal& d) {
-    if (observer_) observer_->local(d.scope_id, true);
+    if (observer_) observer_->local(d.scope_id, Observer::LocalEvent::Declared);
     locals_[d.scope_id] = {d.dtype, zero_value(d.dtype)};
   }
   void exec_form(const ir::If& i) {
@@ -185,7 +185,7 @@ void Machine::exec_form(const ir::SetLocal& s) {
   const DType dtype = it->second.dtype;
   // Evaluate before storing: the value may read the local itself (accumulation).
   Value value = convert(eval(s.value), dtype);
-  if (observer_) observer_->local(s.scope_id, true);
+  if (observer_) observer_->local(s.scope_id, Observer::LocalEvent::Set);
   locals_[s.scope_id] = {dtype, std::move(value)};
 }
 
@@ -193,9 +193,10 @@ void Machine::exec_form(const ir::SetLocal& s) {
 // The local stays defined afterwards: later parts of the same statement may read it (CSE), as
 // the generated C's hoisted declaration stays in scope for the statement.
 Value Machine::eval_form(const ir::LocalScope& l) {
-  if (observer_) observer_->local(l.scope_id, true);
+  if (observer_) observer_->local(l.scope_id, Observer::LocalEvent::Declared);
   locals_[l.scope_id] = {l.dtype, zero_value(l.dtype)};
   exec(l.body);
+  if (observer_) observer_->local(l.scope_id, Observer::LocalEvent::Read);
   return locals_.at(l.scope_id).value;
 }
 
@@ -203,7 +204,7 @@ Value Machine::eval_form(const ir::GetLocal& g) {
   auto it = locals_.find(g.scope_id);
   internal_check(it != locals_.end(),
                  [&] { return "interp: GetLocal of undeclared local v" + std::to_string(g.scope_id); });
-  if (observer_) observer_->local(g.scope_id, false);
+  if (observer_) observer_->local(g.scope_id, Observer::LocalEvent::Read);
   return convert(it->second.value, g.dtype);
 }
 

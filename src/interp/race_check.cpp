@@ -1,6 +1,7 @@
 // The GPU kernel race checker (see race_check.h).
 #include "cannl/interp/race_check.h"
 
+#include <tuple>
 #include <type_traits>
 
 #include "cannl/ir/block_reduction.h"
@@ -77,6 +78,7 @@ void KernelRaceCheck::find_reductions(const ir::ScalarRef& scalar, int divergenc
 }
 
 void KernelRaceCheck::iteration(const ir::For& loop, std::int64_t index) {
+  forget_reads();  // a read flows into what its own expression or iteration writes
   const auto [slots, s] = slot_of(loop);
   if (slots == nullptr) return;
   bool serial_reduction = false;  // its body runs on the slot's first thread only
@@ -95,6 +97,7 @@ void KernelRaceCheck::iteration(const ir::For& loop, std::int64_t index) {
 }
 
 void KernelRaceCheck::loop_done(const ir::For& loop) {
+  forget_reads();
   const auto [slots, s] = slot_of(loop);
   if (slots == nullptr) return;
   (*slots)[s] = kAll;
@@ -130,9 +133,14 @@ void KernelRaceCheck::barrier() {
   }
   ++barriers_[now_.block];
   ++now_epoch_;
+  forget_reads();
 }
 
 void KernelRaceCheck::access(const ir::TensorNode& node, std::int64_t element, bool write) {
+  if (write) {
+    check_written_value(node, element);
+    forget_reads();
+  }
   if (reducing_ != nullptr && node.id == reducing_target_) {
     deferred_.push_back({&node, element, write});
     return;
@@ -161,20 +169,52 @@ void KernelRaceCheck::record(const ir::TensorNode& node, std::int64_t element, b
   }
 }
 
-// Each thread of the launch keeps its own copy of a local: a reader must be among the threads
-// that ran its last setter (a statement outside a slot's loops runs on every index of it).
-void KernelRaceCheck::local(int scope_id, bool write) {
+// Each thread of the launch keeps its own copy of a local (a statement outside a slot's loops
+// runs on every index of it): a copy set from others is held where all of those are.
+void KernelRaceCheck::local(int scope_id, LocalEvent event) {
   if (!race_.empty()) return;
-  if (write) {
-    local_setters_[scope_id] = now_;
-    return;
+  if (event == LocalEvent::Declared) {
+    locals_[scope_id] = {now_, false};
+  } else if (event == LocalEvent::Set) {
+    locals_[scope_id] = both({now_, false}, read_from_);
+    forget_reads();
+  } else if (const auto copies = locals_.find(scope_id); copies != locals_.end()) {  // else declared before the kernel
+    const Holders& h = copies->second;
+    if (stale_read_.empty() && !holds(h))
+      stale_read_ = "scalar local v" + std::to_string(scope_id) + " whose copy " +
+                    (h.none ? std::string("no thread") : "only block " + text(h.who.block) + " thread " + text(h.who.thread)) +
+                    " holds (a GPU thread reads its own copy)";
+    read_from_ = both(read_from_, h);
   }
-  const auto setter = local_setters_.find(scope_id);
-  if (setter == local_setters_.end()) return;  // declared before the kernel: every thread's own
-  if (within(now_.block, setter->second.block, g_.grid) && within(now_.thread, setter->second.thread, g_.block)) return;
-  race_ = "scalar local v" + std::to_string(scope_id) + " read by block " + text(now_.block) + " thread " +
-          text(now_.thread) + ", set last by block " + text(setter->second.block) + " thread " +
-          text(setter->second.thread) + " only: a GPU thread reads its own copy, which that statement did not set";
+}
+
+void KernelRaceCheck::check_written_value(const ir::TensorNode& node, std::int64_t element) {
+  if (stale_read_.empty() || !race_.empty()) return;
+  race_ = "race on " + node.debug_name() + " element " + std::to_string(element) + ": written by block " +
+          text(now_.block) + " thread " + text(now_.thread) + " from a " + stale_read_;
+}
+
+// Whether every thread now running holds the copies `h`.
+bool KernelRaceCheck::holds(const Holders& h) const {
+  return !h.none && within(now_.block, h.who.block, g_.grid) && within(now_.thread, h.who.thread, g_.block);
+}
+
+// The threads in both `a` and `b`.
+KernelRaceCheck::Holders KernelRaceCheck::both(const Holders& a, const Holders& b) {
+  Holders out{a.who, a.none || b.none};
+  for (auto [x, y, z] : {std::tuple{&out.who.block, &a.who.block, &b.who.block},
+                         std::tuple{&out.who.thread, &a.who.thread, &b.who.thread}}) {
+    for (std::size_t s = 0; s < 3; ++s) {
+      if ((*y)[s] == kAll) (*x)[s] = (*z)[s];
+      else if ((*z)[s] != kAll && (*z)[s] != (*y)[s]) out.none = true;
+    }
+  }
+  return out;
+}
+
+void KernelRaceCheck::forget_reads() {
+  read_from_ = {};
+  stale_read_.clear();
 }
 
 // The slot array and index a hardware loop binds, or {nullptr, 0}.

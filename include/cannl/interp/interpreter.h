@@ -27,8 +27,10 @@ class Observer {
   virtual void iteration(const ir::For& loop, std::int64_t index) = 0;
   virtual void loop_done(const ir::For& loop) = 0;
   virtual void access(const ir::TensorNode& node, std::int64_t element, bool write) = 0;
-  /// A scalar local (by scope id) read or written: declared, set, a local scope's start, read.
-  virtual void local(int scope_id, bool write) = 0;
+  /// What happened to a scalar local: declared (a fresh zero: a DeclareLocal, a local scope's
+  /// start), set from the value just evaluated (SetLocal), or read (GetLocal, a scope's result).
+  enum class LocalEvent { Declared, Set, Read };
+  virtual void local(int scope_id, LocalEvent event) = 0;
   virtual void barrier() = 0;
 };
 

@@ -11,10 +11,13 @@
 // The interpreter runs one thread of control, so a kernel whose order on a GPU differs from the
 // serial loops' shows here as a race, whatever the values.
 //
-// Scalar locals are a thread's own on a GPU, one variable on the interpreter: a read of a local
-// by a thread that did not run the statement that last set it (a value the first thread alone
-// computed, read by every thread; the last iteration's, read after a thread loop) is reported
-// too, as the GPU would read another value there.
+// Scalar locals are a thread's own on a GPU, one variable on the interpreter: only the threads
+// that ran the statement that last set a local (the first thread alone; a thread loop's last
+// iteration) hold the interpreter's value in their copy, and a copy set from other copies is held
+// by the threads holding all of them. A node written by a thread from a copy it does not hold
+// (read in the same expression, or the same loop iteration before the write) is reported: the
+// GPU would store other numbers there. Copies never stored (threads computing a value the first
+// thread alone stores) are no error.
 //
 // WorkgroupReduce loops are watched as the GPU printer renders them (ir::block_reduction and
 // its divergence rule): a loop in the block-reduction form at a place all of a block's threads
@@ -54,7 +57,7 @@ class KernelRaceCheck final : public Observer {
   void loop_done(const ir::For& loop) override;
   void barrier() override;
   void access(const ir::TensorNode& node, std::int64_t element, bool write) override;
-  void local(int scope_id, bool write) override;
+  void local(int scope_id, LocalEvent event) override;
 
  private:
   static constexpr std::int64_t kAll = -1;  // outside the slot's loops: every index of the slot
@@ -95,7 +98,14 @@ class KernelRaceCheck final : public Observer {
   std::int64_t now_epoch_ = 0;              // epoch(now_.block), kept current
   std::map<Slots, std::int64_t> barriers_;  // by the blocks that passed them (kAll: every index)
   std::unordered_map<std::uint64_t, Cell> cells_;  // by node id and element (cell_key)
-  std::unordered_map<int, Who> local_setters_;      // who last set each local, by scope id
+  // The threads whose copy of a local holds the interpreter's value (`none`: no thread's).
+  struct Holders {
+    Who who;
+    bool none = false;
+  };
+  std::unordered_map<int, Holders> locals_;  // by scope id
+  Holders read_from_;        // holders of every local read since the last write (intersected)
+  std::string stale_read_;   // the first of those reads some reading thread does not hold
   std::string race_;
 
   static std::uint64_t cell_key(int node, std::int64_t element) {
@@ -106,11 +116,15 @@ class KernelRaceCheck final : public Observer {
   void find_reductions(const ir::ScalarRef& scalar, int divergence);
   void finish_reduction(const ir::For& loop);
   void record(const ir::TensorNode& node, std::int64_t element, bool write);
+  void check_written_value(const ir::TensorNode& node, std::int64_t element);
   std::pair<Slots*, std::size_t> slot_of(const ir::For& loop);
   std::int64_t epoch(const Slots& block) const;
   static bool several(const Slots& x, const Slots& extent);
   static bool differ(const Slots& x, const Slots& y, const Slots& extent);
   static bool within(const Slots& x, const Slots& y, const Slots& extent);
+  bool holds(const Holders& h) const;
+  static Holders both(const Holders& a, const Holders& b);
+  void forget_reads();
   bool races(const Stamp& a, const Stamp& b) const;
   static std::string text(const Slots& x);
   static std::string text(const Stamp& s);
