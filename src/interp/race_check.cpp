@@ -1,7 +1,6 @@
 // The GPU kernel race checker (see race_check.h).
 #include "cannl/interp/race_check.h"
 
-#include <tuple>
 #include <type_traits>
 
 #include "cannl/ir/block_reduction.h"
@@ -202,13 +201,14 @@ bool KernelRaceCheck::holds(const Holders& h) const {
 // The threads in both `a` and `b`.
 KernelRaceCheck::Holders KernelRaceCheck::both(const Holders& a, const Holders& b) {
   Holders out{a.who, a.none || b.none};
-  for (auto [x, y, z] : {std::tuple{&out.who.block, &a.who.block, &b.who.block},
-                         std::tuple{&out.who.thread, &a.who.thread, &b.who.thread}}) {
+  const auto meet = [&](Slots& x, const Slots& y) {
     for (std::size_t s = 0; s < 3; ++s) {
-      if ((*y)[s] == kAll) (*x)[s] = (*z)[s];
-      else if ((*z)[s] != kAll && (*z)[s] != (*y)[s]) out.none = true;
+      if (x[s] == kAll) x[s] = y[s];
+      else if (y[s] != kAll && y[s] != x[s]) out.none = true;
     }
-  }
+  };
+  meet(out.who.block, b.who.block);
+  meet(out.who.thread, b.who.thread);
   return out;
 }
 

@@ -325,7 +325,7 @@ class Fission {
     // sets that local (a Partition of the loop) or both are serial (one thread).
     if (intersects(sets, top_locals_) && !intersects(sets, open_set_locals_) && !(serial && open_serial_)) close();
     if (intersects(uses, open_set_locals_)) {
-      join_carrying_locals(s, own, tiled);
+      join_carrying_locals(s, own, tiled, sets);
     } else if (open_.empty() || !enabled_ || tiled || open_tiled_ || serial != open_serial_ ||
                !(serial || join(s, facts, own))) {
       close();
@@ -348,16 +348,15 @@ class Fission {
   // (the local's definition, replicated into the kernel, reads the node `s` may write: the
   // barrier orders every thread's definition before that write), where every thread reading the
   // local ran every statement setting it (local_reach.h).
-  void join_carrying_locals(const ir::StmtRef& s, const ir::KernelGeometry& own, bool tiled) {
+  void join_carrying_locals(const ir::StmtRef& s, const ir::KernelGeometry& own, bool tiled,
+                            const std::set<int>& sets) {
     if (tiled || open_tiled_) throw_local_across_launches(s, "a blocked tile is a launch of its own");
     if (open_serial_ && own.serial()) return;
     const auto merged = merged_launch(s, true);
     if (!merged) throw_local_across_launches(s, "the merged kernel would not fit the device or its barriers");
     if (merged->geometry.blocks() != 1) throw_local_across_launches(s, "the merged kernel has several blocks");
-    std::set<int> carried = open_set_locals_;
-    carried.merge(locals_set_by(s));
-    std::erase_if(carried, [&](int id) { return !top_locals_.contains(id); });
-    const std::string unset = detail::first_read_without_its_local(merged->body, merged->geometry, carried);
+    const std::string unset =
+        detail::first_read_without_its_local(merged->body, merged->geometry, carried_locals(sets));
     if (!unset.empty())
       throw_local_across_launches(s, "some threads would read it without running every statement setting it:\n" + unset);
     open_.push_back(ir::barrier());
@@ -374,8 +373,15 @@ class Fission {
                         "not Privatize here\n" +
                         (setters.empty() ? "" : "set in:\n" + setters) + "used in:\n" + ir::print_stmt(s));
   }
-  // Whether the open kernel sets a local declared at the routine's top (each of its threads
-  // carries the value from statement to statement).
+  // The locals declared at the routine's top that the open kernel (and a statement setting
+  // `also`) sets: each of its threads carries their values from statement to statement.
+  std::set<int> carried_locals(const std::set<int>& also = {}) const {
+    std::set<int> out;
+    for (const std::set<int>* set : {&open_set_locals_, &also})
+      std::copy_if(set->begin(), set->end(), std::inserter(out, out.end()),
+                   [&](int id) { return top_locals_.contains(id); });
+    return out;
+  }
   bool carries_top_locals() const { return intersects(open_set_locals_, top_locals_); }
 
   // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
@@ -426,9 +432,7 @@ class Fission {
   // Joins after a local's readers pad them and its setters alike (a slot no member had): the
   // closed kernel must still give every reading thread the local's value, or fission erred.
   void check_carried_locals(const Segment& kernel) const {
-    std::set<int> carried;
-    std::set_intersection(open_set_locals_.begin(), open_set_locals_.end(), top_locals_.begin(), top_locals_.end(),
-                          std::inserter(carried, carried.end()));
+    const std::set<int> carried = carried_locals();
     if (carried.empty()) return;
     const std::string unset = detail::first_read_without_its_local(kernel.body, kernel.geometry, carried);
     internal_check(unset.empty(), [&] {

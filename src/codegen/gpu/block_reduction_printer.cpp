@@ -179,20 +179,20 @@ void GpuDialect::print_workgroup_reduce(BodyPrinter& p, const ir::For& f, const 
   p.line("{");
   p.indent();
   std::string end = std::to_string(f.end), any_step;
-  const auto& guard = reduction->guard;
-  // A guard whose slice start is a constant leaves a constant count of steps: printed as one
-  // (no `0 < e` on a constant, which compilers warn of), unless it is none.
-  const std::int64_t fixed_steps =
-      guard && guard->before.is_fixed() ? std::min(f.end, guard->bound - guard->before.offset) : 0;
-  if (guard && reduction->strided.empty() && fixed_steps > 0) {
-    end = std::to_string(fixed_steps);
-  } else if (guard && reduction->strided.empty()) {
-    const std::string before = p.scalar(ir::embed_index(reduction->guard->before)).text;
-    const std::string left = std::to_string(reduction->guard->bound) + " - (" + before + ")";
-    const std::string e = p.fresh_loop_name();
-    p.line("const int64_t " + e + " = (" + end + " < " + left + " ? " + end + " : " + left + ");");
-    end = e;
-    any_step = " && 0 < " + e;
+  if (const auto& guard = reduction->guard; guard && reduction->strided.empty()) {
+    // A constant slice start leaves a constant count of steps: printed as one (compilers warn of
+    // `0 < e` on a constant), unless it is none.
+    const std::int64_t fixed = guard->before.is_fixed() ? std::min(f.end, guard->bound - guard->before.offset) : 0;
+    if (fixed > 0) {
+      end = std::to_string(fixed);
+    } else {
+      const std::string before = p.scalar(ir::embed_index(guard->before)).text;
+      const std::string left = std::to_string(guard->bound) + " - (" + before + ")";
+      const std::string e = p.fresh_loop_name();
+      p.line("const int64_t " + e + " = (" + end + " < " + left + " ? " + end + " : " + left + ");");
+      end = e;
+      any_step = " && 0 < " + e;
+    }
   }
   p.line("const int64_t " + lin + " = " + linear_thread(*this, *g) + ";");
   p.line("const int64_t " + name + " = " + me + ";");
