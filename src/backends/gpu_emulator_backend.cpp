@@ -5,6 +5,7 @@
 // a GPU would compute wrong numbers on some runs. Slow (the interpreter): for checking a
 // schedule, a hand-made one above all, not for training.
 #include <array>
+#include <utility>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -78,11 +79,12 @@ class EmulatedKernels final : public Executable {
 class GpuEmulatorBackend final : public Backend {
  public:
   std::string_view name() const override { return "gpu-emulator"; }
-  // CUDA sm_90's limits, without tensor cores or asynchronous copies (nothing here runs them).
+  // An H200's limits (sm_90, 132 multiprocessors: the kernels such a GPU gets), without tensor
+  // cores or asynchronous copies (nothing here runs them), with the GPU backends' config keys.
   ir::Target target() const override {
-    ir::Target t = ir::generic_gpu_target({1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 32});
+    ir::Target t = ir::generic_gpu_target(ir::sm90_gpu_limits());
     t.backend = "gpu-emulator";
-    return t;
+    return configured_gpu_target(std::move(t), {}, false);
   }
   ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const override {
     return default_schedule_for(routine, target());

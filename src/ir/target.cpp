@@ -46,4 +46,15 @@ Target generic_gpu_target(const GpuLimits& limits) {
   return t;
 }
 
+GpuLimits sm90_gpu_limits(std::int64_t multiprocessors) {
+  GpuLimits limits;
+  limits.max_threads_per_block = 1024;
+  limits.max_block_dims = {1024, 1024, 64};
+  limits.max_grid_dims = {2147483647, 65535, 65535};
+  limits.max_shared_bytes = 48 * 1024;  // without the opt-in to more per block
+  limits.warp_size = 32;
+  limits.compute_units = multiprocessors;
+  return limits;
+}
+
 }  // namespace cannl::ir

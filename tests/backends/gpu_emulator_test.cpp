@@ -25,6 +25,25 @@ TEST(GpuEmulator, IsABackendByName) {
   EXPECT_TRUE(backend->target().workgroups);
 }
 
+// The emulator plans for an H200 (sm_90's limits, 132 multiprocessors, no tensor cores) and reads
+// the GPU backends' keys, so that a schedule checked here is the one the GPU gets.
+TEST(GpuEmulator, ItsTargetIsAnH200sWithTheGpuBackendsKeys) {
+  test_util::ConfigGuard guard;
+  const auto emulator = backends::make_gpu_emulator_backend();
+  const ir::Target plain = emulator->target();
+  EXPECT_EQ(plain.gpu, ir::sm90_gpu_limits());
+  EXPECT_EQ(plain.gpu.compute_units, 132);
+  EXPECT_TRUE(plain.gpu_mma_formats.empty());
+  EXPECT_FALSE(plain.gpu_async_copy);
+  config::set_override("gpu_tile_bk", "8");
+  EXPECT_EQ(emulator->target().gpu_tile.bk, 8);
+  config::set_override("gpu_tile_tm", "5");  // no whole register tiles per block
+  EXPECT_THROW((void)emulator->target(), ConfigError);
+  config::set_override("gpu_tile_tm", "0");
+  config::set_override("gpu_tensor_cores", "on");
+  EXPECT_THROW((void)emulator->target(), ConfigError);
+}
+
 // for i Grid: x[i + 1] = x[i] + 1: block i reads the cell block i - 1 writes.
 TEST(GpuEmulator, ARaceBetweenBlocksIsARuntimeErrorNamingTheCell) {
   const auto x = ir::make_node("x", ir::DType::F32, {8});

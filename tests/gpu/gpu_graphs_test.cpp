@@ -72,6 +72,7 @@ TEST(GpuGraphs, ComputeWhatLaunchingOneByOneComputes) {
     EXPECT_EQ(expected[0], 8 * seed + 28) << which << " at " << batch;
     EXPECT_EQ(expected[1 + 5], seed * 1000 + static_cast<float>(batch * 256 + 5)) << which << " at " << batch;
   }
+  if (!gpu_test::prints_kernels()) return;  // the gpu-emulator's launches are interpreter runs: no graphs
   const auto& exe = dynamic_cast<const backends::gpu::GpuExecutable&>(*replayed);
   const bool has_graphs = gpu->name() == "cuda" || gpu->name() == "hip";
   EXPECT_EQ(exe.graph_builds(), has_graphs ? 3u : 0u) << "built for a, for b, for a again";

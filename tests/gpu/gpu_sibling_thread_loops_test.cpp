@@ -164,7 +164,9 @@ TEST(GpuSiblingThreadLoops, AGuardedBlockWithABarrierAfterAFirstThreadStatementR
                                              test_util::bytes_of(std::vector<float>(8, 99.0f)),
                                              test_util::bytes_of(std::vector<float>(8, 99.0f))};
   const std::string source = gpu_test::expect_as_on_the_interpreter(*gpu, request, inputs, 1);
-  EXPECT_NE(source.find(" < 2) {"), std::string::npos) << "one kernel, the second statement guarded\n" << source;
+  if (gpu_test::prints_kernels()) {
+    EXPECT_NE(source.find(" < 2) {"), std::string::npos) << "one kernel, the second statement guarded\n" << source;
+  }
 }
 
 }  // namespace

@@ -12,8 +12,7 @@ namespace cannl::bench {
 namespace {
 
 std::vector<schedule::KernelCensusRow> census_of(const ir::LoweredRoutine& routine, std::int64_t units) {
-  ir::GpuLimits limits{1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 32};
-  limits.compute_units = units;
+  const ir::GpuLimits limits = ir::sm90_gpu_limits(units);
   ir::Target target = ir::generic_gpu_target(limits);
   target.backend = "census";
   // sm_90's tensor cores and cp.async, as the CUDA backend's target lists them for an H200: tiles

@@ -252,7 +252,12 @@ Target cpu_target(int vector_bytes);
 /// Grid loops are blocks and Workgroup loops threads (`workgroups`), no host parallel runtime,
 /// no SIMD vectors (Vectorized loops are lowered to their serial forms), matmul tiles blocked
 /// by default_gpu_blocking. GPU backends start from it and fill in their name.
-///   generic_gpu_target({1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 32})
+///   generic_gpu_target(sm90_gpu_limits())
 Target generic_gpu_target(const GpuLimits& limits);
+
+/// The launch limits of a CUDA sm_90 device with `multiprocessors` multiprocessors (132: an
+/// H200, an H100 SXM): what the backends that stand in for one (cuda-cpu, gpu-emulator) and the
+/// kernel census plan for, so that they schedule the kernels such a GPU would get.
+GpuLimits sm90_gpu_limits(std::int64_t multiprocessors = 132);
 
 }  // namespace cannl::ir

@@ -19,6 +19,7 @@
 #include "backends/gpu/module_cache.h"
 #include "backends/gpu/param_array.h"
 #include "backends/host_memory.h"
+#include "cannl/ir/target.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/support/files.h"
@@ -121,19 +122,6 @@ class CpuCudaEvent final : public Event {
   void wait() override {}
 };
 
-// The launch limits of an sm_90 device (an H100 / H200), so that the default GPU schedule
-// plans the kernels a CUDA device of that kind gets.
-ir::GpuLimits sm90_limits() {
-  ir::GpuLimits limits;
-  limits.max_threads_per_block = 1024;
-  limits.max_block_dims = {1024, 1024, 64};
-  limits.max_grid_dims = {2147483647, 65535, 65535};
-  limits.max_shared_bytes = 48 * 1024;
-  limits.warp_size = 32;
-  limits.compute_units = 132;
-  return limits;
-}
-
 CpuThreadOrder configured_order() {
   return config::get_one_of<CpuThreadOrder>("cuda_cpu_thread_order",
                                             {{"forward", CpuThreadOrder::Forward}, {"reverse", CpuThreadOrder::Reverse}});
@@ -142,7 +130,7 @@ CpuThreadOrder configured_order() {
 class CpuCudaDevice final : public Device {
  public:
   CpuCudaDevice()
-      : toolchain_(cc::find_toolchain()), flags_(host_flags(toolchain_)), limits_(sm90_limits()), order_(configured_order()) {
+      : toolchain_(cc::find_toolchain()), flags_(host_flags(toolchain_)), limits_(ir::sm90_gpu_limits()), order_(configured_order()) {
     require_cxx(toolchain_);
   }
 

@@ -96,13 +96,7 @@ class GpuBackend final : public Backend {
   // The device and its compiler: a schedule tuned for one GPU is no answer for another.
   std::string fingerprint() const override { return device_->description() + " | " + device_->cache_tag(); }
   ir::Target target() const override {
-    ir::Target t = target_;
-    t.index_dtype = configured_index_dtype(t.index_dtype);
-    t.gpu_tile = configured_blocking(t.gpu_tile);
-    t.gpu_mma_formats = allowed_mma_formats(device_->mma_formats());
-    t.gpu_mma_tile = configured_mma_blocking(t.gpu_mma_tile);
-    t.gpu_async_copy = allowed_async_copy(device_->async_copy());
-    return t;
+    return configured_gpu_target(target_, device_->mma_formats(), device_->async_copy());
   }
 
   ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const override {
@@ -178,6 +172,17 @@ class GpuBackend final : public Backend {
 };
 
 }  // namespace
+
+ir::Target configured_gpu_target(ir::Target device_target, std::vector<ir::NarrowFormat> device_mma_formats,
+                                 bool device_copies_async) {
+  ir::Target t = std::move(device_target);
+  t.index_dtype = configured_index_dtype(t.index_dtype);
+  t.gpu_tile = configured_blocking(t.gpu_tile);
+  t.gpu_mma_formats = allowed_mma_formats(std::move(device_mma_formats));
+  t.gpu_mma_tile = configured_mma_blocking(t.gpu_mma_tile);
+  t.gpu_async_copy = allowed_async_copy(device_copies_async);
+  return t;
+}
 
 ir::LoweredRoutine automatic_gpu_schedule(const ir::LoweredRoutine& routine, const ir::Target& target) {
   if (!config::get_bool("automatic_gpu_schedule")) return routine;

@@ -21,6 +21,13 @@ std::shared_ptr<Backend> make_gpu_backend(std::shared_ptr<gpu::Device> device, c
 /// The device of a GPU backend; nullptr when `backend` is not one.
 const std::shared_ptr<gpu::Device>* gpu_device_of(const Backend& backend);
 
+/// The target a GPU-style backend compiles for: its device's (`device_target`, the formats its
+/// tensor cores take, whether it copies asynchronously) with the config keys applied that every
+/// GPU backend reads: index_dtype, gpu_tile_*, gpu_tensor_cores, gpu_mma_*, gpu_async_copy.
+/// ConfigError for a value a key does not take.
+ir::Target configured_gpu_target(ir::Target device_target, std::vector<ir::NarrowFormat> device_mma_formats,
+                                 bool device_copies_async);
+
 /// What every GPU-style backend (the GPU backends, gpu-emulator) does to a routine for `target`:
 /// its default schedule (the default GPU schedule, unless config automatic_gpu_schedule is off),
 /// and a scheduled routine's final lowering round and launches (fission, config schedule_fission).
