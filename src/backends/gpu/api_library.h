@@ -32,6 +32,13 @@ class ApiLibrary {
   void bind_optional(Function*& entry, const char* name) const {
     entry = reinterpret_cast<Function*>(library_->find_symbol(name));
   }
+  /// The same, adding `name` to the comma-separated list `missing` when the library lacks it
+  /// (a group of entry points a feature needs, reported together).
+  template <class Function>
+  void bind_optional(Function*& entry, const char* name, std::string& missing) const {
+    bind_optional(entry, name);
+    if (entry == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  }
   /// The candidate that loaded ("libOpenCL.so.1", "/usr/local/cuda/lib64/libnvrtc.so").
   const std::string& path() const { return library_->path(); }
 

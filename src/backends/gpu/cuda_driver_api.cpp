@@ -14,20 +14,15 @@ namespace {
 
 // The graph entry points, which an older driver may lack (the _v2 kernel-node forms are CUDA 12's).
 void bind_graphs(const ApiLibrary& lib, CudaDriverApi& api) {
-  std::string missing;
-  auto bind = [&](auto*& entry, const char* name) {
-    lib.bind_optional(entry, name);
-    if (entry == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  };
-  bind(api.cuGraphCreate, "cuGraphCreate");
-  bind(api.cuGraphDestroy, "cuGraphDestroy");
-  bind(api.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2");
-  bind(api.cuGraphAddMemsetNode, "cuGraphAddMemsetNode");
-  bind(api.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
-  bind(api.cuGraphExecDestroy, "cuGraphExecDestroy");
-  bind(api.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2");
-  bind(api.cuGraphLaunch, "cuGraphLaunch");
-  api.missing_graph_entry_points = missing;
+  std::string& missing = api.missing_graph_entry_points;
+  lib.bind_optional(api.cuGraphCreate, "cuGraphCreate", missing);
+  lib.bind_optional(api.cuGraphDestroy, "cuGraphDestroy", missing);
+  lib.bind_optional(api.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2", missing);
+  lib.bind_optional(api.cuGraphAddMemsetNode, "cuGraphAddMemsetNode", missing);
+  lib.bind_optional(api.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", missing);
+  lib.bind_optional(api.cuGraphExecDestroy, "cuGraphExecDestroy", missing);
+  lib.bind_optional(api.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", missing);
+  lib.bind_optional(api.cuGraphLaunch, "cuGraphLaunch", missing);
 }
 
 CudaDriverApi bind_driver(const ApiLibrary& lib) {

@@ -14,20 +14,15 @@ namespace {
 
 // The graph entry points, which an older runtime may lack.
 void bind_graphs(const ApiLibrary& lib, HipRuntimeApi& api) {
-  std::string missing;
-  auto bind = [&](auto*& entry, const char* name) {
-    lib.bind_optional(entry, name);
-    if (entry == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  };
-  bind(api.hipGraphCreate, "hipGraphCreate");
-  bind(api.hipGraphDestroy, "hipGraphDestroy");
-  bind(api.hipGraphAddKernelNode, "hipGraphAddKernelNode");
-  bind(api.hipGraphAddMemsetNode, "hipGraphAddMemsetNode");
-  bind(api.hipGraphInstantiateWithFlags, "hipGraphInstantiateWithFlags");
-  bind(api.hipGraphExecDestroy, "hipGraphExecDestroy");
-  bind(api.hipGraphExecKernelNodeSetParams, "hipGraphExecKernelNodeSetParams");
-  bind(api.hipGraphLaunch, "hipGraphLaunch");
-  api.missing_graph_entry_points = missing;
+  std::string& missing = api.missing_graph_entry_points;
+  lib.bind_optional(api.hipGraphCreate, "hipGraphCreate", missing);
+  lib.bind_optional(api.hipGraphDestroy, "hipGraphDestroy", missing);
+  lib.bind_optional(api.hipGraphAddKernelNode, "hipGraphAddKernelNode", missing);
+  lib.bind_optional(api.hipGraphAddMemsetNode, "hipGraphAddMemsetNode", missing);
+  lib.bind_optional(api.hipGraphInstantiateWithFlags, "hipGraphInstantiateWithFlags", missing);
+  lib.bind_optional(api.hipGraphExecDestroy, "hipGraphExecDestroy", missing);
+  lib.bind_optional(api.hipGraphExecKernelNodeSetParams, "hipGraphExecKernelNodeSetParams", missing);
+  lib.bind_optional(api.hipGraphLaunch, "hipGraphLaunch", missing);
 }
 
 HipRuntimeApi bind_runtime(const ApiLibrary& lib) {
