@@ -239,6 +239,18 @@ ir::GpuLimits query_limits(const CudaDriverApi& api, CUdevice device) {
   return limits;
 }
 
+// A driver loads what an NVRTC of its own CUDA major version or an older one built, never a newer
+// one's (CUDA 13's NVRTC needs a driver of CUDA 13, 580 or later): every kernel would fail to load.
+void require_driver_for_nvrtc(int driver_version, const std::string& nvrtc) {
+  const int driver_major = driver_version / 1000;
+  if (std::stoi(nvrtc) <= driver_major) return;
+  throw BackendUnavailable("the CUDA driver supports CUDA " + std::to_string(driver_major) + "." +
+                           std::to_string(driver_version % 1000 / 10) + ", older than NVRTC " + nvrtc +
+                           ", whose kernels it cannot load: update the driver, or make an NVRTC of CUDA " +
+                           std::to_string(driver_major) + " the one the loader finds (libnvrtc.so." +
+                           std::to_string(driver_major) + ")");
+}
+
 // Whether `arch` is sm_<major><minor> of sm_80 or later, an optional feature suffix ("sm_90a").
 bool sm_80_or_later(const std::string& arch) {
   if (arch.rfind("sm_", 0) != 0) return false;
@@ -272,6 +284,7 @@ class CudaDevice final : public driver::DriverDevice<CudaQueue> {
     name_ = name.data();
     // NVRTC is needed for every kernel: a driver without it is a backend that cannot run anything.
     nvrtc_version_ = nvrtc_version();
+    require_driver_for_nvrtc(api.driver_version, nvrtc_version_);
     options_ = nvrtc_options(arch_);
   }
 

@@ -140,7 +140,13 @@ NvrtcOutput nvrtc_compile_program(const std::string& source, const std::vector<s
     throw CompileError("NVRTC " + nvrtc_version() + " (" + api.library + ") rejected the generated CUDA source " +
                        program_name + "\n  options: " + joined(options) + "\n  log:\n" + out.log +
                        "\n  If the generated code itself is invalid, please report it with the source.");
-  api.check(compiled, "nvrtcCompileProgram");
+  // Another failure names an option, above all an architecture this NVRTC does not know (a GPU
+  // newer than the toolkit, or one older than it still compiles for); only the log says which.
+  if (compiled != NVRTC_SUCCESS)
+    throw CompileError("NVRTC " + nvrtc_version() + " (" + api.library + ") could not compile " + program_name +
+                       ": " + api.describe(compiled) + "\n  options: " + joined(options) + "\n  log:\n" + out.log +
+                       "\n  An unknown --gpu-architecture means this NVRTC does not compile for the device: use "
+                       "a CUDA toolkit that supports it.");
   out.ptx = program_output(api, guard.program, api.nvrtcGetPTXSize, api.nvrtcGetPTX, "nvrtcGetPTX", true);
   if (api.nvrtcGetCUBINSize != nullptr && api.nvrtcGetCUBIN != nullptr) {
     std::size_t size = 0;

@@ -66,7 +66,9 @@ void append_cuda_async_copy_helpers(std::vector<PreludeHelper>& out) {
   out.push_back({"cannl_cp_async16", cuda_copy("cannl_cp_async16", 16), {}});
   out.push_back({"cannl_cp_async4", cuda_copy("cannl_cp_async4", 4), {}});
   out.push_back({"cannl_cp_async_commit", device_only("$P void cannl_cp_async_commit(void) { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"), {}});
-  out.push_back({"cannl_cp_async_wait_all", device_only("$P void cannl_cp_async_wait_all(void) { asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\"); }\n"), {}});
+  // wait_all (a commit, then wait_group 0), not wait_group 0 alone, which leaves copies issued
+  // since the last commit in flight: the wait covers every copy whatever the commits before it.
+  out.push_back({"cannl_cp_async_wait_all", device_only("$P void cannl_cp_async_wait_all(void) { asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); }\n"), {}});
 }
 
 void append_opencl_async_copy_emulation(std::vector<PreludeHelper>& out) {

@@ -21,12 +21,13 @@ std::string cuda_mma(const std::string& name, const std::string& instruction) {
          "}\n");
 }
 
-// ldmatrix .x4: volatile, so that it stays between the barriers around the staged slice.
+// ldmatrix .x4: volatile and clobbering memory, so that it stays between the barriers around the
+// staged slice and reads what the plain stores before the barrier wrote there.
 std::string cuda_ldmatrix(const std::string& name, const std::string& qualifiers) {
   return device_only("$P void " + name + "(uint32_t* r, const uint16_t* slice, int offset) {\n"
          "  const unsigned address = (unsigned)__cvta_generic_to_shared(slice + offset);\n"
          "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4" + qualifiers + ".shared.b16 {%0, %1, %2, %3}, [%4];\"\n"
-         "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(address));\n"
+         "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(address) : \"memory\");\n"
          "}\n");
 }
 

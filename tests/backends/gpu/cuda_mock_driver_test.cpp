@@ -107,6 +107,27 @@ TEST_F(CudaOnAMockDriver, EveryCallMakesTheContextCurrentOnItsThread) {
   on_a_fresh_thread([&] { device.reset(); });
 }
 
+// A driver of an older CUDA major version than NVRTC's loads none of its kernels: opening the
+// device says so (BackendUnavailable, so that the automatic choice goes on to the next backend).
+TEST_F(CudaOnAMockDriver, ADriverOlderThanNvrtcIsBackendUnavailable) {
+  backends::gpu::CudaDriverApi old_driver = *mock_->api;
+  const int nvrtc_major = std::stoi(backends::gpu::nvrtc_version());
+  old_driver.driver_version = (nvrtc_major - 1) * 1000 + 40;
+  try {
+    (void)backends::gpu::open_cuda_on(old_driver, 0);
+    FAIL() << "opened";
+  } catch (const BackendUnavailable& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("supports CUDA " + std::to_string(nvrtc_major - 1) + ".4, older than NVRTC " +
+                        std::to_string(nvrtc_major) + "."),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("libnvrtc.so." + std::to_string(nvrtc_major - 1)), std::string::npos) << what;
+  }
+  old_driver.driver_version = nvrtc_major * 1000 + 1000;  // a newer driver runs older NVRTC's kernels
+  EXPECT_NO_THROW((void)backends::gpu::open_cuda_on(old_driver, 0));
+}
+
 TEST_F(CudaOnAMockDriver, OutOfMemoryIsAResourceError) {
   auto device = open();
   try {

@@ -96,6 +96,21 @@ TEST(Nvrtc, AssemblesInlineMmaPtxForRealArchitectures) {
   EXPECT_THROW(nvrtc_compile(kernel("{%8, %9}"), "sm_75"), CompileError);
 }
 
+// An architecture NVRTC does not compile for (here one that does not exist) is not a compile
+// error of the source: NVRTC returns INVALID_OPTION, and only its log names the option.
+TEST(Nvrtc, AnArchitectureNvrtcDoesNotKnowIsACompileErrorWithTheOptionAndLog) {
+  SKIP_WITHOUT_NVRTC();
+  try {
+    (void)nvrtc_compile(cuda_axpy_source(), "sm_1");
+    FAIL() << "sm_1 compiled";
+  } catch (const CompileError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("could not compile"), std::string::npos) << what;
+    EXPECT_NE(what.find("--gpu-architecture=sm_1"), std::string::npos) << what;
+    EXPECT_NE(what.find("log:\n"), std::string::npos) << what;
+  }
+}
+
 TEST(Nvrtc, CudaMmaFormatsFromSm80On) {
   using backends::gpu::cuda_mma_formats;
   EXPECT_TRUE(cuda_mma_formats("sm_75").empty());
