@@ -15,6 +15,16 @@ namespace cannl::backends::gpu {
 
 namespace {
 
+// The results of cuModuleLoadDataEx that refuse the image itself (cuda.h): an invalid image, no
+// binary for this GPU, invalid PTX, no or a disabled PTX JIT, a PTX version the driver does not
+// know, a device-side synchronize the JIT does not support.
+bool refuses_the_image(cuda::CUresult result) {
+  switch (result) {
+    case 200: case 209: case 218: case 221: case 222: case 223: case 225: return true;
+    default: return false;
+  }
+}
+
 using namespace cuda;
 
 // The primary context of one device and the stream of one Device, shared by the device and
@@ -130,7 +140,10 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
   }
 
   // ---- modules and launches ----
-  /// The module in `image` (a cubin or PTX), or null with the driver's complaint in `problem`.
+  /// The module in `image` (a cubin or PTX), or null with the driver's complaint in `problem`
+  /// when the driver refuses the image itself. Any other failure (out of memory, a context a
+  /// kernel fault left unusable) throws: recompiling would not help, and a good cached image
+  /// must not be discarded for it.
   ModuleHandle load_image(const std::string& image, std::string& problem) const {
     std::string log(8192, '\0');
     std::array<int, 2> options{CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -139,6 +152,7 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
     const CUresult result = api_.cuModuleLoadDataEx(&module, image.data(), 2, options.data(), values.data());
     if (result == CUDA_SUCCESS) return module;
     log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));
+    if (!refuses_the_image(result)) api_.check(result, "cuModuleLoadDataEx", log.empty() ? "" : "log: " + log);
     problem = "cuModuleLoadDataEx failed: " + api_.describe(result) + (log.empty() ? "" : "; log: " + log);
     return nullptr;
   }

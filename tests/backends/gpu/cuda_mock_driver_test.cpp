@@ -128,6 +128,25 @@ TEST_F(CudaOnAMockDriver, ADriverOlderThanNvrtcIsBackendUnavailable) {
   EXPECT_NO_THROW((void)backends::gpu::open_cuda_on(old_driver, 0));
 }
 
+// After a kernel fault every call in the context fails alike: the error says so.
+TEST_F(CudaOnAMockDriver, AFaultThatLeavesTheContextUnusableSaysToRestart) {
+  for (const int sticky : {700, 719}) {
+    try {
+      mock_->api->check(sticky, "cuStreamSynchronize");
+      FAIL() << sticky;
+    } catch (const RuntimeError& e) {
+      EXPECT_NE(std::string(e.what()).find("leaves the CUDA context unusable: restart the process"), std::string::npos)
+          << e.what();
+    }
+  }
+  try {
+    mock_->api->check(1, "cuMemAlloc");  // CUDA_ERROR_INVALID_VALUE: the context lives on
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()).find("restart"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(CudaOnAMockDriver, OutOfMemoryIsAResourceError) {
   auto device = open();
   try {
