@@ -1,7 +1,10 @@
 // Run-argument checks shared by every backend (run_arguments.h).
 #include "backends/run_arguments.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cannl/support/error.h"
 
@@ -25,6 +28,21 @@ void check_statics(const CompileRequest& request, std::span<const std::int64_t> 
   }
 }
 
+// Two parameters bound to one buffer: every backend prints its pointers `restrict` (a GPU may read
+// an input through its non-coherent cache while another parameter writes the same memory).
+void check_distinct(const CompileRequest& request, std::span<Buffer* const> buffers) {
+  std::vector<std::pair<const Buffer*, std::size_t>> sorted;
+  sorted.reserve(buffers.size());
+  for (std::size_t k = 0; k < buffers.size(); ++k) sorted.emplace_back(buffers[k], k);
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t k = 1; k < sorted.size(); ++k)
+    if (sorted[k].first == sorted[k - 1].first)
+      throw RuntimeUsageError("routine " + request.routine.name + ": nodes " +
+                              request.params[sorted[k - 1].second]->debug_name() + " and " +
+                              request.params[sorted[k].second]->debug_name() +
+                              " are bound to one buffer; each node needs its own");
+}
+
 }  // namespace
 
 void check_run_arguments(const CompileRequest& request, std::span<Buffer* const> buffers,
@@ -46,6 +64,7 @@ void check_run_arguments(const CompileRequest& request, std::span<Buffer* const>
                               std::to_string(node.size_in_bytes()));
     }
   }
+  check_distinct(request, buffers);
 }
 
 }  // namespace cannl::backends

@@ -42,6 +42,26 @@ TEST(CcExecution, AgreesWithInterpreterOnAddAndReduction) {
   EXPECT_EQ(run_on(*cc(), r, {bytes_of(m)}), run_on(*interp, r, {bytes_of(m)}));
 }
 
+// y = x + 1 with x and y bound to one buffer: the generated pointers are restrict, so the run is
+// refused, naming both nodes (on every backend: the check is shared).
+TEST(CcExecution, TwoNodesBoundToOneBufferAreARuntimeUsageError) {
+  auto x = make_node("x", DType::F32, {4}), y = make_node("y", DType::F32, {4});
+  const Symbol i = fresh_symbol();
+  const auto next = apply(Op::Add, DType::F32, {get(x, {AxisIndex::iterator(i)}), constant(1, DType::F32)});
+  const backends::CompileRequest r{LoweredRoutine{"inc", for_loop(i, 0, 4, set(y, {AxisIndex::iterator(i)}, next)), {}}, {x, y}};
+  for (const auto& backend : {cc(), backends::make_interpreter_backend()}) {
+    auto buffer = backend->allocate(16);
+    const std::vector<backends::Buffer*> same{buffer.get(), buffer.get()};
+    try {
+      backend->compile(r)->run(same, {});
+      FAIL() << backend->name() << " ran";
+    } catch (const RuntimeUsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("routine inc: nodes x and y are bound to one buffer"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(CcExecution, StaticIndexSelectsTheRow) {
   auto m = make_node("m", DType::I64, {3, 2});
   const Symbol s = fresh_symbol();
