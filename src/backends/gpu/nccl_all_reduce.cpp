@@ -83,6 +83,30 @@ class NcclAllReduce final : public DeviceAllReduce {
     const gpu::ncclDataType_t dtype = type == ReduceType::F32 ? gpu::ncclFloat32 : gpu::ncclFloat64;
     // Pointers first: a bad argument throws before NCCL sees a partial group.
     const auto pointers = device_pointers(buffers, element, what);
+    try {
+      reduce(buffers, pointers, element, dtype, what);
+    } catch (const std::exception& e) {
+      // The other devices' collectives would wait for the failed one forever (and a later
+      // ncclCommDestroy for them): abort every communicator, as fail() does.
+      if (broken_.empty()) {
+        broken_ = "the all-reduce of " + std::string(what) + " failed: " + e.what();
+        release(true);
+      }
+      throw;
+    }
+  }
+
+  std::string describe() const override {
+    return "NCCL " + api_.version() + ": " + std::to_string(devices_.size()) + " device(s) x " +
+           std::to_string(processes_) + " process(es)";
+  }
+
+ private:
+  using cuda_pointer_t = gpu::cuda::CUdeviceptr;
+
+  /// One group of in-place averages, one per buffer and device, then the wait for all of them.
+  void reduce(const std::vector<std::vector<Buffer*>>& buffers, const std::vector<std::vector<cuda_pointer_t>>& pointers,
+              std::size_t element, gpu::ncclDataType_t dtype, std::string_view what) {
     api_.check(api_.ncclGroupStart(), "ncclGroupStart");
     for (std::size_t d = 0; d < devices_.size(); ++d) {
       current(static_cast<int>(d));
@@ -101,13 +125,6 @@ class NcclAllReduce final : public DeviceAllReduce {
     await(what);
   }
 
-  std::string describe() const override {
-    return "NCCL " + api_.version() + ": " + std::to_string(devices_.size()) + " device(s) x " +
-           std::to_string(processes_) + " process(es)";
-  }
-
- private:
-  using cuda_pointer_t = gpu::cuda::CUdeviceptr;
   void current(int d) const {
     const auto& h = devices_[static_cast<std::size_t>(d)].handles;
     h.api->check(h.api->cuCtxSetCurrent(h.context), "cuCtxSetCurrent");

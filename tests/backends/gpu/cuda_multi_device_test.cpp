@@ -203,6 +203,16 @@ TEST_F(TwoMockGpusWithNccl, NcclFailuresAreDistributedErrorsNamingTheCall) {
     EXPECT_NE(message.find("gradients of step 7"), std::string::npos) << message;
   }
   EXPECT_NE(log().find("GroupEnd"), std::string::npos) << "a failed call still closes the group: " << log();
+  // The other device's collective would wait for the failed one forever: every communicator
+  // is aborted, and a later average says why rather than hang.
+  EXPECT_NE(log().find("CommAbort"), std::string::npos) << log();
+  try {
+    average->run(nodes, "gradients of step 8");
+    ADD_FAILURE() << "expected DistributedError";
+  } catch (const DistributedError& e) {
+    EXPECT_NE(std::string(e.what()).find("aborted after the all-reduce of gradients of step 7 failed"), std::string::npos)
+        << e.what();
+  }
   auto b = ir::make_node("b", DType::I32, {3});
   d0.set_values(b, std::vector<double>{1, 2, 3});
   d1.set_values(b, std::vector<double>{1, 2, 3});
