@@ -46,6 +46,9 @@ struct cannl_cpu_runtime {
   void (*cp_async_wait_all)(int site);
   /* The f16 bits of `x`, rounded to nearest even (cvt.rn.f16.f32). */
   unsigned short (*f16_bits)(float x);
+  /* A vector load (site: its line) or store (site 0) of `bytes` at an address not aligned to
+     them: a misaligned address on a GPU. Called only for such an access; does not return. */
+  void (*misaligned_vector)(const void* address, int bytes, int site);
 };
 
 #ifdef __cplusplus

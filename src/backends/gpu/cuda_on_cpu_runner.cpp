@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -596,8 +597,17 @@ void rt_cp_async_wait_all(int) {
 
 unsigned short rt_f16_bits(float x) { return f32_to_f16(x); }
 
+void rt_misaligned_vector(const void* address, int bytes, int site) {
+  std::ostringstream where;
+  where << address;
+  tl_block->record_failure(thread_name(running_thread()) + ": a " + std::to_string(bytes) + "-byte vector " +
+                           (site > 0 ? "load (line " + std::to_string(site) + ")" : std::string("store")) + " at " +
+                           where.str() + ", not " + std::to_string(bytes) + "-byte aligned (a misaligned address on a GPU)");
+  tl_block->abandon();
+}
+
 const cannl_cpu_runtime kRuntime = {rt_syncthreads, rt_shfl_down, rt_mma, rt_ldmatrix, rt_cp_async, rt_cp_async_wait_all,
-                                    rt_f16_bits};
+                                    rt_f16_bits, rt_misaligned_vector};
 
 std::size_t page_size() { return static_cast<std::size_t>(sysconf(_SC_PAGESIZE)); }
 

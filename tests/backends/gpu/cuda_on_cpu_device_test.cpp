@@ -235,6 +235,31 @@ TEST(CudaOnCpu, AShuffleSomeLanesOfItsMaskNeverReachIsARuntimeError) {
   EXPECT_NE(message.find("a warp operation every lane of its mask must reach"), std::string::npos) << message;
 }
 
+// float4 loads and stores as the CUDA dialect prints them: at a 16-byte multiple they move the
+// cells; one float off, a GPU faults (a misaligned address), and so does cuda-cpu, naming the
+// line of a load (the host compiler alone may split the access into scalar moves and not fault).
+TEST(CudaOnCpu, AMisalignedVectorAccessIsARuntimeErrorNamingIt) {
+  std::string why;
+  if (!device_or_skip(why)) GTEST_SKIP() << "no C++ compiler: " << why;
+  const auto kernel = [](int load_offset, int store_offset) {
+    return R"(extern "C" __global__ void lanes(float* y, const float* x) {
+  const int i = 4 * threadIdx.x;
+  const float4 v = *(const float4 *)&x[i + )" + std::to_string(load_offset) + R"(];
+  *(float4 *)&y[i + )" + std::to_string(store_offset) + R"(] = make_float4(v.w, v.z, v.y, v.x);
+}
+)";
+  };
+  std::vector<float> in(64);
+  for (std::size_t k = 0; k < in.size(); ++k) in[k] = static_cast<float>(k);
+  const std::vector<float> out = run_one_block(kernel(0, 0), "lanes", in, 64, 8);
+  EXPECT_EQ(std::vector<float>(out.begin(), out.begin() + 4), (std::vector<float>{3, 2, 1, 0}));
+  std::string message = failure_of(kernel(1, 0), "lanes", 8);
+  EXPECT_NE(message.find("a 16-byte vector load (line 3)"), std::string::npos) << message;
+  EXPECT_NE(message.find("not 16-byte aligned (a misaligned address on a GPU)"), std::string::npos) << message;
+  message = failure_of(kernel(0, 2), "lanes", 8);
+  EXPECT_NE(message.find("a 16-byte vector store"), std::string::npos) << message;
+}
+
 // One warp multiplies a 16 x 16 bf16 A by a 16 x 16 bf16 B (row-major, k by n) with the
 // canonical addressing: lane l names row l % 16, columns from 8 * (l / 16), of A for ldmatrix
 // .x4 (the A fragment) and of B for ldmatrix .x4.trans (the B fragments of the two 8-column
