@@ -15,16 +15,6 @@ namespace cannl::backends::gpu {
 
 namespace {
 
-// The results of cuModuleLoadDataEx that refuse the image itself (cuda.h): an invalid image, no
-// binary for this GPU, invalid PTX, no or a disabled PTX JIT, a PTX version the driver does not
-// know, a device-side synchronize the JIT does not support.
-bool refuses_the_image(cuda::CUresult result) {
-  switch (result) {
-    case 200: case 209: case 218: case 221: case 222: case 223: case 225: return true;
-    default: return false;
-  }
-}
-
 using namespace cuda;
 
 // The primary context of one device and the stream of one Device, shared by the device and

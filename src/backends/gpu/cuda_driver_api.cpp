@@ -129,12 +129,10 @@ void CudaDriverApi::check(cuda::CUresult result, const char* call, const std::st
                               (context.empty() ? "" : "; " + context);
   if (result == cuda::CUDA_ERROR_OUT_OF_MEMORY)
     throw ResourceError("the GPU is out of memory: " + message);
-  // After these (cuda.h: an illegal address, a hardware stack error, an illegal or misaligned
-  // instruction, an invalid address space or PC, a launch failure) every later call in the
-  // context fails the same way.
-  const bool sticky = result == 700 || (result >= 714 && result <= 719);
   throw RuntimeError("CUDA: " + message +
-                     (sticky ? "\n  (a kernel fault leaves the CUDA context unusable: restart the process)" : ""));
+                     (cuda::leaves_the_context_unusable(result)
+                          ? "\n  (a kernel fault leaves the CUDA context unusable: restart the process)"
+                          : ""));
 }
 
 }  // namespace cannl::backends::gpu

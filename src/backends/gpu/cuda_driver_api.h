@@ -63,6 +63,34 @@ constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
+// A module load refused for the image itself (an invalid image, no binary for this GPU, invalid
+// PTX, no or a disabled PTX JIT, a PTX version the driver does not know, a device-side sync).
+constexpr CUresult CUDA_ERROR_INVALID_IMAGE = 200;
+constexpr CUresult CUDA_ERROR_NO_BINARY_FOR_GPU = 209;
+constexpr CUresult CUDA_ERROR_INVALID_PTX = 218;
+constexpr CUresult CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221;
+constexpr CUresult CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222;
+constexpr CUresult CUDA_ERROR_JIT_COMPILATION_DISABLED = 223;
+constexpr CUresult CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC = 225;
+// Kernel faults: after them every call in the context fails alike.
+constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
+constexpr CUresult CUDA_ERROR_HARDWARE_STACK_ERROR = 714;  // ... 718: illegal or misaligned
+constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;         // instruction, invalid address space, PC
+
+/// Whether a module load's `result` refuses the image itself (so that another image may load).
+inline bool refuses_the_image(CUresult result) {
+  switch (result) {
+    case CUDA_ERROR_INVALID_IMAGE: case CUDA_ERROR_NO_BINARY_FOR_GPU: case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND: case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_JIT_COMPILATION_DISABLED: case CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC: return true;
+    default: return false;
+  }
+}
+/// Whether `result` leaves the context unusable (a kernel fault).
+inline bool leaves_the_context_unusable(CUresult result) {
+  return result == CUDA_ERROR_ILLEGAL_ADDRESS ||
+         (result >= CUDA_ERROR_HARDWARE_STACK_ERROR && result <= CUDA_ERROR_LAUNCH_FAILED);
+}
 
 // CUdevice_attribute
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;

@@ -69,27 +69,13 @@ static inline T cannl_cpu_shfl_down(unsigned int mask, T value, unsigned int del
 #define __shfl_down_sync(mask, value, delta) cannl_cpu_shfl_down((mask), (value), (delta), __LINE__)
 
 /* CUDA's vector types, aligned as on the device. A GPU faults on a vector access at an address
-   not aligned to its size; the host compiler may split one into scalar moves that do not, so a
-   copy from memory (a load: `const float4 v = *(const float4 *)&x[i]`, its line named) or into it
-   (a store) checks the address itself. */
+   not aligned to its size; the host compiler may split one into scalar moves that do not. So the
+   16-byte types, which the CUDA dialect loads and stores through (`const float4 v = *(const
+   float4 *)&x[i]`), check each copy from memory (its line named) or into it (a store). */
 static inline void cannl_cpu_vector_at(const void* address, int bytes, int site) {
   if (((unsigned long long)address & (unsigned long long)(bytes - 1)) != 0)
     cannl_cpu_rt->misaligned_vector(address, bytes, site);
 }
-#define CANNL_CPU_VECTOR2(V, E)                                                          \
-  struct __attribute__((aligned(2 * sizeof(E)))) V {                                     \
-    E x, y;                                                                              \
-    V() = default;                                                                       \
-    V(E a, E b) : x(a), y(b) {}                                                          \
-    V(const V& o, int site = __builtin_LINE()) : x(o.x), y(o.y) {                        \
-      cannl_cpu_vector_at(&o, sizeof(V), site);                                          \
-    }                                                                                    \
-    V& operator=(const V& o) {                                                           \
-      cannl_cpu_vector_at(this, sizeof(V), 0);                                           \
-      x = o.x, y = o.y;                                                                  \
-      return *this;                                                                      \
-    }                                                                                    \
-  }
 #define CANNL_CPU_VECTOR4(V, E)                                                          \
   struct __attribute__((aligned(4 * sizeof(E)))) V {                                     \
     E x, y, z, w;                                                                        \
@@ -104,12 +90,12 @@ static inline void cannl_cpu_vector_at(const void* address, int bytes, int site)
       return *this;                                                                      \
     }                                                                                    \
   }
-CANNL_CPU_VECTOR2(float2, float);
 CANNL_CPU_VECTOR4(float4, float);
-CANNL_CPU_VECTOR2(int2, int);
 CANNL_CPU_VECTOR4(int4, int);
-CANNL_CPU_VECTOR2(uint2, unsigned int);
 CANNL_CPU_VECTOR4(uint4, unsigned int);
+struct __attribute__((aligned(8))) float2 { float x, y; };
+struct __attribute__((aligned(8))) int2 { int x, y; };
+struct __attribute__((aligned(8))) uint2 { unsigned int x, y; };
 static inline float2 make_float2(float x, float y) { float2 v = {x, y}; return v; }
 static inline float4 make_float4(float x, float y, float z, float w) { float4 v = {x, y, z, w}; return v; }
 static inline int2 make_int2(int x, int y) { int2 v = {x, y}; return v; }

@@ -100,7 +100,6 @@ class GpuBackend final : public Backend {
   }
 
   ir::LoweredRoutine default_schedule(const ir::LoweredRoutine& routine) const override {
-    if (!config::get_bool("automatic_gpu_schedule")) return routine;
     return default_schedule_for(routine, target());
   }
   ir::LoweredRoutine default_schedule_for(const ir::LoweredRoutine& routine, const ir::Target& target) const override {

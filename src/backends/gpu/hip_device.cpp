@@ -21,10 +21,6 @@ namespace {
 
 using namespace hip;
 
-// The results of hipModuleLoadData that refuse the code object itself (hip_runtime_api.h): an
-// invalid image, no binary for this GPU, an invalid kernel file.
-bool refuses_the_image(hipError_t result) { return result == 200 || result == 209 || result == 218; }
-
 // The device and the stream of one Device, shared by the device and everything it made
 // (buffers, modules, events); the stream is destroyed when the last of them goes.
 class HipQueue final : public driver::QueueBase<HipRuntimeApi, hipError_t, hipSuccess> {

@@ -127,10 +127,10 @@ void HipRuntimeApi::check(hip::hipError_t result, const char* call, const std::s
   const std::string message = std::string(call) + " failed: " + describe(result) +
                               (context.empty() ? "" : "; " + context);
   if (result == hip::hipErrorOutOfMemory) throw ResourceError("the GPU is out of memory: " + message);
-  // After these (an illegal address, a launch failure) later calls on the device fail alike.
-  const bool sticky = result == 700 || result == 719;
   throw RuntimeError("HIP: " + message +
-                     (sticky ? "\n  (a kernel fault leaves the HIP device unusable: restart the process)" : ""));
+                     (hip::leaves_the_device_unusable(result)
+                          ? "\n  (a kernel fault leaves the HIP device unusable: restart the process)"
+                          : ""));
 }
 
 }  // namespace cannl::backends::gpu

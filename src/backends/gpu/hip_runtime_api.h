@@ -59,6 +59,22 @@ constexpr hipError_t hipErrorOutOfMemory = 2;
 constexpr hipError_t hipErrorNoDevice = 100;
 constexpr hipError_t hipErrorInvalidDevice = 101;
 constexpr hipError_t hipErrorPeerAccessAlreadyEnabled = 704;
+// A module load refused for the code object itself.
+constexpr hipError_t hipErrorInvalidImage = 200;
+constexpr hipError_t hipErrorNoBinaryForGpu = 209;
+constexpr hipError_t hipErrorInvalidKernelFile = 218;
+// Kernel faults: after them later calls on the device fail alike.
+constexpr hipError_t hipErrorIllegalAddress = 700;
+constexpr hipError_t hipErrorLaunchFailure = 719;
+
+/// Whether a module load's `result` refuses the code object itself.
+inline bool refuses_the_image(hipError_t result) {
+  return result == hipErrorInvalidImage || result == hipErrorNoBinaryForGpu || result == hipErrorInvalidKernelFile;
+}
+/// Whether `result` leaves the device unusable (a kernel fault).
+inline bool leaves_the_device_unusable(hipError_t result) {
+  return result == hipErrorIllegalAddress || result == hipErrorLaunchFailure;
+}
 
 // hipDeviceAttribute_t
 constexpr int hipDeviceAttributeMaxBlockDimX = 26;  // Y = 27, Z = 28

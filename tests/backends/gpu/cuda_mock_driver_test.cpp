@@ -130,7 +130,7 @@ TEST_F(CudaOnAMockDriver, ADriverOlderThanNvrtcIsBackendUnavailable) {
 
 // After a kernel fault every call in the context fails alike: the error says so.
 TEST_F(CudaOnAMockDriver, AFaultThatLeavesTheContextUnusableSaysToRestart) {
-  for (const int sticky : {700, 719}) {
+  for (const int sticky : {backends::gpu::cuda::CUDA_ERROR_ILLEGAL_ADDRESS, backends::gpu::cuda::CUDA_ERROR_LAUNCH_FAILED}) {
     try {
       mock_->api->check(sticky, "cuStreamSynchronize");
       FAIL() << sticky;
