@@ -10,6 +10,7 @@
 #include "backends/gpu/cuda_device.h"
 #include "backends/gpu/driver_device.h"
 #include "backends/gpu/nvrtc_api.h"
+#include "cannl/support/log.h"
 
 namespace cannl::backends::gpu {
 
@@ -41,7 +42,7 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
     api.check(api.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
     api.check(api.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     try {
-      make_current();
+      const driver::Current current(*this);
       api.check(api.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     } catch (...) {
       api.cuDevicePrimaryCtxRelease(device_);
@@ -49,8 +50,10 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
     }
   }
   ~CudaQueue() {
-    make_current_quietly();
-    api_.cuStreamDestroy(stream_);
+    {
+      const driver::Current current(*this, driver::kQuietly);
+      api_.cuStreamDestroy(stream_);
+    }
     api_.cuDevicePrimaryCtxRelease(device_);
   }
   CudaQueue(const CudaQueue&) = delete;
@@ -61,23 +64,46 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
   CUstream stream() const { return stream_; }
 
   /// Lets this context read `peer`'s memory directly (once per peer). False when the hardware
-  /// cannot (no NVLink or PCIe peer path between the two devices).
+  /// cannot (no NVLink or PCIe peer path between the two devices), or the driver cannot map one
+  /// more peer (a device maps at most 8; a virtual machine may map none).
   bool reach(const CudaQueue& peer) {
     if (peer.context_ == context_ || reachable_.contains(peer.context_)) return true;
+    if (unreachable_.contains(peer.context_)) return false;
     int can = 0;
     api_.check(api_.cuDeviceCanAccessPeer(&can, device_, peer.device_), "cuDeviceCanAccessPeer");
     if (can == 0) return false;
-    make_current();
+    const driver::Current current(*this);
     const CUresult enabled = api_.cuCtxEnablePeerAccess(peer.context_, 0);
+    if (enabled == CUDA_ERROR_TOO_MANY_PEERS || enabled == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED) {
+      logging::warn("CUDA device " + std::to_string(device_) + " cannot map device " + std::to_string(peer.device_) +
+                    "'s memory (cuCtxEnablePeerAccess: " + api_.describe(enabled) +
+                    "): copies between them go through pinned host memory");
+      unreachable_.insert(peer.context_);
+      return false;
+    }
     if (enabled != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) api_.check(enabled, "cuCtxEnablePeerAccess");
     reachable_.insert(peer.context_);
     return true;
   }
 
-  void make_current() const { api_.check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
-  /// For destructors, which must not throw: they may run after a kernel fault poisoned the
-  /// context, or at exit after the driver shut down; what they release goes with the context.
-  void make_current_quietly() const { api_.cuCtxSetCurrent(context_); }
+  // For driver::Current: the thread's context before, which restore_quietly puts back (null when
+  // it had none: setting null pops the context this one replaced, leaving the thread as it was).
+  using Caller = CUcontext;
+  CUcontext make_current() const {
+    CUcontext caller = nullptr;
+    api_.check(api_.cuCtxGetCurrent(&caller), "cuCtxGetCurrent");
+    if (caller != context_) api_.check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+    return caller;
+  }
+  CUcontext make_current_quietly() const {
+    CUcontext caller = nullptr;
+    if (api_.cuCtxGetCurrent(&caller) != CUDA_SUCCESS) caller = nullptr;
+    if (caller != context_) api_.cuCtxSetCurrent(context_);
+    return caller;
+  }
+  void restore_quietly(CUcontext caller) const {
+    if (caller != context_) api_.cuCtxSetCurrent(caller);
+  }
   /// Waits for the stream to drain.
   void synchronize() {
     check_queue(api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
@@ -215,7 +241,8 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
-  std::set<CUcontext> reachable_;
+  std::set<CUcontext> reachable_;    // peers whose memory this context maps
+  std::set<CUcontext> unreachable_;  // peers it could not map (reach() warned once)
 };
 
 using CudaBuffer = driver::DeviceBuffer<CudaQueue>;
@@ -343,16 +370,15 @@ class PinnedHost {
 // GPUs without a peer path: device to pinned host memory on the source's stream (after its work),
 // then to the destination on its stream; synchronous, so that the staging buffer can go after.
 void staged_copy(CudaQueue& dst_queue, const CudaBuffer& target, CudaQueue& src_queue, const CudaBuffer& source) {
-  src_queue.make_current();
+  const driver::Current on_source(src_queue);  // declared first: the staging buffer is freed in its context
   const PinnedHost host(src_queue.api(), source.size());
   src_queue.check_queue(src_queue.api().cuMemcpyDtoHAsync(host.data(), source.pointer(), source.size(), src_queue.stream()),
                         "cuMemcpyDtoHAsync_v2", "staging a copy between two GPUs");
   src_queue.synchronize();
-  dst_queue.make_current();
+  const driver::Current on_target(dst_queue);
   dst_queue.check_queue(dst_queue.api().cuMemcpyHtoDAsync(target.pointer(), host.data(), target.size(), dst_queue.stream()),
                         "cuMemcpyHtoDAsync_v2", "staging a copy between two GPUs");
   dst_queue.synchronize();
-  src_queue.make_current();  // the staging buffer is freed in the context that made it
 }
 
 }  // namespace
@@ -383,7 +409,7 @@ bool cuda_peer_copy(Device& dst_device, Buffer& dst, Device& src_device, const B
   // Read after write on the source, then write after read: the source's later work (which may
   // overwrite it) waits for the copy.
   driver::stream_waits_for(copy->to, copy->from);
-  dst_queue.make_current();
+  const driver::Current current(dst_queue);
   dst_queue.check_queue(dst_queue.api().cuMemcpyPeerAsync(copy->target.pointer(), dst_queue.context(),
                                                           copy->source.pointer(), src_queue.context(),
                                                           copy->target.size(), dst_queue.stream()),

@@ -37,6 +37,7 @@ CudaDriverApi bind_driver(const ApiLibrary& lib) {
   lib.bind(api.cuDeviceGetName, "cuDeviceGetName");
   lib.bind(api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
   lib.bind(api.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  lib.bind(api.cuCtxGetCurrent, "cuCtxGetCurrent");
   lib.bind(api.cuCtxSetCurrent, "cuCtxSetCurrent");
   lib.bind(api.cuStreamCreate, "cuStreamCreate");
   lib.bind(api.cuStreamDestroy, "cuStreamDestroy_v2");

@@ -63,6 +63,9 @@ constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
+// cuCtxEnablePeerAccess with a peer path the driver cannot map: copies go through the host.
+constexpr CUresult CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217;
+constexpr CUresult CUDA_ERROR_TOO_MANY_PEERS = 711;
 // A module load refused for the image itself (an invalid image, no binary for this GPU, invalid
 // PTX, no or a disabled PTX JIT, a PTX version the driver does not know, a device-side sync).
 constexpr CUresult CUDA_ERROR_INVALID_IMAGE = 200;
@@ -141,6 +144,7 @@ struct CudaDriverApi {
   CUresult (*cuDeviceGetName)(char* name, int length, CUdevice device) = nullptr;
   CUresult (*cuDevicePrimaryCtxRetain)(cuda::CUcontext* context, CUdevice device) = nullptr;
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device) = nullptr;  // _v2
+  CUresult (*cuCtxGetCurrent)(cuda::CUcontext* context) = nullptr;
   CUresult (*cuCtxSetCurrent)(cuda::CUcontext context) = nullptr;
   CUresult (*cuStreamCreate)(cuda::CUstream* stream, unsigned flags) = nullptr;
   CUresult (*cuStreamDestroy)(cuda::CUstream stream) = nullptr;  // _v2

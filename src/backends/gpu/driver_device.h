@@ -9,7 +9,8 @@
 //
 //   static constexpr const char* kApi, kRuntime;  // "CUDA", "CUDA driver": for messages
 //   types Pointer, ModuleHandle, Function, EventHandle, Graph, GraphNode, GraphExec, KernelNode
-//   make_current(), make_current_quietly(), synchronize(), drain_quietly(), and QueueBase's calls
+//   type Caller; Caller make_current(), make_current_quietly(); restore_quietly(caller) (see Current)
+//   synchronize(), drain_quietly(), and QueueBase's calls
 //   Pointer allocate(bytes) (at least 1 byte); free_quietly(p); zero_async(p, bytes); to_host_async(host, p, bytes);
 //   from_host_async(p, host, bytes); device_copy_async(dst, src, bytes)
 //   EventHandle record_event(timing); destroy_event_quietly(e); wait_event(e); elapsed_ms(a, b)
@@ -19,7 +20,8 @@
 //
 // Each Queue call checks its result with the runtime's own call name (cuMemAlloc_v2, hipMalloc),
 // so the messages a user reads name the call that failed. Every public call of a device makes it
-// current first: the runtime may call from any thread, and the current device is per thread.
+// current for its length (a Current): the runtime may call from any thread, the current device is
+// per thread, and the thread gets back what it had (its caller's context or device).
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -68,6 +70,29 @@ class QueueBase {
   PendingKernels pending_;
 };
 
+// The queue's device current on this thread while a call of cannl's runs, and the caller's back
+// when it returns: whatever the thread had current (PyTorch's device, another library's context,
+// none) it has again, also when the call throws. Queue::make_current() returns the caller's
+// (a Queue::Caller) and restore_quietly(caller) puts it back. The quiet form is for destructors,
+// which must not throw: they may run after a kernel fault poisoned the context, or at exit after
+// the driver shut down, and what they release goes with the context.
+struct Quietly {};
+inline constexpr Quietly kQuietly;
+
+template <class Queue>
+class [[nodiscard]] Current {
+ public:
+  explicit Current(const Queue& queue) : queue_(queue), caller_(queue.make_current()) {}
+  Current(const Queue& queue, Quietly) : queue_(queue), caller_(queue.make_current_quietly()) {}
+  ~Current() { queue_.restore_quietly(caller_); }
+  Current(const Current&) = delete;
+  Current& operator=(const Current&) = delete;
+
+ private:
+  const Queue& queue_;
+  typename Queue::Caller caller_;
+};
+
 // The pointer type's value in a kernel's 8-byte parameter slot and a graph key.
 template <typename Pointer>
 unsigned long long pointer_bits(Pointer p) {
@@ -96,7 +121,7 @@ class DeviceBuffer final : public Buffer {
   ~DeviceBuffer() override {
     // Freeing may not wait for the work still using the buffer: drain the stream first. Buffers
     // live as long as the routines using them, so this wait is rare.
-    queue_->make_current_quietly();
+    const Current current(*queue_, kQuietly);
     queue_->drain_quietly();
     queue_->free_quietly(pointer_);
   }
@@ -109,13 +134,13 @@ class DeviceBuffer final : public Buffer {
   // synchronous copies would not wait for a non-blocking stream).
   void read(std::span<std::byte> out) const override {
     check_size(out.size(), "read");
-    queue_->make_current();
+    const Current current(*queue_);
     if (size_ > 0) queue_->to_host_async(out.data(), pointer_, size_);
     queue_->synchronize();
   }
   void write(std::span<const std::byte> in) override {
     check_size(in.size(), "write");
-    queue_->make_current();
+    const Current current(*queue_);
     if (size_ > 0) queue_->from_host_async(pointer_, in.data(), size_);
     queue_->synchronize();
   }
@@ -151,7 +176,7 @@ class DeviceModule final : public Module {
       : queue_(std::move(queue)), module_(module), names_(std::move(names)), from_cache_(from_cache) {}
   ~DeviceModule() override {
     // Its kernels may still be running.
-    queue_->make_current_quietly();
+    const Current current(*queue_, kQuietly);
     queue_->drain_quietly();
     queue_->unload_quietly(module_);
   }
@@ -179,7 +204,7 @@ class DeviceEvent final : public Event {
   DeviceEvent(std::shared_ptr<Queue> queue, bool timing)
       : queue_(std::move(queue)), event_(queue_->record_event(timing)) {}
   ~DeviceEvent() override {
-    queue_->make_current_quietly();
+    const Current current(*queue_, kQuietly);
     queue_->destroy_event_quietly(event_);
   }
   DeviceEvent(const DeviceEvent&) = delete;
@@ -188,7 +213,7 @@ class DeviceEvent final : public Event {
   typename Queue::EventHandle handle() const { return event_; }
 
   void wait() override {
-    queue_->make_current();
+    const Current current(*queue_);
     queue_->wait_event(event_);
   }
   double milliseconds_since(const Event& start) override {
@@ -236,7 +261,7 @@ class DeviceGraph final : public LaunchGraph {
               std::vector<Step> steps, std::string label)
       : queue_(std::move(queue)), graph_(graph), exec_(exec), steps_(std::move(steps)), label_(std::move(label)) {}
   ~DeviceGraph() override {
-    queue_->make_current_quietly();
+    const Current current(*queue_, kQuietly);
     queue_->release_graph_quietly(graph_, exec_);
   }
   DeviceGraph(const DeviceGraph&) = delete;
@@ -248,11 +273,11 @@ class DeviceGraph final : public LaunchGraph {
     internal_check(args.size() == s.arity, [&] { return "graph step " + s.name + " set with another argument count"; });
     ParamArray values(args.size());
     resolve_args(*queue_, s.name, args, values);
-    queue_->make_current();
+    const Current current(*queue_);
     return queue_->set_kernel_node(exec_, s.node, s.params, values.pointers(), why);  // the runtime copies the values
   }
   void launch() override {
-    queue_->make_current();
+    const Current current(*queue_);
     queue_->launch_graph(exec_, label_);
     queue_->pending().add(label_);
   }
@@ -276,12 +301,12 @@ class DriverDevice : public Device {
   using OwnEvent = DeviceEvent<Queue>;
 
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
-    queue_->make_current();
+    const Current current(*queue_);
     return std::make_unique<OwnBuffer>(queue_, bytes);
   }
   void fill_zero(Buffer& buffer) override {
     const auto& b = own(buffer, "fill_zero");
-    queue_->make_current();
+    const Current current(*queue_);
     queue_->zero_async(b.pointer(), std::max<std::size_t>(b.size(), 1));
   }
   void copy(Buffer& dst, const Buffer& src) override {
@@ -290,7 +315,7 @@ class DriverDevice : public Device {
     if (to.size() != from.size())
       throw RuntimeUsageError(std::string(Queue::kApi) + " copy: the destination has " + std::to_string(to.size()) +
                               " bytes, the source " + std::to_string(from.size()));
-    queue_->make_current();
+    const Current current(*queue_);
     if (to.size() > 0) queue_->device_copy_async(to.pointer(), from.pointer(), to.size());
   }
 
@@ -303,7 +328,7 @@ class DriverDevice : public Device {
     if (!launchable(geometry, limits_, name)) return;
     ParamArray params(args.size());
     resolve_args(*queue_, name, args, params);
-    queue_->make_current();
+    const Current current(*queue_);
     queue_->launch(m.functions()[kernel], geometry, params.pointers(), name);
     queue_->pending().add(name);
   }
@@ -315,11 +340,11 @@ class DriverDevice : public Device {
     return {pointer_bits(b.pointer()), b.size()};
   }
   std::unique_ptr<Event> record(bool timing) override {
-    queue_->make_current();
+    const Current current(*queue_);
     return std::make_unique<OwnEvent>(queue_, timing);
   }
   void synchronize() override {
-    queue_->make_current();
+    const Current current(*queue_);
     queue_->synchronize();
   }
   const ir::GpuLimits& limits() const override { return limits_; }
@@ -387,7 +412,7 @@ std::shared_ptr<DeviceModule<Queue>> DriverDevice<Queue>::resolve(typename Queue
 template <class Queue>
 std::shared_ptr<Module> DriverDevice<Queue>::load(const std::string& source, const std::vector<std::string>& kernels,
                                                   const std::filesystem::path& cache_dir) {
-  queue_->make_current();
+  const Current current(*queue_);
   const std::string name = kernels.empty() ? "module" : kernels.front();
   const ModuleCacheEntry entry = module_cache_entry(cache_dir, name, image_extension(), source + "\n" + cache_tag());
   std::string problem;
@@ -430,7 +455,7 @@ std::unique_ptr<LaunchGraph> DriverDevice<Queue>::build_graph(Module& module, st
     nodes[k].arity = step.args.size();
     nodes[k].params = queue_->kernel_node(m.functions()[step.kernel], step.geometry);
   }
-  queue_->make_current();
+  const Current current(*queue_);
   typename Queue::Graph graph = nullptr;
   if (!queue_->create_graph(graph, why)) return nullptr;
   // Destroyed on the way out unless a DeviceGraph took it: its nodes are the handles for updating
@@ -466,7 +491,7 @@ template <class Queue>
 void stream_waits_for(DriverDevice<Queue>& waiting, DriverDevice<Queue>& done) {
   const std::unique_ptr<Event> event = done.record(false);
   Queue& queue = waiting.queue();
-  queue.make_current();
+  const Current current(queue);
   queue.wait_for_event(static_cast<const DeviceEvent<Queue>&>(*event).handle());
 }
 

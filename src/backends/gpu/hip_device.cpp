@@ -42,11 +42,11 @@ class HipQueue final : public driver::QueueBase<HipRuntimeApi, hipError_t, hipSu
     if (ordinal < 0 || ordinal >= count)
       throw BackendUnavailable("no HIP device " + std::to_string(ordinal) + ": the runtime (" + api.library +
                                ") sees " + std::to_string(count) + " device(s)");
-    make_current();
+    const driver::Current current(*this);
     api.check(api.hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking), "hipStreamCreateWithFlags");
   }
   ~HipQueue() {
-    make_current_quietly();
+    const driver::Current current(*this, driver::kQuietly);
     api_.hipStreamDestroy(stream_);
   }
   HipQueue(const HipQueue&) = delete;
@@ -62,16 +62,32 @@ class HipQueue final : public driver::QueueBase<HipRuntimeApi, hipError_t, hipSu
     int can = 0;
     api_.check(api_.hipDeviceCanAccessPeer(&can, ordinal_, peer.ordinal_), "hipDeviceCanAccessPeer");
     if (can == 0) return false;
-    make_current();
+    const driver::Current current(*this);
     const hipError_t enabled = api_.hipDeviceEnablePeerAccess(peer.ordinal_, 0);
     if (enabled != hipErrorPeerAccessAlreadyEnabled) api_.check(enabled, "hipDeviceEnablePeerAccess");
     reachable_.insert(peer.ordinal_);
     return true;
   }
 
-  void make_current() const { api_.check(api_.hipSetDevice(ordinal_), "hipSetDevice"); }
-  /// For destructors, which must not throw (they may run after a kernel fault or at exit).
-  void make_current_quietly() const { api_.hipSetDevice(ordinal_); }
+  // For driver::Current: the thread's device before, which restore_quietly sets again. The
+  // device is set even when hipGetDevice names it already: on a thread that set none, the
+  // runtime names its default, 0, and cannl does not rely on defaults.
+  using Caller = int;
+  int make_current() const {
+    int caller = -1;
+    api_.check(api_.hipGetDevice(&caller), "hipGetDevice");
+    api_.check(api_.hipSetDevice(ordinal_), "hipSetDevice");
+    return caller;
+  }
+  int make_current_quietly() const {
+    int caller = -1;
+    if (api_.hipGetDevice(&caller) != hipSuccess) caller = -1;
+    api_.hipSetDevice(ordinal_);
+    return caller;
+  }
+  void restore_quietly(int caller) const {
+    if (caller >= 0 && caller != ordinal_) api_.hipSetDevice(caller);
+  }
   void synchronize() {
     check_queue(api_.hipStreamSynchronize(stream_), "hipStreamSynchronize");
     pending_.clear();
@@ -271,7 +287,7 @@ class HipDevice final : public driver::DriverDevice<HipQueue> {
                     " has no hipDeviceSetLimit (before ROCm 5.3); the printf buffer keeps its size");
       return;
     }
-    queue_->make_current();
+    const driver::Current current(*queue_);
     api.check(api.hipDeviceSetLimit(hipLimitPrintfFifoSize, bytes), "hipDeviceSetLimit",
               "hip_printf_fifo_size=" + std::to_string(bytes));
   }
@@ -299,7 +315,7 @@ bool hip_peer_copy(Device& dst_device, Buffer& dst, Device& src_device, const Bu
   if (copy->target.size() == 0) return true;
   // As on CUDA: after the source's work, and before the source's later work.
   driver::stream_waits_for(copy->to, copy->from);
-  dst_queue.make_current();
+  const driver::Current current(dst_queue);
   dst_queue.check_queue(dst_queue.api().hipMemcpyPeerAsync(copy->target.pointer(), dst_queue.ordinal(),
                                                            copy->source.pointer(), src_queue.ordinal(),
                                                            copy->target.size(), dst_queue.stream()),

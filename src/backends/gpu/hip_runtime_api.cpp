@@ -32,6 +32,7 @@ HipRuntimeApi bind_runtime(const ApiLibrary& lib) {
   lib.bind(api.hipGetErrorName, "hipGetErrorName");
   lib.bind(api.hipGetErrorString, "hipGetErrorString");
   lib.bind(api.hipGetDeviceCount, "hipGetDeviceCount");
+  lib.bind(api.hipGetDevice, "hipGetDevice");
   lib.bind(api.hipSetDevice, "hipSetDevice");
   lib.bind(api.hipDeviceGet, "hipDeviceGet");
   lib.bind(api.hipDeviceGetAttribute, "hipDeviceGetAttribute");

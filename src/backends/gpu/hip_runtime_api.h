@@ -118,6 +118,7 @@ struct HipRuntimeApi {
   const char* (*hipGetErrorName)(hipError_t error) = nullptr;
   const char* (*hipGetErrorString)(hipError_t error) = nullptr;
   hipError_t (*hipGetDeviceCount)(int* count) = nullptr;
+  hipError_t (*hipGetDevice)(int* ordinal) = nullptr;
   hipError_t (*hipSetDevice)(int ordinal) = nullptr;
   hipError_t (*hipDeviceGet)(hip::hipDevice_t* device, int ordinal) = nullptr;
   hipError_t (*hipDeviceGetAttribute)(int* value, int attribute, int ordinal) = nullptr;

@@ -4,7 +4,8 @@
 // all-reduce). Every call that involves several local devices is inside ncclGroupStart /
 // ncclGroupEnd: outside a group the first device's call would wait for the others, which this
 // thread has not reached yet. Each device's calls are made with its primary context current
-// (NCCL takes the device from the current context).
+// (NCCL takes the device from the current context); the thread's own context comes back when a
+// call of this class returns (CallersContext).
 //
 // A member that died or hangs leaves NCCL's kernels waiting on the others' streams forever, so
 // each average waits on the host until its collectives are done, polling NCCL's asynchronous
@@ -53,10 +54,30 @@ std::vector<LocalDevice> cuda_devices_of(std::span<Backend* const> backends) {
   return out;
 }
 
+// The context the calling thread had, current again when the scope ends, also by an exception
+// (driver::Current does this for one device; an all-reduce moves among several).
+class CallersContext {
+ public:
+  explicit CallersContext(const gpu::CudaDriverApi& api) : api_(api) {
+    known_ = api.cuCtxGetCurrent(&context_) == gpu::cuda::CUDA_SUCCESS;
+  }
+  ~CallersContext() {
+    if (known_) api_.cuCtxSetCurrent(context_);
+  }
+  CallersContext(const CallersContext&) = delete;
+  CallersContext& operator=(const CallersContext&) = delete;
+
+ private:
+  const gpu::CudaDriverApi& api_;
+  gpu::cuda::CUcontext context_ = nullptr;
+  bool known_ = false;
+};
+
 class NcclAllReduce final : public DeviceAllReduce {
  public:
   NcclAllReduce(const NcclApi& api, std::vector<LocalDevice> devices, const DeviceAllReduceRanks& ranks)
       : api_(api), devices_(std::move(devices)), processes_(ranks.processes) {
+    const CallersContext callers(driver());
     comms_.assign(devices_.size(), nullptr);
     try {
       if (ranks.processes == 1) {
@@ -83,6 +104,7 @@ class NcclAllReduce final : public DeviceAllReduce {
     const gpu::ncclDataType_t dtype = type == ReduceType::F32 ? gpu::ncclFloat32 : gpu::ncclFloat64;
     // Pointers first: a bad argument throws before NCCL sees a partial group.
     const auto pointers = device_pointers(buffers, element, what);
+    const CallersContext callers(driver());
     try {
       reduce(buffers, pointers, element, dtype, what);
     } catch (const std::exception& e) {
@@ -124,6 +146,9 @@ class NcclAllReduce final : public DeviceAllReduce {
     api_.check(api_.ncclGroupEnd(), "ncclGroupEnd", std::string(what));
     await(what);
   }
+
+  /// The CUDA driver of the devices (the first one's: a process loads one).
+  const gpu::CudaDriverApi& driver() const { return *devices_.front().handles.api; }
 
   void current(int d) const {
     const auto& h = devices_[static_cast<std::size_t>(d)].handles;
@@ -182,6 +207,7 @@ class NcclAllReduce final : public DeviceAllReduce {
 
   /// Destroys (or, after a failure, aborts) the communicators.
   void release(bool abort) {
+    const CallersContext callers(driver());
     for (std::size_t d = 0; d < comms_.size(); ++d) {
       if (comms_[d] == nullptr) continue;
       devices_[d].handles.api->cuCtxSetCurrent(devices_[d].handles.context);

@@ -20,6 +20,7 @@ namespace cannl::test_gpu {
 namespace {
 
 using backends::gpu::CudaDriverApi;
+namespace cuda = backends::gpu::cuda;
 
 const MockDriver* mock_or_reason(std::string& why) { return mock_cuda_driver(why); }
 
@@ -105,6 +106,54 @@ TEST_F(CudaOnAMockDriver, EveryCallMakesTheContextCurrentOnItsThread) {
   on_a_fresh_thread([&] { b.reset(); });
   on_a_fresh_thread([&] { c.reset(); });
   on_a_fresh_thread([&] { device.reset(); });
+}
+
+// cannl leaves each thread with the context it found: none, or the caller's own (PyTorch's,
+// another library's), also after a call that throws. A device whose calls left its own context
+// current would send the caller's next CUDA call to cannl's device.
+TEST_F(CudaOnAMockDriver, EveryCallLeavesTheCallersContextCurrent) {
+  const CudaDriverApi& api = *mock_->api;
+  int another_library = 0;  // a context the mock's devices do not own
+  const auto callers_contexts = {static_cast<cuda::CUcontext>(nullptr),
+                                 reinterpret_cast<cuda::CUcontext>(&another_library)};
+  for (const cuda::CUcontext callers : callers_contexts) {
+    ASSERT_EQ(api.cuCtxSetCurrent(callers), 0);
+    const auto after = [&](const char* call) {
+      cuda::CUcontext now = nullptr;
+      ASSERT_EQ(api.cuCtxGetCurrent(&now), 0);
+      EXPECT_EQ(now, callers) << "after " << call << (callers == nullptr ? " (none before)" : " (another's before)");
+    };
+    auto device = open();
+    after("opening the device");
+    auto a = device->allocate(35 * 4), b = device->allocate(35 * 4), c = device->allocate(35 * 4);
+    after("allocate");
+    a->write(bytes_of(std::vector<float>(35, 1.0f)));
+    after("write");
+    device->copy(*b, *a);
+    device->fill_zero(*c);
+    after("copy and fill_zero");
+    auto module = device->load(cuda_axpy_source(), {"axpy2d"}, "");
+    after("load");
+    const std::vector<KernelArg> args{c.get(), a.get(), b.get(), std::int64_t{2}, std::int64_t{5}, std::int64_t{7}};
+    device->launch(*module, 0, {.grid = {2, 5, 1}, .block = {4, 1, 1}}, args);
+    after("launch");
+    auto event = device->record();
+    event->wait();
+    after("record and wait");
+    EXPECT_EQ(read_as<float>(*c), std::vector<float>(35, 3.0f));
+    after("read");
+    EXPECT_THROW(device->allocate(std::size_t{1} << 41), ResourceError);
+    after("an allocation that threw");
+    event.reset();
+    module.reset();
+    a.reset();
+    after("releasing an event, a module and a buffer");
+    b.reset();
+    c.reset();
+    device.reset();
+    after("releasing the device");
+  }
+  api.cuCtxSetCurrent(nullptr);
 }
 
 // A driver of an older CUDA major version than NVRTC's loads none of its kernels: opening the

@@ -86,6 +86,22 @@ TEST_F(TwoMockGpus, DevicesThatCannotReachEachOtherCopyThroughPinnedHostMemory) 
   EXPECT_EQ(d1.get_values(x), (std::vector<double>{0.5, -1, 7}));
 }
 
+// A peer path the driver cannot map (CUDA_ERROR_TOO_MANY_PEERS: a device maps at most 8 peers)
+// is no error: the copies go through pinned host memory, as without a path.
+TEST_F(TwoMockGpus, APeerPathTheDriverCannotMapCopiesThroughPinnedHostMemory) {
+  driver_->set_peer_access(2);
+  auto gpus = two_gpus();
+  auto d0 = gpus.device(0), d1 = gpus.device(1);
+  auto x = ir::make_node("x", DType::F32, {4});
+  d0.set_values(x, std::vector<double>{1, -2, 3.5, 8});
+  const int copies = driver_->peer_copies(), pinned = driver_->pinned_allocations();
+  Context::copy(d0, d1, x);
+  Context::copy(d0, d1, x);
+  EXPECT_EQ(driver_->peer_copies(), copies);
+  EXPECT_EQ(driver_->pinned_allocations(), pinned + 2);
+  EXPECT_EQ(d1.get_values(x), (std::vector<double>{1, -2, 3.5, 8}));
+}
+
 TEST_F(TwoMockGpus, AContextHoldsDevicesOfOneKind) {
   EXPECT_THROW(Context::on_devices({}), RuntimeUsageError);
   try {
@@ -138,7 +154,14 @@ TEST_F(TwoMockGpusWithNccl, AveragesEveryNodeInOneGroupOfInPlaceCalls) {
     EXPECT_EQ(log(), "CommInitAll(n=2,devices=0,1)");
     nccl_->clear_log();
     const std::vector<ir::NodeRef> nodes{a, b};
+    int another_library = 0;  // the thread's own context, which the all-reduce leaves current
+    const auto callers = reinterpret_cast<backends::gpu::cuda::CUcontext>(&another_library);
+    driver_->api->cuCtxSetCurrent(callers);
     average->run(nodes, "gradients of step 0");
+    backends::gpu::cuda::CUcontext after = nullptr;
+    driver_->api->cuCtxGetCurrent(&after);
+    EXPECT_EQ(after, callers) << "the all-reduce switched among the devices' contexts and left one current";
+    driver_->api->cuCtxSetCurrent(nullptr);
     // Device by device, node by node, in one group: counts are the nodes' elements, f32 (7), ncclAvg (4).
     EXPECT_EQ(log(), "GroupStart;AllReduce(rank=0,count=6,type=7,op=4,inplace);AllReduce(rank=0,count=4,type=7,op=4,inplace);"
                      "AllReduce(rank=1,count=6,type=7,op=4,inplace);AllReduce(rank=1,count=4,type=7,op=4,inplace);GroupEnd");

@@ -186,6 +186,43 @@ TEST(HipOnAMockRuntime, EveryCallSetsTheDeviceOnItsThread) {
   });
 }
 
+// cannl leaves each thread with the device it found set (here device 1, with cannl's on device
+// 0), also after a call that throws.
+TEST(HipOnAMockRuntime, EveryCallLeavesTheCallersDeviceSet) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock([](const MockRuntime& mock) {
+    const HipRuntimeApi& api = *mock.api;
+    ASSERT_EQ(api.hipSetDevice(1), 0);
+    const auto after = [&](const char* call) {
+      int now = -1;
+      ASSERT_EQ(api.hipGetDevice(&now), 0);
+      EXPECT_EQ(now, 1) << "after " << call;
+    };
+    const fs::path cache = fresh_cache_dir("hip_mock_callers_device");
+    auto device = open(mock);
+    after("opening device 0");
+    auto a = device->allocate(35 * 4), b = device->allocate(35 * 4), c = device->allocate(35 * 4);
+    a->write(bytes_of(std::vector<float>(35, 1.0f)));
+    device->copy(*b, *a);
+    device->fill_zero(*c);
+    after("allocate, write, copy and fill_zero");
+    auto module = device->load(cuda_axpy_source(), {"axpy2d"}, cache);
+    const std::vector<KernelArg> args{c.get(), a.get(), b.get(), std::int64_t{2}, std::int64_t{5}, std::int64_t{7}};
+    device->launch(*module, 0, {.grid = {2, 5, 1}, .block = {4, 1, 1}}, args);
+    EXPECT_EQ(read_as<float>(*c), std::vector<float>(35, 3.0f));
+    after("load, launch and read");
+    EXPECT_THROW(device->allocate(std::size_t{1} << 41), ResourceError);
+    after("an allocation that threw");
+    module.reset();
+    a.reset();
+    b.reset();
+    c.reset();
+    device.reset();
+    after("releasing the device");
+    api.hipSetDevice(0);
+  });
+}
+
 TEST(HipOnAMockRuntime, PrintfFifoSizeIsSetWhenAsked) {
   SKIP_WITHOUT_MOCK();
   on_the_mock([](const MockRuntime& mock) {

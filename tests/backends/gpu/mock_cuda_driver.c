@@ -95,6 +95,7 @@ void mock_declare_kernel(const char* name, int arity) { mock_function* f = find_
 int mock_peer_copies(void) { return g_peer_copies; }
 int mock_stream_waits(void) { return g_stream_waits; }
 int mock_pinned_allocations(void) { return g_pinned; }
+/* 0: no peer path; 1: peer access; 2: a path whose access cannot be enabled (too many peers) */
 void mock_set_peer_access(int can) { g_peer_access = can; }
 void mock_set_stuck(int stuck) { g_stuck = stuck; }
 
@@ -144,6 +145,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(int device) {
   ++g_retains[device];
   return bad();
 }
+CUresult cuCtxGetCurrent(void** context) { *context = t_current; return OK; }
 CUresult cuCtxSetCurrent(void* context) { t_current = context; return OK; }
 CUresult cuStreamCreate(void** stream, unsigned flags) {
   NEED_CONTEXT();
@@ -321,6 +323,7 @@ CUresult cuCtxEnablePeerAccess(void* peer, unsigned flags) {
   NEED_CONTEXT();
   const int self = current_device(), other = context_device(peer);
   if (other < 0 || other == self || flags != 0 || !g_peer_access) return bad();
+  if (g_peer_access == 2) return 711; /* CUDA_ERROR_TOO_MANY_PEERS: a path, but no mapping left */
   if (g_peer_enabled[self][other]) return 704; /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */
   g_peer_enabled[self][other] = 1;
   return OK;

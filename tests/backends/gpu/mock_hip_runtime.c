@@ -84,6 +84,9 @@ hipError_t hipRuntimeGetVersion(int* version) { *version = 60231234; return OK; 
 const char* hipGetErrorName(hipError_t error) { return error == OUT_OF_MEMORY ? "hipErrorOutOfMemory" : "hipErrorMock"; }
 const char* hipGetErrorString(hipError_t error) { (void)error; return "mock error"; }
 hipError_t hipGetDeviceCount(int* count) { *count = DEVICES; return OK; }
+/* Device 0 until the thread sets one, as the real runtime says; the mock's other calls are
+ * stricter than the runtime and need a hipSetDevice on the thread first (NEED_DEVICE). */
+hipError_t hipGetDevice(int* ordinal) { *ordinal = t_current < 0 ? 0 : t_current; return OK; }
 hipError_t hipSetDevice(int ordinal) { if (!VALID_ORDINAL(ordinal)) return INVALID_DEVICE; t_current = ordinal; return OK; }
 hipError_t hipDeviceGet(int* device, int ordinal) { if (!VALID_ORDINAL(ordinal)) return INVALID_DEVICE; *device = ordinal; return OK; }
 hipError_t hipDeviceGetAttribute(int* value, int attribute, int ordinal) {
