@@ -22,9 +22,10 @@ KernelRaceCheck::KernelRaceCheck(ir::KernelGeometry geometry, const ir::StmtRef&
 }
 
 // Classifies each WorkgroupReduce loop as the GPU printer renders it: cooperative in the block
-// reduction form where every thread of the block reaches it; serially on the first thread under an If,
-// under a thread loop that leaves some of its slot's threads idle, or in another reduction run
-// serially (`divergence` counts those places around `stmt`).
+// reduction form where every thread of the block reaches it; serially on the first thread under an
+// If whose condition may differ between the block's threads (ir::same_in_every_thread), under a
+// thread loop that leaves some of its slot's threads idle, or in another reduction run serially
+// (`divergence` counts those places around `stmt`).
 void KernelRaceCheck::find_reductions(const ir::StmtRef& stmt, int divergence) {
   std::visit(
       [&](const auto& n) {
@@ -33,7 +34,7 @@ void KernelRaceCheck::find_reductions(const ir::StmtRef& stmt, int divergence) {
           for (const auto& x : n.stmts) find_reductions(x, divergence);
         } else if constexpr (std::is_same_v<T, ir::If>) {
           find_reductions(n.condition, divergence);
-          find_reductions(n.body, divergence + 1);
+          find_reductions(n.body, divergence + (ir::same_in_every_thread(n.condition, thread_indices_) ? 0 : 1));
         } else if constexpr (std::is_same_v<T, ir::For>) {
           int inner = divergence;
           const auto slot = g_.slot_of.find(n.index.id);
@@ -46,7 +47,10 @@ void KernelRaceCheck::find_reductions(const ir::StmtRef& stmt, int divergence) {
                      n.end < g_.block[static_cast<std::size_t>(slot->second)]) {
             ++inner;  // the slot's threads past the loop's end skip its body
           }
+          const bool thread_loop = n.axis == ir::AxisType::Workgroup || n.axis == ir::AxisType::WorkgroupReduce;
+          if (thread_loop) thread_indices_.insert(n.index);
           find_reductions(n.body, inner);
+          if (thread_loop) thread_indices_.erase(n.index);
         } else if constexpr (std::is_same_v<T, ir::Set>) {
           find_reductions(n.value, divergence);
         } else if constexpr (std::is_same_v<T, ir::SetLocal>) {

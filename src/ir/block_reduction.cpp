@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cannl/ir/rewrite.h"
+#include "cannl/ir/tree_mapper.h"
+
 namespace cannl::ir {
 
 namespace {
@@ -118,6 +121,17 @@ std::optional<BlockReduction> block_reduction(const For& loop) {
   }
   if (reads_or_opaque(out.value, *set->node)) return std::nullopt;
   return out;
+}
+
+bool same_in_every_thread(const ScalarRef& condition, const std::set<Symbol>& thread_indices) {
+  bool reads = false;
+  for_each_scalar(condition, [&](const Scalar& s) {
+    reads = reads || std::holds_alternative<Get>(s.node) || std::holds_alternative<GetDynamic>(s.node) ||
+            std::holds_alternative<GetLocal>(s.node) || std::holds_alternative<LocalScope>(s.node);
+  });
+  if (reads) return false;
+  const std::set<Symbol> names = free_symbols(condition);
+  return std::none_of(names.begin(), names.end(), [&](Symbol s) { return thread_indices.count(s) != 0; });
 }
 
 }  // namespace cannl::ir

@@ -300,15 +300,4 @@ std::map<ir::Symbol, SymbolRange> symbol_ranges(const ir::LoweredRoutine& routin
   return out;
 }
 
-bool same_in_every_thread(const ir::ScalarRef& condition, const std::set<ir::Symbol>& thread_indices) {
-  bool reads = false;
-  ir::for_each_scalar(condition, [&](const ir::Scalar& s) {
-    reads = reads || std::holds_alternative<ir::Get>(s.node) || std::holds_alternative<ir::GetDynamic>(s.node) ||
-            std::holds_alternative<ir::GetLocal>(s.node) || std::holds_alternative<ir::LocalScope>(s.node);
-  });
-  if (reads) return false;
-  const std::set<ir::Symbol> names = ir::free_symbols(condition);
-  return std::none_of(names.begin(), names.end(), [&](ir::Symbol s) { return thread_indices.count(s) != 0; });
-}
-
 }  // namespace cannl::schedule::detail

@@ -72,10 +72,4 @@ bool proven_conflict(const Access& w, const Access& a, ir::Symbol s, const Symbo
 std::optional<ir::Op> accumulation_op(const ir::NodeRef& node, const std::vector<ir::AxisIndex>& index,
                                       const ir::ScalarRef& value);
 
-/// Whether every thread of a block computes the same value for `condition` (an If's): it reads
-/// no node and no local, and names none of `thread_indices` (the thread loops around it). Only
-/// under such an If may a block's threads meet at a barrier: a thread that skipped it would hang
-/// the others.
-bool same_in_every_thread(const ir::ScalarRef& condition, const std::set<ir::Symbol>& thread_indices);
-
 }  // namespace cannl::schedule::detail

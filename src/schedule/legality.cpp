@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "cannl/ir/block_reduction.h"
 #include "cannl/ir/tree_mapper.h"
 #include "cannl/support/error.h"
 #include "schedule/access_relations.h"
@@ -115,7 +116,7 @@ class StructureChecker {
     if (const auto* q = std::get_if<ir::Seq>(&s->node)) {
       for (const auto& x : q->stmts) stmt(x);
     } else if (const auto* i = std::get_if<ir::If>(&s->node)) {
-      const bool divergent = !detail::same_in_every_thread(i->condition, thread_indices());
+      const bool divergent = !ir::same_in_every_thread(i->condition, thread_indices());
       divergent_ifs_ += divergent ? 1 : 0;
       stmt(i->body);
       divergent_ifs_ -= divergent ? 1 : 0;

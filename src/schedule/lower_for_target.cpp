@@ -5,6 +5,7 @@
 #include <set>
 #include <type_traits>
 
+#include "cannl/ir/block_reduction.h"
 #include "cannl/ir/tree_mapper.h"
 #include "cannl/schedule/legality.h"
 #include "cannl/support/error.h"
@@ -122,7 +123,7 @@ struct NodeUse {
 // - an If's body is ordered the same way, inside the If (its own barriers do not count outside
 //   it: the If may be skipped).
 // Every thread reaches each barrier: loop bounds are constants, and an If whose condition may
-// differ between the threads (detail::same_in_every_thread) is `divergent`: a barrier needed
+// differ between the threads (ir::same_in_every_thread) is `divergent`: a barrier needed
 // there is a ScheduleError (the order cannot be kept), never a hang.
 class BlockOrder {
  public:
@@ -163,7 +164,7 @@ class BlockOrder {
       if (!use.threads && !use.writes.empty() && accesses.shared_local_writes.empty()) return add_first_thread(x, use);
       close_first_thread();
       if (const auto* i = std::get_if<ir::If>(&x->node); i != nullptr && use.threads) {
-        const BlockOrder inside(order.block_slots_, order.divergent_ || !detail::same_in_every_thread(i->condition, {}));
+        const BlockOrder inside(order.block_slots_, order.divergent_ || !ir::same_in_every_thread(i->condition, {}));
         const ir::StmtRef body_in_order = inside.ordered(i->body, false);
         if (body_in_order != i->body) x = ir::if_then(i->condition, body_in_order), changed = true;
       }
@@ -271,7 +272,7 @@ class Lowering {
     at_kernel_top_ = false;  // a Grid loop under an If or in a tile is no kernel's top
     if (const auto* i = std::get_if<ir::If>(&s->node)) {
       if (opens_kernel && gpu()) block_slots_ = std::min(thread_slots(i->body), 3);
-      const bool divergent = in_block() && !detail::same_in_every_thread(i->condition, {});
+      const bool divergent = in_block() && !ir::same_in_every_thread(i->condition, {});
       divergent_ifs_ += divergent ? 1 : 0;
       const ir::StmtRef body = stmt(i->body);
       divergent_ifs_ -= divergent ? 1 : 0;

@@ -142,6 +142,31 @@ TEST(GpuBlockReduction, AConstantGuardBoundsTheTreeByAConstant) {
   EXPECT_EQ(got, want);
 }
 
+// A reduction under an If on the block index (`if (i < 5)`: every thread of a block takes it
+// alike) stays a tree, barriers inside the If; one under an If that reads memory, which the
+// threads might decide apart, runs on the first thread (a barrier there could hang the block).
+// Integer sums: every order gives the same bits.
+TEST(GpuBlockReduction, UnderAnIfEveryThreadTakesAlikeTheTreeStays) {
+  auto gpu = gpu_test::backend();
+  if (!gpu) GTEST_SKIP() << gpu_test::unavailable_reason();
+  for (const bool on_the_block : {true, false}) {
+    RowReduction t = row_reduction(ir::Op::Add, DType::I32, 8, 100);
+    const auto& rows = std::get<ir::For>(t.routine.body->node);
+    const auto condition =
+        on_the_block ? ir::apply(ir::Op::Cmplt, DType::I64, {ir::embed_index(it(rows.index)), ir::constant(5, DType::I64)})
+                     : ir::apply(ir::Op::Cmplt, DType::I32, {ir::get(t.x, {it(rows.index), ir::AxisIndex::fixed(0)}),
+                                                            ir::constant(0, DType::I32)});
+    t.routine.body = ir::for_loop(rows.index, 0, 8, ir::if_then(condition, rows.body), AxisType::Grid);
+    const std::string source = gpu->compile({t.routine, {t.x, t.s}})->source();
+    if (gpu_test::prints_kernels()) {
+      EXPECT_EQ(source.find("cannl_red_") != std::string::npos, on_the_block)
+          << (on_the_block ? "not rendered as a tree:\n" : "a tree under a divergent If:\n") << source;
+    }
+    const auto [got, want] = run_both(*gpu, t);
+    EXPECT_EQ(got, want) << (on_the_block ? "on the block" : "reading memory");
+  }
+}
+
 // The other spellings of a sum: the accumulator second (`x + s`) and a sum of products
 // (`fma(x, x, s)`, a cross-entropy's targets times log-probabilities). Small integers in f32:
 // every order gives the same bits, so a dropped or doubled step shows.

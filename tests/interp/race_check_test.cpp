@@ -117,9 +117,13 @@ TEST(KernelRaceCheck, BlocksAccumulatingIntoOneCellRace) {
 }
 
 // for g Grid: [x[g, j] = a[g, j] (Workgroup j); [barrier];] s[g] = s[g] + x[g, 7 - r]
-// (WorkgroupReduce r); then y[g, k] = s[g] (Workgroup k), or that reduction under an If.
+// (WorkgroupReduce r); then y[g, k] = s[g] (Workgroup k), or that reduction under an If: one
+// that reads memory (`a[g, 0] < 1`: the threads might differ), or one on the block index
+// (`g < 2`: every thread of a block takes it alike).
+enum class Guard { None, ReadsMemory, OnTheBlock };
 struct RowReduction {
-  bool fill_x = false, barrier_after_fill = false, under_if = false;
+  bool fill_x = false, barrier_after_fill = false;
+  Guard under_if = Guard::None;
 };
 ir::StmtRef row_reduction(RowReduction shape) {
   const auto a = ir::make_node("a", DType::F32, {2, 8}), x = ir::make_node("x", DType::F32, {2, 8});
@@ -128,7 +132,13 @@ ir::StmtRef row_reduction(RowReduction shape) {
   const ir::AxisIndex mirrored{{{-1, r}}, 7};
   const auto sum = ir::apply(ir::Op::Add, DType::F32, {ir::get(s, {it(g)}), ir::get(x, {it(g), mirrored})});
   ir::StmtRef reduce = ir::for_loop(r, 0, 8, ir::set(s, {it(g)}, sum), AxisType::WorkgroupReduce);
-  if (shape.under_if) reduce = ir::if_then(ir::constant(1, DType::I64), reduce);
+  if (shape.under_if == Guard::ReadsMemory)
+    reduce = ir::if_then(ir::apply(ir::Op::Cmplt, DType::F32, {ir::get(a, {it(g), ir::AxisIndex::fixed(0)}),
+                                                               ir::constant(1, DType::F32)}),
+                         reduce);
+  if (shape.under_if == Guard::OnTheBlock)
+    reduce = ir::if_then(ir::apply(ir::Op::Cmplt, DType::I64, {ir::embed_index(it(g)), ir::constant(2, DType::I64)}),
+                         reduce);
   std::vector<ir::StmtRef> body;
   if (shape.fill_x)
     body.push_back(ir::for_loop(j, 0, 8, ir::set(x, {it(g), it(j)}, ir::get(a, {it(g), it(j)})), AxisType::Workgroup));
@@ -166,14 +176,20 @@ TEST(KernelRaceCheck, StridedBlockReductionsInAnotherSlotsLoopAreWatchedAsRender
   EXPECT_EQ(race_in(ir::for_loop(j, 0, 2, ir::seq({reduce, spread}), AxisType::Workgroup)), "");
 }
 
-// Under an If the printer runs the reduction serially on the first thread, with no barrier: the
-// threads that read the total after it race with its writes.
-TEST(KernelRaceCheck, AReductionUnderAnIfRunsOnTheFirstThreadWithoutBarriers) {
-  const std::string race = race_in(row_reduction({.under_if = true}));
+// Under an If whose condition might differ between the threads the printer runs the reduction
+// serially on the first thread, with no barrier: the threads that read the total after it race
+// with its writes. Under an If on the block index it stays a tree with its barriers.
+TEST(KernelRaceCheck, AReductionUnderAnIfRunsOnTheFirstThreadWithoutBarriersUnlessEveryThreadTakesTheIf) {
+  const std::string race = race_in(row_reduction({.under_if = Guard::ReadsMemory}));
   EXPECT_NE(race.find("race on s element 0: written, then read by block (0, *, *) thread (0, *, *) after 0 barriers "
                       "and block (0, *, *) thread (1, *, *) after 0 barriers"),
             std::string::npos)
       << race;
+  EXPECT_EQ(race_in(row_reduction({.under_if = Guard::OnTheBlock})), "");
+  // The tree's reads of x[g, 7 - r] by thread r race with thread 7 - r's writes, as without the If.
+  const std::string tree_race = race_in(row_reduction({.fill_x = true, .under_if = Guard::OnTheBlock}));
+  EXPECT_NE(tree_race.find("race on x element 7: written, then read by block (0, *, *) thread (7, *, *)"), std::string::npos)
+      << tree_race;
 }
 
 // for j Workgroup [0, 4): x[j] = a[j]; for k Workgroup [0, 2): { y[k] = a[k]; barrier }: threads

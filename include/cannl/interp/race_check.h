@@ -32,6 +32,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -113,6 +114,7 @@ class KernelRaceCheck final : public Observer {
   }
 
   void find_reductions(const ir::StmtRef& stmt, int divergence);
+  std::set<ir::Symbol> thread_indices_;  // of the thread loops around the statement find_reductions is at
   void find_reductions(const ir::ScalarRef& scalar, int divergence);
   void finish_reduction(const ir::For& loop);
   void record(const ir::TensorNode& node, std::int64_t element, bool write);

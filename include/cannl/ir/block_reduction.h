@@ -27,6 +27,7 @@
 //                                                                    ->  one with strided loop q
 
 #include <optional>
+#include <set>
 
 #include "cannl/ir/loop_ir.h"
 
@@ -49,6 +50,14 @@ struct BlockReduction {
 };
 
 std::optional<BlockReduction> block_reduction(const For& loop);
+
+/// Whether every thread of a block computes the same value for `condition` (an If's): it reads
+/// no node and no local, and names none of `thread_indices` (the thread loops around it). Only
+/// under such an If may a block's threads meet at a barrier, a thread that skipped it would hang
+/// the others: the barriers schedule::lower_for_target places, and a block reduction's tree,
+/// which the GPU printer and the race checker give a WorkgroupReduce loop there (under any
+/// other If it runs on the slot's first thread).
+bool same_in_every_thread(const ScalarRef& condition, const std::set<Symbol>& thread_indices);
 
 /// Bytes of workgroup-shared memory one rendered block reduction of `threads_per_block` threads
 /// takes: a slot per thread of the widest type (8 bytes).

@@ -219,7 +219,8 @@ class DeviceEvent final : public Event {
   double milliseconds_since(const Event& start) override {
     const auto* begin = dynamic_cast<const DeviceEvent*>(&start);
     if (begin == nullptr) return -1;
-    wait();
+    const Current current(*queue_);
+    queue_->wait_event(event_);
     return queue_->elapsed_ms(begin->event_, event_);
   }
 

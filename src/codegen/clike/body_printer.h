@@ -48,11 +48,16 @@ class BodyPrinter {
   /// The launch geometry of the GPU kernel being printed (nullptr outside print_kernels).
   const ir::KernelGeometry* geometry() const { return geometry_; }
   void set_geometry(const ir::KernelGeometry* geometry) { geometry_ = geometry; }
-  /// Whether the current line may run on some threads of a block and not others (under an If or
-  /// a guarded thread index): a barrier there would hang, so cooperative renderings fall back.
+  /// Whether the current line may run on some threads of a block and not others (under an If
+  /// whose condition may differ between them, ir::same_in_every_thread, or a guarded thread
+  /// index): a barrier there would hang, so cooperative renderings fall back.
   bool divergent() const { return divergence_ > 0; }
   void enter_divergent() { ++divergence_; }
   void leave_divergent() { --divergence_; }
+  /// The index of a thread loop (a Workgroup loop bound to a thread index) is in scope from
+  /// enter_thread_loop to leave_thread_loop: an If naming it is divergent.
+  void enter_thread_loop(ir::Symbol index) { thread_indices_.insert(index); }
+  void leave_thread_loop(ir::Symbol index) { thread_indices_.erase(index); }
   /// A declaration the kernel must make at its top (OpenCL allows `__local` arrays nowhere else);
   /// print_kernels writes them before the body.
   void declare_at_kernel_scope(std::string declaration) { kernel_declarations_.push_back(std::move(declaration)); }
@@ -135,6 +140,7 @@ class BodyPrinter {
   CodegenOptions options_;
   const ir::KernelGeometry* geometry_ = nullptr;
   int divergence_ = 0;
+  std::set<ir::Symbol> thread_indices_;  // of the thread loops around the current line
   bool comments_ = true;
   std::vector<std::string> kernel_declarations_;
   std::string* out_ = nullptr;

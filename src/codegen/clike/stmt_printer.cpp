@@ -1,4 +1,5 @@
 // Statements of the C-family printer: loops, stores, locals, conditionals.
+#include "cannl/ir/block_reduction.h"
 #include "cannl/support/error.h"
 #include "codegen/clike/body_printer.h"
 #include "codegen/clike/expr_text.h"
@@ -187,12 +188,15 @@ void BodyPrinter::print_if(const ir::If& s) {
         return std::vector<std::string>{"if (" + atom(cond.text) + " != 0) {"};
       },
       [&] {
+        // Every thread of a block takes an If that names only block and serial indices alike:
+        // a block reduction under it stays cooperative.
+        const int divergent = ir::same_in_every_thread(s.condition, thread_indices_) ? 0 : 1;
         ++indent_;
-        ++divergence_;
+        divergence_ += divergent;
         const std::size_t from = mark();
         stmt(s.body);
         bracket_uniform_region(start, from);  // only a uniform If holds a barrier (schedule::lower_for_target)
-        --divergence_;
+        divergence_ -= divergent;
         --indent_;
         line("}");
       });

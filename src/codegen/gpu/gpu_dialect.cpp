@@ -67,7 +67,9 @@ void GpuDialect::bind_hardware_index(BodyPrinter& p, const ir::For& f, const std
     if (!grid) p.enter_divergent();  // a block index is the same on all of a block's threads
   }
   const std::size_t from = p.mark();
+  if (!grid) p.enter_thread_loop(f.index);
   p.stmt(f.body);
+  if (!grid) p.leave_thread_loop(f.index);
   if (guarded && grid) p.bracket_uniform_region(start, from);
   if (guarded) {
     if (!grid) p.leave_divergent();
