@@ -79,6 +79,12 @@ class LaunchGraph {
   virtual void launch() = 0;
 };
 
+/// What Device::stay_current returns: the device stays current on the thread while it lives.
+class CurrentScope {
+ public:
+  virtual ~CurrentScope() = default;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -98,6 +104,12 @@ class Device {
   /// Whether the device copies global to shared memory asynchronously as this backend's dialect
   /// renders it (CUDA sm_80 and later: cp.async); false by default.
   virtual bool async_copy() const { return false; }
+
+  /// Keeps the device current on the calling thread until the scope goes, when the thread gets
+  /// back what it had. Every call makes the device current for its own length anyway; a run of
+  /// many calls inside one scope (a routine's launches) then switches the thread's context twice
+  /// instead of twice a call. Null where the runtime has no per-thread device (OpenCL).
+  virtual std::unique_ptr<CurrentScope> stay_current() { return nullptr; }
 
   /// Zeroed device memory; its read / write are synchronous copies ordered after everything
   /// enqueued before them. Throws ResourceError when the device is out of memory.

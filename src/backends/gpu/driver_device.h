@@ -301,6 +301,7 @@ class DriverDevice : public Device {
   using OwnModule = DeviceModule<Queue>;
   using OwnEvent = DeviceEvent<Queue>;
 
+  std::unique_ptr<CurrentScope> stay_current() override { return std::make_unique<Held>(*queue_); }
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
     const Current current(*queue_);
     return std::make_unique<OwnBuffer>(queue_, bytes);
@@ -377,6 +378,10 @@ class DriverDevice : public Device {
   ir::GpuLimits limits_;
 
  private:
+  struct Held final : CurrentScope {
+    explicit Held(const Queue& queue) : current(queue) {}
+    Current<Queue> current;
+  };
   // A graph under construction, destroyed unless handed on.
   struct GraphOwner {
     Queue* queue;

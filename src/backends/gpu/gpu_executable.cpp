@@ -117,6 +117,7 @@ void GpuExecutable::bind(std::span<Buffer* const> buffers, std::span<const std::
 void GpuExecutable::run(std::span<Buffer* const> buffers, std::span<const std::int64_t> static_values) {
   check_run_arguments(request_, buffers, static_values);
   bind(buffers, static_values);
+  const auto current = device_->stay_current();  // one context switch for the run's launches
   if (use_graphs_ && replay(buffers, static_values)) return;
   launch_one_by_one(buffers);
 }

@@ -67,6 +67,21 @@ TEST_F(CudaGraphs, ARoutineRunTwiceIsOneGraphBuiltOnceAndLaunchedTwice) {
   EXPECT_EQ(exe.graph_builds(), 1u);
 }
 
+// A run's launches (a memset and two kernels here, one by one) share one switch of the thread's
+// context to the device's and one back, not two a call.
+TEST_F(CudaGraphs, ARunSwitchesTheThreadsContextOnceAndBack) {
+  config::set_override("gpu_graphs", "off");
+  GpuExecutable& exe = compile();
+  const Buffers b = buffers();
+  mock_->api->cuCtxSetCurrent(nullptr);
+  const int switches = mock_->context_switches(), launches = mock_->launches();
+  const std::int64_t statics[] = {2};
+  exe.run(b.pointers, statics);
+  EXPECT_EQ(mock_->launches(), launches + 2);
+  EXPECT_EQ(mock_->context_switches(), switches + 2) << "to the device's context and back to none";
+  runs_->device()->synchronize();
+}
+
 TEST_F(CudaGraphs, AChangedStaticUpdatesOnlyTheKernelsThatReadIt) {
   GpuExecutable& exe = compile();
   const Buffers b = buffers();

@@ -146,7 +146,13 @@ CUresult cuDevicePrimaryCtxRelease_v2(int device) {
   return bad();
 }
 CUresult cuCtxGetCurrent(void** context) { *context = t_current; return OK; }
-CUresult cuCtxSetCurrent(void* context) { t_current = context; return OK; }
+static int g_context_switches;
+int mock_context_switches(void) { return g_context_switches; }
+CUresult cuCtxSetCurrent(void* context) {
+  if (context != t_current) ++g_context_switches;
+  t_current = context;
+  return OK;
+}
 CUresult cuStreamCreate(void** stream, unsigned flags) {
   NEED_CONTEXT();
   if (flags != 1) { ++g_errors; return INVALID_VALUE; } /* CU_STREAM_NON_BLOCKING */

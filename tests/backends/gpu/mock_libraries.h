@@ -27,6 +27,7 @@ struct MockDriver {
   int (*peer_copies)() = nullptr;
   int (*stream_waits)() = nullptr;
   int (*pinned_allocations)() = nullptr;
+  int (*context_switches)() = nullptr;  // cuCtxSetCurrent calls that changed the thread's context
   void (*set_peer_access)(int) = nullptr;
   void (*set_stuck)(int) = nullptr;
   // Every launch and memset, direct or from a graph, one line each: "<kernel> grid X Y Z block X
@@ -64,6 +65,7 @@ inline const MockDriver* mock_cuda_driver(std::string& why, bool without_graphs 
       built->peer_copies = reinterpret_cast<int (*)()>(lib.symbol("mock_peer_copies"));
       built->stream_waits = reinterpret_cast<int (*)()>(lib.symbol("mock_stream_waits"));
       built->pinned_allocations = reinterpret_cast<int (*)()>(lib.symbol("mock_pinned_allocations"));
+      built->context_switches = reinterpret_cast<int (*)()>(lib.symbol("mock_context_switches"));
       built->set_peer_access = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_peer_access"));
       built->set_stuck = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_stuck"));
       built->log = reinterpret_cast<const char* (*)()>(lib.symbol("mock_log"));
