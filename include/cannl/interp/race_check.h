@@ -108,13 +108,13 @@ class KernelRaceCheck final : public Observer {
   Holders read_from_;        // holders of every local read since the last write (intersected)
   std::string stale_read_;   // the first of those reads some reading thread does not hold
   std::string race_;
+  std::set<ir::Symbol> thread_indices_;  // of the thread loops around the statement find_reductions is at
 
   static std::uint64_t cell_key(int node, std::int64_t element) {
     return (static_cast<std::uint64_t>(node) << 40) ^ static_cast<std::uint64_t>(element);
   }
 
   void find_reductions(const ir::StmtRef& stmt, int divergence);
-  std::set<ir::Symbol> thread_indices_;  // of the thread loops around the statement find_reductions is at
   void find_reductions(const ir::ScalarRef& scalar, int divergence);
   void finish_reduction(const ir::For& loop);
   void record(const ir::TensorNode& node, std::int64_t element, bool write);

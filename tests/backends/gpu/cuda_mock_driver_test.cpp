@@ -123,35 +123,7 @@ TEST_F(CudaOnAMockDriver, EveryCallLeavesTheCallersContextCurrent) {
       ASSERT_EQ(api.cuCtxGetCurrent(&now), 0);
       EXPECT_EQ(now, callers) << "after " << call << (callers == nullptr ? " (none before)" : " (another's before)");
     };
-    auto device = open();
-    after("opening the device");
-    auto a = device->allocate(35 * 4), b = device->allocate(35 * 4), c = device->allocate(35 * 4);
-    after("allocate");
-    a->write(bytes_of(std::vector<float>(35, 1.0f)));
-    after("write");
-    device->copy(*b, *a);
-    device->fill_zero(*c);
-    after("copy and fill_zero");
-    auto module = device->load(cuda_axpy_source(), {"axpy2d"}, "");
-    after("load");
-    const std::vector<KernelArg> args{c.get(), a.get(), b.get(), std::int64_t{2}, std::int64_t{5}, std::int64_t{7}};
-    device->launch(*module, 0, {.grid = {2, 5, 1}, .block = {4, 1, 1}}, args);
-    after("launch");
-    auto event = device->record();
-    event->wait();
-    after("record and wait");
-    EXPECT_EQ(read_as<float>(*c), std::vector<float>(35, 3.0f));
-    after("read");
-    EXPECT_THROW(device->allocate(std::size_t{1} << 41), ResourceError);
-    after("an allocation that threw");
-    event.reset();
-    module.reset();
-    a.reset();
-    after("releasing an event, a module and a buffer");
-    b.reset();
-    c.reset();
-    device.reset();
-    after("releasing the device");
+    each_device_call([&] { return open(); }, "", after);
   }
   api.cuCtxSetCurrent(nullptr);
 }

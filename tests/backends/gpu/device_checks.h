@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,6 +109,39 @@ inline void check_buffers(Device& device) {
   empty->write(none);
   empty->read(none);
   device.fill_zero(*empty);
+}
+
+/// Every kind of call a device takes, on the device `open` makes: allocate, write, copy,
+/// fill_zero, load (through `cache_dir`), launch, record and wait, read, an allocation that throws,
+/// and the releases; `after(what)` runs after each group of them (what the calls left on the
+/// thread: its current context or device).
+inline void each_device_call(const std::function<std::shared_ptr<Device>()>& open, const fs::path& cache_dir,
+                             const std::function<void(const char*)>& after) {
+  auto device = open();
+  after("opening the device");
+  auto a = device->allocate(35 * 4), b = device->allocate(35 * 4), c = device->allocate(35 * 4);
+  a->write(bytes_of(std::vector<float>(35, 1.0f)));
+  device->copy(*b, *a);
+  device->fill_zero(*c);
+  after("allocate, write, copy and fill_zero");
+  auto module = device->load(cuda_axpy_source(), {"axpy2d"}, cache_dir);
+  const std::vector<KernelArg> args{c.get(), a.get(), b.get(), std::int64_t{2}, std::int64_t{5}, std::int64_t{7}};
+  device->launch(*module, 0, {.grid = {2, 5, 1}, .block = {4, 1, 1}}, args);
+  after("load and launch");
+  auto event = device->record();
+  event->wait();
+  EXPECT_EQ(read_as<float>(*c), std::vector<float>(35, 3.0f));
+  after("record, wait and read");
+  EXPECT_THROW(device->allocate(std::size_t{1} << 41), ResourceError);
+  after("an allocation that threw");
+  event.reset();
+  module.reset();
+  a.reset();
+  after("releasing an event, a module and a buffer");
+  b.reset();
+  c.reset();
+  device.reset();
+  after("releasing the device");
 }
 
 /// Loads the axpy kernel of `source` (through the module cache at `cache_dir`; "" for none), runs

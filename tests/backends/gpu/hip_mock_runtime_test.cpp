@@ -198,27 +198,7 @@ TEST(HipOnAMockRuntime, EveryCallLeavesTheCallersDeviceSet) {
       ASSERT_EQ(api.hipGetDevice(&now), 0);
       EXPECT_EQ(now, 1) << "after " << call;
     };
-    const fs::path cache = fresh_cache_dir("hip_mock_callers_device");
-    auto device = open(mock);
-    after("opening device 0");
-    auto a = device->allocate(35 * 4), b = device->allocate(35 * 4), c = device->allocate(35 * 4);
-    a->write(bytes_of(std::vector<float>(35, 1.0f)));
-    device->copy(*b, *a);
-    device->fill_zero(*c);
-    after("allocate, write, copy and fill_zero");
-    auto module = device->load(cuda_axpy_source(), {"axpy2d"}, cache);
-    const std::vector<KernelArg> args{c.get(), a.get(), b.get(), std::int64_t{2}, std::int64_t{5}, std::int64_t{7}};
-    device->launch(*module, 0, {.grid = {2, 5, 1}, .block = {4, 1, 1}}, args);
-    EXPECT_EQ(read_as<float>(*c), std::vector<float>(35, 3.0f));
-    after("load, launch and read");
-    EXPECT_THROW(device->allocate(std::size_t{1} << 41), ResourceError);
-    after("an allocation that threw");
-    module.reset();
-    a.reset();
-    b.reset();
-    c.reset();
-    device.reset();
-    after("releasing the device");
+    each_device_call([&] { return open(mock); }, fresh_cache_dir("hip_mock_callers_device"), after);
     api.hipSetDevice(0);
   });
 }
