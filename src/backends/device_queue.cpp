@@ -9,6 +9,7 @@ struct Event::State {
   mutable std::mutex mutex;
   mutable std::condition_variable done_changed;
   bool done = false;
+  std::exception_ptr failure;  // set when the work before it failed or was skipped
 };
 
 Event::Event() : state_(std::make_shared<State>()) { state_->done = true; }
@@ -25,10 +26,16 @@ bool Event::is_done() const {
   return state_->done;
 }
 
-void Event::complete() const {
+std::exception_ptr Event::failure() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->failure;
+}
+
+void Event::complete(std::exception_ptr failure) const {
   {
     std::lock_guard lock(state_->mutex);
     state_->done = true;
+    state_->failure = std::move(failure);
   }
   state_->done_changed.notify_all();
 }
@@ -57,8 +64,13 @@ Event DeviceQueue::enqueue(std::function<void()> task) {
 Event DeviceQueue::record() { return enqueue([] {}); }
 
 void DeviceQueue::wait_for(const Event& event) {
-  if (event.is_done()) return;
-  enqueue([event] { event.wait(); });
+  if (event.is_done() && !event.failure()) return;
+  // A failure of the awaited work fails this queue too: what it enqueues next may read results
+  // that were never written.
+  enqueue([event] {
+    event.wait();
+    if (auto failure = event.failure()) std::rethrow_exception(failure);
+  });
 }
 
 void DeviceQueue::synchronize() {
@@ -74,26 +86,29 @@ void DeviceQueue::synchronize() {
 void DeviceQueue::work() {
   for (;;) {
     std::pair<std::function<void()>, Event> item;
-    bool skip = false;
+    std::exception_ptr earlier_failure;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
       if (tasks_.empty()) return;  // stopping, and everything queued is done
       item = std::move(tasks_.front());
       tasks_.pop_front();
-      skip = failure_ != nullptr;
+      earlier_failure = failure_;
     }
     // A failed task's successors are skipped but still complete their events, so nobody waiting
-    // on them (another queue, the host) waits forever.
-    if (!skip) {
+    // on them (another queue, the host) waits forever; the events carry the failure, so a queue
+    // waiting on one fails in turn and a skipped write is known as such.
+    std::exception_ptr failure = earlier_failure;
+    if (!failure) {
       try {
         item.first();
       } catch (...) {
+        failure = std::current_exception();
         std::lock_guard lock(mutex_);
-        failure_ = std::current_exception();
+        failure_ = failure;
       }
     }
-    item.second.complete();
+    item.second.complete(std::move(failure));
   }
 }
 

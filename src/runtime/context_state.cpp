@@ -28,8 +28,30 @@ backends::Buffer& ContextState::ensure_buffer(const ir::NodeRef& node) {
   return *slot.buffer;
 }
 
-void ContextState::wait_for_device() const {
-  if (queue) queue->synchronize();
+void ContextState::wait_for_device() {
+  if (!queue) return;
+  try {
+    queue->synchronize();
+  } catch (...) {
+    forget_failed_writes();
+    throw;
+  }
+  queued_writes.clear();
+}
+
+void ContextState::mark_written(const ir::TensorNode& node, const backends::Event& done) {
+  initialized.insert(node.id);
+  ++write_counts[node.id];
+  if (queue) queued_writes.insert_or_assign(node.id, done);
+}
+
+// The queue is drained: a node whose last queued writer failed, or was skipped for an earlier
+// failure, holds no value it was said to hold (the run or copy marked it initialized when it was
+// enqueued).
+void ContextState::forget_failed_writes() {
+  for (const auto& [id, done] : queued_writes)
+    if (done.failure()) initialized.erase(id);
+  queued_writes.clear();
 }
 
 backends::Buffer* ContextState::find_buffer(const ir::TensorNode& node) const {

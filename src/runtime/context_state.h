@@ -56,8 +56,13 @@ class ContextState {
   backends::Buffer* find_buffer(const ir::TensorNode& node) const;
 
   /// Waits for the device's queue (a no-op without one) and rethrows a failure of its work:
-  /// before any host access to buffers.
-  void wait_for_device() const;
+  /// before any host access to buffers. After a failure, the nodes whose queued writes did not
+  /// happen (the failed task and the ones skipped behind it) are no longer initialized.
+  void wait_for_device();
+  /// `node` holds a new value: initialized, its write count raised (packings of it refresh), and
+  /// on a queued device the event of the work that writes it remembered (`done`, by default a
+  /// complete event: written already).
+  void mark_written(const ir::TensorNode& node, const backends::Event& done = {});
 
   std::shared_ptr<backends::Backend> backend;
   /// The device's FIFO queue (devices of a multi-device context); null: routines run on the
@@ -72,13 +77,23 @@ class ContextState {
   /// Nodes an optimized routine placed Virtual or Local (no buffer here), with the decision
   /// text: host reads of them fail with this explanation.
   std::unordered_map<int, std::string> optimized_away;
-  /// How many times each node was written (host uploads, runs of routines writing it): packed
+  /// How many times each node was written (host uploads, runs of routines writing it, copies from
+  /// another device, device averages): packed
   /// operands compare it with the count at their last packing (routine_data.h, Packing).
   std::unordered_map<int, std::uint64_t> write_counts;
+  /// Nodes whose cells Context::host_storage handed out: the host may write them in place at any
+  /// time, unseen by write_counts, so packings of them refresh before every run.
+  std::unordered_set<int> host_writable;
+  /// Per node written by work still on the queue (or not yet waited for): the event of its last
+  /// writer. wait_for_device forgets the nodes whose writer failed.
+  std::unordered_map<int, backends::Event> queued_writes;
   int next_routine_id = 0;
   std::int64_t buffer_bytes = 0;  // the sum over `buffers`, charged against the memory budget
   /// Profiled routines by id (only those compiled with kernel profiling that ran).
   std::map<int, RoutineProfile> kernel_profiles;
+
+ private:
+  void forget_failed_writes();
 };
 
 /// "x (id 7, f32 [64,2])": how messages name a node.

@@ -139,22 +139,25 @@ void Context::copy(const Context& src, Context& dst, const ir::NodeRef& node) {
                              std::to_string(from.device_index) +
                              "; run the routine that writes it there (or upload it) first");
   backends::Buffer& target = to.ensure_buffer(node);
-  to.initialized.insert(node->id);
   auto transfer = [source, &target] { copy_buffer(*source, target); };
   if (!from.queue || !to.queue) {
     // The backends order their own work (GPU streams) or only one side has a worker queue: a
-    // device-to-device copy where the backends have one, else wait for both and copy here.
+    // device-to-device copy where the backends have one, else wait for both and copy here. The
+    // destination holds the value only once the copy is made (a wait may rethrow a failure).
     from.wait_for_device();
     to.wait_for_device();
     if (!backends::copy_between_devices(*to.backend, target, *from.backend, *source)) transfer();
+    to.mark_written(*node);
     return;
   }
   // Read after write on the source, write after read/write on the destination: the copy runs on
-  // the destination's queue after the source's queued work, and the source's later work (which
-  // may overwrite the node) waits for the copy.
+  // the destination's queue after the source's queued work (a failure there fails the copy), and
+  // the source's later work (which may overwrite the node) waits for the copy.
   const backends::Event source_ready = from.queue->record();
   to.queue->wait_for(source_ready);
-  from.queue->wait_for(to.queue->enqueue(transfer));
+  const backends::Event copied = to.queue->enqueue(transfer);
+  from.queue->wait_for(copied);
+  to.mark_written(*node, copied);
 }
 
 }  // namespace cannl::runtime

@@ -49,13 +49,15 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
                   bytes.data() + k * cell, cell);
     buffer.write(whole);
   }
-  state.initialized.insert(node->id);
-  ++state.write_counts[node->id];
+  state.mark_written(*node);
 }
 
-backends::Buffer& readable_buffer(const ContextState& state, const ir::NodeRef& node,
+backends::Buffer& readable_buffer(ContextState& state, const ir::NodeRef& node,
                                   std::string_view what) {
   require_node(node, what);
+  // A device with a queue may still be writing it; a failure of that work surfaces here, and
+  // what it left unwritten is no longer initialized.
+  state.wait_for_device();
   backends::Buffer* buffer = state.find_buffer(*node);
   const auto away = state.optimized_away.find(node->id);
   if (away != state.optimized_away.end() &&
@@ -73,13 +75,13 @@ backends::Buffer& readable_buffer(const ContextState& state, const ir::NodeRef& 
   if (!state.initialized.contains(node->id))
     throw UninitializedError(std::string(what) + ": node " + describe_node(*node) +
                              " was never written or uploaded in this context; run the routine "
-                             "that computes it or upload it with set_values first");
-  // A device with a queue may still be writing it.
-  state.wait_for_device();
+                             "that computes it or upload it with set_values first" +
+                             std::string(state.queue ? " (a queued run or copy that failed, or was skipped "
+                                                       "after a failure, wrote nothing)" : ""));
   return *buffer;
 }
 
-std::vector<std::byte> download_logical_bytes(const ContextState& state,
+std::vector<std::byte> download_logical_bytes(ContextState& state,
                                               const ir::NodeRef& node, std::string_view what) {
   const backends::Buffer& buffer = readable_buffer(state, node, what);
   std::vector<std::byte> whole(buffer.size());
@@ -137,6 +139,7 @@ void Context::set_bytes(const ir::NodeRef& node, std::span<const std::byte> byte
 std::span<std::byte> Context::host_storage(const ir::NodeRef& node) {
   backends::Buffer& buffer = readable_buffer(*state_, node, "host_storage");
   if (buffer.host_data() == nullptr || node->is_padded()) return {};
+  state_->host_writable.insert(node->id);
   return {buffer.host_data(), std::min(buffer.size(), logical_bytes(*node))};
 }
 

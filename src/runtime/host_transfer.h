@@ -19,15 +19,15 @@ namespace cannl::runtime {
 void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
                           std::span<const std::byte> bytes, std::string_view what);
 
-/// The buffer of `node`, checked for reading: throws RuntimeUsageError when it has no buffer
-/// here (naming the optimizer's decision when it was optimized away) and UninitializedError when
-/// nothing ever wrote it.
-backends::Buffer& readable_buffer(const ContextState& state, const ir::NodeRef& node,
+/// The buffer of `node`, checked for reading once the device's queue drained (rethrowing a failure
+/// of its work): throws RuntimeUsageError when it has no buffer here (naming the optimizer's
+/// decision when it was optimized away) and UninitializedError when nothing ever wrote it.
+backends::Buffer& readable_buffer(ContextState& state, const ir::NodeRef& node,
                                   std::string_view what);
 
 /// Reads the logical cells of `node`. Throws RuntimeUsageError when it has no buffer here and
 /// UninitializedError when nothing ever wrote it.
-std::vector<std::byte> download_logical_bytes(const ContextState& state,
+std::vector<std::byte> download_logical_bytes(ContextState& state,
                                               const ir::NodeRef& node, std::string_view what);
 
 }  // namespace cannl::runtime

@@ -20,6 +20,17 @@ std::vector<std::uint64_t> source_counts(const ContextState& state, const Packin
   return counts;
 }
 
+// A source handed out through Context::host_storage may have been written in place at any time
+// since: no count sees that, so its packing runs before every run.
+bool writable_in_place(const ContextState& state, const Packing& packing) {
+  return std::any_of(packing.sources.begin(), packing.sources.end(),
+                     [&](const ir::NodeRef& n) { return state.host_writable.contains(n->id); });
+}
+
+bool stale(const ContextState& state, const Packing& packing, const std::vector<std::uint64_t>& counts) {
+  return !packing.packed || counts != packing.packed_at || writable_in_place(state, packing);
+}
+
 }  // namespace
 
 std::optional<Packing> compile_packing(ContextState& state, const ir::LoweredRoutine& routine,
@@ -46,12 +57,12 @@ bool sources_initialized(const ContextState& state, const Packing& packing) {
 }
 
 bool needs_refresh(const ContextState& state, const Packing& packing) {
-  return !packing.packed || source_counts(state, packing) != packing.packed_at;
+  return stale(state, packing, source_counts(state, packing));
 }
 
 void refresh_packing(ContextState& state, Packing& packing) {
   std::vector<std::uint64_t> counts = source_counts(state, packing);
-  if (packing.packed && counts == packing.packed_at) return;
+  if (!stale(state, packing, counts)) return;
   std::vector<backends::Buffer*> buffers;
   for (const auto& node : packing.params) buffers.push_back(&state.ensure_buffer(node));
   logging::ScopedTimer timer("run " + packing.executable->routine().name);

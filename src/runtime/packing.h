@@ -30,10 +30,11 @@ struct Packing {
 std::optional<Packing> compile_packing(ContextState& state, const ir::LoweredRoutine& routine,
                                        const std::optional<ir::Target>& target);
 
-/// Whether the fills never ran or a source was written since they last did.
+/// Whether the fills never ran, a source was written since they last did, or a source may be
+/// written in place by the host (Context::host_storage handed it out).
 bool needs_refresh(const ContextState& state, const Packing& packing);
 
-/// Runs the fills when they never ran or a source was written since; allocates the packed
+/// Runs the fills when needs_refresh says so; allocates the packed
 /// buffers. The sources must be initialized (the caller checks the routine's inputs first).
 void refresh_packing(ContextState& state, Packing& packing);
 

@@ -80,10 +80,11 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
     if (state_->queue && needs_refresh(*state_, *data.packing)) state_->wait_for_device();
     refresh_packing(*state_, *data.packing);
   }
+  backends::Event done;
   if (state_->queue) {
     // The routine's handle keeps its executable alive until the task ran.
     std::vector<std::int64_t> statics(static_values.begin(), static_values.end());
-    state_->queue->enqueue([impl = routine.impl_, buffers = std::move(buffers), statics = std::move(statics)] {
+    done = state_->queue->enqueue([impl = routine.impl_, buffers = std::move(buffers), statics = std::move(statics)] {
       impl->executable->run(buffers, statics);
     });
   } else {
@@ -94,10 +95,7 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
     }
     record_kernel_profile(*state_, data, std::chrono::steady_clock::now() - start);
   }
-  for (const auto& node : data.outputs) {
-    state_->initialized.insert(node->id);
-    ++state_->write_counts[node->id];
-  }
+  for (const auto& node : data.outputs) state_->mark_written(*node, done);
   state_->routines_run.insert(data.id);
 }
 

@@ -58,7 +58,37 @@ TEST(DeviceQueueTest, AFailedTaskSkipsItsSuccessorsAndIsRethrownOnce) {
   EXPECT_TRUE(ran_after);
 }
 
-TEST(DeviceQueueTest, ADefaultEventIsComplete) { EXPECT_TRUE(Event().is_done()); }
+// Work that waits on failed work must not run on what it never wrote: the waiting queue fails too,
+// with the same exception, and the skipped task's event carries it.
+TEST(DeviceQueueTest, AQueueWaitingOnFailedWorkFailsToo) {
+  DeviceQueue producer("producer"), consumer("consumer");
+  producer.enqueue([] { throw std::runtime_error("device fault"); });
+  const Event produced = producer.record();
+  consumer.wait_for(produced);
+  bool consumed = false;
+  const Event done = consumer.enqueue([&] { consumed = true; });
+  EXPECT_THROW(producer.synchronize(), std::runtime_error);
+  try {
+    consumer.synchronize();
+    ADD_FAILURE() << "the consumer ran on work that failed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "device fault");
+  }
+  EXPECT_FALSE(consumed);
+  ASSERT_TRUE(done.is_done());
+  EXPECT_TRUE(done.failure() != nullptr);
+  // An event that is already complete and failed fails a queue that waits for it later, too.
+  consumer.wait_for(produced);
+  EXPECT_THROW(consumer.synchronize(), std::runtime_error);
+  consumer.enqueue([&] { consumed = true; });
+  consumer.synchronize();
+  EXPECT_TRUE(consumed);
+}
+
+TEST(DeviceQueueTest, ADefaultEventIsComplete) {
+  EXPECT_TRUE(Event().is_done());
+  EXPECT_TRUE(Event().failure() == nullptr);
+}
 
 }  // namespace
 }  // namespace cannl::backends

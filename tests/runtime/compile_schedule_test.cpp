@@ -4,6 +4,8 @@
 // the context as it was.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -312,6 +314,32 @@ TEST(CompileScheduleTest, AHoistedStagePacksOnceOnTheCBackend) {
 
 TEST(CompileScheduleTest, AHoistedStagePacksOnceOnTheInterpreter) {
   expect_packed_once_and_after_changes(Context::interpreter());
+}
+
+// Cells written in place through host_storage are a change no write count sees: the packing of a
+// source handed out that way runs before every run.
+TEST(CompileScheduleTest, AWriteThroughHostStorageRefreshesAPackedOperand) {
+  const PackedMatmul mm;
+  auto ctx = Context::cpu();
+  ctx.set_values(mm.a, PackedMatmul::a_values());
+  ctx.set_values(mm.b, PackedMatmul::b_values(0));
+  const auto routine = mm.compile(ctx);
+  ctx.run(routine);
+  ASSERT_EQ(ctx.get_bytes(mm.c), mm.reference(0));
+  const std::span<std::byte> cells = ctx.host_storage(mm.b);
+  ASSERT_FALSE(cells.empty());
+  std::vector<float> b3;
+  for (const double v : PackedMatmul::b_values(3)) b3.push_back(static_cast<float>(v));
+  ASSERT_EQ(cells.size(), b3.size() * sizeof(float));
+  std::memcpy(cells.data(), b3.data(), cells.size());
+  ctx.run(routine);
+  EXPECT_EQ(ctx.get_bytes(mm.c), mm.reference(3)) << "b was written in place: its packing must run again";
+  // And again after a second write through the same span, with no call in between.
+  ctx.run(routine);
+  for (std::size_t k = 0; k < b3.size(); ++k) b3[k] = static_cast<float>(PackedMatmul::b_values(0)[k]);
+  std::memcpy(cells.data(), b3.data(), cells.size());
+  ctx.run(routine);
+  EXPECT_EQ(ctx.get_bytes(mm.c), mm.reference(0));
 }
 
 }  // namespace

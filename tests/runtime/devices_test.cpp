@@ -4,9 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "cannl/backends/multi_device.h"
 #include "cannl/runtime/context.h"
+#include "cannl/runtime/device_average.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "runtime/packing_check.h"
 #include "runtime/test_util.h"
 
 namespace cannl::testing {
@@ -91,6 +94,75 @@ TEST(DevicesTest, SynchronizeWaitsForQueuedRoutines) {
   d0.run(r);
   d0.synchronize();
   EXPECT_EQ(d0.get_values(y), (std::vector<double>{2, 4, 6, 8}));
+}
+
+// A packed operand is made again whenever its source changes, also when the change comes from
+// another device (the copy raises the node's write count like an upload).
+TEST(DevicesTest, ACopyFromAnotherDeviceRefreshesAPackedOperand) {
+  const PackedMatmul mm;
+  auto devices = Context::cpu_devices(2);
+  auto d0 = devices.device(0), d1 = devices.device(1);
+  d1.set_values(mm.a, PackedMatmul::a_values());
+  d1.set_values(mm.b, PackedMatmul::b_values(0));
+  const auto routine = mm.compile(d1);
+  d1.run(routine);
+  ASSERT_EQ(d1.get_bytes(mm.c), mm.reference(0));
+  d0.set_values(mm.b, PackedMatmul::b_values(3));
+  Context::copy(d0, d1, mm.b);
+  d1.run(routine);
+  EXPECT_EQ(d1.get_bytes(mm.c), mm.reference(3)) << "b came from device 0: its packing must run again";
+}
+
+/// Averages f32 buffers on the host, as NCCL's ncclAvg would on the devices.
+class HostAverage : public backends::DeviceAllReduce {
+ public:
+  void average(const std::vector<std::vector<backends::Buffer*>>& buffers, backends::ReduceType,
+               std::string_view) override {
+    for (std::size_t k = 0; k < buffers.front().size(); ++k) {
+      std::vector<float> sum(buffers.front()[k]->size() / sizeof(float)), values(sum.size());
+      for (const auto& device : buffers) {
+        device[k]->read(std::as_writable_bytes(std::span(values)));
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += values[i] / static_cast<float>(buffers.size());
+      }
+      for (const auto& device : buffers) device[k]->write(std::as_bytes(std::span(sum)));
+    }
+  }
+  std::string describe() const override { return "average on the host"; }
+};
+
+TEST(DevicesTest, ADeviceAverageRefreshesAPackedOperand) {
+  const PackedMatmul mm;
+  auto devices = Context::on_devices({backends::make_interpreter_backend(), backends::make_interpreter_backend()});
+  auto d0 = devices.device(0), d1 = devices.device(1);
+  for (auto* d : {&d0, &d1}) d->set_values(mm.a, PackedMatmul::a_values());
+  d0.set_values(mm.b, PackedMatmul::b_values(3));
+  d1.set_values(mm.b, PackedMatmul::b_values(3));
+  const auto routine = mm.compile(d1);
+  d1.set_values(mm.b, PackedMatmul::b_values(0));
+  d1.run(routine);
+  ASSERT_EQ(d1.get_bytes(mm.c), mm.reference(0));
+  // b_values(0) and b_values(3) average to another matrix; the mean of b on both devices is what
+  // device 1 must multiply by now.
+  auto average = runtime::DeviceAverage::over({d0, d1}, std::make_unique<HostAverage>());
+  const std::vector<ir::NodeRef> nodes{mm.b};
+  average->run(nodes, "b");
+  runtime::Context interp = runtime::Context::interpreter();
+  const auto r = interp.compile(mm.comp, "mm_reference");
+  interp.set_values(mm.a, PackedMatmul::a_values());
+  interp.set_values(mm.b, d1.get_values(mm.b));
+  interp.run(r);
+  d1.run(routine);
+  EXPECT_EQ(d1.get_bytes(mm.c), interp.get_bytes(mm.c)) << "b was averaged: its packing must run again";
+}
+
+TEST(DevicesTest, AWeakHandleOfADeviceLocksWithItsGroup) {
+  auto devices = Context::cpu_devices(2);
+  runtime::WeakContext weak(devices.device(1));
+  const auto locked = weak.lock();
+  ASSERT_TRUE(locked.has_value());
+  EXPECT_EQ(locked->num_devices(), 2);
+  EXPECT_EQ(locked->device_index(), 1);
+  EXPECT_EQ(locked->device(0).device_index(), 0);
 }
 
 // Devices of backends the caller opened: each its own buffers, copies between them through the

@@ -33,18 +33,21 @@ class Event {
   /// Blocks until the event completes.
   void wait() const;
   bool is_done() const;
+  /// Once done: the exception of the task it stands for, or of the earlier task whose failure
+  /// made the queue skip it; null when that task ran and returned.
+  std::exception_ptr failure() const;
 
  private:
   friend class DeviceQueue;
   struct State;
   explicit Event(std::shared_ptr<State> state);
-  void complete() const;
+  void complete(std::exception_ptr failure) const;
   std::shared_ptr<State> state_;
 };
 
 class DeviceQueue {
  public:
-  /// Starts the worker thread; `name` appears in the error a failed task leaves behind.
+  /// Starts the worker thread; `name` says which device's queue it is (name()).
   explicit DeviceQueue(std::string name);
   /// Finishes the queued work, then stops the worker (failures are dropped: call synchronize to
   /// see them).
@@ -57,7 +60,9 @@ class DeviceQueue {
   Event enqueue(std::function<void()> task);
   /// The event of everything enqueued so far.
   Event record();
-  /// Tasks enqueued after this call start only once `event` (of any queue) completed.
+  /// Tasks enqueued after this call start only once `event` (of any queue) completed. When the
+  /// work behind `event` failed (or was skipped for a failure), this queue fails with the same
+  /// exception: its later tasks are skipped until synchronize reports it.
   void wait_for(const Event& event);
   /// Blocks until everything enqueued so far is done; rethrows the first exception a task threw
   /// since the last synchronize (the queue then runs new tasks again).

@@ -227,16 +227,18 @@ class Context {
 class WeakContext {
  public:
   WeakContext() = default;
-  explicit WeakContext(const Context& ctx) : state_(ctx.state_) {}
-  /// The context while some Context handle to it lives; nullopt after.
+  explicit WeakContext(const Context& ctx) : state_(ctx.state_), group_(ctx.group_) {}
+  /// The context while some Context handle to it lives (a device of a multi-device context with
+  /// its group: num_devices(), device(k)); nullopt after.
   std::optional<Context> lock() const {
     auto state = state_.lock();
     if (!state) return std::nullopt;
-    return Context(std::move(state));
+    return Context(std::move(state), group_.lock());
   }
 
  private:
   std::weak_ptr<ContextState> state_;
+  std::weak_ptr<Context::DeviceGroup> group_;
 };
 
 }  // namespace cannl::runtime
