@@ -21,7 +21,7 @@ constexpr double kRelativeTolerance = 1e-3;
 /// Timed runs are added until they take about this long together, up to kMaxRuns.
 constexpr double kTopUpMs = 25;
 constexpr int kMaxRuns = 64;
-/// A candidate whose checked run takes this many times the best median is not timed further.
+/// A candidate whose warm run takes this many times the best median is not timed further.
 constexpr double kHopeless = 4;
 
 double median(std::vector<double> v) {
@@ -31,6 +31,13 @@ double median(std::vector<double> v) {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// One run's time on the clock, in ms.
+double timed_run(const std::function<void()>& run) {
+  const auto t0 = std::chrono::steady_clock::now();
+  run();
+  return ms_since(t0);
 }
 
 std::int64_t element_count(const ir::TensorNode& node) {
@@ -102,22 +109,27 @@ std::string Bench::compare_outputs(runtime::Context& twin, const runtime::Routin
   return "";
 }
 
+int Bench::runs_for(double warm_ms) const {
+  // Short routines get more runs: a median of a few sub-millisecond runs on a shared machine is
+  // mostly noise.
+  if (!(warm_ms > 0)) return repeats_;
+  return std::max(repeats_, static_cast<int>(std::min<double>(kMaxRuns, kTopUpMs / warm_ms)));
+}
+
 double Bench::time_ms(const Candidate& c, const std::function<void()>& run, double first_run_ms, double best_ms,
                       const TuneHooks& hooks) const {
   if (hooks.measure) return hooks.measure(c, run);
-  // Far slower than the best already (a serial baseline of a large matmul): it cannot win, and
-  // timing it again would spend the budget.
-  if (first_run_ms > kHopeless * best_ms) return first_run_ms;
-  // Short routines get more runs: a median of a few sub-millisecond runs on a shared machine is
-  // mostly noise.
-  int runs = repeats_;
-  if (first_run_ms > 0) runs = std::max(runs, static_cast<int>(std::min<double>(kMaxRuns, kTopUpMs / first_run_ms)));
-  std::vector<double> ms;
-  for (int r = 0; r < runs; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    ms.push_back(ms_since(t0));
+  // A first run pays for first touches (the library just loaded, pages faulted in, cold caches),
+  // so it never decides alone: when it looks hopeless a warm run is taken and judged instead.
+  double warm_ms = first_run_ms;
+  if (warm_ms > kHopeless * best_ms) {
+    warm_ms = timed_run(run);
+    // Far slower than the best even warm (a serial baseline of a large matmul): it cannot win,
+    // and timing it again would spend the budget.
+    if (warm_ms > kHopeless * best_ms) return warm_ms;
   }
+  std::vector<double> ms;
+  for (int r = runs_for(warm_ms); r > 0; --r) ms.push_back(timed_run(run));
   return median(ms);
 }
 
@@ -138,6 +150,14 @@ void Bench::prebuild(const std::vector<Candidate>& cs) {
   pristine_.prebuild(comp_, name_, options);
 }
 
+std::string Bench::code_of(const Candidate& c, const runtime::Routine& routine) {
+  // The kernel library's blocking is code too: the routine calls it by name only.
+  const ir::GemmShape& g = c.target.gemm;
+  return routine.source() + "\nkernel library " + std::to_string(c.target.vector_bytes) + " " + std::to_string(g.mr) +
+         " " + std::to_string(g.nv) + " " + std::to_string(g.kc) + " " + std::to_string(g.nc) + " " +
+         std::to_string(g.mc);
+}
+
 void Bench::Instance::run() {
   // The first run (the checked one) takes static indices 0, so every candidate computes the same
   // iteration; later runs step through their ranges as a training loop steps through batches.
@@ -149,24 +169,23 @@ void Bench::Instance::run() {
 }
 
 CandidateResult Bench::judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks) {
-  CandidateResult result{c.label, describe_target(c.target), schedule::print_trace(c.trace), Verdict::Measured, 0, ""};
+  CandidateResult result{c.label, describe_target(c.target), schedule::print_trace(c.trace), Verdict::Measured, 0, "", "", false};
   try {
     Instance in = instantiate(c);
     // Another candidate may have printed the same code (a threshold no tile is near, a team
     // the routine does not use): it gets that one's time rather than a second, noisy one.
-    const ir::GemmShape& g = c.target.gemm;
-    const std::string code = in.routine.source() + "\nkernel library " + std::to_string(c.target.vector_bytes) + " " +
-                             std::to_string(g.mr) + " " + std::to_string(g.nv) + " " + std::to_string(g.kc) + " " +
-                             std::to_string(g.nc) + " " + std::to_string(g.mc);
+    const std::string code = code_of(c, in.routine);
     if (const auto same = timed_code_.find(code); same != timed_code_.end() && !reference) {
       result.ms = same->second.second;
+      result.same_code_as = same->second.first;
       result.why = "the same code as '" + same->second.first + "'";
       return result;
     }
-    auto run = [&] { in.run(); };
-    const auto t0 = std::chrono::steady_clock::now();
-    run();  // the check run (static indices 0), which also warms the caches up
-    const double first_run_ms = ms_since(t0);
+    auto run = [&] {
+      if (hooks.before_run) hooks.before_run(c, in.runs);
+      in.run();
+    };
+    const double first_run_ms = timed_run(run);  // the check run (static indices 0)
     if (hooks.after_check_run) hooks.after_check_run(c, in.twin, in.routine);
     if (reference) {
       keep_reference(in.twin, in.routine);
@@ -189,28 +208,30 @@ CandidateResult Bench::judge(const Candidate& c, bool reference, double best_ms,
   return result;
 }
 
-std::vector<double> Bench::confirm(const std::vector<Candidate>& finalists, int rounds) {
+std::vector<double> Bench::confirm(const std::vector<Candidate>& finalists, int rounds, const TuneHooks& hooks) {
+  if (finalists.empty()) return {};
+  const auto& hook = hooks.measure_final ? hooks.measure_final : hooks.measure;
   std::vector<Instance> instances;
-  std::vector<int> runs;
+  std::vector<double> warm_ms;
   for (const auto& c : finalists) {
     instances.push_back(instantiate(c));
-    Instance& in = instances.back();
-    const auto t0 = std::chrono::steady_clock::now();
-    in.run();  // warm up
-    const double first = ms_since(t0);
-    runs.push_back(std::max(repeats_, first > 0 ? static_cast<int>(std::min<double>(kMaxRuns, kTopUpMs / first)) : 1));
+    warm_ms.push_back(timed_run([&] { instances.back().run(); }));  // warm up: not judged
   }
+  const double fastest = *std::min_element(warm_ms.begin(), warm_ms.end());
+  std::vector<int> runs;
+  for (double ms : warm_ms) runs.push_back(ms > kHopeless * fastest ? 1 : runs_for(ms));
   // Rounds over the finalists in turn, so a burst of load elsewhere on the machine falls on all
   // of them rather than on one.
   std::vector<std::vector<double>> medians(finalists.size());
   for (int r = 0; r < rounds; ++r)
     for (std::size_t f = 0; f < instances.size(); ++f) {
-      std::vector<double> ms;
-      for (int k = 0; k < runs[f]; ++k) {
-        const auto t0 = std::chrono::steady_clock::now();
-        instances[f].run();
-        ms.push_back(ms_since(t0));
+      auto run = [&in = instances[f]] { in.run(); };
+      if (hook) {
+        medians[f].push_back(hook(finalists[f], run));
+        continue;
       }
+      std::vector<double> ms;
+      for (int k = 0; k < runs[f]; ++k) ms.push_back(timed_run(run));
       medians[f].push_back(median(ms));
     }
   std::vector<double> out;

@@ -25,10 +25,12 @@ class Bench {
   ir::Target target() const { return pristine_.backend().target(); }
 
   /// Compiles, checks and times `c`. With `reference`, its outputs become the reference of later
-  /// candidates. `best_ms`: the best median so far (infinity for none): a candidate whose checked
-  /// run is already 4 times slower is given that run's time. A candidate's failure is its
-  /// verdict (Verdict::Failed with the message), except the reference's, which is rethrown (the
-  /// program's own error).
+  /// candidates. `best_ms`: the best median so far (infinity for none): a candidate whose warm
+  /// run (the one after the checked run, taken only when the checked run is already 4 times
+  /// slower) is 4 times slower is given that run's time. A candidate whose code equals an earlier
+  /// one's takes that one's time and names it (CandidateResult::same_code_as). A candidate's
+  /// failure is its verdict (Verdict::Failed with the message), except the reference's, which is
+  /// rethrown (the program's own error).
   CandidateResult judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks);
 
   /// Builds the code of `cs` at once (Context::prebuild), so that judging them one by
@@ -36,9 +38,12 @@ class Bench {
   void prebuild(const std::vector<Candidate>& cs);
 
   /// The finalists timed again, in `rounds` rounds taking each in turn (a burst of load on the
-  /// machine falls on all of them): per finalist the median of its round medians, in ms.
-  /// Throws what compiling or running a finalist throws (each was judged already).
-  std::vector<double> confirm(const std::vector<Candidate>& finalists, int rounds);
+  /// machine falls on all of them): per finalist the median of its round medians, in ms; each
+  /// round's time from TuneHooks::measure_final (else measure) when set. A finalist whose warm-up
+  /// run takes 4 times the fastest one's gets one run a round (the serial baseline of a large
+  /// matmul: reported, it cannot win). Throws what compiling or running a finalist throws (each
+  /// was judged already).
+  std::vector<double> confirm(const std::vector<Candidate>& finalists, int rounds, const TuneHooks& hooks);
 
  private:
   runtime::Context pristine_;
@@ -68,15 +73,20 @@ class Bench {
     void run();
   };
   Instance instantiate(const Candidate& c);
+  /// What decides a candidate's speed: its routine's source and its kernel library's blocking.
+  static std::string code_of(const Candidate& c, const runtime::Routine& routine);
 
   void fill_inputs(runtime::Context& twin, const runtime::Routine& routine);
   /// "" when `routine`'s outputs in `twin` match the reference, else the first difference.
   std::string compare_outputs(runtime::Context& twin, const runtime::Routine& routine) const;
   void keep_reference(runtime::Context& twin, const runtime::Routine& routine);
   /// The median of at least `repeats_` timed runs, topped up for short routines (kTopUpMs of runs,
-  /// at most kMaxRuns, measure.cpp), or the hook's time.
+  /// at most kMaxRuns, measure.cpp), or the hook's time; a hopeless candidate's one warm run.
   double time_ms(const Candidate& c, const std::function<void()>& run, double first_run_ms, double best_ms,
                  const TuneHooks& hooks) const;
+  /// Timed runs a round for a routine whose warm run took `warm_ms`: at least `repeats_`, more
+  /// for short ones.
+  int runs_for(double warm_ms) const;
 };
 
 }  // namespace cannl::tune

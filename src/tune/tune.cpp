@@ -30,11 +30,12 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMovesPerMember = 24;
 /// A round that improves the best time by less than this fraction ends the search.
 constexpr double kMinGain = 0.01;
-/// Rounds of the finalists' second timing.
+/// Rounds of the final timing of the finalists side by side.
 constexpr int kConfirmRounds = 5;
 /// A candidate replaces the default schedule only when it is at least this fraction faster.
 constexpr double kMinWin = 0.05;
-/// Candidates timed again besides the default: the beam, within these bounds.
+/// Candidates timed again besides the default (and the serial baseline): the beam, within these
+/// bounds.
 constexpr int kFinalists = 2;
 constexpr int kMaxFinalists = 4;
 
@@ -73,7 +74,7 @@ class Search {
       judge_all(proposals);
       if (best_ms() > before * (1.0 - kMinGain)) break;
     }
-    confirm_finalists();
+    final_round();
     report_.search_s = seconds_since_start();
     return winner();
   }
@@ -136,8 +137,6 @@ class Search {
     ++report_.compiles;
     if (reference && result.verdict != Verdict::Measured)
       throw InternalError("tune: the default schedule of routine '" + name_ + "' gave no time: " + result.why);
-    if (c.label == "serial" && result.verdict == Verdict::Measured) report_.baseline_ms = result.ms;
-    if (reference) report_.default_ms = result.ms;
     report_.candidates.push_back(result);
     if (result.verdict == Verdict::Measured) measured_.emplace_back(c, report_.candidates.size() - 1);
     if (options_.hooks.on_candidate) options_.hooks.on_candidate(result);
@@ -153,52 +152,76 @@ class Search {
     return best;
   }
 
-  std::vector<const Candidate*> beam() const { return fastest(options_.beam_width); }
-
-  /// The `count` fastest measured candidates (ties: the one judged first).
-  std::vector<const Candidate*> fastest(int count) const {
-    std::vector<std::size_t> order(measured_.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return less_ms(result_of(measured_[a]), result_of(measured_[b])); });
+  std::vector<const Candidate*> beam() const {
     std::vector<const Candidate*> out;
-    for (std::size_t i = 0; i < order.size() && static_cast<int>(i) < count; ++i)
-      out.push_back(&measured_[order[i]].first);
+    for (std::size_t m : fastest(options_.beam_width, false)) out.push_back(&measured_[m].first);
     return out;
   }
 
-  /// The fastest few and the default timed again side by side (TuneHooks::measure replaces the
-  /// clock: then the search's times stand). Their confirmed times replace their search times.
-  void confirm_finalists() {
-    if (options_.hooks.measure || measured_.size() < 2) return;
-    std::vector<const Candidate*> finalists = fastest(std::clamp(options_.beam_width, kFinalists, kMaxFinalists));
-    const Candidate& reference = measured_.front().first;  // the default schedule
-    if (std::find(finalists.begin(), finalists.end(), &reference) == finalists.end()) finalists.push_back(&reference);
-    std::vector<Candidate> copies;
-    for (const Candidate* c : finalists) copies.push_back(*c);
-    std::vector<double> ms;
-    try {
-      ms = bench_.confirm(copies, kConfirmRounds);
-    } catch (const UserError& e) {
-      logging::warn(std::string("tune: the finalists of routine '") + name_ + "' could not be timed again (" + e.what() +
-                    "); their search times stand");
-      return;
-    }
-    for (std::size_t f = 0; f < finalists.size(); ++f)
-      for (auto& m : measured_)
-        if (&m.first == finalists[f]) report_.candidates[m.second].ms = ms[f];
-    report_.default_ms = report_.candidates[measured_.front().second].ms;
+  /// Indices into measured_ of the `count` fastest measured candidates (ties: the one judged
+  /// first); `own_code_only`: of those whose code is not the same as an earlier one's.
+  std::vector<std::size_t> fastest(int count, bool own_code_only) const {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < measured_.size(); ++i)
+      if (!own_code_only || result_of(measured_[i]).same_code_as.empty()) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return less_ms(result_of(measured_[a]), result_of(measured_[b])); });
+    if (order.size() > static_cast<std::size_t>(std::max(count, 0))) order.resize(static_cast<std::size_t>(count));
+    return order;
   }
 
-  Candidate winner() const {
-    const std::pair<Candidate, std::size_t>* best = &measured_.front();
+  /// The index into measured_ of the candidate whose code the serial baseline runs: itself, or
+  /// the one it has the same code as; nullopt when it was not measured (a GPU, a budget of 0).
+  std::optional<std::size_t> baseline_code() const {
+    std::string owner;
     for (const auto& m : measured_)
-      if (less_ms(result_of(m), result_of(*best))) best = &m;
-    // Within the noise of the machine the default stays: a winner must beat it clearly.
+      if (m.first.label == "serial") owner = result_of(m).same_code_as.empty() ? "serial" : result_of(m).same_code_as;
+    for (std::size_t i = 0; i < measured_.size(); ++i)
+      if (!owner.empty() && measured_[i].first.label == owner && result_of(measured_[i]).same_code_as.empty()) return i;
+    return std::nullopt;
+  }
+
+  /// The final round: the fastest few with code of their own, the default and the serial
+  /// baseline's code timed again side by side (bench_.confirm). The winner is picked among these
+  /// times only: search times were taken one candidate at a time, each under the load the
+  /// machine had then, and a candidate sharing another's code only copied that one's.
+  void final_round() {
+    std::vector<std::size_t> finalists = fastest(std::clamp(options_.beam_width, kFinalists, kMaxFinalists), true);
+    for (std::optional<std::size_t> must : {std::optional<std::size_t>(0), baseline_code()})
+      if (must && std::find(finalists.begin(), finalists.end(), *must) == finalists.end()) finalists.push_back(*must);
+    if (finalists.size() < 2) return;  // the default alone: nothing to compare it with
+    std::vector<Candidate> copies;
+    for (std::size_t f : finalists) copies.push_back(measured_[f].first);
+    std::vector<double> ms;
+    try {
+      ms = bench_.confirm(copies, kConfirmRounds, options_.hooks);
+    } catch (const UserError& e) {
+      logging::warn(std::string("tune: the finalists of routine '") + name_ + "' could not be timed again (" + e.what() +
+                    "); the default schedule stays");
+      return;
+    }
+    for (std::size_t f = 0; f < finalists.size(); ++f) {
+      CandidateResult& result = report_.candidates[measured_[finalists[f]].second];
+      result.ms = ms[f];
+      result.final_round = true;
+    }
+  }
+
+  /// The fastest candidate of the final round when it beats the default there by kMinWin, else
+  /// the default (also when there was no final round). Sets the report's times, all of them
+  /// taken in the same round.
+  Candidate winner() const {
     const auto& reference = measured_.front();
+    const std::pair<Candidate, std::size_t>* best = &reference;
+    for (const auto& m : measured_)
+      if (result_of(m).final_round && less_ms(result_of(m), result_of(*best))) best = &m;
+    // Within the noise of the machine the default stays: a winner must beat it clearly.
     if (result_of(*best).ms > result_of(reference).ms * (1.0 - kMinWin)) best = &reference;
     report_.winner = result_of(*best);
+    report_.default_ms = result_of(reference).ms;
     report_.tuned_ms = result_of(*best).ms;
+    const auto baseline = baseline_code();
+    report_.baseline_ms = baseline ? result_of(measured_[*baseline]).ms : 0;
     return best->first;
   }
 };

@@ -64,7 +64,7 @@ void append_tune_log(const TuneReport& report) {
   out << "== " << outcome_line(report) << "cache key " << report.cache_key << "\n";
   for (const auto& c : report.candidates) {
     out << c.label << " | " << c.target << " | " << verdict_text(c.verdict);
-    if (c.verdict == Verdict::Measured) out << " | " << fixed(c.ms, 4) << " ms";
+    if (c.verdict == Verdict::Measured) out << " | " << fixed(c.ms, 4) << " ms" << (c.final_round ? " (final round)" : "");
     if (!c.why.empty()) out << " | " << c.why;
     out << "\n" << indented(c.trace);
   }

@@ -1,5 +1,6 @@
 // The tuner: a tuned routine computes the default schedule's bits, a wrong candidate never wins,
-// the schedule cache replays without measuring, the budget bounds the search, the config keys.
+// the winner is picked by the final round's times only, the budget bounds the search, the
+// config keys (the schedule cache: schedule_cache_test.cpp; timing: measure_test.cpp).
 // Nothing here depends on which candidate is faster on this machine: timings are injected
 // (TuneHooks::measure) wherever the winner matters.
 #include <gtest/gtest.h>
@@ -17,6 +18,8 @@
 #include "cannl/support/files.h"
 #include "cannl/tune/schedule_cache.h"
 #include "cannl/tune/tune.h"
+#include "tune/candidates.h"
+#include "tune/tune_fixture.h"
 #include "tune/tune_test_util.h"
 
 namespace cannl {
@@ -27,33 +30,9 @@ using Dims = std::vector<std::int64_t>;
 using tune_test::gaussian;
 using tune_test::Matmul;
 using tune_test::matmul;
-
-class Tune : public testing::Test {
- protected:
-  void SetUp() override {
-    reset_tensor_state();
-    config::set_override("autotune_repeats", "1");
-    cache_dir_ = files::build_dir() / ("schedule_cache_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(cache_dir_);
-  }
-  void TearDown() override { config::clear_overrides(); }
-
-  /// A quick search: no target sweeps, no rounds, a private cache folder.
-  tune::TuneOptions quick() const {
-    tune::TuneOptions o = tune::TuneOptions::from_config();
-    o.sweep_target = false;
-    o.rounds = 0;
-    o.cache_dir = cache_dir_;
-    return o;
-  }
-
-  std::filesystem::path cache_dir_;
-};
-
-std::vector<std::byte> run_and_read(runtime::Context& ctx, const runtime::Routine& r, const Tensor& y) {
-  ctx.run(r);
-  return ctx.get_bytes(y.value());
-}
+using tune_test::outermost_loop;
+using tune_test::run_and_read;
+using tune_test::Tune;
 
 TEST_F(Tune, TunedMatmulIsBitwiseTheDefaultWithoutTheLicence) {
   config::set_override("cpu_schedule_reassociate", "false");
@@ -64,7 +43,7 @@ TEST_F(Tune, TunedMatmulIsBitwiseTheDefaultWithoutTheLicence) {
   o.rounds = 1;
   o.beam_width = 1;
   o.budget_s = 20;
-  // The winner must not depend on this machine's timings: make the last candidate judged fastest.
+  // The winner must not depend on this machine's timings: each timing is faster than the last.
   int judged = 0;
   o.hooks.measure = [&](const tune::Candidate&, const std::function<void()>& run) {
     run();
@@ -114,89 +93,6 @@ TEST_F(Tune, APlantedWrongCandidateNeverWins) {
   EXPECT_NE(got[0], 0.0);
 }
 
-TEST_F(Tune, TheSecondTuneOfTheSameProgramMeasuresNothing) {
-  int measured = 0;
-  auto options = [&] {
-    tune::TuneOptions o = quick();
-    o.hooks.measure = [&](const tune::Candidate& c, const std::function<void()>&) {
-      ++measured;
-      return c.label == "serial" ? 1.0 : 2.0;  // a winner other than the default, to be replayed
-    };
-    return o;
-  };
-  std::vector<std::byte> first_bytes;
-  {
-    Matmul m = matmul(32);
-    auto ctx = runtime::Context::cpu();
-    train::upload_literals(ctx, {m.y});
-    tune::TuneReport report;
-    first_bytes = run_and_read(ctx, tune::tune(ctx, m.comp, "mm", options(), &report), m.y);
-    EXPECT_EQ(report.outcome, tune::TuneReport::Outcome::Searched);
-    EXPECT_EQ(report.winner.label, "serial");
-    EXPECT_GT(measured, 0);
-    EXPECT_TRUE(std::filesystem::exists(tune::cached_schedule_path(cache_dir_, report.cache_key)));
-  }
-  // The same program in a fresh context: a replay, and the winner's library is in the compile
-  // cache.
-  auto replay = [&](const Matmul& m, tune::TuneReport& report) {
-    auto ctx = runtime::Context::cpu();
-    train::upload_literals(ctx, {m.y});
-    measured = 0;
-    const runtime::Routine r = tune::tune(ctx, m.comp, "mm", options(), &report);
-    return run_and_read(ctx, r, m.y);
-  };
-  reset_tensor_state();
-  Matmul m = matmul(32);
-  {
-    tune::TuneReport first;
-    replay(m, first);
-    const int compiler_runs = backends::cc::compiler_invocations();
-    tune::TuneReport report;
-    EXPECT_EQ(replay(m, report), first_bytes);
-    EXPECT_EQ(report.outcome, tune::TuneReport::Outcome::CacheReplay);
-    EXPECT_EQ(report.compiles, 0);
-    EXPECT_EQ(measured, 0);
-    EXPECT_EQ(report.winner.label, "serial");
-    EXPECT_EQ(backends::cc::compiler_invocations(), compiler_runs) << "the winner's library is in the compile cache";
-  }
-  // The same program built again (other node ids, other symbols): the same key, a replay.
-  reset_tensor_state();
-  (void)ir::make_node("spent", ir::DType::F32, {1});
-  Matmul rebuilt = matmul(32);
-  tune::TuneReport report;
-  EXPECT_EQ(replay(rebuilt, report), first_bytes);
-  EXPECT_EQ(report.outcome, tune::TuneReport::Outcome::CacheReplay);
-  EXPECT_EQ(measured, 0);
-}
-
-TEST_F(Tune, ADamagedCacheEntryIsIgnoredAndTunedAgain) {
-  Matmul m = matmul(32);
-  auto tune_fresh = [&](tune::TuneReport& report) {
-    auto ctx = runtime::Context::cpu();
-    train::upload_literals(ctx, {m.y});
-    return run_and_read(ctx, tune::tune(ctx, m.comp, "mm", quick(), &report), m.y);
-  };
-  tune::TuneReport first;
-  const auto want = tune_fresh(first);
-  const auto path = tune::cached_schedule_path(cache_dir_, first.cache_key);
-  ASSERT_TRUE(std::filesystem::exists(path));
-  std::string text = files::read_file(path);
-  text[text.size() / 2] ^= 1;  // one flipped bit: the checksum no longer matches
-  files::write_atomically(path, text);
-  testing::internal::CaptureStderr();
-  tune::TuneReport second;
-  const auto got = tune_fresh(second);
-  const std::string warnings = testing::internal::GetCapturedStderr();
-  EXPECT_NE(warnings.find("is ignored"), std::string::npos) << warnings;
-  EXPECT_EQ(second.outcome, tune::TuneReport::Outcome::Searched);
-  EXPECT_GT(second.compiles, 0);
-  EXPECT_EQ(got, want);
-  // Rewritten whole: a third tune replays it.
-  tune::TuneReport third;
-  tune_fresh(third);
-  EXPECT_EQ(third.outcome, tune::TuneReport::Outcome::CacheReplay);
-}
-
 TEST_F(Tune, ANoBudgetSearchMeasuresOnlyTheDefault) {
   Matmul m = matmul(32);
   auto ctx = runtime::Context::cpu();
@@ -212,6 +108,96 @@ TEST_F(Tune, ANoBudgetSearchMeasuresOnlyTheDefault) {
   EXPECT_EQ(report.winner.label, "default");
   EXPECT_TRUE(report.out_of_budget);
   EXPECT_EQ(report.compiles, 1);
+}
+
+/// Seeds for matmul(40) with scalar tiles (cc_vector_bytes 0; plain loops, so the serial baseline
+/// has the default's code too): the default schedule under another tile threshold, which a
+/// replayed trace does not read ("default's code": the default's own code), and the outermost
+/// loop split by 2, 4 and 8 (other code, the default's bits).
+std::vector<tune::Candidate> seeds_with_and_without_the_defaults_code(const ir::LoweredRoutine& optimized,
+                                                                        const ir::Target& target) {
+  ir::Target threshold = target;
+  threshold.min_tile_work = target.min_tile_work + 1;
+  std::vector<tune::Candidate> out{{"default's code", threshold, tune::default_trace(optimized, target)}};
+  for (std::int64_t factor : {2, 4, 8})
+    out.push_back({"split " + std::to_string(factor), target,
+                   schedule::record(optimized, {schedule::split(outermost_loop(optimized.body), factor)})});
+  return out;
+}
+
+/// Tunes matmul(40) with those seeds, timed by `search_ms` while searching and by `final_ms` in
+/// the final round (by label; a label missing from `final_ms` takes its search time).
+tune::TuneReport tune_with_times(const tune::TuneOptions& quick, const std::map<std::string, double>& search_ms,
+                                 const std::map<std::string, double>& final_ms) {
+  config::set_override("cc_vector_bytes", "0");
+  Matmul m = matmul(40);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneOptions o = quick;
+  o.use_cache = false;
+  o.beam_width = 2;  // two finalists besides the default and the serial baseline
+  o.hooks.extra_seeds = seeds_with_and_without_the_defaults_code;
+  o.hooks.measure = [&](const tune::Candidate& c, const std::function<void()>&) { return search_ms.at(c.label); };
+  o.hooks.measure_final = [&](const tune::Candidate& c, const std::function<void()>&) {
+    return final_ms.contains(c.label) ? final_ms.at(c.label) : search_ms.at(c.label);
+  };
+  tune::TuneReport report;
+  (void)tune::tune(ctx, m.comp, "mm", o, &report);
+  return report;
+}
+
+const tune::CandidateResult& result_of(const tune::TuneReport& report, const std::string& label) {
+  for (const auto& c : report.candidates)
+    if (c.label == label) return c;
+  throw std::runtime_error("no candidate '" + label + "' was judged");
+}
+
+TEST_F(Tune, TheWinnerIsPickedAmongTheFinalRoundsTimesOnly) {
+  // The machine got busier after the search: every final time is about twice the search's. A
+  // candidate left out of the final round (split 8) keeps a search time that looks fastest.
+  const tune::TuneReport report = tune_with_times(
+      quick(), {{"default", 5}, {"split 2", 3}, {"split 4", 4}, {"split 8", 4.5}},
+      {{"default", 10}, {"split 2", 9.4}, {"split 4", 12}});
+  ASSERT_EQ(result_of(report, "default's code").same_code_as, "default") << result_of(report, "default's code").why;
+  EXPECT_FALSE(result_of(report, "split 8").final_round) << "not among the two fastest";
+  EXPECT_TRUE(result_of(report, "split 2").final_round);
+  EXPECT_EQ(report.winner.label, "split 2") << "the fastest of the final round, 6% faster than the default there";
+  EXPECT_TRUE(report.winner.final_round);
+  EXPECT_EQ(report.tuned_ms, 9.4);
+  EXPECT_EQ(report.default_ms, 10);
+  // Scalar tiles are plain loops: the serial baseline has the default's code, and its time.
+  ASSERT_EQ(result_of(report, "serial").same_code_as, "default");
+  EXPECT_EQ(report.baseline_ms, 10);
+}
+
+TEST_F(Tune, ACandidateWithTheDefaultsCodeIsTheDefault) {
+  // "default's code" copied the default's search time (5); the default is slower in the final
+  // round, and nothing else beats it there.
+  const tune::TuneReport report = tune_with_times(
+      quick(), {{"default", 5}, {"split 2", 6}, {"split 4", 7}, {"split 8", 8}},
+      {{"default", 10}, {"split 2", 11}, {"split 4", 12}});
+  const tune::CandidateResult& same = result_of(report, "default's code");
+  EXPECT_EQ(same.same_code_as, "default");
+  EXPECT_FALSE(same.final_round);
+  EXPECT_EQ(report.winner.label, "default");
+  EXPECT_EQ(report.tuned_ms, 10);
+}
+
+TEST_F(Tune, TheSerialBaselineIsTimedInTheFinalRound) {
+  Matmul m = matmul(32);  // a tile: the serial baseline has code of its own
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneOptions o = quick();
+  o.use_cache = false;
+  const std::map<std::string, double> search{{"default", 2}, {"serial", 1}}, final{{"default", 3}, {"serial", 7}};
+  o.hooks.measure = [&](const tune::Candidate& c, const std::function<void()>&) { return search.at(c.label); };
+  o.hooks.measure_final = [&](const tune::Candidate& c, const std::function<void()>&) { return final.at(c.label); };
+  tune::TuneReport report;
+  (void)tune::tune(ctx, m.comp, "mm", o, &report);
+  ASSERT_TRUE(result_of(report, "serial").same_code_as.empty());
+  EXPECT_EQ(report.baseline_ms, 7);
+  EXPECT_EQ(report.default_ms, 3);
+  EXPECT_EQ(report.winner.label, "default");
 }
 
 TEST_F(Tune, TheSearchIsDeterministicGivenItsTimings) {
@@ -324,21 +310,6 @@ TEST_F(Tune, TheInterpreterIsCompiledWithItsDefault) {
   EXPECT_EQ(run_and_read(ctx, r, m.y), run_and_read(plain, plain.compile(m.comp, "mm"), m.y));
 }
 
-TEST_F(Tune, TheCacheKeyChangesWithTargetLicenceAndToolchain) {
-  const std::string digest(64, 'a');
-  ir::Target t = ir::cpu_target(32);
-  const std::string key = tune::schedule_cache_key(digest, t, "gcc 13");
-  EXPECT_EQ(key, tune::schedule_cache_key(digest, t, "gcc 13"));
-  EXPECT_NE(key, tune::schedule_cache_key(std::string(64, 'b'), t, "gcc 13"));
-  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "clang 18"));
-  ir::Target other = t;
-  other.threads = 3;
-  EXPECT_NE(key, tune::schedule_cache_key(digest, other, "gcc 13"));
-  EXPECT_NE(key, tune::schedule_cache_key(digest, ir::cpu_target(64), "gcc 13"));
-  config::set_override("cpu_schedule_reassociate", "false");
-  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "gcc 13"));
-}
-
 TEST_F(Tune, TheProgramDigestDoesNotDependOnNodeIds) {
   // Two layers: the op label repeats, so the printout names those nodes by position.
   auto digest = [] {
@@ -449,15 +420,6 @@ TEST_F(Tune, APrebuildOfAnIllegalScheduleThrowsNothingAndItsCompileStillDoes) {
   const std::vector<runtime::CompileOptions> options{{.schedule = runtime::ScheduleChoice::replay(foreign)}};
   EXPECT_NO_THROW(ctx.prebuild(m.comp, "mm", options));
   EXPECT_THROW(ctx.compile(m.comp, "mm", options[0]), ScheduleError);
-}
-
-/// The index of the first loop of `stmt` in program order.
-ir::Symbol outermost_loop(const ir::StmtRef& stmt) {
-  if (const auto* f = std::get_if<ir::For>(&stmt->node)) return f->index;
-  if (const auto* seq = std::get_if<ir::Seq>(&stmt->node))
-    for (const auto& s : seq->stmts)
-      if (ir::Symbol found = outermost_loop(s); found != ir::Symbol{}) return found;
-  return ir::Symbol{};
 }
 
 TEST_F(Tune, CandidatesOfABatchAreBuiltBeforeAnyIsTimed) {

@@ -26,13 +26,20 @@
 // where it holds them, fixed pseudo-random ones elsewhere. Its first run's outputs must equal the
 // default schedule's, bit for bit unless re-association is licensed (config
 // cpu_schedule_reassociate, on a GPU gpu_schedule_reassociate), else within 1e-3 of each
-// output's largest magnitude; a candidate that differs never wins. Its time is the median of at least `repeats` runs (monotonic clock)
-// after that first run, topped up for short routines (src/tune/measure.cpp: kTopUpMs of runs,
-// at most kMaxRuns); a candidate
-// whose first run already takes 4 times the best median gets that run's time (it cannot win,
-// and a serial baseline of a large matmul would eat the budget). The fastest few and the default
-// are then timed again side by side, and a candidate replaces the default only when it is at
-// least 5% faster there (within a shared machine's noise the default stays). The default
+// output's largest magnitude; a candidate that differs never wins. Its time is the median of at
+// least `repeats` runs (monotonic clock) after that first run, topped up for short routines
+// (src/tune/measure.cpp: kTopUpMs of runs, at most kMaxRuns). A first run is never the time
+// judged: when it takes 4 times the best median, one warm run is timed, and a candidate whose
+// warm run still takes 4 times the best gets that run's time (it cannot win, and a serial
+// baseline of a large matmul would eat the budget). A candidate whose generated code equals an
+// earlier one's takes that one's time (CandidateResult::same_code_as) and never wins: that one
+// stands for it (a candidate with the default's code is the default).
+//
+// The final round: the fastest few with code of their own, the default and the serial baseline
+// are timed again side by side (rounds taking each in turn), and the winner is picked among
+// these times only (search times were taken one at a time, each under the load of its moment):
+// a candidate replaces the default only when it is at least 5% faster there (within a shared
+// machine's noise the default stays). The report's times all come from that round. The default
 // schedule is always measured (it is the reference and a seed, so the winner is never slower
 // than it as measured); every other candidate only while `budget_s` lasts.
 //
@@ -77,8 +84,15 @@ struct CandidateResult {
   std::string target;  // describe_target
   std::string trace;   // schedule::print_trace of its trace
   Verdict verdict = Verdict::Measured;
-  double ms = 0;       // median time of one run (Measured)
+  double ms = 0;       // median time of one run (Measured); the final round's when `final_round`
   std::string why;     // WrongResult: the first difference; Failed: the error
+  /// The label of an earlier candidate whose generated code equals this one's: it took that one's
+  /// search time instead of a second, noisy one, and it never wins (that candidate stands for it;
+  /// a candidate with the default's code is the default).
+  std::string same_code_as;
+  /// Timed again in the final round, side by side with the default: `ms` is that round's time.
+  /// The winner is picked among these only.
+  bool final_round = false;
 };
 
 /// Hooks for tests (and progress display): all optional.
@@ -86,6 +100,13 @@ struct TuneHooks {
   /// Times a candidate instead of the clock: gets the candidate and one run of it, returns
   /// milliseconds. Tests make the search deterministic with it.
   std::function<double(const Candidate&, const std::function<void()>& run)> measure;
+  /// Times a candidate in the final round (the finalists, the default and the serial baseline
+  /// side by side), once per round, instead of the clock; unset, `measure` (when set) times that
+  /// round too. Tests make a candidate's final time differ from its search time with it.
+  std::function<double(const Candidate&, const std::function<void()>& run)> measure_final;
+  /// Called before each run of a candidate while it is judged (run 0 is the checked run), inside
+  /// the clock's interval: a test makes a first run slow with it.
+  std::function<void(const Candidate&, std::int64_t run)> before_run;
   /// Called after a candidate's first run in its twin, before its outputs are compared with the
   /// default schedule's (a test plants a wrong result here).
   std::function<void(const Candidate&, runtime::Context& twin, const runtime::Routine& routine)> after_check_run;
@@ -130,8 +151,9 @@ struct TuneReport {
   std::string routine;
   std::vector<CandidateResult> candidates;  // in the order judged
   CandidateResult winner;
-  /// Medians of the serial baseline, the default schedule and the winner (ms; 0 when not
-  /// measured; from the cache entry on a replay).
+  /// Times of the serial baseline, the default schedule and the winner, all from the final round
+  /// (ms; the baseline's is that of the candidate with its code; 0 when not measured; from the
+  /// cache entry on a replay).
   double baseline_ms = 0, default_ms = 0, tuned_ms = 0;
   double search_s = 0;      // wall time spent searching (0 on a replay)
   int compiles = 0;         // candidates compiled (0 on a replay)
