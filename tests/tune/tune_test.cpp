@@ -75,6 +75,9 @@ TEST_F(Tune, APlantedWrongCandidateNeverWins) {
     return std::vector<tune::Candidate>{{"planted", other, schedule::record(optimized, {})}};
   };
   const ir::NodeRef y = m.y.value();
+  // A sentinel in the caller's y: the planted candidate writes zeros into its twin's y.
+  const std::vector<double> sentinel(32 * 32, 7.0);
+  ctx.set_values(y, sentinel);
   o.hooks.after_check_run = [&](const tune::Candidate& c, runtime::Context& twin, const runtime::Routine&) {
     if (c.label == "planted") twin.set_values(y, std::vector<double>(32 * 32, 0.0));
   };
@@ -87,10 +90,12 @@ TEST_F(Tune, APlantedWrongCandidateNeverWins) {
   EXPECT_EQ(report.candidates[2].verdict, tune::Verdict::WrongResult);
   EXPECT_NE(report.candidates[2].why.find("'"), std::string::npos) << report.candidates[2].why;
   EXPECT_NE(report.winner.label, "planted");
-  // The caller's context was never written by the search: y holds the tuned routine's product.
+  // The caller's context was never written by the search: y still holds the sentinel...
+  EXPECT_EQ(ctx.get_values(y), sentinel);
+  // ... until the tuned routine runs there and writes the product.
   ctx.run(r);
-  const auto got = ctx.get_values(y);
-  EXPECT_NE(got[0], 0.0);
+  EXPECT_NE(ctx.get_values(y), sentinel);
+  EXPECT_NE(ctx.get_values(y)[0], 0.0);
 }
 
 TEST_F(Tune, ANoBudgetSearchMeasuresOnlyTheDefault) {
