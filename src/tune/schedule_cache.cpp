@@ -1,10 +1,11 @@
 // The tuner's schedule cache (see schedule_cache.h).
 //
 // An entry, one file:
-//   cannl-schedule-cache 1
+//   cannl-schedule-cache 2
 //   key <64 hex>
 //   label <the winner's label>
 //   times <baseline_ms> <default_ms> <tuned_ms>
+//   search complete|cut-short <budget_s> <rounds> <beam_width> <sweep_target 0|1>
 //   target <mr nv kc nc mc min_tile_work threads chunks>
 //   placement default|materialize-all
 //   <the trace: schedule::print_trace's lines>
@@ -27,13 +28,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kHeader = "cannl-schedule-cache 1";
+// Version 2 added the search line; the header is part of the key, so entries of version 1 are
+// never looked up again.
+constexpr std::string_view kHeader = "cannl-schedule-cache 2";
 constexpr std::string_view kChecksum = "sha256 ";
 
 std::string format_ms(double ms) {
   char text[64];
   std::snprintf(text, sizeof text, "%.6g", ms);
   return text;
+}
+
+std::string search_width_text(const SearchWidth& w) {
+  return std::string(w.complete ? "complete" : "cut-short") + " " + format_ms(w.budget_s) + " " +
+         std::to_string(w.rounds) + " " + std::to_string(w.beam_width) + " " + (w.sweep_target ? "1" : "0");
+}
+
+std::optional<SearchWidth> parse_search_width(const std::string& text) {
+  std::istringstream in(text);
+  std::string end;
+  int sweep = -1;
+  SearchWidth w;
+  if (!(in >> end >> w.budget_s >> w.rounds >> w.beam_width >> sweep)) return std::nullopt;
+  if ((end != "complete" && end != "cut-short") || (sweep != 0 && sweep != 1)) return std::nullopt;
+  w.complete = end == "complete";
+  w.sweep_target = sweep == 1;
+  return w;
 }
 
 /// The entry's fields, or the reason the text is not a valid entry for `key`.
@@ -65,10 +85,14 @@ Parsed parse_entry(const std::string& text, const std::string& key, const ir::Ta
   e.key = *k;
   const auto label = next("label");
   const auto times = next("times");
+  const auto search = next("search");
   const auto fields = next("target");
   const auto placement = next("placement");
-  if (!label || !times || !fields || !placement)
-    return {std::nullopt, "a label, times, target or placement line is missing"};
+  if (!label || !times || !search || !fields || !placement)
+    return {std::nullopt, "a label, times, search, target or placement line is missing"};
+  const auto width = parse_search_width(*search);
+  if (!width) return {std::nullopt, "its search line is malformed"};
+  e.search = *width;
   if (*placement != "default" && *placement != "materialize-all")
     return {std::nullopt, "its placement line is malformed"};
   e.materialize_all = *placement == "materialize-all";
@@ -88,6 +112,12 @@ Parsed parse_entry(const std::string& text, const std::string& key, const ir::Ta
 }
 
 }  // namespace
+
+bool SearchWidth::covers(const SearchWidth& asked) const {
+  if (rounds < asked.rounds || beam_width < asked.beam_width || (asked.sweep_target && !sweep_target)) return false;
+  // A search that ended by itself would have ended the same under a larger budget.
+  return complete || budget_s >= asked.budget_s;
+}
 
 std::string schedule_cache_key(const std::string& program_digest, const ir::Target& target,
                                const std::string& backend_fingerprint) {
@@ -131,7 +161,7 @@ void store_cached_schedule(const fs::path& dir, const CachedSchedule& entry) {
   fs::create_directories(dir, ec);
   std::string body = std::string(kHeader) + "\nkey " + entry.key + "\nlabel " + entry.label + "\ntimes " +
                      format_ms(entry.baseline_ms) + " " + format_ms(entry.default_ms) + " " +
-                     format_ms(entry.tuned_ms) + "\ntarget " + target_fields_text(entry.target) + "\nplacement " +
+                     format_ms(entry.tuned_ms) + "\nsearch " + search_width_text(entry.search) + "\ntarget " + target_fields_text(entry.target) + "\nplacement " +
                      (entry.materialize_all ? "materialize-all" : "default") + "\n" +
                      schedule::print_trace(entry.trace);
   files::write_atomically(cached_schedule_path(dir, entry.key), body + std::string(kChecksum) + sha256_hex(body) + "\n");

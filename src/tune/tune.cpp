@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -231,11 +232,32 @@ runtime::CompileOptions compile_options(const ir::Target& target, const schedule
   return {.schedule = runtime::ScheduleChoice::replay(trace), .target = target, .materialize_all = materialize_all};
 }
 
-/// The cached winner compiled into `ctx`, or nullopt (a miss, or an entry that no longer applies).
+/// The width of the search `options` ask for (complete: not yet known, not compared).
+SearchWidth asked_width(const TuneOptions& options) {
+  return {true, options.budget_s, options.rounds, options.beam_width, options.sweep_target};
+}
+
+/// "cut short by autotune_budget_s=0, 2 rounds of beam 2, target sweeps"
+std::string describe_width(const SearchWidth& w) {
+  char budget[64];
+  std::snprintf(budget, sizeof budget, "%g", w.budget_s);
+  return std::string(w.complete ? "" : "cut short by ") + "autotune_budget_s=" + budget + ", " +
+         std::to_string(w.rounds) + " rounds of beam " + std::to_string(w.beam_width) +
+         (w.sweep_target ? ", target sweeps" : ", no target sweeps");
+}
+
+/// The cached winner compiled into `ctx`, or nullopt (a miss, an entry of a narrower search than
+/// `options` ask for, or an entry that no longer applies).
 std::optional<runtime::Routine> replay_cached(runtime::Context& ctx, const ir::Comp& comp, const std::string& name,
-                                              const std::filesystem::path& dir, TuneReport& report) {
+                                              const std::filesystem::path& dir, const TuneOptions& options,
+                                              TuneReport& report) {
   auto entry = load_cached_schedule(dir, report.cache_key, ctx.backend().target());
   if (!entry) return std::nullopt;
+  if (!entry->search.covers(asked_width(options))) {
+    logging::info("the cached schedule of routine '" + name + "' came from a narrower search (" +
+                  describe_width(entry->search) + ") than the one asked for; searching again");
+    return std::nullopt;
+  }
   try {
     runtime::Routine routine =
         ctx.compile(comp, name, compile_options(entry->target, entry->trace, entry->materialize_all));
@@ -291,7 +313,7 @@ runtime::Routine tune(runtime::Context& ctx, const ir::Comp& comp, const std::st
                                         ctx.backend().fingerprint() + (options.search_placements ? "\nplacements" : ""));
   const std::filesystem::path dir = options.cache_dir.empty() ? schedule_cache_dir() : options.cache_dir;
   if (options.use_cache)
-    if (auto routine = replay_cached(ctx, comp, name, dir, report)) return *routine;
+    if (auto routine = replay_cached(ctx, comp, name, dir, options, report)) return *routine;
 
   report.outcome = TuneReport::Outcome::Searched;
   const Candidate best = Search(ctx, comp, name, options, optimized, report).run();
@@ -299,8 +321,10 @@ runtime::Routine tune(runtime::Context& ctx, const ir::Comp& comp, const std::st
   if (options.log) append_tune_log(report);
   if (options.use_cache) {
     try {
+      SearchWidth width = asked_width(options);
+      width.complete = !report.out_of_budget;
       store_cached_schedule(dir, {report.cache_key, best.label, best.target, best.trace, best.materialize_all,
-                                  report.baseline_ms, report.default_ms, report.tuned_ms});
+                                  report.baseline_ms, report.default_ms, report.tuned_ms, width});
     } catch (const IoError& e) {
       logging::warn(std::string("the schedule cache could not keep routine '") + name + "''s winner: " + e.what());
     }

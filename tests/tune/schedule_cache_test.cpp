@@ -118,5 +118,43 @@ TEST_F(Tune, TheCacheKeyChangesWithTargetLicenceAndToolchain) {
   EXPECT_NE(key, tune::schedule_cache_key(digest, t, "gcc 13"));
 }
 
+TEST_F(Tune, AnEntryOfANarrowerSearchIsSearchedAgain) {
+  Matmul m = matmul(32);
+  auto tune_with_budget = [&](double budget_s) {
+    auto ctx = runtime::Context::cpu();
+    train::upload_literals(ctx, {m.y});
+    tune::TuneOptions o = quick();
+    o.budget_s = budget_s;
+    tune::TuneReport report;
+    (void)tune::tune(ctx, m.comp, "mm", o, &report);
+    return report;
+  };
+  const tune::TuneReport cut = tune_with_budget(0);
+  ASSERT_TRUE(cut.out_of_budget) << "only the default was measured";
+  const tune::TuneReport wider = tune_with_budget(60);
+  EXPECT_EQ(wider.outcome, tune::TuneReport::Outcome::Searched) << "the cut-short entry does not answer a wider search";
+  EXPECT_GT(wider.compiles, 1);
+  EXPECT_FALSE(wider.out_of_budget);
+  // The entry was overwritten by the complete search: it answers the same and narrower ones.
+  EXPECT_EQ(tune_with_budget(60).outcome, tune::TuneReport::Outcome::CacheReplay);
+  EXPECT_EQ(tune_with_budget(0).outcome, tune::TuneReport::Outcome::CacheReplay);
+}
+
+TEST_F(Tune, ASearchWidthCoversNoWiderOne) {
+  const tune::SearchWidth full{.complete = true, .budget_s = 10, .rounds = 2, .beam_width = 2, .sweep_target = true};
+  EXPECT_TRUE(full.covers(full));
+  EXPECT_TRUE(full.covers({.budget_s = 600, .rounds = 1, .beam_width = 2, .sweep_target = false}))
+      << "it ended by itself: a larger budget would not have changed it";
+  EXPECT_FALSE(full.covers({.budget_s = 10, .rounds = 3, .beam_width = 2, .sweep_target = true}));
+  EXPECT_FALSE(full.covers({.budget_s = 10, .rounds = 2, .beam_width = 4, .sweep_target = true}));
+  tune::SearchWidth no_sweeps = full;
+  no_sweeps.sweep_target = false;
+  EXPECT_FALSE(no_sweeps.covers(full));
+  tune::SearchWidth cut = full;
+  cut.complete = false;
+  EXPECT_TRUE(cut.covers({.budget_s = 5, .rounds = 2, .beam_width = 2}));
+  EXPECT_FALSE(cut.covers({.budget_s = 20, .rounds = 2, .beam_width = 2}));
+}
+
 }  // namespace
 }  // namespace cannl

@@ -9,6 +9,7 @@
 //  * the backend's fingerprint (the cc backend: compiler identity and flags, CPU model);
 //  * the numeric licence (cpu_schedule_reassociate, or gpu_schedule_reassociate on a GPU target,
 //    decides how results were checked).
+// An entry also records how wide its search was (SearchWidth) and answers only a search no wider.
 // One file per key, `<dir>/<key>.schedule`, written atomically; its last line is the SHA-256 of
 // the rest, so a torn, edited or foreign file is recognized, warned about once and ignored (the
 // routine is tuned again and the entry rewritten).
@@ -26,6 +27,25 @@
 
 namespace cannl::tune {
 
+/// How wide the search behind an entry was. An entry answers a later search only when its search
+/// was at least as wide: one cut short by its budget, of fewer rounds, a narrower beam or without
+/// the target sweeps may have missed what the asked one would find (a later search then runs and
+/// overwrites it).
+///   SearchWidth cut{.complete = false, .budget_s = 0};   // a search with autotune_budget_s=0
+///   cut.covers({.budget_s = 60}) == false;  SearchWidth{.budget_s = 60}.covers(cut) == true
+struct SearchWidth {
+  bool complete = true;  // it ended by itself, not because its budget ran out
+  double budget_s = 0;
+  int rounds = 0;
+  int beam_width = 0;
+  bool sweep_target = false;
+
+  /// Whether a search of this width finds what one of width `asked` would (as far as the
+  /// settings tell): as many rounds, as wide a beam, the sweeps if asked for, and either it ran
+  /// to its end or its budget was at least the one asked for.
+  bool covers(const SearchWidth& asked) const;
+};
+
 struct CachedSchedule {
   std::string key;
   std::string label;  // the winner's label, for reports
@@ -33,6 +53,7 @@ struct CachedSchedule {
   schedule::ScheduleTrace trace;
   bool materialize_all = false;  // the placement (CompileOptions::materialize_all)
   double baseline_ms = 0, default_ms = 0, tuned_ms = 0;  // as measured when it was tuned
+  SearchWidth search;  // the search that found it
 };
 
 /// The key (64 hex digits) of a program's entry; reads config cpu_schedule_reassociate (on a
