@@ -120,20 +120,20 @@ bool SearchWidth::covers(const SearchWidth& asked) const {
 }
 
 std::string schedule_cache_key(const std::string& program_digest, const ir::Target& target,
-                               const std::string& backend_fingerprint) {
+                               const std::string& backend_fingerprint, const MachineIdentity& machine) {
   // The licence the candidates were checked under.
   const char* licence = reassociation_licence_key(target);
   const std::string licences = std::string(licence) + " " + (config::get_bool(licence) ? "1" : "0");
   return sha256_hex(std::string(kHeader) + "\n" + program_digest + "\n" + full_target_text(target) + "\n" +
-                    backend_fingerprint + "\n" + licences);
+                    backend_fingerprint + "\n" + licences + "\ncpu " + machine.cpu_model + "\nthreads " +
+                    std::to_string(machine.threads));
 }
 
 fs::path schedule_cache_dir() {
   const std::string configured = config::get("autotune_cache_dir");
-  const fs::path dir = configured.empty() ? files::build_dir() / "schedule_cache" : fs::path(configured);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  return dir;
+  // Not created here: a tune without the cache leaves no folder behind (store_cached_schedule
+  // creates it).
+  return configured.empty() ? files::build_dir() / "schedule_cache" : fs::path(configured);
 }
 
 fs::path cached_schedule_path(const fs::path& dir, const std::string& key) { return dir / (key + ".schedule"); }

@@ -309,11 +309,15 @@ runtime::Routine tune(runtime::Context& ctx, const ir::Comp& comp, const std::st
   }
   const ir::LoweredRoutine optimized = ctx.optimized_routine(comp, name);
   // The search's shape is part of the key: a placement search may pick what a plain one cannot.
-  report.cache_key = schedule_cache_key(schedule::program_digest(optimized), ctx.backend().target(),
-                                        ctx.backend().fingerprint() + (options.search_placements ? "\nplacements" : ""));
-  const std::filesystem::path dir = options.cache_dir.empty() ? schedule_cache_dir() : options.cache_dir;
-  if (options.use_cache)
+  const ir::Target target = ctx.backend().target();
+  report.cache_key = schedule_cache_key(schedule::program_digest(optimized), target,
+                                        ctx.backend().fingerprint() + (options.search_placements ? "\nplacements" : ""),
+                                        this_machine(target));
+  std::filesystem::path dir;
+  if (options.use_cache) {
+    dir = options.cache_dir.empty() ? schedule_cache_dir() : options.cache_dir;
     if (auto routine = replay_cached(ctx, comp, name, dir, options, report)) return *routine;
+  }
 
   report.outcome = TuneReport::Outcome::Searched;
   const Candidate best = Search(ctx, comp, name, options, optimized, report).run();

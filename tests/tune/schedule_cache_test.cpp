@@ -103,19 +103,23 @@ TEST_F(Tune, ADamagedCacheEntryIsIgnoredAndTunedAgain) {
   EXPECT_EQ(third.outcome, tune::TuneReport::Outcome::CacheReplay);
 }
 
-TEST_F(Tune, TheCacheKeyChangesWithTargetLicenceAndToolchain) {
+TEST_F(Tune, TheCacheKeyChangesWithTargetLicenceToolchainAndMachine) {
   const std::string digest(64, 'a');
   ir::Target t = ir::cpu_target(32);
-  const std::string key = tune::schedule_cache_key(digest, t, "gcc 13");
-  EXPECT_EQ(key, tune::schedule_cache_key(digest, t, "gcc 13"));
-  EXPECT_NE(key, tune::schedule_cache_key(std::string(64, 'b'), t, "gcc 13"));
-  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "clang 18"));
+  const tune::MachineIdentity machine{"AMD EPYC 7B13 64-Core Processor", 16};
+  const std::string key = tune::schedule_cache_key(digest, t, "gcc 13", machine);
+  EXPECT_EQ(key, tune::schedule_cache_key(digest, t, "gcc 13", machine));
+  EXPECT_NE(key, tune::schedule_cache_key(std::string(64, 'b'), t, "gcc 13", machine));
+  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "clang 18", machine));
+  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "gcc 13", {"Intel(R) Xeon(R) Platinum 8481C CPU", 16}))
+      << "another CPU model";
+  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "gcc 13", {machine.cpu_model, 4})) << "another team";
   ir::Target other = t;
   other.threads = 3;
-  EXPECT_NE(key, tune::schedule_cache_key(digest, other, "gcc 13"));
-  EXPECT_NE(key, tune::schedule_cache_key(digest, ir::cpu_target(64), "gcc 13"));
+  EXPECT_NE(key, tune::schedule_cache_key(digest, other, "gcc 13", machine));
+  EXPECT_NE(key, tune::schedule_cache_key(digest, ir::cpu_target(64), "gcc 13", machine));
   config::set_override("cpu_schedule_reassociate", "false");
-  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "gcc 13"));
+  EXPECT_NE(key, tune::schedule_cache_key(digest, t, "gcc 13", machine));
 }
 
 TEST_F(Tune, AnEntryOfANarrowerSearchIsSearchedAgain) {
@@ -154,6 +158,21 @@ TEST_F(Tune, ASearchWidthCoversNoWiderOne) {
   cut.complete = false;
   EXPECT_TRUE(cut.covers({.budget_s = 5, .rounds = 2, .beam_width = 2}));
   EXPECT_FALSE(cut.covers({.budget_s = 20, .rounds = 2, .beam_width = 2}));
+}
+
+TEST_F(Tune, ATuneWithoutTheCacheCreatesNoCacheFolder) {
+  const std::filesystem::path dir = cache_dir_ / "configured";
+  config::set_override("autotune_cache_dir", dir.string());
+  Matmul m = matmul(8);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneOptions o = quick();
+  o.cache_dir.clear();  // the configured folder
+  o.use_cache = false;
+  o.budget_s = 0;
+  tune::TuneReport report;
+  (void)tune::tune(ctx, m.comp, "mm", o, &report);
+  EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
 }  // namespace

@@ -6,7 +6,11 @@
 //    symbols by first appearance, so the same program built again or in another process has the
 //    same digest);
 //  * the target record the search started from (vector width, runtime, team, chunks, blocking);
-//  * the backend's fingerprint (the cc backend: compiler identity and flags, CPU model);
+//  * the backend's fingerprint (the cc backend: compiler identity and flags; a GPU backend: the
+//    device);
+//  * the machine (MachineIdentity): the CPU model and the team a CPU routine runs with when the
+//    target leaves it to the OpenMP runtime (threads 0: OMP_NUM_THREADS, else the hardware
+//    threads), since a schedule that wins with 4 threads may lose with 64;
 //  * the numeric licence (cpu_schedule_reassociate, or gpu_schedule_reassociate on a GPU target,
 //    decides how results were checked).
 // An entry also records how wide its search was (SearchWidth) and answers only a search no wider.
@@ -14,7 +18,8 @@
 // the rest, so a torn, edited or foreign file is recognized, warned about once and ignored (the
 // routine is tuned again and the entry rewritten).
 //
-//   const std::string key = tune::schedule_cache_key(digest, backend.target(), backend.fingerprint());
+//   const std::string key = tune::schedule_cache_key(digest, backend.target(), backend.fingerprint(),
+//                                                    tune::this_machine(backend.target()));
 //   if (auto hit = tune::load_cached_schedule(dir, key)) ... compile with hit->target, hit->trace
 //   tune::store_cached_schedule(dir, entry);
 
@@ -56,12 +61,28 @@ struct CachedSchedule {
   SearchWidth search;  // the search that found it
 };
 
+/// The machine a schedule is timed on, as far as which schedule wins depends on it beyond the
+/// backend's fingerprint (whose compile flags say `-march=native`, not which CPU that is).
+///   MachineIdentity{"AMD EPYC 7B13 64-Core Processor", 16}
+struct MachineIdentity {
+  std::string cpu_model;  // "unknown CPU" where the system does not say
+  int threads = 1;        // the team of a CPU routine of the target
+};
+
+/// This machine for routines of `target`: the CPU model (Linux: /proc/cpuinfo's "model name", or
+/// its CPU implementer and part; macOS: machdep.cpu.brand_string; elsewhere "unknown CPU") and
+/// the team: target.threads when set, 1 without a parallel runtime or on a GPU target, else the
+/// OpenMP default (the first number of OMP_NUM_THREADS, else the hardware threads this process
+/// may run on).
+MachineIdentity this_machine(const ir::Target& target);
+
 /// The key (64 hex digits) of a program's entry; reads config cpu_schedule_reassociate (on a
 /// target with workgroups gpu_schedule_reassociate).
 std::string schedule_cache_key(const std::string& program_digest, const ir::Target& target,
-                               const std::string& backend_fingerprint);
+                               const std::string& backend_fingerprint, const MachineIdentity& machine);
 
-/// The folder of config autotune_cache_dir, or build_files/<exe>/schedule_cache/ (created).
+/// The folder of config autotune_cache_dir, or build_files/<exe>/schedule_cache/ (not created:
+/// store_cached_schedule creates it).
 std::filesystem::path schedule_cache_dir();
 
 /// The entry for `key` in `dir`, its tunable target fields applied to `base` (the backend's

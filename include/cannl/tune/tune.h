@@ -44,10 +44,11 @@
 // than it as measured); every other candidate only while `budget_s` lasts.
 //
 // The winner is stored in the schedule cache (schedule_cache.h) under the program's digest, the
-// target, the backend's fingerprint and the licences, with the width of the search (SearchWidth);
-// a later tune of the same program, in this process or another, compiles it without measuring
-// anything, unless it asks for a wider search (a larger budget than one that cut the search
-// short, more rounds, a wider beam, the sweeps): then it searches and overwrites the entry.
+// target, the backend's fingerprint, the licences and the machine (CPU model, team), with the
+// width of the search (SearchWidth); a later tune of the same program, in this process or
+// another, compiles it without measuring anything, unless it asks for a wider search (a larger
+// budget than one that cut the search short, more rounds, a wider beam, the sweeps): then it
+// searches and overwrites the entry.
 
 #include <cstdint>
 #include <filesystem>
