@@ -49,7 +49,7 @@ TEST_F(GpuTune, AMatmulSearchesTileBlockingsAndKeepsTheDefaultsBits) {
   o.cache_dir = cache_dir_;
   o.budget_s = 120;
   // The winner must not depend on this machine's timings: the last tile sketch judged first is
-  // fastest (each candidate keeps its time when the finalists are timed again).
+  // fastest (each candidate keeps its time in the final round, which the hook times too).
   std::map<std::string, double> ms;
   std::string fastest;
   o.hooks.measure = [&](const tune::Candidate& c, const std::function<void()>& run) {
