@@ -1,5 +1,6 @@
 // Strict recursive-descent JSON parser. The grammar is RFC 8259's; the limits (nesting depth,
-// duplicate keys, UTF-8 validity) exist because the input is an untrusted file header.
+// values and array items, duplicate keys, UTF-8 validity) exist because the input is an untrusted
+// file header. The limits are checked as values are made, before memory is spent on them.
 #include "io/json.h"
 
 #include <cstdlib>
@@ -10,8 +11,6 @@
 
 namespace cannl::io::json {
 namespace {
-
-constexpr int kMaxDepth = 64;
 
 /// Length of the UTF-8 sequence starting at `text[i]`, or 0 when it is malformed there.
 std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
@@ -53,7 +52,7 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 class Parser {
  public:
-  explicit Parser(std::string_view text) : text_(text) {}
+  Parser(std::string_view text, const Limits& limits) : text_(text), limits_(limits) {}
 
   Value document() {
     skip_whitespace();
@@ -66,6 +65,12 @@ class Parser {
  private:
   [[noreturn]] void fail(const std::string& what) const {
     throw FormatError("invalid JSON at byte " + std::to_string(pos_) + ": " + what);
+  }
+  [[noreturn]] void fail_limit(LimitError::Limit limit, const std::string& what) const {
+    std::vector<std::string> path;
+    for (const std::string* key : keys_) path.push_back(*key);
+    throw LimitError("JSON past the parser's limits at byte " + std::to_string(pos_) + ": " + what,
+                     limit, pos_, std::move(path));
   }
   bool at_end() const { return pos_ >= text_.size(); }
   char peek() const { return at_end() ? '\0' : text_[pos_]; }
@@ -82,7 +87,11 @@ class Parser {
   }
 
   Value parse_value(int depth) {
-    if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth));
+    if (depth > limits_.max_depth)
+      fail_limit(LimitError::Limit::Depth, "nesting deeper than " + std::to_string(limits_.max_depth));
+    if (++values_ > limits_.max_values)
+      fail_limit(LimitError::Limit::Values,
+                 "more than " + std::to_string(limits_.max_values) + " values");
     if (at_end()) fail("unexpected end of input");
     char c = peek();
     if (c == '{') return parse_object(depth);
@@ -123,7 +132,10 @@ class Parser {
       expect(':');
       skip_whitespace();
       object.keys.push_back(std::move(key));
+      // The key stays put while its value is parsed: nothing else is added to this object then.
+      keys_.push_back(&object.keys.back());
       object.items.push_back(parse_value(depth + 1));
+      keys_.pop_back();
       skip_whitespace();
       if (peek() == '}' && !at_end()) {
         ++pos_;
@@ -143,6 +155,9 @@ class Parser {
     }
     while (true) {
       skip_whitespace();
+      if (array.items.size() == limits_.max_array_items)
+        fail_limit(LimitError::Limit::ArrayItems,
+                   "an array of more than " + std::to_string(limits_.max_array_items) + " items");
       array.items.push_back(parse_value(depth + 1));
       skip_whitespace();
       if (peek() == ']' && !at_end()) {
@@ -240,7 +255,10 @@ class Parser {
   }
 
   std::string_view text_;
+  const Limits& limits_;
   std::size_t pos_ = 0;
+  std::size_t values_ = 0;
+  std::vector<const std::string*> keys_;  // of the objects enclosing the value being parsed
 };
 
 }  // namespace
@@ -270,7 +288,7 @@ std::optional<std::uint64_t> Value::as_uint64() const {
   return value;
 }
 
-Value parse(std::string_view text) { return Parser(text).document(); }
+Value parse(std::string_view text, const Limits& limits) { return Parser(text, limits).document(); }
 
 std::string quote(std::string_view text) {
   static const char* kHex = "0123456789abcdef";

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 #include "io/json.h"
 
@@ -59,6 +61,10 @@ std::uint64_t unsigned_number(const json::Value& value, const std::string& name,
 
 std::vector<std::int64_t> parse_shape(const json::Value& shape, const std::string& name,
                                       const Complaint& c) {
+  // The parser's array limit has refused longer shapes already; kept here with the other rules.
+  if (shape.items.size() > kMaxSafetensorsRank)
+    c.fail(name, "shape has " + std::to_string(shape.items.size()) + " dimensions, more than " +
+                     std::to_string(kMaxSafetensorsRank));
   std::vector<std::int64_t> dims;
   for (const json::Value& item : shape.items) {
     std::uint64_t dim = unsigned_number(item, name, "shape entry", c);
@@ -69,16 +75,18 @@ std::vector<std::int64_t> parse_shape(const json::Value& shape, const std::strin
   return dims;
 }
 
-/// shape x element size, or a complaint when it overflows 64 bits.
+/// shape x element size, or a complaint when the element count leaves int64 (the type of
+/// TensorInfo::num_elements) or the byte count 64 bits. As checked_product counts, a zero
+/// dimension makes the tensor empty whatever the others: [3, 2^62, 0] holds 0 elements.
 std::uint64_t payload_bytes(const TensorInfo& info, const Complaint& c) {
-  std::uint64_t bytes = safetensors_dtype_bytes(info.dtype);
-  for (std::int64_t dim : info.shape) {
-    auto d = static_cast<std::uint64_t>(dim);
-    if (d != 0 && bytes > std::numeric_limits<std::uint64_t>::max() / d)
-      c.fail(info.name, "shape " + shape_string(info.shape) + " overflows 64-bit byte counts");
-    bytes *= d;
-  }
-  return bytes;
+  const std::optional<std::int64_t> elements = checked_product(info.shape);
+  if (!elements)
+    c.fail(info.name, "shape " + shape_string(info.shape) + " overflows 64-bit element counts");
+  const auto count = static_cast<std::uint64_t>(*elements);
+  const std::uint64_t element_bytes = safetensors_dtype_bytes(info.dtype);
+  if (count > std::numeric_limits<std::uint64_t>::max() / element_bytes)
+    c.fail(info.name, "shape " + shape_string(info.shape) + " overflows 64-bit byte counts");
+  return count * element_bytes;
 }
 
 TensorInfo parse_tensor(const std::string& name, const json::Value& entry, const Complaint& c) {
@@ -135,6 +143,37 @@ void check_coverage(const std::vector<TensorInfo>& tensors, std::uint64_t data_s
            "covered by any tensor");
 }
 
+/// A header that went past a parse limit, in the header's terms: which tensor's member is too long.
+[[noreturn]] void complain_about_limit(const json::LimitError& e, const Complaint& c) {
+  const std::vector<std::string>& path = e.path;
+  const bool in_tensor = !path.empty() && path[0] != "__metadata__";
+  if (e.limit == json::LimitError::Limit::ArrayItems && in_tensor) {
+    const std::string what = path.size() >= 2 ? "\"" + path[1] + "\"" : "its entry";
+    c.fail(path[0], what + " has more than " + std::to_string(kMaxSafetensorsRank) +
+                        " entries (at byte " + std::to_string(e.offset) +
+                        " of the header): a tensor has at most " +
+                        std::to_string(kMaxSafetensorsRank) + " dimensions");
+  }
+  if (e.limit == json::LimitError::Limit::Values)
+    c.fail("header holds more than " + std::to_string(kMaxSafetensorsHeaderValues) +
+           " JSON values, the most cannl reads (reached at byte " + std::to_string(e.offset) +
+           (in_tensor ? ", in tensor " + json::quote(path[0]) : std::string()) + ")");
+  c.fail(std::string("header: ") + e.what());
+}
+
+/// The header's JSON, parsed within limits that keep its memory a small multiple of its size.
+json::Value parse_header_json(std::string_view text, const Complaint& c) {
+  const json::Limits limits{.max_values = kMaxSafetensorsHeaderValues,
+                            .max_array_items = kMaxSafetensorsRank};
+  try {
+    return json::parse(text, limits);
+  } catch (const json::LimitError& e) {
+    complain_about_limit(e, c);
+  } catch (const FormatError& e) {
+    c.fail(std::string("header: ") + e.what());
+  }
+}
+
 }  // namespace
 
 ParsedHeader parse_safetensors_header(std::span<const std::byte> file, std::string_view file_name) {
@@ -151,12 +190,7 @@ ParsedHeader parse_safetensors_header(std::span<const std::byte> file, std::stri
     c.fail("header length " + std::to_string(header_length) + " exceeds the limit of " +
            std::to_string(kMaxSafetensorsHeaderBytes) + " bytes");
   std::string_view text(reinterpret_cast<const char*>(file.data()) + 8, header_length);
-  json::Value root;
-  try {
-    root = json::parse(text);
-  } catch (const FormatError& e) {
-    c.fail(std::string("header: ") + e.what());
-  }
+  const json::Value root = parse_header_json(text, c);
   if (root.kind != json::Kind::Object) c.fail("header is not a JSON object");
   ParsedHeader header;
   header.data_start = 8 + header_length;

@@ -1,10 +1,12 @@
 // SafetensorsFile: a validated header over a mapped (or in-memory) file image. Payload bytes are
 // only touched by raw_bytes / to_f32 / to_f64, so opening costs the header, not the weights.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 
 #include "cannl/io/safetensors.h"
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 #include "io/json.h"
 #include "io/mapped_file.h"
@@ -27,9 +29,16 @@ struct SafetensorsFile::Impl {
 };
 
 std::int64_t TensorInfo::num_elements() const {
-  std::int64_t count = 1;
-  for (std::int64_t dim : shape) count *= dim;
-  return count;
+  // Checked, a zero dimension first: [3, 2^62, 0] is empty, though 3 * 2^62 alone overflows.
+  const bool negative = std::any_of(shape.begin(), shape.end(), [](std::int64_t d) { return d < 0; });
+  const std::optional<std::int64_t> count = checked_product(shape);
+  if (negative || !count) {
+    std::string dims;
+    for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+    throw FormatError("tensor " + json::quote(name) + ": shape [" + dims +
+                      "] has no element count (it overflows 64 bits or has a negative dimension)");
+  }
+  return *count;
 }
 
 SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {

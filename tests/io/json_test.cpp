@@ -58,6 +58,28 @@ TEST(Json, LimitsNesting) {
   EXPECT_EQ(json::parse(ok).kind, json::Kind::Array);
 }
 
+TEST(Json, LimitsValuesAndArrayItemsAndSaysWhere) {
+  const std::string text = R"({"w": {"shape": [1, 2, 3], "x": 4}})";
+  EXPECT_EQ(json::parse(text, {.max_values = 7, .max_array_items = 3}).kind, json::Kind::Object);
+  try {
+    json::parse(text, {.max_array_items = 2});
+    FAIL() << "no error";
+  } catch (const json::LimitError& e) {
+    EXPECT_EQ(e.limit, json::LimitError::Limit::ArrayItems);
+    EXPECT_EQ(e.path, (std::vector<std::string>{"w", "shape"}));
+    EXPECT_EQ(e.offset, 23u);
+    EXPECT_NE(std::string(e.what()).find("more than 2 items"), std::string::npos) << e.what();
+  }
+  try {
+    json::parse(text, {.max_values = 6});
+    FAIL() << "no error";
+  } catch (const json::LimitError& e) {
+    EXPECT_EQ(e.limit, json::LimitError::Limit::Values);
+    EXPECT_EQ(e.path, (std::vector<std::string>{"w", "x"}));
+  }
+  expect_error<FormatError>([&] { json::parse("[[1]]", {.max_depth = 1}); }, {"nesting deeper than 1"});
+}
+
 TEST(Json, QuoteRoundTrips) {
   const std::string text = "a\"b\\c\n\x01\xC3\xA9";
   EXPECT_EQ(json::parse(json::quote(text)).text, text);

@@ -84,6 +84,44 @@ TEST(SafetensorsValidation, ShapeAndOffsetsDisagree) {
                       {"overflows 64-bit"});
 }
 
+TEST(SafetensorsValidation, EmptyShapesWithHugeDimensionsCountZeroElements) {
+  // 3 * 2^62 overflows int64 before the 0: the count must be 0, not undefined behaviour.
+  auto file = SafetensorsFile::from_bytes(
+      image(R"({"e":{"dtype":"U8","shape":[3,4611686018427387904,0],"data_offsets":[0,0]}})", 0), "ok");
+  EXPECT_EQ(file.info("e").num_elements(), 0);
+  // 2^62 * 3 elements of one byte fit 64-bit byte counts but not int64 element counts.
+  expect_format_error(image(R"({"w":{"dtype":"U8","shape":[4611686018427387904,3],"data_offsets":[0,13835058055282163712]}})", 0),
+                      {"bad.safetensors", "tensor \"w\"", "overflows 64-bit element counts"});
+  TensorInfo lying{.name = "w", .shape = {std::int64_t{1} << 62, 4}};
+  expect_error<FormatError>([&] { lying.num_elements(); }, {"tensor \"w\"", "[4611686018427387904, 4]"});
+}
+
+TEST(SafetensorsValidation, HugeShapesAreRefusedWhileParsing) {
+  // Each shape entry costs ~90 bytes parsed for 2 bytes of header: a 40 MB header of them took
+  // 2.9 GB. The parser stops at the rank limit.
+  std::string zeros = "0";
+  for (int i = 0; i < 100000; ++i) zeros += ",0";
+  expect_format_error(image(R"({"w":{"dtype":"F32","shape":[)" + zeros + R"(],"data_offsets":[0,0]}})", 0),
+                      {"bad.safetensors", "tensor \"w\"", "\"shape\" has more than 64 entries",
+                       "at most 64 dimensions"});
+  std::string ok_shape = "1";
+  for (int i = 1; i < 64; ++i) ok_shape += ",1";
+  auto file = SafetensorsFile::from_bytes(
+      image(R"({"w":{"dtype":"F32","shape":[)" + ok_shape + R"(],"data_offsets":[0,4]}})", 4), "ok");
+  EXPECT_EQ(file.info("w").shape.size(), 64u);
+}
+
+TEST(SafetensorsValidation, HeadersOfTooManyValuesAreRefusedWhileParsing) {
+  // Many small tensors, each within the rank limit: the value limit bounds the whole header.
+  std::string header = "{";
+  const std::string shape = "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]";
+  for (int i = 0; i < 60000; ++i)  // 40 values each
+    header += (i ? ",\"" : "\"") + std::to_string(i) + R"(":{"dtype":"F32","shape":)" + shape +
+              R"(,"data_offsets":[0,0]})";
+  expect_format_error(image(header + "}", 0),
+                      {"bad.safetensors", "more than 2000000 JSON values", "in tensor \""});
+}
+
 TEST(SafetensorsValidation, OverlappingOffsets) {
   expect_format_error(image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12),
                       {"tensor \"b\"", "overlap those of \"a\""});

@@ -36,6 +36,9 @@ struct TensorInfo {
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
 
+  /// The product of the shape (1 for a scalar, 0 when any dimension is 0, whatever the others).
+  /// Throws FormatError naming the tensor when it overflows int64 or a dimension is negative,
+  /// which a validated header never holds.   TensorInfo{.shape = {3, 1LL << 62, 0}}.num_elements() == 0
   std::int64_t num_elements() const;
 };
 
