@@ -1,27 +1,46 @@
 // Safetensors writer: validates the tensor list, builds the header (data section 8-byte aligned,
 // as the reference implementation does), and streams header and payloads through an AtomicFile.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <set>
 
 #include "cannl/io/safetensors.h"
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 #include "io/atomic_file.h"
 #include "io/json.h"
+#include "io/safetensors_header.h"
 
 namespace cannl::io {
 namespace {
 
 constexpr std::size_t kChunkBytes = 1 << 20;
 
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// The payload size the shape and dtype call for. Checked: a wrapped product could match a short
+/// payload and replace the user's file with one the reader refuses.
 std::uint64_t expected_bytes(const TensorToWrite& tensor) {
-  std::uint64_t count = 1;
+  const std::string what = "safetensors tensor " + json::quote(tensor.name);
   for (std::int64_t dim : tensor.shape) {
-    if (dim < 0)
-      throw RuntimeUsageError("safetensors tensor " + json::quote(tensor.name) +
-                              " has a negative dimension " + std::to_string(dim));
-    count *= static_cast<std::uint64_t>(dim);
+    if (dim < 0) throw RuntimeUsageError(what + " has a negative dimension " + std::to_string(dim));
   }
-  return count * safetensors_dtype_bytes(tensor.dtype);
+  if (tensor.shape.size() > kMaxSafetensorsRank)
+    throw RuntimeUsageError(what + " has " + std::to_string(tensor.shape.size()) +
+                            " dimensions; a safetensors file cannl reads holds at most " +
+                            std::to_string(kMaxSafetensorsRank));
+  const std::optional<std::int64_t> elements = checked_product(tensor.shape);
+  const std::uint64_t element_bytes = safetensors_dtype_bytes(tensor.dtype);
+  if (!elements || static_cast<std::uint64_t>(*elements) > UINT64_MAX / element_bytes)
+    throw RuntimeUsageError(what + ": shape " + shape_string(tensor.shape) + " of " +
+                            std::string(safetensors_dtype_name(tensor.dtype)) +
+                            " overflows 64-bit element or byte counts");
+  return static_cast<std::uint64_t>(*elements) * element_bytes;
 }
 
 void check_tensor(const TensorToWrite& tensor, std::set<std::string_view>& seen) {
@@ -31,11 +50,13 @@ void check_tensor(const TensorToWrite& tensor, std::set<std::string_view>& seen)
   if (!seen.insert(tensor.name).second)
     throw RuntimeUsageError("safetensors tensor name " + json::quote(tensor.name) +
                             " appears twice");
-  if (tensor.bytes.size() != expected_bytes(tensor))
+  const std::uint64_t expected = expected_bytes(tensor);
+  if (tensor.bytes.size() != expected)
     throw RuntimeUsageError("safetensors tensor " + json::quote(tensor.name) + " has " +
-                            std::to_string(tensor.bytes.size()) + " bytes but its shape and " +
+                            std::to_string(tensor.bytes.size()) + " bytes but its shape " +
+                            shape_string(tensor.shape) + " and " +
                             std::string(safetensors_dtype_name(tensor.dtype)) + " need " +
-                            std::to_string(expected_bytes(tensor)));
+                            std::to_string(expected));
 }
 
 std::string metadata_json(const std::map<std::string, std::string>& metadata) {

@@ -161,6 +161,20 @@ TEST(Safetensors, WriterRejectsBadTensorLists) {
   expect_error<RuntimeUsageError>(
       [&] { serialize_safetensors(Tensors{{"__metadata__", SafetensorsDType::F32, {2}, bytes}}); },
       {"invalid"});
+  expect_error<RuntimeUsageError>(
+      [&] { serialize_safetensors(Tensors{{"w", SafetensorsDType::F32, std::vector<std::int64_t>(65, 1), bytes}}); },
+      {"\"w\"", "65 dimensions", "at most 64"});
+  // (2^62 + 1) * 4 elements * 4 bytes wraps to 16 in 64 bits: it must not pass for 16 bytes and
+  // replace the good file with one the reader refuses.
+  const std::vector<float> four{1.0f, 2.0f, 3.0f, 4.0f};
+  const Tensors wrapping{{"w", SafetensorsDType::F32, {4611686018427387905, 4}, std::as_bytes(std::span(four))}};
+  expect_error<RuntimeUsageError>([&] { serialize_safetensors(wrapping); },
+                                  {"\"w\"", "[4611686018427387905, 4]", "overflows"});
+  const auto path = scratch_dir() / "good.safetensors";
+  write_safetensors(path, Tensors{{"w", SafetensorsDType::F32, {2}, bytes}});
+  const std::string good = slurp(path);
+  expect_error<RuntimeUsageError>([&] { write_safetensors(path, wrapping); }, {"overflows"});
+  EXPECT_EQ(slurp(path), good);
 }
 
 TEST(Safetensors, MissingTensorNamesWhatTheFileHolds) {

@@ -103,8 +103,9 @@ struct WriteOptions {
 /// Writes a safetensors file atomically: a temporary file beside `path`, then a rename, so a
 /// reader sees the previous file or the new one, never a torn one. Payloads are laid out in the
 /// order given; the header is padded with spaces so the data section starts 8-byte aligned.
-/// Throws RuntimeUsageError for a bad tensor list (empty, duplicate or reserved names, a byte
-/// count not matching the shape) and IoError when the file cannot be written.
+/// Throws RuntimeUsageError for a bad tensor list (empty, duplicate or reserved names, more than
+/// 64 dimensions, a shape whose element or byte count overflows 64 bits, a byte count not
+/// matching the shape) before anything is written, and IoError when the file cannot be written.
 ///   write_safetensors("out.safetensors", tensors, {{"format", "pt"}});
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorToWrite> tensors,
                        const std::map<std::string, std::string>& metadata = {},
