@@ -93,6 +93,27 @@ double decode_one(SafetensorsDType dtype, const std::byte* at, std::size_t index
   throw InternalError("unhandled safetensors dtype in decode_one");
 }
 
+/// One element as a float, rounded once. A 64-bit integer converts directly: through double it
+/// would round twice (2^60 + 2^36 + 1 -> 2^60 + 2^36, a tie -> 2^60, where the float nearest is
+/// 2^60 + 2^37). Every other dtype is exact as a double, so its one rounding is double -> float.
+float decode_one_f32(SafetensorsDType dtype, const std::byte* at, std::size_t index) {
+  if (dtype == SafetensorsDType::I64) return static_cast<float>(load<std::int64_t>(at));
+  if (dtype == SafetensorsDType::U64) return static_cast<float>(load<std::uint64_t>(at));
+  return static_cast<float>(decode_one(dtype, at, index));
+}
+
+/// decode(dtype, element at k, k) for every element of `bytes`, which must be whole elements.
+template <typename T, typename Decode>
+std::vector<T> decode_all(SafetensorsDType dtype, std::span<const std::byte> bytes, Decode decode) {
+  const std::size_t size = safetensors_dtype_bytes(dtype);
+  if (bytes.size() % size != 0)
+    throw FormatError(std::to_string(bytes.size()) + " bytes are not a whole number of " +
+                      std::string(safetensors_dtype_name(dtype)) + " elements");
+  std::vector<T> values(bytes.size() / size);
+  for (std::size_t k = 0; k < values.size(); ++k) values[k] = decode(dtype, bytes.data() + k * size, k);
+  return values;
+}
+
 void encode_one(SafetensorsDType dtype, double value, std::byte* at) {
   switch (dtype) {
     case SafetensorsDType::BOOL: return store<std::uint8_t>(at, value != 0 && !std::isnan(value));
@@ -137,18 +158,11 @@ std::optional<SafetensorsDType> to_safetensors_dtype(ir::DType dtype) {
 }
 
 std::vector<double> decode_to_f64(SafetensorsDType dtype, std::span<const std::byte> bytes) {
-  const std::size_t size = safetensors_dtype_bytes(dtype);
-  if (bytes.size() % size != 0)
-    throw FormatError(std::to_string(bytes.size()) + " bytes are not a whole number of " +
-                      std::string(safetensors_dtype_name(dtype)) + " elements");
-  std::vector<double> values(bytes.size() / size);
-  for (std::size_t k = 0; k < values.size(); ++k) values[k] = decode_one(dtype, bytes.data() + k * size, k);
-  return values;
+  return decode_all<double>(dtype, bytes, decode_one);
 }
 
 std::vector<float> decode_to_f32(SafetensorsDType dtype, std::span<const std::byte> bytes) {
-  std::vector<double> wide = decode_to_f64(dtype, bytes);
-  return std::vector<float>(wide.begin(), wide.end());
+  return decode_all<float>(dtype, bytes, decode_one_f32);
 }
 
 std::vector<std::byte> encode_from_f64(SafetensorsDType dtype, std::span<const double> values) {

@@ -97,8 +97,12 @@ std::vector<double> SafetensorsFile::to_f64(std::string_view name) const {
 }
 
 std::vector<float> SafetensorsFile::to_f32(std::string_view name) const {
-  std::vector<double> wide = to_f64(name);
-  return std::vector<float>(wide.begin(), wide.end());
+  const TensorInfo& tensor = info(name);
+  try {
+    return decode_to_f32(tensor.dtype, raw_bytes(name));  // rounded once, not through to_f64
+  } catch (const FormatError& e) {
+    throw FormatError(impl_->name + ": tensor " + json::quote(name) + ": " + e.what());
+  }
 }
 
 }  // namespace cannl::io

@@ -86,6 +86,23 @@ TEST(Safetensors, ConvertsEveryDTypeFromAndToHostNumbers) {
   }
 }
 
+TEST(Safetensors, RoundsLargeIntegersToFloatOnce) {
+  // 2^60 + 2^36 + 1 is just above halfway between the floats 2^60 and 2^60 + 2^37. Through a
+  // double it rounds twice, to 2^60 + 2^36 (halfway) and then to even, 2^60.
+  const std::int64_t big = (std::int64_t{1} << 60) + (std::int64_t{1} << 36) + 1;
+  const float nearest = 0x1p60f + 0x1p37f;
+  const std::uint64_t ubig = static_cast<std::uint64_t>(big);
+  const auto signed_bytes = std::as_bytes(std::span(&big, 1));
+  const auto unsigned_bytes = std::as_bytes(std::span(&ubig, 1));
+  EXPECT_EQ(decode_to_f32(SafetensorsDType::I64, signed_bytes), std::vector<float>{nearest});
+  EXPECT_EQ(decode_to_f32(SafetensorsDType::U64, unsigned_bytes), std::vector<float>{nearest});
+  const std::vector<TensorToWrite> tensors{{"i", SafetensorsDType::I64, {1}, signed_bytes},
+                                           {"u", SafetensorsDType::U64, {1}, unsigned_bytes}};
+  auto file = SafetensorsFile::from_bytes(serialize_safetensors(tensors), "mem.safetensors");
+  EXPECT_EQ(file.to_f32("i"), std::vector<float>{nearest});
+  EXPECT_EQ(file.to_f32("u"), std::vector<float>{nearest});
+}
+
 TEST(Safetensors, MapsCannlDTypesToStorageFormats) {
   EXPECT_EQ(to_cannl_dtype(SafetensorsDType::F8_E5M2), ir::DType::FP8);
   EXPECT_EQ(to_safetensors_dtype(ir::DType::FP8), SafetensorsDType::F8_E5M2);

@@ -71,7 +71,8 @@ class SafetensorsFile {
   std::span<const std::byte> raw_bytes(std::string_view name) const;
   /// The payload converted to doubles (see decode_to_f64 for exactness).
   std::vector<double> to_f64(std::string_view name) const;
-  /// The payload converted to floats: exact for F32 and every 8- and 16-bit dtype.
+  /// The payload converted to floats: exact for F32 and every 8- and 16-bit dtype, otherwise
+  /// rounded once to nearest (see decode_to_f32).
   ///   file.to_f32("bias")  // an F16, BF16, I8, BOOL, F8_E4M3 ... tensor as floats
   std::vector<float> to_f32(std::string_view name) const;
 

@@ -53,7 +53,9 @@ std::optional<SafetensorsDType> to_safetensors_dtype(ir::DType dtype);
 /// when the byte count is not a multiple of the element size or a BOOL byte is not 0/1.
 ///   decode_to_f64(SafetensorsDType::F16, {0x00, 0x3C}) == {1.0}
 std::vector<double> decode_to_f64(SafetensorsDType dtype, std::span<const std::byte> bytes);
-/// The same values rounded to float (exact for every dtype of 16 bits or fewer and for F32).
+/// The same values rounded to float, once (exact for every dtype of 16 bits or fewer and for
+/// F32; 64-bit integers convert directly, not through a double, which would round twice).
+///   decode_to_f32(SafetensorsDType::I64, bytes of 2^60 + 2^36 + 1) == {0x1p60f + 0x1p37f}
 std::vector<float> decode_to_f32(SafetensorsDType dtype, std::span<const std::byte> bytes);
 /// Encodes doubles as a little-endian payload: floats round to nearest even (F8_E4M3 saturates
 /// to +-448, F8_E5M2 to +-57344), integers truncate toward zero and saturate, NaN -> 0, BOOL is
