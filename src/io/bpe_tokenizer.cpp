@@ -110,7 +110,9 @@ void load_merges(Vocabulary& impl, const std::filesystem::path& path) {
     std::string left = line.substr(0, space), right = line.substr(space + 1);
     TokenId a = known_token(impl, left, where), b = known_token(impl, right, where);
     TokenId merged = known_token(impl, left + right, where);
-    impl.merges.emplace(Vocabulary::pair_key(a, b), Vocabulary::Merge{rank++, merged});
+    // A pair listed twice takes its last line's rank, as in GPT-2's encoder, Hugging Face and
+    // scripts/bpe_reference.py, which build a dict from the lines in order.
+    impl.merges.insert_or_assign(Vocabulary::pair_key(a, b), Vocabulary::Merge{rank++, merged});
   }
 }
 

@@ -129,12 +129,29 @@ TEST(BpeTokenizer, DecodeRejectsUnknownIds) {
   expect_error<RuntimeUsageError>([] { gpt2().decode(std::vector<TokenId>{-1}); }, {"token id -1"});
 }
 
-TEST(BpeTokenizer, MalformedFilesAreFormatErrors) {
-  const auto dir = testing_util::scratch_dir();
+/// encoder.json of the 256 byte tokens (ids 0-255) and then `extra` (ids 256, 257, ...).
+std::string tiny_encoder(std::initializer_list<std::string> extra) {
   std::string encoder = "{";
   for (unsigned b = 0; b < 256; ++b)
     encoder += (b ? "," : "") + json::quote(byte_symbol(static_cast<std::uint8_t>(b))) + ":" + std::to_string(b);
-  testing_util::spit(dir / "encoder.json", encoder + ",\"ab\":256}");
+  int id = 256;
+  for (const std::string& token : extra) encoder += "," + json::quote(token) + ":" + std::to_string(id++);
+  return encoder + "}";
+}
+
+TEST(BpeTokenizer, DuplicateMergeLinesTakeTheLastRank) {
+  // As GPT-2's encoder, Hugging Face and scripts/bpe_reference.py read vocab.bpe (a dict of
+  // pair -> line number, later lines overwriting): "a b" ranks 2, after "b c" at 1.
+  const auto dir = testing_util::scratch_dir();
+  testing_util::spit(dir / "encoder.json", tiny_encoder({"ab", "bc"}));
+  testing_util::spit(dir / "vocab.bpe", "#version: 0.2\na b\nb c\na b\n");
+  const auto tokenizer = BpeTokenizer::from_directory(dir);
+  EXPECT_EQ(tokenizer.encode("abc"), (std::vector<TokenId>{'a', 257}));  // [a, bc]
+}
+
+TEST(BpeTokenizer, MalformedFilesAreFormatErrors) {
+  const auto dir = testing_util::scratch_dir();
+  testing_util::spit(dir / "encoder.json", tiny_encoder({"ab"}));
   testing_util::spit(dir / "vocab.bpe", "#version: 0.2\na b\n");
   auto tiny = BpeTokenizer::from_directory(dir);
   EXPECT_EQ(tiny.encode("abab"), (std::vector<TokenId>{256, 256}));

@@ -1,6 +1,7 @@
 #pragma once
 // GPT-2's byte-level BPE tokenizer, read from the original `encoder.json` (token -> id) and
-// `vocab.bpe` (merges, best first). Text is split by GPT-2's pre-tokenization pattern, each
+// `vocab.bpe` (merges, best first; a pair listed twice ranks by its last line, as in GPT-2's
+// encoder and Hugging Face's). Text is split by GPT-2's pre-tokenization pattern, each
 // piece's bytes are mapped to GPT-2's printable byte alphabet and merged pair by pair in rank
 // order. Every byte string encodes (invalid UTF-8 included) and decode(encode(s)) == s.
 // Special tokens are not recognized in text: "<|endoftext|>" in the input encodes as ordinary
