@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "cannl/support/error.h"
 #include "cannl/support/files.h"
@@ -30,6 +32,18 @@ std::filesystem::path write_target(const std::filesystem::path& path) {
   target = std::filesystem::read_symlink(path, error);  // dangling: its first hop
   if (error) return path;
   return target.is_absolute() ? target : path.parent_path() / target;
+}
+
+/// fsync and close of the written temporary file; on failure it is removed and IoError thrown.
+/// The data reaches the disk before the rename, always: otherwise a power loss after the rename
+/// can leave the new name on an empty or partial file (the file systems do not order them).
+void flush_and_close(int fd, const std::filesystem::path& temporary) {
+  int error = ::fsync(fd) != 0 ? errno : 0;
+  const char* what = "cannot flush";
+  if (::close(fd) != 0 && error == 0) error = errno, what = "cannot close";
+  if (error == 0) return;
+  ::unlink(temporary.c_str());
+  throw_io(what, temporary, error);
 }
 
 }  // namespace
@@ -67,28 +81,28 @@ void AtomicFile::write(std::string_view bytes) {
 
 void AtomicFile::commit(bool sync_to_disk) {
   if (fd_ < 0) throw IoError("'" + path_.string() + "' was already committed");
-  // The data reaches the disk before the rename, always: otherwise a power loss after the rename
-  // can leave the new name on an empty or partial file (the file systems do not order them).
-  if (::fsync(fd_) != 0) {
-    const int error = errno;
-    ::close(fd_);
-    fd_ = -1;
+  const int fd = std::exchange(fd_, -1);
+  flush_and_close(fd, temporary_);
+  // Opened before the rename: a directory that cannot be opened fails with the old file in place.
+  std::optional<files::OpenDirectory> directory;
+  try {
+    if (sync_to_disk) directory.emplace(path_.parent_path());
+  } catch (const IoError&) {
     ::unlink(temporary_.c_str());
-    throw_io("cannot flush", temporary_, error);
+    throw;
   }
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    int error = errno;
-    ::unlink(temporary_.c_str());
-    throw_io("cannot close", temporary_, error);
-  }
-  fd_ = -1;
   if (::rename(temporary_.c_str(), path_.c_str()) != 0) {
     int error = errno;
     ::unlink(temporary_.c_str());
     throw_io("cannot rename the temporary file over", path_, error);
   }
-  if (sync_to_disk) files::sync_directory(path_.parent_path());
+  if (!directory) return;
+  try {
+    directory->sync();
+  } catch (const IoError& e) {
+    throw IoError(std::string(e.what()) + ": '" + path_.string() +
+                  "' holds the new contents, but they may not survive a power loss");
+  }
 }
 
 }  // namespace cannl::io

@@ -28,7 +28,9 @@ class AtomicFile {
   /// complete new file, never a partial one) and renames the temporary file over the path; with
   /// `sync_to_disk` the directory is flushed too, so the new file itself survives a power loss
   /// (without it, a crash right after commit may bring back the previous file). Throws IoError on
-  /// failure, leaving the previous file in place.
+  /// failure, leaving the previous file in place, except when only the directory's flush fails
+  /// after the rename: then the path holds the new file and the message says its durability is
+  /// not assured. A file system that cannot flush directories (EINVAL) is not a failure.
   void commit(bool sync_to_disk);
 
   const std::filesystem::path& temporary_path() const { return temporary_; }

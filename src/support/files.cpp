@@ -120,12 +120,22 @@ void sync_file(const std::filesystem::path& path) {
   if (error != 0) throw_io("cannot flush", path, error);
 }
 
-void sync_directory(const std::filesystem::path& dir) {
-  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // best effort: some file systems refuse to open directories
-  ::fsync(fd);
-  ::close(fd);
+OpenDirectory::OpenDirectory(const std::filesystem::path& dir) : dir_(dir.empty() ? "." : dir) {
+  fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) throw_io("cannot open directory to flush it", dir_, errno);
 }
+
+OpenDirectory::~OpenDirectory() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void OpenDirectory::sync() {
+  // EINVAL: the file system does not flush directories (some FUSE and network file systems);
+  // its renames are as durable as it makes them, and there is nothing else to ask it.
+  if (::fsync(fd_) != 0 && errno != EINVAL) throw_io("cannot flush directory", dir_, errno);
+}
+
+void sync_directory(const std::filesystem::path& dir) { OpenDirectory(dir).sync(); }
 
 bool is_regular_file(const std::filesystem::path& path) {
   struct stat info {};

@@ -92,6 +92,21 @@ TEST_F(FilesTest, ReadMissingFileThrowsIoErrorNamingPath) {
   EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
 }
 
+TEST_F(FilesTest, SyncDirectoryReportsFailuresNamingTheDirectory) {
+  files::sync_directory(temp_dir_);
+  files::sync_directory("");  // the working directory
+  const auto missing = temp_dir_ / "missing";
+  std::string message = io_error_message([&] { files::sync_directory(missing); });
+  EXPECT_NE(message.find("cannot open directory to flush it '" + missing.string() + "'"),
+            std::string::npos) << message;
+  EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
+  const auto file = temp_dir_ / "plain.txt";
+  files::write_atomically(file, "x");
+  message = io_error_message([&] { files::sync_directory(file); });
+  EXPECT_NE(message.find(file.string()), std::string::npos) << message;
+  EXPECT_NE(message.find("Not a directory"), std::string::npos) << message;
+}
+
 // The pid of a process that has exited (and been reaped).
 pid_t dead_pid() {
   const pid_t child = ::fork();

@@ -40,10 +40,29 @@ std::filesystem::path temporary_beside(const std::filesystem::path& path);
 /// directory) are ignored. Returns how many files it removed.
 ///   files::remove_stale_temporaries(files::build_dir() / "cache");
 int remove_stale_temporaries(const std::filesystem::path& dir, std::string_view for_name = {});
-/// fsync of a file (by path) and of a directory, so that a rename into it survives a power loss.
-/// Throw IoError naming the path when the file cannot be opened or flushed; a directory that
-/// cannot be opened is skipped (some file systems refuse).
+/// fsync of a file (by path), so that its data survives a power loss. Throws IoError naming the
+/// path when it cannot be opened or flushed.
 void sync_file(const std::filesystem::path& path);
+/// A directory held open to flush (fsync) it after a rename into it, which makes the rename
+/// survive a power loss. Opened before the rename, a directory that cannot be opened fails the
+/// writer while the previous file is still in place. Throws IoError naming the directory when it
+/// cannot be opened or flushed; a file system that cannot flush directories at all (EINVAL) is
+/// not an error: nothing more can be done there.
+///   files::OpenDirectory dir(path.parent_path());  rename(temporary, path);  dir.sync();
+class OpenDirectory {
+ public:
+  explicit OpenDirectory(const std::filesystem::path& dir);  // "" is the working directory
+  ~OpenDirectory();
+  OpenDirectory(const OpenDirectory&) = delete;
+  OpenDirectory& operator=(const OpenDirectory&) = delete;
+  void sync();
+
+ private:
+  std::filesystem::path dir_;
+  int fd_ = -1;
+};
+/// OpenDirectory(dir).sync(): the same errors.
+///   files::sync_directory(library.parent_path());
 void sync_directory(const std::filesystem::path& dir);
 /// Whether `path` names a regular file (following links). For the places where a file is
 /// expected: a FIFO or a device would block or never end, a directory gives odd errors.
