@@ -4,6 +4,7 @@
 #include "io/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,6 +35,15 @@ std::filesystem::path write_target(const std::filesystem::path& path) {
   return target.is_absolute() ? target : path.parent_path() / target;
 }
 
+/// The permission bits of the file the write replaces, if there is one: a checkpoint the user
+/// made private (chmod 600) must not become world-readable by being saved again. Not the setuid,
+/// setgid and sticky bits, which belonged to the old contents.
+std::optional<mode_t> replaced_permissions(const std::filesystem::path& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+  return info.st_mode & 0777;
+}
+
 /// fsync and close of the written temporary file; on failure it is removed and IoError thrown.
 /// The data reaches the disk before the rename, always: otherwise a power loss after the rename
 /// can leave the new name on an empty or partial file (the file systems do not order them).
@@ -55,6 +65,14 @@ AtomicFile::AtomicFile(std::filesystem::path path)
                                   path_.filename().string());
   fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) throw_io("cannot create a temporary file for", path_, errno);
+  // Before any byte is written, so the contents are never readable more widely than before.
+  const std::optional<mode_t> mode = replaced_permissions(path_);
+  if (mode && ::fchmod(fd_, *mode) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    ::unlink(temporary_.c_str());  // the destructor does not run for a throwing constructor
+    throw_io("cannot give the temporary file the permissions of", path_, error);
+  }
 }
 
 AtomicFile::~AtomicFile() {

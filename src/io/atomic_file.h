@@ -2,8 +2,9 @@
 // A file written in pieces that appears at its path all at once: the pieces go to a temporary
 // file beside it, and commit() renames it over the path. Destroyed without commit (an exception,
 // an interrupted write), it removes the temporary file and the previous file stays untouched. A
-// symbolic link at the path keeps its link: its target is replaced. Temporaries of a killed earlier
-// writer of the same file are removed when the next one starts.
+// symbolic link at the path keeps its link: its target is replaced. A file replaced keeps its
+// permission bits (a checkpoint made private stays private); a new one gets 0644 less the umask.
+// Temporaries of a killed earlier writer of the same file are removed when the next one starts.
 //
 //   AtomicFile out("ckpt.safetensors");
 //   out.write(header);  out.write(payload);

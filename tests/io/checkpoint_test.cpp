@@ -4,6 +4,7 @@
 #include "cannl/io/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -250,6 +251,20 @@ TEST_F(Checkpoint, ProcessKilledMidWriteLeavesThePreviousCheckpoint) {
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
   restore_checkpoint(fresh, entries, path);
   EXPECT_EQ(fresh.get_values(counts), std::vector<double>(kCounts, 2.0));
+}
+
+TEST_F(Checkpoint, SavingOverAPrivateCheckpointKeepsItPrivate) {
+  const auto path = scratch_dir() / "ckpt.safetensors";
+  auto counts = ir::make_node("counts", ir::DType::F32, {3});
+  auto ctx = runtime::Context::interpreter();
+  ctx.set_values(counts, std::vector<double>{1, 2, 3});
+  const std::vector<CheckpointEntry> entries{{"counts", counts}};
+  save_checkpoint(ctx, entries, path);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  save_checkpoint(ctx, entries, path);
+  struct stat info {};
+  ASSERT_EQ(::stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u) << std::oct << (info.st_mode & 0777);
 }
 
 TEST_F(Checkpoint, SymlinkedCheckpointKeepsItsLink) {
