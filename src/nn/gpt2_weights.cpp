@@ -1,9 +1,12 @@
 // Loading a Hugging Face GPT-2 safetensors checkpoint into the model's parameters. Each cannl
 // parameter is a column range of one checkpoint tensor viewed as [rows, cols], transposed when the
 // checkpoint stores it [in, out] (Conv1D, and the embedding tables, whose cannl form is
-// [dim <- vocab]); the fused c_attn gives three ranges (q, k, v).
+// [dim <- vocab]); the fused c_attn gives three ranges (q, k, v). Loading checks every tensor
+// (presence, shape, floating dtype, the tied head) before uploading any, then decodes each
+// tensor once for all its slots.
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <numbers>
 #include <sstream>
 
@@ -75,6 +78,15 @@ std::string detect_prefix(const io::SafetensorsFile& file) {
                     "is this a GPT-2 checkpoint?");
 }
 
+/// Whether the reader decodes `dtype` as weights: floats only. An integer or BOOL tensor of the
+/// right shape is not a weight, whatever numbers its bits would give.
+bool is_floating(io::SafetensorsDType dtype) {
+  using D = io::SafetensorsDType;
+  return dtype == D::F32 || dtype == D::F16 || dtype == D::BF16 || dtype == D::F64 ||
+         dtype == D::F8_E5M2 || dtype == D::F8_E4M3;
+}
+
+/// The tensor `name`, checked: present, of shape `expected` and of a floating dtype.
 const io::TensorInfo& checked_info(const io::SafetensorsFile& file, const std::string& name,
                                    const Shape& expected, const Gpt2Config& c) {
   const io::TensorInfo* info = file.find(name);
@@ -85,6 +97,10 @@ const io::TensorInfo& checked_info(const io::SafetensorsFile& file, const std::s
     throw FormatError("gpt2 checkpoint " + file.name() + ": tensor '" + name + "' has shape " +
                       shape_text(info->shape) + ", expected " + shape_text(expected) +
                       " for the config (" + c.describe() + ")");
+  if (!is_floating(info->dtype))
+    throw FormatError("gpt2 checkpoint " + file.name() + ": tensor '" + name + "' has dtype " +
+                      std::string(io::safetensors_dtype_name(info->dtype)) +
+                      "; weights must be floating (F32, F16, BF16, F64, F8_E5M2 or F8_E4M3)");
   return *info;
 }
 
@@ -190,23 +206,42 @@ struct NonFiniteReport {
   }
 };
 
+/// One checkpoint tensor and the slots it fills, in the order of their first slots.
+struct CheckpointTensor {
+  std::string name;  // with the file's prefix
+  std::vector<const Slot*> slots;
+};
+
+std::vector<CheckpointTensor> checkpoint_tensors(const std::vector<Slot>& slots,
+                                                 const std::string& prefix) {
+  std::vector<CheckpointTensor> tensors;
+  std::map<std::string, std::size_t> index;
+  for (const Slot& s : slots) {
+    const auto [it, added] = index.emplace(prefix + s.name, tensors.size());
+    if (added) tensors.push_back({prefix + s.name, {}});
+    tensors[it->second].slots.push_back(&s);
+  }
+  return tensors;
+}
+
 }  // namespace
 
 void Gpt2::load_weights(const io::SafetensorsFile& file) {
   const std::string prefix = detect_prefix(file);
-  std::string cached_name;
-  std::vector<float> cached;  // the c_attn tensors feed three parameters each
+  const std::vector<Slot> slots = slots_of(blocks_);
+  const std::vector<CheckpointTensor> tensors = checkpoint_tensors(slots, prefix);
+  // Every check before the first upload: a bad file leaves the parameters as they were.
+  for (const CheckpointTensor& t : tensors)
+    checked_info(file, t.name, t.slots.front()->shape, config());
+  std::vector<float> wte = file.to_f32(prefix + "wte.weight");
+  check_tied_head(file, wte, config());
   NonFiniteReport non_finite;
-  for (const Slot& s : slots_of(blocks_)) {
-    const std::string name = prefix + s.name;
-    checked_info(file, name, s.shape, config());
-    if (name != cached_name) {
-      cached = file.to_f32(name);
-      cached_name = name;
-      non_finite.add(cached, name);
-    }
-    if (s.name == "wte.weight") check_tied_head(file, cached, config());
-    upload(ctx_, s.param, slot_values(s, cached), name);
+  for (const CheckpointTensor& t : tensors) {
+    // Decoded once for all its slots (c_attn feeds q, k and v), so it is also counted once.
+    const std::vector<float> values =
+        t.name == prefix + "wte.weight" ? std::move(wte) : file.to_f32(t.name);
+    non_finite.add(values, t.name);
+    for (const Slot* s : t.slots) upload(ctx_, s->param, slot_values(*s, values), t.name);
   }
   non_finite.warn(file.name());
 }

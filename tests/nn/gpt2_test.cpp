@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -345,6 +346,86 @@ TEST_F(Gpt2Test, MisShapedTensorIsAFormatError) {
   });
   expect_load_error(small(), file,
                     "tensor 'h.0.attn.c_attn.weight' has shape [32, 95], expected [32, 96]");
+}
+
+TEST_F(Gpt2Test, AFailedLoadLeavesTheWeightsAsTheyWere) {
+  auto ctx = runtime::Context::interpreter();
+  Gpt2 model(small(), ctx, 4);
+  model.load_weights(io::SafetensorsFile::open(fixture("bare.safetensors")));
+  const nn::Gpt2Blocks& b = model.blocks();
+  const std::vector<Tensor> watched{b.wte.table, b.h.front().attn.q.w, b.h.back().fc.w, b.ln_f.gamma};
+  std::vector<std::vector<std::byte>> before;
+  for (const Tensor& t : watched) before.push_back(ctx.get_bytes(t.value()));
+  // Other values in every tensor, and the last one missing: its absence is found at the end.
+  std::vector<std::vector<float>> halves;
+  auto file = edited_checkpoint([&](auto& ts) {
+    std::erase_if(ts, [](const auto& t) { return t.name == "ln_f.bias"; });
+    for (auto& t : ts) {
+      halves.emplace_back(t.bytes.size() / sizeof(float), 0.5f);
+      t.bytes = std::as_bytes(std::span(halves.back()));
+    }
+  });
+  try {
+    model.load_weights(file);
+    FAIL() << "no error";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing tensor 'ln_f.bias'"), std::string::npos) << e.what();
+  }
+  for (std::size_t i = 0; i < watched.size(); ++i)
+    EXPECT_TRUE(ctx.get_bytes(watched[i].value()) == before[i]) << watched[i].label() << " changed";
+}
+
+TEST_F(Gpt2Test, IntegerTensorsAreNotWeights) {
+  const std::vector<std::byte> raw(32 * 8, std::byte{1});
+  for (io::SafetensorsDType dtype : {io::SafetensorsDType::BOOL, io::SafetensorsDType::U8,
+                                     io::SafetensorsDType::I8, io::SafetensorsDType::I64}) {
+    SCOPED_TRACE(io::safetensors_dtype_name(dtype));
+    auto file = edited_checkpoint([&](auto& ts) {
+      for (auto& t : ts)
+        if (t.name == "h.1.ln_2.weight") {
+          t.dtype = dtype;
+          t.bytes = std::span(raw).first(32 * io::safetensors_dtype_bytes(dtype));
+        }
+    });
+    expect_load_error(small(), file,
+                      "tensor 'h.1.ln_2.weight' has dtype " +
+                          std::string(io::safetensors_dtype_name(dtype)) + "; weights must be floating");
+    reset_tensor_state();
+  }
+  // Floating dtypes other than F32 load, converted.
+  const std::vector<std::uint16_t> ones(32, 0x3C00);  // F16 1.0
+  auto half = edited_checkpoint([&](auto& ts) {
+    for (auto& t : ts)
+      if (t.name == "h.1.ln_2.weight") {
+        t.dtype = io::SafetensorsDType::F16;
+        t.bytes = std::as_bytes(std::span(ones));
+      }
+  });
+  auto ctx = runtime::Context::interpreter();
+  Gpt2 model(small(), ctx, 4);
+  model.load_weights(half);
+  EXPECT_EQ(ctx.get_values(model.blocks().h[1].ln2.gamma.value()), std::vector<double>(32, 1.0));
+}
+
+TEST_F(Gpt2Test, ANonFiniteTensorIsReportedOnce) {
+  // c_attn fills three parameters (q, k, v); its one NaN is one tensor with one bad value.
+  std::vector<float> c_attn;
+  auto file = edited_checkpoint([&](auto& ts) {
+    for (auto& t : ts)
+      if (t.name == "h.0.attn.c_attn.weight") {
+        c_attn.resize(t.bytes.size() / sizeof(float));
+        std::memcpy(c_attn.data(), t.bytes.data(), t.bytes.size());
+        c_attn[5] = NAN;
+        t.bytes = std::as_bytes(std::span(c_attn));
+      }
+  });
+  Gpt2 model(small(), runtime::Context::interpreter(), 4);
+  ::testing::internal::CaptureStderr();
+  model.load_weights(file);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("weights in <edited>: 1 tensors hold values that are NaN or infinite: "
+                     "h.0.attn.c_attn.weight (1 of 3072);"),
+            std::string::npos) << log;
 }
 
 TEST_F(Gpt2Test, WrongConfigNamesTheShapes) {

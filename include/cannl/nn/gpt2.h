@@ -114,8 +114,11 @@ class Gpt2 {
 
   /// Uploads the checkpoint's tensors (bare or `transformer.`-prefixed names; the buffers
   /// h.N.attn.bias / masked_bias and any other extra tensor are ignored; lm_head.weight, when
-  /// present, must equal wte.weight). Throws FormatError naming the tensor for a missing or
-  /// mis-shaped one (with both shapes) or an untied lm_head.
+  /// present, must equal wte.weight; any floating dtype the reader decodes, converted to f32).
+  /// Throws FormatError naming the tensor for a missing or mis-shaped one (with both shapes), one
+  /// of an integer or BOOL dtype, or an untied lm_head; every tensor is checked before the first
+  /// is uploaded, so after an error the parameters are as they were. Warns once per tensor
+  /// holding NaN or infinite values.
   ///   model.load_weights(io::SafetensorsFile::open("model.safetensors"));
   void load_weights(const io::SafetensorsFile& file);
   /// Random parameters as Hugging Face initializes GPT-2 (matrices and embeddings N(0, 0.02),
