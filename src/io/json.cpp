@@ -88,7 +88,8 @@ class Parser {
 
   Value parse_value(int depth) {
     if (depth > limits_.max_depth)
-      fail_limit(LimitError::Limit::Depth, "nesting deeper than " + std::to_string(limits_.max_depth));
+      fail_limit(LimitError::Limit::Depth,
+                 "nesting deeper than " + std::to_string(limits_.max_depth));
     if (++values_ > limits_.max_values)
       fail_limit(LimitError::Limit::Values,
                  "more than " + std::to_string(limits_.max_values) + " values");

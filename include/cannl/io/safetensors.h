@@ -93,7 +93,9 @@ struct TensorToWrite {
 
 /// How write_safetensors writes.
 struct WriteOptions {
-  /// fsync the file (and its directory) so the new file survives a power loss.
+  /// fsync the file's directory too, so the new file survives a power loss (the file's data is
+  /// flushed before the rename either way). A directory that cannot be flushed is an IoError;
+  /// a file system that does not flush directories at all (EINVAL) is not.
   bool sync_to_disk = true;
   /// Called after each chunk written to the temporary file with the bytes written so far and the
   /// total. An exception it throws aborts the write: the temporary file is removed and the
