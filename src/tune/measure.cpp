@@ -23,6 +23,10 @@ constexpr double kTopUpMs = 25;
 constexpr int kMaxRuns = 64;
 /// A candidate whose warm run takes this many times the best median is not timed further.
 constexpr double kHopeless = 4;
+/// What a first run may spend on first touches (loading the library, faulting pages in) at most:
+/// a first run further above the hopeless line than this is hopeless warm too, and is not run
+/// again (a serial baseline of a large matmul runs for seconds).
+constexpr double kFirstRunOverheadMs = 50;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -109,6 +113,8 @@ std::string Bench::compare_outputs(runtime::Context& twin, const runtime::Routin
   return "";
 }
 
+bool beyond_hope(double ms, double best_ms) { return ms > kHopeless * best_ms; }
+
 int Bench::runs_for(double warm_ms) const {
   // Short routines get more runs: a median of a few sub-millisecond runs on a shared machine is
   // mostly noise.
@@ -121,12 +127,13 @@ double Bench::time_ms(const Candidate& c, const std::function<void()>& run, doub
   if (hooks.measure) return hooks.measure(c, run);
   // A first run pays for first touches (the library just loaded, pages faulted in, cold caches),
   // so it never decides alone: when it looks hopeless a warm run is taken and judged instead.
+  if (first_run_ms > kHopeless * best_ms + kFirstRunOverheadMs) return first_run_ms;
   double warm_ms = first_run_ms;
-  if (warm_ms > kHopeless * best_ms) {
+  if (beyond_hope(warm_ms, best_ms)) {
     warm_ms = timed_run(run);
     // Far slower than the best even warm (a serial baseline of a large matmul): it cannot win,
     // and timing it again would spend the budget.
-    if (warm_ms > kHopeless * best_ms) return warm_ms;
+    if (beyond_hope(warm_ms, best_ms)) return warm_ms;
   }
   std::vector<double> ms;
   for (int r = runs_for(warm_ms); r > 0; --r) ms.push_back(timed_run(run));
@@ -219,7 +226,7 @@ std::vector<double> Bench::confirm(const std::vector<Candidate>& finalists, int 
   }
   const double fastest = *std::min_element(warm_ms.begin(), warm_ms.end());
   std::vector<int> runs;
-  for (double ms : warm_ms) runs.push_back(ms > kHopeless * fastest ? 1 : runs_for(ms));
+  for (double ms : warm_ms) runs.push_back(beyond_hope(ms, fastest) ? 1 : runs_for(ms));
   // Rounds over the finalists in turn, so a burst of load elsewhere on the machine falls on all
   // of them rather than on one.
   std::vector<std::vector<double>> medians(finalists.size());

@@ -16,6 +16,10 @@
 
 namespace cannl::tune {
 
+/// Whether a candidate that took `ms` is so far behind `best_ms` (4 times) that it cannot win
+/// however it is timed again: it is not timed further.
+bool beyond_hope(double ms, double best_ms);
+
 class Bench {
  public:
   /// `pristine`: a twin of the caller's context that nothing runs in; each candidate gets its own

@@ -32,8 +32,16 @@ run_tune || fail "the run after damage (rc $?): $(cat err.txt)"
 grep -q "is ignored" err.txt || fail "no warning about the damaged entry: $(cat err.txt)"
 grep -q "candidates in" out.txt || fail "the damaged entry was not tuned again: $(cat out.txt)"
 
-"$cannl" bench matmul --n 48 --reps 2 --tune >out.txt 2>err.txt || fail "bench --tune (rc $?): $(cat err.txt)"
+# The same search as above: an entry answers only a search no wider than its own.
+"$cannl" bench matmul --n 48 --reps 2 --tune --autotune-rounds=0 --autotune-budget-s=20 >out.txt 2>err.txt ||
+  fail "bench --tune (rc $?): $(cat err.txt)"
 grep -q "replayed from the schedule cache" out.txt || fail "bench --tune is not tune: $(cat out.txt)"
+# A wider search than the cached one searches again, says why, and keeps one entry.
+run_tune --autotune-rounds=1 || fail "the wider search (rc $?): $(cat err.txt)"
+grep -q "came from a narrower search" err.txt || fail "no word on the narrower entry: $(cat err.txt)"
+grep -q "candidates in" out.txt || fail "the wider search was answered from the cache: $(cat out.txt)"
+entries=(build_files/cannl/schedule_cache/*.schedule)
+[ ${#entries[@]} -eq 1 ] || fail "expected the entry overwritten, got: ${entries[*]}"
 
 if [ $failures -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "tune_cli: all checks passed"

@@ -205,6 +205,24 @@ TEST_F(Tune, TheSerialBaselineIsTimedInTheFinalRound) {
   EXPECT_EQ(report.winner.label, "default");
 }
 
+// A baseline four times slower than the default already (the serial run of a large matmul takes
+// seconds) is not timed again: its search time is reported.
+TEST_F(Tune, ABaselineBeyondHopeKeepsItsSearchTime) {
+  Matmul m = matmul(32);
+  auto ctx = runtime::Context::cpu();
+  train::upload_literals(ctx, {m.y});
+  tune::TuneOptions o = quick();
+  o.use_cache = false;
+  const std::map<std::string, double> search{{"default", 2}, {"serial", 9}}, final{{"default", 3}, {"serial", 7}};
+  o.hooks.measure = [&](const tune::Candidate& c, const std::function<void()>&) { return search.at(c.label); };
+  o.hooks.measure_final = [&](const tune::Candidate& c, const std::function<void()>&) { return final.at(c.label); };
+  tune::TuneReport report;
+  (void)tune::tune(ctx, m.comp, "mm", o, &report);
+  EXPECT_FALSE(result_of(report, "serial").final_round);
+  EXPECT_EQ(report.baseline_ms, 9);
+  EXPECT_EQ(report.default_ms, 2) << "the default alone: no final round";
+}
+
 TEST_F(Tune, TheSearchIsDeterministicGivenItsTimings) {
   auto search = [&] {
     Matmul m = matmul(8);  // no tile: the round's moves compile no kernel library
