@@ -185,11 +185,13 @@ class Search {
   /// The final round: the fastest few with code of their own, the default and the serial
   /// baseline's code timed again side by side (bench_.confirm). The winner is picked among these
   /// times only: search times were taken one candidate at a time, each under the load the
-  /// machine had then, and a candidate sharing another's code only copied that one's. A baseline
-  /// beyond hope against the default keeps its search time (the serial run of a large matmul
-  /// takes seconds; it is reported, it cannot win).
+  /// machine had then, and a candidate sharing another's code only copied that one's. A candidate
+  /// beyond hope against the best is no finalist, and a baseline beyond hope against the default
+  /// keeps its search time (the serial run of a large matmul takes seconds; it is reported, it
+  /// cannot win).
   void final_round() {
     std::vector<std::size_t> finalists = fastest(std::clamp(options_.beam_width, kFinalists, kMaxFinalists), true);
+    std::erase_if(finalists, [&](std::size_t f) { return beyond_hope(result_of(measured_[f]).ms, best_ms()); });
     std::optional<std::size_t> baseline = baseline_code();
     if (baseline && beyond_hope(result_of(measured_[*baseline]).ms, result_of(measured_.front()).ms)) baseline.reset();
     for (std::optional<std::size_t> must : {std::optional<std::size_t>(0), baseline})
