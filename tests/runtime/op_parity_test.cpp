@@ -1,7 +1,9 @@
 // Op parity: every op of ops.def x every dtype it is defined for, computed by the C backend and by
 // the reference interpreter from the same input bytes. A new op row is tested without touching
-// this file: the case list is generated from the op table. Compiled into test_gpu as well
-// (CANNL_TEST_GPU), where the compiled side is the GPU backend of tests/gpu/gpu_test_util.h.
+// this file: the case list is generated from the op table. The ops of one result dtype are one
+// test and one routine (EveryDtype/OpParityTest.CompiledMatchesInterpreter/f32): a device compile
+// costs far more than the few kernels of an op. Compiled into test_gpu as well (CANNL_TEST_GPU),
+// where the compiled side is the GPU backend of tests/gpu/gpu_test_util.h.
 #include <gtest/gtest.h>
 
 #include <iomanip>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "cannl/runtime/context.h"
+#include "cannl/support/error.h"
 #include "runtime/test_util.h"
 #include "runtime/value_codec.h"
 #ifdef CANNL_TEST_GPU
@@ -39,11 +42,6 @@ struct OpCase {
   DType dtype;  // of the result (and of the arguments, except u4x32-only arguments)
 };
 
-/// gtest prints parameters with this ("add on f32") instead of raw bytes.
-void PrintTo(const OpCase& c, std::ostream* os) {
-  *os << ir::op_name(c.op) << " on " << ir::dtype_name(c.dtype);
-}
-
 bool is_threefry(Op op) { return op == Op::ThreefryCrypto || op == Op::ThreefryLight; }
 
 /// Every (op, dtype) the op table defines: float spellings on float dtypes, integer spellings on
@@ -62,10 +60,6 @@ std::vector<OpCase> all_cases() {
     }
   }
   return cases;
-}
-
-std::string case_name(const ::testing::TestParamInfo<OpCase>& info) {
-  return std::string(ir::op_name(info.param.op)) + "_" + std::string(ir::dtype_name(info.param.dtype));
 }
 
 /// splitmix64: a deterministic stream of test inputs.
@@ -171,19 +165,81 @@ std::string compare_cell(const OpCase& c, const std::byte* cc, const std::byte* 
   return text.str();
 }
 
-/// out := op(arg0, ...) pointwise over kCells cells, compiled and run in `ctx` from the shared
-/// input bytes; returns out's storage bytes.
-std::vector<std::byte> run_case(runtime::Context ctx, const ir::Comp& comp,
-                                const std::vector<ir::NodeRef>& args, const ir::NodeRef& out,
-                                const std::string& name) {
-  auto routine = ctx.compile(comp, name);
-  for (std::size_t a = 0; a < args.size(); ++a)
-    ctx.set_bytes(args[a], input_bytes(args[a]->dtype, static_cast<int>(a)));
-  ctx.run(routine);
-  return ctx.get_bytes(out);
+/// One op case of a batch: out := op(args...) pointwise over kCells cells.
+struct BatchCase {
+  OpCase c;
+  std::vector<ir::NodeRef> args;
+  ir::NodeRef out;
+  std::string what() const { return std::string(ir::op_name(c.op)) + " on " + std::string(ir::dtype_name(c.dtype)); }
+};
+
+/// `cases` as one computation: one assignment each, over nodes of their own (tagged by position),
+/// appended to `out`.
+ir::Comp batch_comp(const std::vector<OpCase>& cases, std::vector<BatchCase>& out) {
+  ir::Comp comp;
+  for (const OpCase& c : cases) {
+    const DType arg_dtype = c.op == Op::Uniform1 || is_threefry(c.op) ? DType::U4x32 : c.dtype;
+    const std::string tag = std::to_string(out.size());
+    BatchCase b{c, {}, ir::make_node("out" + tag, c.dtype, {kCells})};
+    std::vector<ir::Operand> operands;
+    for (int a = 0; a < ir::op_arity(c.op); ++a) {
+      b.args.push_back(ir::make_node("arg" + tag + "_" + std::to_string(a), arg_dtype, {kCells}));
+      operands.push_back(of(b.args.back()));
+    }
+    comp.body.push_back(
+        ir::make_accum(accum_op(b.out, Op::Arg2, c.op, operands, pointwise_projections({kCells}, ir::op_arity(c.op)))));
+    out.push_back(std::move(b));
+  }
+  return comp;
 }
 
-class OpParityTest : public ::testing::TestWithParam<OpCase> {};
+/// `comp` compiled as routine `name` and run in `ctx` from the shared input bytes (argument a of
+/// every case gets input_bytes(..., a)); the storage bytes of each case's output. `source` gets
+/// the generated code.
+std::vector<std::vector<std::byte>> run_batch(runtime::Context ctx, const ir::Comp& comp,
+                                              const std::vector<BatchCase>& cases, const std::string& name,
+                                              std::string* source = nullptr) {
+  auto routine = ctx.compile(comp, name);
+  if (source) *source = routine.source();
+  for (const BatchCase& b : cases)
+    for (std::size_t a = 0; a < b.args.size(); ++a)
+      ctx.set_bytes(b.args[a], input_bytes(b.args[a]->dtype, static_cast<int>(a)));
+  ctx.run(routine);
+  std::vector<std::vector<std::byte>> outs;
+  for (const BatchCase& b : cases) outs.push_back(ctx.get_bytes(b.out));
+  return outs;
+}
+
+/// Adds a failure for the first few cells where `compiled` and `interp` differ beyond the op's
+/// tolerance (`through` says how the compiled side ran, for the message).
+void expect_cells_agree(const BatchCase& b, const std::vector<std::byte>& compiled, const std::vector<std::byte>& interp,
+                        const std::string& through) {
+  ASSERT_EQ(compiled.size(), interp.size()) << b.what();
+  const std::size_t size = ir::dtype_bytes(b.c.dtype);
+  int mismatches = 0;  // report the first few cells only
+  for (std::int64_t k = 0; k < kCells && mismatches < 5; ++k) {
+    const auto at = static_cast<std::size_t>(k) * size;
+    const std::string why = compare_cell(b.c, compiled.data() + at, interp.data() + at);
+    if (why.empty()) continue;
+    ++mismatches;
+    ADD_FAILURE() << b.what() << through << ", cell " << k << ": " << why;
+  }
+}
+
+/// The result dtypes of all_cases(), in their order.
+std::vector<DType> result_dtypes() {
+  std::vector<DType> dtypes;
+  for (const OpCase& c : all_cases())
+    if (std::find(dtypes.begin(), dtypes.end(), c.dtype) == dtypes.end()) dtypes.push_back(c.dtype);
+  return dtypes;
+}
+
+std::string dtype_case_name(const ::testing::TestParamInfo<DType>& info) {
+  return std::string(ir::dtype_name(info.param));
+}
+
+/// Every op case of one result dtype.
+class OpParityTest : public ::testing::TestWithParam<DType> {};
 
 /// The compiled side of the comparison: the C backend, or in test_gpu the GPU backend (nullopt
 /// with `why` set when it does not open).
@@ -200,38 +256,41 @@ std::optional<runtime::Context> compiled_context(std::string& why) {
 #endif
 }
 
+// Every op of one result dtype in one routine: one compile (a device compile costs far more than
+// the ops it builds), each op over nodes of its own. When that routine fails, each op is compiled
+// alone, so that the failures name the ops they come from.
 TEST_P(OpParityTest, CompiledMatchesInterpreter) {
   std::string why;
   const auto compiled = compiled_context(why);
   if (!compiled) GTEST_SKIP() << why;
-  const OpCase c = GetParam();
-  const DType arg_dtype = c.op == Op::Uniform1 || is_threefry(c.op) ? DType::U4x32 : c.dtype;
-  const std::string what =
-      std::string(ir::op_name(c.op)) + " on " + std::string(ir::dtype_name(c.dtype));
-  std::vector<ir::NodeRef> args;
-  std::vector<ir::Operand> operands;
-  for (int a = 0; a < ir::op_arity(c.op); ++a) {
-    args.push_back(ir::make_node("arg" + std::to_string(a), arg_dtype, {kCells}));
-    operands.push_back(of(args.back()));
+  std::vector<OpCase> of_dtype;
+  for (const OpCase& c : all_cases())
+    if (c.dtype == GetParam()) of_dtype.push_back(c);
+  std::vector<BatchCase> cases;
+  const ir::Comp comp = batch_comp(of_dtype, cases);
+  const std::string name = "parity_" + std::string(ir::dtype_name(GetParam()));
+  const auto interp = run_batch(runtime::Context::interpreter(), comp, cases, name);
+  std::vector<std::vector<std::byte>> outs;
+  try {
+    outs = run_batch(*compiled, comp, cases, name);
+  } catch (const UserError& e) {
+    ADD_FAILURE() << "the routine of every op on " << ir::dtype_name(GetParam()) << " failed: " << e.what();
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      std::vector<BatchCase> alone;
+      const ir::Comp one = batch_comp({cases[k].c}, alone);
+      try {
+        expect_cells_agree(alone[0], run_batch(*compiled, one, alone, "parity_" + cases[k].what())[0], interp[k],
+                           " alone");
+      } catch (const UserError& alone_error) {
+        ADD_FAILURE() << cases[k].what() << " alone: " << alone_error.what();
+      }
+    }
+    return;
   }
-  auto out = ir::make_node("out", c.dtype, {kCells});
-  const ir::Comp comp = single_accum(accum_op(out, Op::Arg2, c.op, operands,
-                                              pointwise_projections({kCells}, ir::op_arity(c.op))));
-  const auto cc = run_case(*compiled, comp, args, out, "parity_" + what);
-  const auto interp = run_case(runtime::Context::interpreter(), comp, args, out, "parity_" + what);
-  ASSERT_EQ(cc.size(), interp.size()) << what;
-  const std::size_t size = ir::dtype_bytes(c.dtype);
-  int mismatches = 0;  // report the first few cells only
-  for (std::int64_t k = 0; k < kCells && mismatches < 5; ++k) {
-    const auto at = static_cast<std::size_t>(k) * size;
-    const std::string why = compare_cell(c, cc.data() + at, interp.data() + at);
-    if (why.empty()) continue;
-    ++mismatches;
-    ADD_FAILURE() << what << ", cell " << k << ": " << why;
-  }
+  for (std::size_t k = 0; k < cases.size(); ++k) expect_cells_agree(cases[k], outs[k], interp[k], "");
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryOpAndDtype, OpParityTest, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(EveryDtype, OpParityTest, ::testing::ValuesIn(result_dtypes()), dtype_case_name);
 
 #ifdef CANNL_TEST_GPU
 // Every op on a 4-byte result dtype through the GPU's vector lanes (gpu_schedule_vectors=on: each
@@ -242,60 +301,20 @@ TEST(OpParityVectorLanes, EveryFourByteOpThroughTheLanesMatchesTheInterpreter) {
   std::string why;
   auto compiled = compiled_context(why);
   if (!compiled) GTEST_SKIP() << why;
-  struct Lanes {
-    OpCase c;
-    std::vector<ir::NodeRef> args;
-    ir::NodeRef out;
-  };
-  std::vector<Lanes> cases;
-  ir::Comp comp;
-  for (const OpCase& c : all_cases()) {
-    if (c.dtype != DType::F32 && c.dtype != DType::I32 && c.dtype != DType::U32) continue;
-    const DType arg_dtype = c.op == Op::Uniform1 || is_threefry(c.op) ? DType::U4x32 : c.dtype;
-    const std::string tag = std::to_string(cases.size());
-    Lanes l{c, {}, ir::make_node("out" + tag, c.dtype, {kCells})};
-    std::vector<ir::Operand> operands;
-    for (int a = 0; a < ir::op_arity(c.op); ++a) {
-      l.args.push_back(ir::make_node("arg" + tag + "_" + std::to_string(a), arg_dtype, {kCells}));
-      operands.push_back(of(l.args.back()));
-    }
-    comp.body.push_back(
-        ir::make_accum(accum_op(l.out, Op::Arg2, c.op, operands, pointwise_projections({kCells}, ir::op_arity(c.op)))));
-    cases.push_back(std::move(l));
-  }
+  std::vector<OpCase> four_byte;
+  for (const OpCase& c : all_cases())
+    if (c.dtype == DType::F32 || c.dtype == DType::I32 || c.dtype == DType::U32) four_byte.push_back(c);
+  std::vector<BatchCase> cases;
+  const ir::Comp comp = batch_comp(four_byte, cases);
   ASSERT_GT(cases.size(), 50u);
-  // The outputs of one compile-and-run of `comp` in `ctx`, and its generated source.
-  const auto run = [&](runtime::Context ctx, std::string& source) {
-    auto routine = ctx.compile(comp, "parity_vector_lanes");
-    source = routine.source();
-    for (const Lanes& l : cases)
-      for (std::size_t a = 0; a < l.args.size(); ++a)
-        ctx.set_bytes(l.args[a], input_bytes(l.args[a]->dtype, static_cast<int>(a)));
-    ctx.run(routine);
-    std::vector<std::vector<std::byte>> outs;
-    for (const Lanes& l : cases) outs.push_back(ctx.get_bytes(l.out));
-    return outs;
-  };
-  std::string source;
-  const auto interp = run(runtime::Context::interpreter(), source);
+  const auto interp = run_batch(runtime::Context::interpreter(), comp, cases, "parity_vector_lanes");
   test_util::ConfigGuard guard;
   config::set_override("gpu_schedule_vectors", "on");
   config::set_override("gpu_schedule_min_parallel", "4");  // 16 vectors a nest share it out
-  const auto lanes = run(*compiled, source);
+  std::string source;
+  const auto lanes = run_batch(*compiled, comp, cases, "parity_vector_lanes", &source);
   ASSERT_NE(source.find(gpu_test::spelling().vector_loop), std::string::npos) << "no vector loop:\n" << source;
-  for (std::size_t k = 0; k < cases.size(); ++k) {
-    const OpCase& c = cases[k].c;
-    const std::string what = std::string(ir::op_name(c.op)) + " on " + std::string(ir::dtype_name(c.dtype));
-    const std::size_t size = ir::dtype_bytes(c.dtype);
-    for (std::int64_t cell = 0; cell < kCells; ++cell) {
-      const auto at = static_cast<std::size_t>(cell) * size;
-      const std::string differ = compare_cell(c, lanes[k].data() + at, interp[k].data() + at);
-      if (!differ.empty()) {
-        ADD_FAILURE() << what << " through the lanes, cell " << cell << ": " << differ;
-        break;
-      }
-    }
-  }
+  for (std::size_t k = 0; k < cases.size(); ++k) expect_cells_agree(cases[k], lanes[k], interp[k], " through the lanes");
 }
 #endif
 
