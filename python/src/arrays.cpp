@@ -202,8 +202,10 @@ bool viewable(runtime::Context& ctx, const ir::NodeRef& node) {
 
 void add_context_array_methods(nb::class_<runtime::Context>& c) {
   c.def("numpy", [](runtime::Context& ctx, const Tensor& t) {
+         // Remembered only once read: a context that holds no values of t must not become t's.
+         auto array = node_array<nb::numpy>(ctx, t.value());
          remember_context(t, ctx);
-         return node_array<nb::numpy>(ctx, t.value());
+         return array;
        }, nb::arg("tensor"), kLocked,
        "The tensor's values as a NumPy array of its dtype: a writable view of the context's\n"
        "buffer on CPU contexts (writes are seen by the next run), else a float64 copy.")

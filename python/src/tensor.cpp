@@ -93,15 +93,22 @@ void bind_tensor_class(nb::module_& m) {
                      nb::type_slots(tensor_slots))
       .def_prop_ro("id", &Tensor::id)
       .def_prop_ro("label", &Tensor::label)
-      .def_prop_ro("shape", &Tensor::shape_string,
+      // Every property that reads the graph holds the library's lock, like the methods: shape
+      // inference and node creation change process-wide state.
+      .def_prop_ro("shape", &Tensor::shape_string, kLocked,
                    "The shape as cannl prints it, \"B|I->O\" (finishes shape inference).")
-      .def_prop_ro("dims", &Tensor::dims, "Logical dims in memory order: batch, output, input.")
-      .def_prop_ro("dtype", [](const Tensor& t) { return t.value()->dtype; })
-      .def_prop_ro("node", &Tensor::value, "The value's node.")
-      .def_prop_ro("grad_node", &Tensor::grad, "The gradient's node (None when not differentiable).")
-      .def_prop_ro("is_param", &Tensor::is_param)
-      .def_prop_ro("requires_grad", &Tensor::requires_grad)
-      .def_prop_ro("args", &Tensor::args, "The operands this tensor was computed from.")
+      .def_prop_ro("dims", &Tensor::dims, kLocked, "Logical dims in memory order: batch, output, input.")
+      .def_prop_ro("dtype", [](const Tensor& t) { return t.value()->dtype; }, kLocked)
+      .def_prop_ro("node", &Tensor::value, kLocked, "The value's node.")
+      .def_prop_ro("grad_node", &Tensor::grad, kLocked, "The gradient's node (None when not differentiable).")
+      .def_prop_ro("is_param", &Tensor::is_param, kLocked)
+      .def_prop_ro("requires_grad", &Tensor::requires_grad, kLocked)
+      .def_prop_ro("args", &Tensor::args, kLocked, "The operands this tensor was computed from.")
+      // `a == b` builds an expression: as a condition it would always hold (`a in [b]`, `if a != b`).
+      .def("__bool__", [](const Tensor&) -> bool {
+             throw nb::type_error("the truth value of a cannl Tensor is ambiguous: it is an expression, "
+                                  "not a value; compare values with t.numpy() or ctx.get_values(t)");
+           })
       .def("__repr__", &tensor_repr, kLocked)
       .def("__hash__", [](const Tensor& t) { return t.id(); })
       // Composition and pointwise arithmetic, scalars broadcast as constants.
@@ -130,7 +137,7 @@ void bind_tensor_class(nb::module_& m) {
       .def("__ne__", [](const Tensor& a, double b) { return ne(a, scalar(b)); }, kLocked, nb::is_operator())
       .def("transpose", [](const Tensor& a) { return transpose(a); }, kLocked,
            "Swaps the input and output rows.")
-      .def_prop_ro("T", [](const Tensor& a) { return transpose(a); }, "transpose()");
+      .def_prop_ro("T", [](const Tensor& a) { return transpose(a); }, kLocked, "transpose()");
   add_tensor_array_methods(cls);
 }
 

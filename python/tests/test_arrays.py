@@ -100,6 +100,33 @@ def test_gpu_contexts_copy_instead_of_viewing():
     assert np.array_equal(np.from_dlpack(y), [2.0, 4.0])
 
 
+def test_copy_false_views_a_cpu_tensor():
+    ctx = cannl.Context.cpu()
+    _, y, _ = doubled(ctx, "cpu_nocopy_x", np.array([1.0, 2.0]))
+    view = np.asarray(y, copy=False)
+    view[0] = 5.0
+    assert ctx.get_values(y)[0] == 5.0
+
+
+def test_a_failed_read_in_another_context_does_not_take_the_tensor_there():
+    ctx = cannl.Context.interpreter()
+    _, y, _ = doubled(ctx, "failed_read_x", np.array([1.0, 2.0, 3.0]))
+    other = cannl.Context.interpreter()
+    with pytest.raises(cannl.UserError):
+        other.numpy(y)                               # no buffer of y there
+    assert np.array_equal(y.numpy(), [2.0, 4.0, 6.0])  # still read where it lives
+
+
+def test_a_tensor_is_no_condition():
+    a = cannl.literal("cond_a", np.ones(2))
+    c = cannl.literal("cond_c", np.ones(2))
+    with pytest.raises(TypeError, match="ambiguous"):
+        bool(a == c)
+    with pytest.raises(TypeError):
+        a in [c]                                     # would hold for any c: == builds an expression
+    assert a in [a]                                  # identity comes first
+
+
 def test_literal_rows_and_shape_strings():
     x = cannl.literal("rows_x", np.zeros((8, 2)), batch=[8], output=[2])
     w = cannl.param("rows_w", output=[3])
