@@ -115,6 +115,12 @@ std::string take_value(Cursor& c, const std::string& name, const std::optional<s
   if (inline_value) return *inline_value;
   if (c.at + 1 >= c.args.size())
     throw RuntimeUsageError("--" + name + " needs a value (--" + name + " " + value_name + ")");
+  // `--checkpoint --resume` forgot the value: taking the next option as it would silently drop
+  // that option (and write a file named --resume).
+  const std::string& next = c.args[c.at + 1];
+  if (next.starts_with("--"))
+    throw RuntimeUsageError("--" + name + " needs a value (--" + name + " " + value_name + "), got the option '" +
+                            next + "'; a value that starts with -- goes after '=': --" + name + "=" + next);
   return c.args[++c.at];
 }
 

@@ -41,6 +41,8 @@ expect_error "names no backend" demo --backend vulkan
 expect_error "unknown option '--gpus' for 'cannl demo'" demo --gpus 2
 expect_error "--devices must be between 1 and 64, got 0" demo --devices 0
 expect_error "--resume needs --checkpoint FILE" demo --resume --epochs 1
+expect_error "--checkpoint needs a value (--checkpoint FILE), got the option '--resume'" demo --checkpoint --resume
+expect_error "--prompt needs a value" gpt2 --prompt --print-logits
 expect_error "unknown option '--tuned' for 'cannl bench matmul'" bench matmul --tuned
 expect_error "unknown option '--tune' for 'cannl tune matmul'" tune matmul --tune
 expect_error "cannl tune needs a benchmark" tune
