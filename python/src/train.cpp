@@ -120,10 +120,12 @@ void bind_train(nb::module_& m) {
   m.def("compile_step", &compile_step, nb::arg("ctx"), nb::arg("loss"), nb::kw_only(),
         nb::arg("optimizer") = train::Optimizer::Sgd, nb::arg("sgd") = nn::SgdOptions{},
         nb::arg("adam") = nn::AdamOptions{}, nb::arg("clip_grad_norm") = nb::none(),
-        nb::arg("batch") = nb::none(), nb::arg("n_batches") = 1, nb::arg("name") = "train_step",
+        nb::arg("batch") = nb::none(), nb::arg("n_batches") = 0, nb::arg("name") = "train_step",
         nb::arg("tune") = false, kReleased,
         "Compiles the init, step and loss-reset routines and runs init (GIL released).\n"
-        "  step = compile_step(ctx, loss, sgd=SgdOptions(lr=0.1, momentum=0.9), batch=batch, n_batches=16)\n"
+        "  step = compile_step(ctx, loss, sgd=SgdOptions(lr=0.1, momentum=0.9), batch=batch)\n"
+        "n_batches (steps per epoch) defaults to 0: the batch symbol's range, so an epoch sees every\n"
+        "batch (1 without a batch). A smaller count is a shorter epoch; a larger one is an error.\n"
         "tune=True searches the step's schedule (cannl::tune) instead of the default one.");
   m.def("fit", &fit, nb::arg("step"), nb::kw_only(), nb::arg("epochs") = 10, nb::arg("on_epoch") = nb::none(),
         "Runs epochs x n_batches steps; returns the mean loss per epoch. A progress bar is drawn on\n"

@@ -36,6 +36,23 @@ def test_adam_fits_a_line_and_reports_each_epoch():
     assert len(step.adam_state) == 1 + 2 * 2
 
 
+def test_an_epoch_defaults_to_every_batch_of_the_batch_symbol():
+    # 4 batches of 2 rows: batch 0 y = 0, batches 1-3 y = 10; trained on all, w nears 7.5.
+    batch = cannl.StaticSymbol(4, "toy_batch")
+    x = cannl.literal("toy_x", np.ones(8), batch=[4, 2], output=[])
+    y = cannl.literal("toy_y", np.array([0.0, 0, 10, 10, 10, 10, 10, 10]), batch=[4, 2], output=[])
+    w = cannl.param("toy_w", input=[], output=[], init=cannl.Init(kind=cannl.InitKind.Constant))
+    err = cannl.pointmul(w, cannl.slice_batch(x, batch)) - cannl.slice_batch(y, batch)
+    loss = cannl.sum(cannl.pointmul(err, err))
+    step = cannl.train.compile_step(cannl.Context.interpreter(), loss, sgd=cannl.train.SgdOptions(lr=0.05),
+                                    batch=batch)
+    assert step.n_batches == 4
+    cannl.train.fit(step, epochs=20)
+    assert abs(float(w.numpy().ravel()[0]) - 7.5) < 1.0
+    with pytest.raises(cannl.RuntimeUsageError, match="n_batches = 5 exceeds the range 4"):
+        cannl.train.compile_step(cannl.Context.interpreter(), loss, batch=batch, n_batches=5)
+
+
 def test_keyboard_interrupt_during_fit_raises_and_the_step_survives():
     loss, _, _ = regression("sigint")
     step = cannl.train.compile_step(cannl.Context.cpu(), loss, sgd=cannl.train.SgdOptions(lr=0.01))

@@ -273,8 +273,9 @@ TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepO
   dp->communicator = parallel.communicator ? parallel.communicator : runtime::single_process_communicator();
   const int devices = local_device_count(ctx, parallel);
   const std::int64_t replicas = static_cast<std::int64_t>(devices) * dp->communicator->size();
-  if (options.n_batches % replicas != 0)
-    throw RuntimeUsageError("data_parallel: " + std::to_string(options.n_batches) + " micro-batches do not split into " +
+  const std::int64_t micro_batches = steps_per_epoch(options, "data_parallel");
+  if (micro_batches % replicas != 0)
+    throw RuntimeUsageError("data_parallel: " + std::to_string(micro_batches) + " micro-batches do not split into " +
                             "global steps of " + std::to_string(replicas) + " replicas (" + std::to_string(devices) +
                             " device(s) x " + std::to_string(dp->communicator->size()) +
                             " process(es)); make n_batches a multiple of the replica count");
@@ -299,7 +300,7 @@ TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepO
   }
   const Replica& first = dp->local.front();
   TrainingStep s{first.ctx, loss, first.init, first.gradients, first.reset_loss, parts.epoch_loss,
-                 options.n_batches / replicas, std::move(parts.adam), dp, dp->params, dp->optimizer_state};
+                 micro_batches / replicas, std::move(parts.adam), dp, dp->params, dp->optimizer_state};
   return s;
 }
 

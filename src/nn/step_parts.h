@@ -6,7 +6,9 @@
 //   StepParts parts = step_parts(loss, options);
 //   ir::Comp step = parts.whole_step();
 
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cannl/nn/training.h"
@@ -29,12 +31,22 @@ struct StepParts {
   std::shared_ptr<nn::LossScaler> loss_scaler;
   /// The tensors whose literals the routines read (the loss, or the scaled loss).
   Tensor root;
+  /// Steps per epoch (steps_per_epoch of the options).
+  std::int64_t n_batches = 1;
 
   /// Gradients, update, loss accumulation: compile_step's single routine.
   ir::Comp whole_step() const;
 };
 
-/// Throws RuntimeUsageError for n_batches < 1 and for the optimizers' invalid settings.
+/// Steps per epoch: options.n_batches, or when it is 0 the batch symbol's range (1 without a
+/// batch symbol). Throws RuntimeUsageError, its message starting with `caller`, for a negative
+/// count, for a count above the batch symbol's range (naming both), and for the default with a
+/// batch symbol of unknown range (0).
+///   steps_per_epoch({.batch = {fresh_symbol(), 4, "batch"}}, "compile_step") == 4
+std::int64_t steps_per_epoch(const StepOptions& options, const std::string& caller);
+
+/// Throws RuntimeUsageError for a bad n_batches (steps_per_epoch) and for the optimizers' invalid
+/// settings.
 StepParts step_parts(const Tensor& loss, const StepOptions& options);
 
 }  // namespace cannl::train

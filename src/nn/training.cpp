@@ -73,11 +73,32 @@ runtime::Routine compile_forward(runtime::Context& ctx, const std::vector<Tensor
   return ctx.compile(comp, name, options);
 }
 
-StepParts step_parts(const Tensor& loss, const StepOptions& options) {
-  if (options.n_batches < 1)
-    throw RuntimeUsageError("compile_step: n_batches must be >= 1, got " +
+std::int64_t steps_per_epoch(const StepOptions& options, const std::string& caller) {
+  const ir::StaticSymbol& batch = options.batch;
+  const bool has_batch = batch.symbol.id >= 0;
+  const std::string symbol = "the batch symbol '" + batch.name + "'";
+  if (options.n_batches < 0)
+    throw RuntimeUsageError(caller + ": n_batches must be >= 1 (or 0: the batch symbol's range), got " +
                             std::to_string(options.n_batches));
+  if (options.n_batches == 0) {
+    if (!has_batch) return 1;
+    // An unknown range cannot stand for the epoch: guessing 1 is the silent partial epoch.
+    if (batch.range < 1)
+      throw RuntimeUsageError(caller + ": " + symbol + " has no range, so n_batches cannot default to it; "
+                              "give n_batches, or the symbol its range");
+    return batch.range;
+  }
+  // A smaller count is the caller's choice (a shorter epoch); a larger one indexes past the data.
+  if (has_batch && batch.range > 0 && options.n_batches > batch.range)
+    throw RuntimeUsageError(caller + ": n_batches = " + std::to_string(options.n_batches) + " exceeds the range " +
+                            std::to_string(batch.range) + " of " + symbol +
+                            "; batches past it do not exist (leave n_batches at 0 to take the range)");
+  return options.n_batches;
+}
+
+StepParts step_parts(const Tensor& loss, const StepOptions& options) {
   StepParts parts;
+  parts.n_batches = steps_per_epoch(options, "compile_step");
   parts.params = params_of({loss});
   parts.root = loss;
   if (options.loss_scale) {
@@ -120,7 +141,7 @@ ir::Comp StepParts::whole_step() const {
 
 TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOptions& options) {
   StepParts parts = step_parts(loss, options);
-  TrainingStep s{ctx, loss, {}, {}, {}, parts.epoch_loss, options.n_batches, std::move(parts.adam), nullptr, {}, {}};
+  TrainingStep s{ctx, loss, {}, {}, {}, parts.epoch_loss, parts.n_batches, std::move(parts.adam), nullptr, {}, {}};
   for (const auto& p : parts.params) s.params.push_back(p.value());
   s.optimizer_state = parts.optimizer_state;
   s.loss_scaler = parts.loss_scaler;

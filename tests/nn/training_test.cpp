@@ -129,6 +129,58 @@ TEST_F(Training, OnStepSeesEveryStepAndItsExceptionEndsFit) {
   EXPECT_EQ(epochs_reported, 1);
 }
 
+// The toy of the partial-epoch report: 4 batches of 2 rows, x = 1, batch 0 y = 0, batches 1-3
+// y = 10, loss sum (w x - y)^2. Trained on every batch, w moves toward the full-data optimum 7.5
+// (cyclic SGD ends each epoch a little above it); trained on batch 0 alone it stays at 0.
+Tensor partial_epoch_toy_loss(const ir::StaticSymbol& batch, const Tensor& w) {
+  const std::vector<double> ys{0, 0, 10, 10, 10, 10, 10, 10};
+  Tensor x = literal("toy_x", std::vector<double>(8, 1.0), {.batch = Dims{4, 2}, .output = Dims{}});
+  Tensor y = literal("toy_y", ys, {.batch = Dims{4, 2}, .output = Dims{}});
+  Tensor err = pointmul(w, slice_batch(x, batch)) - slice_batch(y, batch);
+  return sum(pointmul(err, err));
+}
+
+TEST_F(Training, NBatchesDefaultsToTheBatchSymbolsRangeSoAnEpochSeesEveryBatch) {
+  Tensor w = param("w", {.input = Dims{}, .output = Dims{}, .init = {.kind = InitKind::Constant}});
+  ir::StaticSymbol batch{ir::fresh_symbol(), 4, "batch"};
+  auto step = train::compile_step(runtime::Context::interpreter(), partial_epoch_toy_loss(batch, w),
+                                  {.sgd = {.lr = 0.05}, .batch = batch});
+  EXPECT_EQ(step.n_batches, 4);
+  std::vector<std::int64_t> seen;
+  train::fit(step, {.epochs = 20, .on_step = [&](int epoch, std::int64_t b) { if (epoch == 1) seen.push_back(b); }});
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1, 2, 3}));
+  // Each step moves w a fifth of the way to its batch's y (gradient 4 (w - y), lr 0.05): on the
+  // host, the same 20 epochs over all four batches. The cycle ends at 8.27 after batch 3.
+  double expected = 0;
+  for (int epoch = 0; epoch < 20; ++epoch)
+    for (const double y : {0.0, 10.0, 10.0, 10.0}) expected -= 0.2 * (expected - y);
+  const double got = step.ctx.get_values(w.value()).at(0);
+  EXPECT_NEAR(got, expected, 1e-4);
+  EXPECT_NEAR(got, 7.5, 1.0);
+}
+
+TEST_F(Training, NBatchesAboveTheBatchSymbolsRangeIsAnErrorNamingBoth) {
+  Tensor w = param("w", {.input = Dims{}, .output = Dims{}, .init = {.kind = InitKind::Constant}});
+  ir::StaticSymbol batch{ir::fresh_symbol(), 4, "toy_batch"};
+  Tensor loss = partial_epoch_toy_loss(batch, w);
+  try {
+    train::compile_step(runtime::Context::interpreter(), loss, {.batch = batch, .n_batches = 5});
+    FAIL() << "expected RuntimeUsageError";
+  } catch (const RuntimeUsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("n_batches = 5 exceeds the range 4"), std::string::npos) << message;
+    EXPECT_NE(message.find("toy_batch"), std::string::npos) << message;
+  }
+  // A shorter epoch is the caller's choice; no batch symbol is one step; an unknown range needs n_batches.
+  EXPECT_EQ(train::compile_step(runtime::Context::interpreter(), loss, {.batch = batch, .n_batches = 2}).n_batches, 2);
+  Tensor plain = sum(pointmul(w, w));
+  EXPECT_EQ(train::compile_step(runtime::Context::interpreter(), plain, {}).n_batches, 1);
+  ir::StaticSymbol unknown{ir::fresh_symbol(), 0, "unknown"};
+  EXPECT_THROW(train::compile_step(runtime::Context::interpreter(), plain, {.batch = unknown}), RuntimeUsageError);
+  EXPECT_THROW(train::compile_step(runtime::Context::interpreter(), plain, {.batch = batch, .n_batches = -1}),
+               RuntimeUsageError);
+}
+
 // progress_bar is auto, a boolean (any case, as every listed key), or a ConfigError naming both.
 TEST_F(Training, TheProgressBarKeyIsAutoOrABoolean) {
   Tensor w = param("w", {.input = Dims{}, .output = Dims{2}});

@@ -12,7 +12,8 @@
 // scaling by 1/2). Without libnccl (or gpu_all_reduce=host) the sum is the host's, as above.
 //
 // The loss is written for one replica's batch (the global batch divided by the number of replicas
-// R), over a data set cut into `n_batches` such micro-batches; global step g runs micro-batch
+// R), over a data set cut into `n_batches` such micro-batches (by default the batch symbol's
+// range, as in compile_step); global step g runs micro-batch
 // g * R + r on replica r, so R replicas see exactly the rows one device sees with the global
 // batch. The loss must be a mean over the batch (cross-entropy, mse): the average of the replicas'
 // gradients is then the gradient of the global batch.
@@ -86,7 +87,8 @@ class DataParallel {
 /// on each and copies device 0's parameters and optimizer state to the others (processes agree
 /// because initialization is seeded: the same `seed` everywhere). The result's ctx, init and
 /// epoch_loss are replica 0's, its n_batches the global steps per epoch; fit runs global steps.
-/// Throws RuntimeUsageError when options.n_batches is not a multiple of the replica count, or
+/// Throws RuntimeUsageError when the micro-batches per epoch (options.n_batches, 0: the batch
+/// symbol's range) are not a multiple of the replica count or exceed that range, or
 /// the step compiles through options.compile_step_routine (not supported here).
 TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepOptions& options,
                            const ParallelOptions& parallel = {});

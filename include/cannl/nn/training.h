@@ -2,14 +2,14 @@
 // Training: one compiled routine per step (forward, zero grads, backprop, optimizer update, epoch
 // loss accumulation on the device), and a fit loop that reads the loss once per epoch.
 //
-//   auto step = train::compile_step(ctx, loss, {.sgd = {.lr = 0.1}, .batch = batch, .n_batches = 16});
+//   auto step = train::compile_step(ctx, loss, {.sgd = {.lr = 0.1}, .batch = batch});  // batch.range steps an epoch
 //   auto losses = train::fit(step, {.epochs = 40});
 //
 // Choosing the optimizer (SGD unless `optimizer` says otherwise; the other options are ignored):
 //
 //   auto adam = train::compile_step(ctx, loss, {.optimizer = train::Optimizer::Adam,
 //                                               .adam = {.schedule = {.lr = 1e-3}},
-//                                               .batch = batch, .n_batches = 16});
+//                                               .batch = batch});
 //   auto adamw = train::compile_step(ctx, loss, {.optimizer = train::Optimizer::AdamW,
 //                                                .adam = {.schedule = {.lr = 3e-4}, .weight_decay = 0.1},
 //                                                .clip_grad_norm = 1.0, .batch = batch});
@@ -41,7 +41,10 @@ struct StepOptions {
   /// Clip the gradients to this global norm before the update (nn::clip_grad_norm).
   std::optional<double> clip_grad_norm;
   ir::StaticSymbol batch;      // the static index selecting the batch of each step
-  std::int64_t n_batches = 1;  // steps per epoch
+  /// Steps per epoch; fit runs batches 0 .. n_batches - 1. 0 (the default) takes the batch
+  /// symbol's range, so an epoch sees every batch (1 without a batch symbol). A count below the
+  /// range is allowed (a shorter epoch); one above it is a RuntimeUsageError naming both.
+  std::int64_t n_batches = 0;
   std::string name = "train_step";
   /// How the step routine is compiled, e.g. a schedule of its own (runtime::CompileOptions); init
   /// and the loss reset always get the backend's default.
@@ -64,7 +67,7 @@ struct TrainingStep {
   runtime::Routine step;        // one training step
   runtime::Routine reset_loss;  // epoch_loss := 0
   ir::NodeRef epoch_loss;       // sum of the step losses since the last reset
-  std::int64_t n_batches = 1;
+  std::int64_t n_batches = 1;   // steps per epoch, as StepOptions::n_batches resolved
   /// Adam(W)'s state (step counter, moments) when the step uses Adam or AdamW.
   std::optional<nn::AdamCode> adam;
   /// Set by train::data_parallel (data_parallel.h): the replicas fit runs its global steps on.
@@ -83,7 +86,8 @@ void upload_literals(runtime::Context& ctx, const std::vector<Tensor>& roots);
 
 /// Compiles the init, step and loss-reset routines and runs init. The step runs forward, backprop,
 /// the optional clipping and the chosen optimizer's update, then adds the loss to epoch_loss.
-/// Throws RuntimeUsageError for n_batches < 1 and for the optimizers' invalid settings.
+/// Throws RuntimeUsageError for n_batches < 0, above the batch symbol's range, or left at 0 with
+/// a batch symbol of unknown range, and for the optimizers' invalid settings.
 TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOptions& options);
 
 struct EpochReport {
