@@ -23,9 +23,10 @@ Tensor cross_entropy_loss(const Tensor& logits, const Tensor& targets,
     throw RuntimeUsageError("cross_entropy_loss: normalize_by must be > 0, got " +
                             std::to_string(*options.normalize_by));
   Tensor row_max = stop_gradient(max(logits, kOverOutputs));
-  Tensor lse = row_max + log(sum_exp_shifted(logits, row_max));
+  // max and log(sum exp(x - max)) stay apart: their sum would round to an ulp of |max|.
+  Tensor log_sum = log(sum_exp_shifted(logits, row_max));
   Tensor target_sum = stop_gradient(sum(targets, kOverOutputs));
-  Tensor rows = cross_entropy_rows(logits, targets, lse, target_sum);
+  Tensor rows = cross_entropy_rows(logits, targets, row_max, log_sum, target_sum);
   if (options.mask) rows = pointmul(rows, *options.mask);
   if (options.normalize_by) return sum(rows) / constant(*options.normalize_by);
   if (options.mask) return sum(rows) / stop_gradient(sum(*options.mask));

@@ -66,16 +66,19 @@ Tensor sum_exp_shifted(const Tensor& logits, const Tensor& row_max) {
                   ap(Op::Exp, {ap(Op::Sub, {x(0), x(1)})}), {});
 }
 
-Tensor cross_entropy_rows(const Tensor& logits, const Tensor& targets, const Tensor& lse,
-                          const Tensor& target_sum) {
-  // args: 0 logits, 1 targets, 2 lse, 3 target_sum
-  auto forward = ap(Op::Mul, {x(1), ap(Op::Sub, {x(2), x(0)})});
-  auto softmax = ap(Op::Exp, {ap(Op::Sub, {a(0), a(2)})});
-  auto grad_logits = ap(Op::Mul, {g(), ap(Op::Sub, {ap(Op::Mul, {a(3), softmax}), a(1)})});
-  auto grad_targets = ap(Op::Mul, {g(), ap(Op::Sub, {a(2), a(0)})});
-  return fused_op("cross_entropy_rows", {logits, targets, lse, target_sum},
-                  shape::Einsum{"...|...->...; ...|...->...; ...|...->; ...|...-> => ...|...->"},
-                  Op::Add, forward, {{grad_logits}, {grad_targets}, {nullptr}, {nullptr}});
+Tensor cross_entropy_rows(const Tensor& logits, const Tensor& targets, const Tensor& row_max,
+                          const Tensor& log_sum, const Tensor& target_sum) {
+  // args: 0 logits, 1 targets, 2 row_max, 3 log_sum, 4 target_sum. Every logit enters shifted by
+  // its row's max, never beside max + log_sum: that sum would round to an ulp of |max| (6e-5 at
+  // 1000), and the loss and softmax would inherit that error however small the row's spread.
+  auto forward = ap(Op::Mul, {x(1), ap(Op::Sub, {x(3), ap(Op::Sub, {x(0), x(2)})})});
+  auto shifted = ap(Op::Sub, {a(0), a(2)});
+  auto softmax = ap(Op::Exp, {ap(Op::Sub, {shifted, a(3)})});
+  auto grad_logits = ap(Op::Mul, {g(), ap(Op::Sub, {ap(Op::Mul, {a(4), softmax}), a(1)})});
+  auto grad_targets = ap(Op::Mul, {g(), ap(Op::Sub, {a(3), shifted})});
+  return fused_op("cross_entropy_rows", {logits, targets, row_max, log_sum, target_sum},
+                  shape::Einsum{"...|...->...; ...|...->...; ...|...->; ...|...->; ...|...-> => ...|...->"},
+                  Op::Add, forward, {{grad_logits}, {grad_targets}, {nullptr}, {nullptr}, {nullptr}});
 }
 
 }  // namespace cannl::nn

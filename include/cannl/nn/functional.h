@@ -31,7 +31,9 @@ struct CrossEntropyOptions {
 };
 
 /// Softmax cross-entropy from raw logits over the output axes, with targets of logits' shape
-/// (one-hot or probabilities). Log-sum-exp with the row max detached; the per-row losses come
+/// (one-hot or probabilities). The row max detached and kept apart from log(sum exp(x - max)),
+/// so adding a constant to every logit (1000, 30000) changes the loss and its gradient by a few
+/// ulps of their own size, not of the logits'; the per-row losses come
 /// from the fused op cross_entropy_rows, whose backward writes probs - targets straight into the
 /// logits gradient. Result: a scalar.
 ///   Tensor loss = cross_entropy_loss(logits, targets, {.mask = pad_mask, .normalize_by = 12});

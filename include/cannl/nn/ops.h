@@ -4,8 +4,8 @@
 //
 //   Tensor h = nn::gelu(w * x);                              // tanh-approximate GELU
 //   Tensor m = stop_gradient(max(logits, nn::kOverOutputs)); // detached row max
-//   Tensor lse = m + log(nn::sum_exp_shifted(logits, m));
-//   Tensor rows = nn::cross_entropy_rows(logits, targets, lse, sum(targets, nn::kOverOutputs));
+//   Tensor log_sum = log(nn::sum_exp_shifted(logits, m));
+//   Tensor rows = nn::cross_entropy_rows(logits, targets, m, log_sum, sum(targets, nn::kOverOutputs));
 
 #include <optional>
 
@@ -23,21 +23,25 @@ inline constexpr const char* kOverOutputs = "...|...->... => ...|...->";
 Tensor gelu(const Tensor& x);
 
 /// sum over the output axes of exp(logits - row_max), in one reduction with no [rows, classes]
-/// temporary. Not differentiable (it only feeds the detached log-sum-exp of cross_entropy_rows).
+/// temporary. Not differentiable (its log only feeds the detached log_sum of cross_entropy_rows).
 /// `row_max` has logits' batch and input axes and no output axes.
 ///   Tensor s = sum_exp_shifted(logits, stop_gradient(max(logits, kOverOutputs)));
 Tensor sum_exp_shifted(const Tensor& logits, const Tensor& row_max);
 
-/// Fused softmax cross-entropy per row: rows = sum_v targets_v (lse - logits_v), where lse is the
-/// row's log-sum-exp and target_sum the row's sum of targets (1 for one-hot rows). Its backward
-/// writes, in one assignment over [rows, classes],
-///   grad_logits += g * (target_sum * exp(logits - lse) - targets)
-/// (the exact derivative, since lse is a function of logits) and grad_targets += g * (lse - logits);
-/// no gradient flows to lse or target_sum, so nothing of size [rows, classes] is materialized
-/// besides the gradients themselves.
-///   Tensor rows = cross_entropy_rows(logits, onehot, lse, sum(onehot, kOverOutputs));
-Tensor cross_entropy_rows(const Tensor& logits, const Tensor& targets, const Tensor& lse,
-                          const Tensor& target_sum);
+/// Fused softmax cross-entropy per row, on logits shifted by their row's max:
+///   rows = sum_v targets_v (log_sum - (logits_v - row_max)),
+/// where row_max is the row's (detached) max, log_sum = log sum_v exp(logits_v - row_max) and
+/// target_sum the row's sum of targets (1 for one-hot rows). max and log_sum are kept apart so
+/// that large logits (1000, 30000) lose nothing: their sum, the log-sum-exp, would round to an ulp
+/// of |max|. Its backward writes, in one assignment over [rows, classes],
+///   grad_logits += g * (target_sum * exp((logits - row_max) - log_sum) - targets)
+/// (the exact derivative, since the loss does not depend on the shift) and
+/// grad_targets += g * (log_sum - (logits - row_max)); no gradient flows to row_max, log_sum or
+/// target_sum, so nothing of size [rows, classes] is materialized besides the gradients themselves.
+///   Tensor rows = cross_entropy_rows(logits, onehot, m, log(sum_exp_shifted(logits, m)),
+///                                    sum(onehot, kOverOutputs));
+Tensor cross_entropy_rows(const Tensor& logits, const Tensor& targets, const Tensor& row_max,
+                          const Tensor& log_sum, const Tensor& target_sum);
 
 /// Scaled dot-product attention in one fused op: out_s = sum_t softmax_t(scale q_s . k_t) v_t over
 /// q: batch [..., s] output [h, d], k: [..., t | -> h, d], v: [..., t | -> h, e]; the result is
