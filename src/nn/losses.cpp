@@ -15,7 +15,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
   Tensor shifted = logits - row_max;
   Tensor log_sum_exp = log(sum(exp(shifted), kOverClasses));
   Tensor target_logit = sum(pointmul(targets, shifted), kOverClasses);
-  return mean(log_sum_exp - target_logit);
+  // A row's loss is sum_c t_c (lse - x_c): lse weighs by the row's target mass, so a zero row
+  // (one_hot_of_ids' padding) costs 0 and gets no gradient, as in cross_entropy_loss.
+  Tensor target_mass = sum(targets, kOverClasses);
+  return mean(pointmul(target_mass, log_sum_exp) - target_logit);
 }
 
 double accuracy(const std::vector<double>& logits, const std::vector<int>& labels,

@@ -29,4 +29,21 @@ inline Tensor batch_input(std::vector<Tensor>& params, const std::string& name, 
   return params.back() * selector;
 }
 
+struct LossAndGradient {
+  double loss = 0;
+  std::vector<double> gradient;
+};
+
+/// Runs grad_update_code(loss) once in `ctx` with `param` set to `values` (memory order) and
+/// returns the loss and param's gradient.
+///   auto [loss, grad] = loss_and_gradient(runtime::Context::cpu(), loss, params[0], {1, 2, 3, 4});
+inline LossAndGradient loss_and_gradient(runtime::Context ctx, const Tensor& loss, const Tensor& param,
+                                         const std::vector<double>& values) {
+  auto routine = ctx.compile(grad_update_code(loss), "loss_and_gradient");
+  train::upload_literals(ctx, {loss});
+  ctx.set_values(param.value(), values);
+  ctx.run(routine);
+  return {ctx.get_values(loss.value()).at(0), ctx.get_values(param.grad())};
+}
+
 }  // namespace cannl::testing_util

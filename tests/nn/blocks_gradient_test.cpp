@@ -85,6 +85,10 @@ std::vector<BlockCase> cases() {
          Tensor mask = literal("mask", {1, 0, 1}, {.batch = Dims{3}});
          return nn::cross_entropy_loss(logits, targets, {.mask = mask, .normalize_by = 2.0}); },
        0.1, 1, true},
+      {"cross_entropy_composed_soft_targets", [](auto& ps) {
+         Tensor logits = batch_input(ps, "logits", {3}, {4});
+         Tensor targets = batch_input(ps, "targets", {3}, {4});
+         return nn::cross_entropy(logits, targets); }, 0.1, 1, true},
       {"layer_norm", [](auto& ps) {
          nn::LayerNorm ln("ln", {.eps = 1e-5});
          return ln(batch_input(ps, "x", {2, 3}, {5})); }, -2, 2},

@@ -15,14 +15,10 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 using testing_util::batch_input;
+using testing_util::LossAndGradient;
 
 /// A few f32 ulps of a value of size `magnitude`.
 double f32_ulps(double count, double magnitude) { return count * 0x1p-24 * std::abs(magnitude); }
-
-struct LossAndGradient {
-  double loss = 0;
-  std::vector<double> gradient;  // batch_input's layout: [classes, rows]
-};
 
 /// Two rows of logits [b + 0.5, b], the first targeting class 0, the second class 1: the report's
 /// case, whose exact mean loss is (log(1 + e^-0.5) + log(1 + e^0.5)) / 2 = 0.7240770.
@@ -31,12 +27,8 @@ LossAndGradient fused_loss_of_shifted_rows(double b) {
   std::vector<Tensor> params;
   Tensor logits = batch_input(params, "logits", {2}, {2});
   Tensor loss = nn::cross_entropy_loss(logits, nn::one_hot_of_ids(nn::ids_literal("ids", {0, 1}), 2));
-  auto ctx = runtime::Context::cpu();
-  auto routine = ctx.compile(grad_update_code(loss), "cross_entropy_grad");
-  train::upload_literals(ctx, {loss});
-  ctx.set_values(params[0].value(), std::vector<double>{b + 0.5, b + 0.5, b, b});  // [class, row]
-  ctx.run(routine);
-  return {ctx.get_values(loss.value()).at(0), ctx.get_values(params[0].grad())};
+  // batch_input's layout: [class, row].
+  return testing_util::loss_and_gradient(runtime::Context::cpu(), loss, params[0], {b + 0.5, b + 0.5, b, b});
 }
 
 /// The f64 oracle of fused_loss_of_shifted_rows: the rows do not depend on b.
