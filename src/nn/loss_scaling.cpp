@@ -2,6 +2,8 @@
 #include "cannl/nn/loss_scaling.h"
 
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <string>
 
 #include "cannl/support/error.h"
@@ -16,14 +18,34 @@ using detail::arg;
 using detail::lit;
 using ir::Op;
 
+/// S as the step's f32 literal holds it.
+double as_f32(double scale) { return static_cast<double>(static_cast<float>(scale)); }
+
+std::string as_text(double v) {  // 9 digits: enough to tell f32 values apart
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+/// S is an f32 literal: a double beyond f32's range would become inf (every step skipped, and
+/// backoff cannot bring inf back) or 0 (every gradient a NaN of 0 / 0).
+void validate_init_scale(double init_scale) {
+  const double s = as_f32(init_scale);
+  if (std::isfinite(init_scale) && init_scale > 0 && std::isfinite(s) && s > 0) return;
+  throw RuntimeUsageError("loss scaling: init_scale = " + as_text(init_scale) +
+                          " is not a positive finite f32 (the scale is an f32 value, at most " +
+                          as_text(std::numeric_limits<float>::max()) + " and at least " +
+                          as_text(std::numeric_limits<float>::denorm_min()) + "); the default is 65536");
+}
+
 void validate(const LossScaleOptions& o) {
+  validate_init_scale(o.init_scale);
   auto positive = [](double v) { return std::isfinite(v) && v > 0; };
-  if (!positive(o.init_scale) || !positive(o.growth_factor) || o.growth_factor < 1 ||
+  if (!positive(o.growth_factor) || o.growth_factor < 1 ||
       !positive(o.backoff_factor) || o.backoff_factor >= 1 || o.growth_interval < 1)
     throw RuntimeUsageError(
-        "loss scaling: init_scale must be finite and > 0, growth_factor >= 1, backoff_factor in "
-        "(0, 1) and growth_interval >= 1 (init_scale=" + std::to_string(o.init_scale) +
-        ", growth_factor=" + std::to_string(o.growth_factor) + ", backoff_factor=" +
+        "loss scaling: growth_factor must be >= 1, backoff_factor in (0, 1) and growth_interval >= 1 "
+        "(growth_factor=" + std::to_string(o.growth_factor) + ", backoff_factor=" +
         std::to_string(o.backoff_factor) + ", growth_interval=" + std::to_string(o.growth_interval) + ")");
 }
 
@@ -36,7 +58,7 @@ LossScaler::LossScaler(const Tensor& loss, const LossScaleOptions& options) : op
                    {.batch = Dims{}, .input = Dims{}, .output = Dims{1}, .dtype = ir::DType::F32});
   scaled_ = pointmul(loss, scale_);
   nonfinite_ = detail::state_buffer("grads_nonfinite", ir::DType::F32, {1}, 64);
-  state_.scale = options.init_scale;
+  state_.scale = as_f32(options.init_scale);
 }
 
 std::vector<ir::AsgnRef> LossScaler::unscale_and_check(const std::vector<Tensor>& params) const {
@@ -72,9 +94,9 @@ bool LossScaler::after_gradients(runtime::Context& ctx) {
 
 void LossScaler::set_scale(runtime::Context& ctx, double scale) {
   // An f32 S: beyond its range the scale stays where it is (growth cannot make it infinite).
-  if (!std::isfinite(static_cast<float>(scale)) || static_cast<float>(scale) == 0) return;
-  state_.scale = scale;
-  ctx.set_values(scale_.value(), std::vector<double>{scale});
+  if (!std::isfinite(as_f32(scale)) || as_f32(scale) == 0) return;
+  state_.scale = as_f32(scale);
+  ctx.set_values(scale_.value(), std::vector<double>{state_.scale});
 }
 
 }  // namespace cannl::nn

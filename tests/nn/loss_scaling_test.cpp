@@ -101,6 +101,18 @@ TEST_F(LossScaling, RejectsBadOptionsAndDataParallelSteps) {
   };
   EXPECT_THROW(compile({.backoff_factor = 1.5}), RuntimeUsageError);
   EXPECT_THROW(compile({.init_scale = 0}), RuntimeUsageError);
+  // The scale is an f32 literal: 1e39 would be inf (every step skipped forever), 1e-46 zero.
+  for (const double beyond_f32 : {1e39, 1e-46}) {
+    try {
+      compile({.init_scale = beyond_f32});
+      ADD_FAILURE() << "init_scale " << beyond_f32 << " must throw";
+    } catch (const RuntimeUsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(beyond_f32 > 1 ? "init_scale = 1e+39" : "init_scale = 1e-46"),
+                std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("f32"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(compile({.init_scale = 0x1p127}).loss_scaler->state().scale, 0x1p127);
   EXPECT_THROW(compile({.growth_interval = 0}), RuntimeUsageError);
   try {
     train::data_parallel(runtime::Context::cpu(), m.loss,

@@ -23,7 +23,8 @@
 namespace cannl::nn {
 
 struct LossScaleOptions {
-  double init_scale = 65536;         // 2^16, as torch.cuda.amp.GradScaler
+  double init_scale = 65536;         // 2^16, as torch.cuda.amp.GradScaler; S is an f32 value
+                                     // (rounded to f32; beyond its range a RuntimeUsageError)
   double growth_factor = 2;
   double backoff_factor = 0.5;
   std::int64_t growth_interval = 2000;  // good steps in a row before S grows
@@ -31,7 +32,7 @@ struct LossScaleOptions {
 
 /// What a user can read between steps.
 struct LossScaleState {
-  double scale = 0;                  // S of the next step
+  double scale = 0;                  // S of the next step (f32, as the step multiplies by it)
   std::int64_t steps = 0;            // steps run, skipped ones included
   std::int64_t skipped_steps = 0;    // steps whose gradients were not finite
   std::int64_t good_streak = 0;      // good steps since S last changed
@@ -42,8 +43,9 @@ struct LossScaleState {
 /// side (`after_gradients`) decides whether the update runs and moves S.
 class LossScaler {
  public:
-  /// Throws RuntimeUsageError for a scale or factor that is not finite and positive, a growth
-  /// factor below 1, a backoff factor not in (0, 1) or a growth interval below 1.
+  /// Throws RuntimeUsageError for an init_scale that is not a finite positive f32 (above
+  /// 3.4e38, or rounding to 0), a factor that is not finite and positive, a growth factor below
+  /// 1, a backoff factor not in (0, 1) or a growth interval below 1.
   LossScaler(const Tensor& loss, const LossScaleOptions& options);
 
   /// loss * S: the tensor backprop starts from.
