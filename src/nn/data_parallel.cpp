@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "cannl/backends/multi_device.h"
-#include "cannl/io/checkpoint.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/support/log.h"
@@ -301,47 +300,8 @@ TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepO
   const Replica& first = dp->local.front();
   TrainingStep s{first.ctx, loss, first.init, first.gradients, first.reset_loss, parts.epoch_loss,
                  micro_batches / replicas, std::move(parts.adam), dp, dp->params, dp->optimizer_state};
+  s.model_state = parts.model_state;  // each replica's own statistics; checkpoints keep replica 0's
   return s;
-}
-
-namespace {
-
-std::vector<io::CheckpointEntry> training_entries(const TrainingStep& step) {
-  std::vector<io::CheckpointEntry> entries;
-  for (const auto& node : step.params) entries.push_back({"params/" + node->label, node});
-  for (const auto& node : step.optimizer_state) entries.push_back({"optimizer/" + node->label, node});
-  return entries;
-}
-
-}  // namespace
-
-void save_training_checkpoint(TrainingStep& step, const std::filesystem::path& path,
-                              const std::map<std::string, std::string>& metadata) {
-  const auto comm = step.parallel ? step.parallel->communicator : runtime::single_process_communicator();
-  std::map<std::string, std::string> all = metadata;
-  if (step.parallel) all["global_steps"] = std::to_string(step.parallel->steps_done);
-  if (comm->rank() == 0) io::save_checkpoint(step.ctx, training_entries(step), path, all);
-  comm->barrier("checkpoint " + path.string() + " written");
-}
-
-std::map<std::string, std::string> restore_training_checkpoint(TrainingStep& step,
-                                                               const std::filesystem::path& path) {
-  const auto entries = training_entries(step);
-  if (!step.parallel) {
-    io::restore_checkpoint(step.ctx, entries, path);
-  } else {
-    for (Replica& r : step.parallel->local) io::restore_checkpoint(r.ctx, entries, path);
-  }
-  auto metadata = io::SafetensorsFile::open(path).metadata();
-  const auto it = metadata.find("global_steps");
-  if (step.parallel && it != metadata.end()) {
-    try {
-      step.parallel->steps_done = std::stoll(it->second);
-    } catch (const std::exception&) {
-      throw FormatError(path.string() + ": metadata global_steps = '" + it->second + "' is not an integer");
-    }
-  }
-  return metadata;
 }
 
 }  // namespace cannl::train

@@ -29,17 +29,17 @@ std::string as_text(double v) {  // 9 digits: enough to tell f32 values apart
 
 /// S is an f32 literal: a double beyond f32's range would become inf (every step skipped, and
 /// backoff cannot bring inf back) or 0 (every gradient a NaN of 0 / 0).
-void validate_init_scale(double init_scale) {
-  const double s = as_f32(init_scale);
-  if (std::isfinite(init_scale) && init_scale > 0 && std::isfinite(s) && s > 0) return;
-  throw RuntimeUsageError("loss scaling: init_scale = " + as_text(init_scale) +
+void validate_scale(double scale, const std::string& what) {
+  const double s = as_f32(scale);
+  if (std::isfinite(scale) && scale > 0 && std::isfinite(s) && s > 0) return;
+  throw RuntimeUsageError("loss scaling: " + what + " = " + as_text(scale) +
                           " is not a positive finite f32 (the scale is an f32 value, at most " +
                           as_text(std::numeric_limits<float>::max()) + " and at least " +
                           as_text(std::numeric_limits<float>::denorm_min()) + "); the default is 65536");
 }
 
 void validate(const LossScaleOptions& o) {
-  validate_init_scale(o.init_scale);
+  validate_scale(o.init_scale, "init_scale");
   auto positive = [](double v) { return std::isfinite(v) && v > 0; };
   if (!positive(o.growth_factor) || o.growth_factor < 1 ||
       !positive(o.backoff_factor) || o.backoff_factor >= 1 || o.growth_interval < 1)
@@ -90,6 +90,13 @@ bool LossScaler::after_gradients(runtime::Context& ctx) {
     set_scale(ctx, state_.scale * options_.growth_factor);
   }
   return true;
+}
+
+void LossScaler::restore(runtime::Context& ctx, const LossScaleState& state) {
+  validate_scale(state.scale, "a restored scale");
+  state_ = state;
+  state_.scale = as_f32(state.scale);
+  ctx.set_values(scale_.value(), std::vector<double>{state_.scale});
 }
 
 void LossScaler::set_scale(runtime::Context& ctx, double scale) {

@@ -1,5 +1,6 @@
 #include "cannl/nn/training.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <unistd.h>
@@ -45,6 +46,15 @@ nn::OptimizerCode optimizer_code(const std::vector<Tensor>& params, const StepOp
   adam.decoupled = options.optimizer == Optimizer::AdamW;
   adam_state = nn::adam(params, adam);
   return adam_state->code;
+}
+
+/// The literals of root's graph that `step` writes (running statistics): state a checkpoint keeps.
+std::vector<ir::NodeRef> written_literals(const Tensor& root, const ir::Comp& step) {
+  const std::vector<ir::NodeRef> written = ir::written_nodes(step);
+  std::vector<ir::NodeRef> state;
+  for (const Tensor& t : literals_of({root}))
+    if (std::find(written.begin(), written.end(), t.value()) != written.end()) state.push_back(t.value());
+  return state;
 }
 
 const char* optimizer_name(Optimizer o) {
@@ -106,6 +116,7 @@ StepParts step_parts(const Tensor& loss, const StepOptions& options) {
     parts.root = parts.loss_scaler->scaled_loss();
   }
   parts.gradients = grad_update_code(parts.root);
+  parts.model_state = written_literals(parts.root, parts.gradients);
   if (parts.loss_scaler)
     parts.gradients.body.push_back(
         ir::make_block("unscale and check gradients", parts.loss_scaler->unscale_and_check(parts.params)));
@@ -144,6 +155,7 @@ TrainingStep compile_step(runtime::Context ctx, const Tensor& loss, const StepOp
   TrainingStep s{ctx, loss, {}, {}, {}, parts.epoch_loss, parts.n_batches, std::move(parts.adam), nullptr, {}, {}};
   for (const auto& p : parts.params) s.params.push_back(p.value());
   s.optimizer_state = parts.optimizer_state;
+  s.model_state = parts.model_state;
   s.loss_scaler = parts.loss_scaler;
   upload_literals(s.ctx, {parts.root});
   if (logging::debug_level() >= 1)

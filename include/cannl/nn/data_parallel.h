@@ -93,16 +93,22 @@ class DataParallel {
 TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepOptions& options,
                            const ParallelOptions& parallel = {});
 
-/// Writes replica 0's parameters and optimizer state with `metadata` (and a data-parallel step's
-/// global step count, "global_steps") to `path`, on rank 0 only and atomically
+/// Writes replica 0's parameters ("params/<label>"), optimizer state ("optimizer/<label>") and
+/// model state the step writes in place ("state/<label>": BatchNorm's running statistics) with
+/// `metadata`, a data-parallel step's global step count ("global_steps") and the loss scaler's
+/// state ("loss_scale", "loss_scale_good_streak", "loss_scale_steps", "loss_scale_skipped_steps")
+/// to `path` (defined in src/nn/training_checkpoint.cpp), on rank 0 only and atomically
 /// (io::save_checkpoint: a crash leaves the previous file whole), then waits for every rank:
 /// after it returns every rank may read the file. Works for compile_step's steps too.
 ///   save_training_checkpoint(step, "run/ckpt.safetensors", {{"epochs", "3"}});
 void save_training_checkpoint(TrainingStep& step, const std::filesystem::path& path,
                               const std::map<std::string, std::string>& metadata = {});
-/// Every rank restores every local replica from `path` (written by save_training_checkpoint)
-/// and gets the file's metadata back. Throws FormatError for a file of another model (the
-/// replicas unchanged) and IoError when it cannot be read.
+/// Every rank restores every local replica from `path` (written by save_training_checkpoint):
+/// parameters, optimizer state, model state, and the loss scaler's scale, streak and counters;
+/// gets the file's metadata back. Throws FormatError for a file of another model, one without the
+/// model state (written before checkpoints kept it: the message says so) or with bad metadata,
+/// everything checked first so the replicas stay unchanged; IoError when it cannot be read. A
+/// file without loss_scale (older, or saved without scaling) logs a warning and keeps the scale.
 std::map<std::string, std::string> restore_training_checkpoint(TrainingStep& step,
                                                                const std::filesystem::path& path);
 

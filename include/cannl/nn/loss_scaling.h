@@ -57,6 +57,10 @@ class LossScaler {
   /// moves S (uploading it to `ctx`) as the options say.
   bool after_gradients(runtime::Context& ctx);
   const LossScaleState& state() const { return state_; }
+  /// Continues from a saved state (a checkpoint's): S, the counters and the good-step streak;
+  /// uploads S to `ctx`. Throws RuntimeUsageError when state.scale is not a positive finite f32.
+  ///   step.loss_scaler->restore(step.ctx, saved_state);
+  void restore(runtime::Context& ctx, const LossScaleState& state);
 
  private:
   void set_scale(runtime::Context& ctx, double scale);

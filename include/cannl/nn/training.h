@@ -72,13 +72,15 @@ struct TrainingStep {
   std::optional<nn::AdamCode> adam;
   /// Set by train::data_parallel (data_parallel.h): the replicas fit runs its global steps on.
   std::shared_ptr<DataParallel> parallel;
-  /// Parameters and optimizer state, for checkpoints.
+  /// Parameters and optimizer state, for checkpoints (with model_state and the loss scaler's state).
   std::vector<ir::NodeRef> params;
   std::vector<ir::NodeRef> optimizer_state;
   /// With StepOptions::loss_scale: the scale's state (state().scale, skipped_steps); `step` then
   /// computes the gradients and `update` applies them when they are finite.
   std::shared_ptr<nn::LossScaler> loss_scaler;
   runtime::Routine update;
+  /// Literals the step writes in place (BatchNorm's running statistics), for checkpoints.
+  std::vector<ir::NodeRef> model_state;
 };
 
 /// Uploads the host literals the roots read (once per context).
