@@ -39,8 +39,10 @@ void ContextState::wait_for_device() {
   queued_writes.clear();
 }
 
-void ContextState::mark_written(const ir::TensorNode& node, const backends::Event& done) {
+void ContextState::mark_written(const ir::TensorNode& node, Writer writer, const backends::Event& done) {
   initialized.insert(node.id);
+  if (writer == Writer::Outside) written_from_outside.insert(node.id);
+  else written_from_outside.erase(node.id);
   ++write_counts[node.id];
   if (queue) queued_writes.insert_or_assign(node.id, done);
 }

@@ -59,10 +59,13 @@ class ContextState {
   /// before any host access to buffers. After a failure, the nodes whose queued writes did not
   /// happen (the failed task and the ones skipped behind it) are no longer initialized.
   void wait_for_device();
-  /// `node` holds a new value: initialized, its write count raised (packings of it refresh), and
-  /// on a queued device the event of the work that writes it remembered (`done`, by default a
-  /// complete event: written already).
-  void mark_written(const ir::TensorNode& node, const backends::Event& done = {});
+  /// Who wrote a node's current value: one of the context's routines, or the outside (the host,
+  /// another device's copy, a device average).
+  enum class Writer { Routine, Outside };
+  /// `node` holds a new value from `writer`: initialized, its write count raised (packings of it
+  /// refresh), and on a queued device the event of the work that writes it remembered (`done`,
+  /// by default a complete event: written already).
+  void mark_written(const ir::TensorNode& node, Writer writer, const backends::Event& done = {});
 
   std::shared_ptr<backends::Backend> backend;
   /// The device's FIFO queue (devices of a multi-device context); null: routines run on the
@@ -84,6 +87,9 @@ class ContextState {
   /// Nodes whose cells Context::host_storage handed out: the host may write them in place at any
   /// time, unseen by write_counts, so packings of them refresh before every run.
   std::unordered_set<int> host_writable;
+  /// Nodes whose current value came from outside the routines (Writer::Outside): a routine that
+  /// reads one no longer needs its compile-time writer to have run (dependencies.h).
+  std::unordered_set<int> written_from_outside;
   /// Per node written by work still on the queue (or not yet waited for): the event of its last
   /// writer. wait_for_device forgets the nodes whose writer failed.
   std::unordered_map<int, backends::Event> queued_writes;

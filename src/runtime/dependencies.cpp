@@ -65,8 +65,13 @@ std::vector<Dependency> record_dependencies(ContextState& state, const RoutineDa
 }
 
 void check_dependencies_ran(const ContextState& state, const RoutineData& routine) {
-  for (const auto& dep : routine.dependencies)
-    if (!state.routines_run.contains(dep.routine_id)) throw RuntimeUsageError(explain(dep, routine));
+  for (const auto& dep : routine.dependencies) {
+    if (state.routines_run.contains(dep.routine_id)) continue;
+    // The value the writer would have produced was given from outside instead (a restored
+    // checkpoint, an upload, a copy): reading it is what the caller asked for.
+    if (dep.kind == DependencyKind::ReadAfterWrite && state.written_from_outside.contains(dep.node->id)) continue;
+    throw RuntimeUsageError(explain(dep, routine));
+  }
 }
 
 }  // namespace cannl::runtime

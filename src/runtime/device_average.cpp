@@ -73,7 +73,7 @@ void DeviceAverage::run(std::span<const ir::NodeRef> nodes, std::string_view wha
   collective_->average(buffers, dtype == ir::DType::F32 ? backends::ReduceType::F32 : backends::ReduceType::F64, what);
   // New values: packed copies of these nodes (routine_data.h, Packing) must be made again.
   for (auto& device : devices_)
-    for (const auto& node : nodes) device.state_->mark_written(*node);
+    for (const auto& node : nodes) device.state_->mark_written(*node, ContextState::Writer::Outside);
 }
 
 std::string DeviceAverage::describe() const { return collective_->describe(); }

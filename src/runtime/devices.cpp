@@ -147,7 +147,7 @@ void Context::copy(const Context& src, Context& dst, const ir::NodeRef& node) {
     from.wait_for_device();
     to.wait_for_device();
     if (!backends::copy_between_devices(*to.backend, target, *from.backend, *source)) transfer();
-    to.mark_written(*node);
+    to.mark_written(*node, ContextState::Writer::Outside);
     return;
   }
   // Read after write on the source, write after read/write on the destination: the copy runs on
@@ -157,7 +157,7 @@ void Context::copy(const Context& src, Context& dst, const ir::NodeRef& node) {
   to.queue->wait_for(source_ready);
   const backends::Event copied = to.queue->enqueue(transfer);
   from.queue->wait_for(copied);
-  to.mark_written(*node, copied);
+  to.mark_written(*node, ContextState::Writer::Outside, copied);
 }
 
 }  // namespace cannl::runtime

@@ -49,7 +49,7 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
                   bytes.data() + k * cell, cell);
     buffer.write(whole);
   }
-  state.mark_written(*node);
+  state.mark_written(*node, ContextState::Writer::Outside);
 }
 
 backends::Buffer& readable_buffer(ContextState& state, const ir::NodeRef& node,

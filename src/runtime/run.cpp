@@ -95,7 +95,7 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
     }
     record_kernel_profile(*state_, data, std::chrono::steady_clock::now() - start);
   }
-  for (const auto& node : data.outputs) state_->mark_written(*node, done);
+  for (const auto& node : data.outputs) state_->mark_written(*node, ContextState::Writer::Routine, done);
   state_->routines_run.insert(data.id);
 }
 

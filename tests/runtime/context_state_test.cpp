@@ -21,16 +21,16 @@ TEST(ContextStateTest, AQueuedWriteThatFailedOrWasSkippedLeavesItsNodeUninitiali
   const auto before = ir::make_node("before", ir::DType::F32, {2});
   const auto failed = ir::make_node("failed", ir::DType::F32, {2});
   const auto skipped = ir::make_node("skipped", ir::DType::F32, {2});
-  state.mark_written(*before, state.queue->enqueue([] {}));
-  state.mark_written(*failed, state.queue->enqueue([] { throw std::runtime_error("kernel fault"); }));
-  state.mark_written(*skipped, state.queue->enqueue([] {}));
+  state.mark_written(*before, ContextState::Writer::Routine, state.queue->enqueue([] {}));
+  state.mark_written(*failed, ContextState::Writer::Routine, state.queue->enqueue([] { throw std::runtime_error("kernel fault"); }));
+  state.mark_written(*skipped, ContextState::Writer::Routine, state.queue->enqueue([] {}));
   EXPECT_TRUE(state.initialized.contains(skipped->id));
   EXPECT_THROW(state.wait_for_device(), std::runtime_error);
   EXPECT_TRUE(state.initialized.contains(before->id));
   EXPECT_FALSE(state.initialized.contains(failed->id));
   EXPECT_FALSE(state.initialized.contains(skipped->id));
   // The failure is reported once; work queued after it runs and counts again.
-  state.mark_written(*skipped, state.queue->enqueue([] {}));
+  state.mark_written(*skipped, ContextState::Writer::Routine, state.queue->enqueue([] {}));
   EXPECT_NO_THROW(state.wait_for_device());
   EXPECT_TRUE(state.initialized.contains(skipped->id));
 }
