@@ -96,7 +96,13 @@ int run(std::vector<std::string> args) {
       return 0;
     }
     std::size_t used = 0;
-    std::cout << help_text(command_spec({args.begin() + 1, args.end()}, used));
+    const std::vector<std::string> words(args.begin() + 1, args.end());
+    if (words.size() == 1 && (words[0] == "bench" || words[0] == "tune")) {
+      // Both benchmarks of the command, rather than an error asking for one.
+      for (const char* kind : {"matmul", "mlp"}) std::cout << help_text(command_spec({words[0], kind}, used)) << "\n";
+      return 0;
+    }
+    std::cout << help_text(command_spec(words, used));
     return 0;
   }
   std::size_t used = 0;

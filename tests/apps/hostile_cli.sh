@@ -43,6 +43,10 @@ expect_error "--devices must be between 1 and 64, got 0" demo --devices 0
 expect_error "--resume needs --checkpoint FILE" demo --resume --epochs 1
 expect_error "--checkpoint needs a value (--checkpoint FILE), got the option '--resume'" demo --checkpoint --resume
 expect_error "--prompt needs a value" gpt2 --prompt --print-logits
+for command in bench tune; do
+  "$cannl" help "$command" > help.txt 2>&1 || fail "cannl help $command exits $?: $(cat help.txt)"
+  grep -q "$command matmul" help.txt && grep -q "$command mlp" help.txt || fail "cannl help $command: $(cat help.txt)"
+done
 expect_error "unknown option '--tuned' for 'cannl bench matmul'" bench matmul --tuned
 expect_error "unknown option '--tune' for 'cannl tune matmul'" tune matmul --tune
 expect_error "cannl tune needs a benchmark" tune
