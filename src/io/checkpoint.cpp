@@ -8,15 +8,10 @@
 #include "cannl/support/error.h"
 #include "cannl/tensor/autodiff.h"
 #include "io/json.h"
+#include "io/safetensors_header.h"
 
 namespace cannl::io {
 namespace {
-
-std::string shape_string(const std::vector<std::int64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
 
 /// How a node is stored: its safetensors dtype and shape (u4x32 cells become 4 U32 words).
 struct StoredForm {

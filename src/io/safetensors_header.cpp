@@ -27,12 +27,6 @@ struct Complaint {
   }
 };
 
-std::string shape_string(const std::vector<std::int64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 std::map<std::string, std::string> parse_metadata(const json::Value& value, const Complaint& c) {
   if (value.kind != json::Kind::Object) c.fail("__metadata__ must be an object of strings");
   std::map<std::string, std::string> metadata;
@@ -203,6 +197,12 @@ ParsedHeader parse_safetensors_header(std::span<const std::byte> file, std::stri
   }
   check_coverage(header.tensors, file.size() - header.data_start, c);
   return header;
+}
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
 }
 
 }  // namespace cannl::io

@@ -41,4 +41,7 @@ struct ParsedHeader {
 /// Throws FormatError("<file_name>: ...") naming the tensor when one is at fault.
 ParsedHeader parse_safetensors_header(std::span<const std::byte> file, std::string_view file_name);
 
+/// A shape as messages print it: shape_string({2, 3}) == "[2, 3]".
+std::string shape_string(const std::vector<std::int64_t>& shape);
+
 }  // namespace cannl::io

@@ -17,12 +17,6 @@ namespace {
 
 constexpr std::size_t kChunkBytes = 1 << 20;
 
-std::string shape_string(const std::vector<std::int64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 /// The payload size the shape and dtype call for. Checked: a wrapped product could match a short
 /// payload and replace the user's file with one the reader refuses.
 std::uint64_t expected_bytes(const TensorToWrite& tensor) {

@@ -191,7 +191,8 @@ class Search {
   /// cannot win).
   void final_round() {
     std::vector<std::size_t> finalists = fastest(std::clamp(options_.beam_width, kFinalists, kMaxFinalists), true);
-    std::erase_if(finalists, [&](std::size_t f) { return beyond_hope(result_of(measured_[f]).ms, best_ms()); });
+    const double best = best_ms();
+    std::erase_if(finalists, [&](std::size_t f) { return beyond_hope(result_of(measured_[f]).ms, best); });
     std::optional<std::size_t> baseline = baseline_code();
     if (baseline && beyond_hope(result_of(measured_[*baseline]).ms, result_of(measured_.front()).ms)) baseline.reset();
     for (std::optional<std::size_t> must : {std::optional<std::size_t>(0), baseline})
