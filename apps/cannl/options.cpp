@@ -221,6 +221,21 @@ ParsedArgs parse_command(const CommandSpec& spec, const std::vector<std::string>
   return out;
 }
 
+namespace {
+
+/// An option's help may span lines; each further line starts at the help column, so the
+/// option names stay the only text in the left column.
+std::string indent_continuations(const std::string& help, std::size_t column) {
+  std::string out;
+  for (const char c : help) {
+    out += c;
+    if (c == '\n') out.append(column, ' ');
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string help_text(const CommandSpec& spec) {
   std::string usage = "usage: cannl " + spec.name + " [options]" +
                       (spec.positional_usage.empty() ? "" : " " + spec.positional_usage) + "\n" +
@@ -229,7 +244,7 @@ std::string help_text(const CommandSpec& spec) {
     std::string left = "  --" + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
     if (left.size() < 26) left.resize(26, ' ');
     else left += "  ";
-    usage += left + o.help + "\n";
+    usage += left + indent_continuations(o.help, 26) + "\n";
   }
   usage += "  --help                  this text\n";
   if (!spec.notes.empty()) usage += "\n" + spec.notes + "\n";

@@ -74,6 +74,9 @@ for command in demo einsum gpt2 "bench matmul" "bench mlp" "tune matmul" "tune m
   # shellcheck disable=SC2086
   run_cannl $command --help; rc=$?
   if [ $rc -ne 0 ] || ! grep -qF "usage: cannl $command" out.txt; then fail "cannl $command --help (rc $rc)"; fi
+  # Every line of the option list is indented: a wrapped help line starts at the help column.
+  sed -n '/^options:$/,/^  --help /p' out.txt | sed 1d | grep -v '^  ' > unindented.txt &&
+    fail "cannl $command --help: option lines out of the indented list: $(cat unindented.txt)"
 done
 expect_ok help gpt2
 expect_ok --debug=0 einsum "i=>i" 3
