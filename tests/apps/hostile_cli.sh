@@ -64,6 +64,8 @@ expect_error "--print-logits takes no value" gpt2 --weights "$model" --print-log
 expect_error "--threads must be between 0 and 4096" bench mlp --threads -1
 expect_error "cannl bench needs a benchmark" bench
 expect_error "unknown command 'frob'" frob
+run_cannl; rc=$?   # no command at all: the usage on stderr, exit status 2
+{ [ $rc -eq 2 ] && grep -qF "usage: cannl <command>" err.txt && [ ! -s out.txt ]; } || fail "a bare cannl (rc $rc)"
 expect_error "give config keys as --key=value" --debug demo
 expect_error "unexpected argument 'extra' for 'cannl demo'" demo extra
 expect_error "config key 'cc_threads' = '4294967298'" gpt2 --weights "$model" --ids 1 --print-logits --cc_threads=4294967298
