@@ -124,6 +124,14 @@ std::string take_value(Cursor& c, const std::string& name, const std::optional<s
   return c.args[++c.at];
 }
 
+/// The option `name` spells up to case and '-' versus '_', e.g. --Top_K for --top-k.
+const OptionSpec* find_option_loosely(const CommandSpec& spec, const std::string& name) {
+  const std::string loose = lowercase(dashes_to_underscores(name));
+  for (const auto& o : spec.options)
+    if (lowercase(dashes_to_underscores(o.name)) == loose) return &o;
+  return nullptr;
+}
+
 void parse_option(const CommandSpec& spec, Cursor& c, ParsedArgs& out) {
   const std::string& arg = c.args[c.at];
   const std::size_t eq = arg.find('=');
@@ -145,6 +153,11 @@ void parse_option(const CommandSpec& spec, Cursor& c, ParsedArgs& out) {
     out.set(name, value);
     return;
   }
+  // `--Seed` or `--top_k` spell an option of the command in another case or with underscores:
+  // routing them to a config key of the same name would silently drop the option.
+  if (const OptionSpec* o = find_option_loosely(spec, name))
+    throw RuntimeUsageError("unknown option '--" + name + "' for " + command_line(spec) + "; did you mean '--" +
+                            o->name + "'? (options are spelled exactly; see cannl " + spec.name + " --help)");
   if (const auto key = config_key(name)) {
     out.config_flags.emplace_back(*key, take_value(c, name, inline_value, "VALUE"));
     return;

@@ -51,6 +51,10 @@ expect_error "unknown option '--tuned' for 'cannl bench matmul'" bench matmul --
 expect_error "unknown option '--tune' for 'cannl tune matmul'" tune matmul --tune
 expect_error "cannl tune needs a benchmark" tune
 expect_error "did you mean '--epochs'" demo --epocs 3
+# An option in another case or with underscores is no config key of the same name (gpt2's --seed
+# is the sampling seed; config key seed would silently take --Seed).
+expect_error "unknown option '--Seed' for 'cannl gpt2'; did you mean '--seed'?" gpt2 --weights "$model" --ids 1 --Seed 3
+expect_error "did you mean '--top-k'?" gpt2 --weights "$model" --ids 1 --top_k 3
 expect_error "--epochs expects an integer, got 'abc'" demo --epochs abc
 expect_error "--epochs must be between 1 and 100000, got 0" demo --epochs 0
 expect_error "--epochs must be between 1 and 100000" demo --epochs=99999999999999999999
