@@ -198,6 +198,16 @@ bool viewable(runtime::Context& ctx, const ir::NodeRef& node) {
   return node && viewable_dtype(node->dtype) && !ctx.host_storage(node).empty();
 }
 
+/// Why t's values can only be copied out of ctx, for the errors of the zero-copy paths.
+std::string not_viewable_reason(runtime::Context& ctx, const Tensor& t) {
+  const std::string what = "tensor '" + t.label() + "' cannot be viewed without a copy: ";
+  if (!viewable_dtype(t.value()->dtype))
+    return what + "NumPy has no dtype " + std::string(ir::dtype_name(t.value()->dtype)) +
+           " (t.numpy() gives a float64 copy)";
+  return what + "its values are not in host memory of the " + std::string(ctx.backend_name()) +
+         " context (t.numpy() gives a float64 copy)";
+}
+
 }  // namespace
 
 void add_context_array_methods(nb::class_<runtime::Context>& c) {
@@ -244,8 +254,13 @@ void add_tensor_array_methods(nb::class_<Tensor>& c) {
       .def("numpy", [](const Tensor& t) { return node_array<nb::numpy>(context_of(t), t.value()); },
            kLocked, "Values in the context that last compiled or uploaded this tensor (see Context.numpy).")
       .def("__array__", [](const Tensor& t, nb::handle dtype, nb::handle copy) {
-             nb::object a = nb::cast(node_array<nb::numpy>(context_of(t), t.value()));
-             if (!dtype.is_none()) a = a.attr("astype")(dtype);
+             // NumPy 2's protocol: copy=False promises a view, so a copy is a ValueError.
+             const bool must_view = !copy.is_none() && !nb::cast<bool>(copy);
+             runtime::Context ctx = context_of(t);
+             if (must_view && !viewable(ctx, t.value()))
+               throw nb::value_error(not_viewable_reason(ctx, t).c_str());
+             nb::object a = nb::cast(node_array<nb::numpy>(ctx, t.value()));
+             if (!dtype.is_none()) a = a.attr("astype")(dtype, nb::arg("copy") = !must_view);
              if (!copy.is_none() && nb::cast<bool>(copy)) a = a.attr("copy")();
              return a;
            }, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none(), kLocked)
@@ -312,7 +327,11 @@ int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     {
       Locked locked;
       const Tensor& t = nb::cast<const Tensor&>(nb::handle(self));
-      array = nb::cast(node_array<nb::array_api>(context_of(t), t.value()));
+      runtime::Context ctx = context_of(t);
+      // The buffer protocol exports memory, never a copy: NumPy tries it before __array__, so
+      // exporting a copy here would break np.asarray(t, copy=False)'s promise of a view.
+      if (!viewable(ctx, t.value())) throw RuntimeUsageError(not_viewable_reason(ctx, t));
+      array = nb::cast(node_array<nb::array_api>(ctx, t.value()));
     }
     return PyObject_GetBuffer(array.ptr(), view, flags);
   } catch (nb::python_error& e) {

@@ -24,7 +24,7 @@ using Dims = std::optional<std::vector<std::int64_t>>;
 
 std::string tensor_repr(const Tensor& t) {
   const std::string kind = t.is_param() ? "param" : t.impl().host_values ? "literal" : "tensor";
-  return "<cannl." + kind + " '" + t.label() + "' " + t.shape_string() + " " +
+  return "<cannl." + kind + " '" + t.label() + "' " + t.partial_shape_string() + " " +
          std::string(ir::dtype_name(t.value()->dtype)) + ">";
 }
 
@@ -89,7 +89,11 @@ void bind_tensor_class(nb::module_& m) {
                      "A node of the expression graph. Shapes are inferred from use and printed\n"
                      "as cannl prints them, batch|input->output: `64|2->3`. Its values (in the\n"
                      "context that last compiled or uploaded it) support the buffer protocol,\n"
-                     "__array__ and DLPack: memoryview(t), np.asarray(t), np.from_dlpack(t).",
+                     "__array__ and DLPack: memoryview(t), np.asarray(t), np.from_dlpack(t).\n"
+                     "memoryview(t) and np.asarray(t, copy=False) only view, never copy: where the\n"
+                     "values are not in host memory (a GPU context, a dtype NumPy lacks) they\n"
+                     "raise BufferError / ValueError; np.asarray(t) and t.numpy() then copy.\n"
+                     "repr(t) prints the shape inferred so far ($N: not yet known).",
                      nb::type_slots(tensor_slots))
       .def_prop_ro("id", &Tensor::id)
       .def_prop_ro("label", &Tensor::label)

@@ -108,6 +108,27 @@ def test_copy_false_views_a_cpu_tensor():
     assert ctx.get_values(y)[0] == 5.0
 
 
+def test_copy_false_refuses_a_tensor_that_only_copies():
+    try:
+        ctx = cannl.Context.opencl()
+    except cannl.BackendUnavailable as e:
+        pytest.skip(f"no OpenCL device here: {e}")
+    _, y, _ = doubled(ctx, "ocl_nocopy_x", np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="cannot be viewed without a copy"):
+        np.asarray(y, copy=False)                    # a copy would break the promise of a view
+    with pytest.raises(BufferError, match="not in host memory"):
+        memoryview(y)                                # the buffer protocol exports memory only
+    assert np.array_equal(np.asarray(y), [2.0, 4.0])  # copy=None: a copy is fine
+
+
+def test_copy_false_refuses_a_dtype_conversion():
+    ctx = cannl.Context.cpu()
+    _, y, _ = doubled(ctx, "cpu_nocopy_dtype_x", np.array([1.0, 2.0]))
+    with pytest.raises(ValueError):
+        np.asarray(y, dtype=np.float64, copy=False)  # f32 cells: float64 needs a copy
+    assert np.asarray(y, dtype=np.float32, copy=False).dtype == np.float32
+
+
 def test_a_failed_read_in_another_context_does_not_take_the_tensor_there():
     ctx = cannl.Context.interpreter()
     _, y, _ = doubled(ctx, "failed_read_x", np.array([1.0, 2.0, 3.0]))
@@ -125,6 +146,15 @@ def test_a_tensor_is_no_condition():
     with pytest.raises(TypeError):
         a in [c]                                     # would hold for any c: == builds an expression
     assert a in [a]                                  # identity comes first
+
+
+def test_repr_leaves_open_shapes_open():
+    w = cannl.param("open_w", output=[3])
+    assert "$" in repr(w)                            # its input row is still unknown
+    x = cannl.literal("open_x", np.zeros((8, 2)), batch=[8], output=[2])
+    h = w * x                                        # the use that decides w's input row
+    assert w.shape == "2->3"
+    assert h.shape == "8|3"
 
 
 def test_literal_rows_and_shape_strings():

@@ -93,6 +93,8 @@ std::string Tensor::shape_string() const {
   return shape::to_string(*impl_->shape);
 }
 
+std::string Tensor::partial_shape_string() const { return shape::to_string(*impl_->shape); }
+
 void reset_tensor_state() { shape::reset(); }
 
 }  // namespace cannl

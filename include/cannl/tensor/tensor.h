@@ -80,6 +80,9 @@ class Tensor {
   std::vector<std::int64_t> dims() const;
   /// "B|I->O" with solved sizes; finishes shape inference if needed.
   std::string shape_string() const;
+  /// The shape as inferred so far, without finishing inference (unsolved axes print as `$N`, an
+  /// open row as `..$N..`): printing a tensor mid-construction must not fix its open sizes.
+  std::string partial_shape_string() const;
 
  private:
   std::shared_ptr<TensorImpl> impl_;
