@@ -7,8 +7,9 @@
 
 #include "cannl/io/safetensors.h"
 #include "cannl/support/checked.h"
+#include "cannl/support/atomic_file.h"
 #include "cannl/support/error.h"
-#include "io/atomic_file.h"
+#include "cannl/support/files.h"
 #include "io/json.h"
 #include "io/safetensors_header.h"
 
@@ -105,7 +106,11 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
   const std::string head = header_image(tensors, metadata);
   std::uint64_t total = head.size();
   for (const TensorToWrite& tensor : tensors) total += tensor.bytes.size();
-  AtomicFile out(path);
+  files::AtomicFile out(path);
+  // Leftovers of an earlier writer of this file that was killed mid-write (a checkpoint's
+  // temporary is as large as the checkpoint); this writer's own is alive and stays.
+  const std::filesystem::path directory = out.path().parent_path().empty() ? "." : out.path().parent_path();
+  files::remove_stale_temporaries(directory, out.path().filename().string());
   std::uint64_t written = 0;
   auto emit = [&](std::string_view piece) {
     out.write(piece);
@@ -117,7 +122,8 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
     for (std::size_t at = 0; at < tensor.bytes.size(); at += kChunkBytes)
       emit(as_chars(tensor.bytes.subspan(at, std::min(kChunkBytes, tensor.bytes.size() - at))));
   }
-  out.commit(options.sync_to_disk);
+  // The data is flushed always: after a crash the path holds the old or the complete new file.
+  out.commit(options.sync_to_disk ? files::Durability::survives_power_loss : files::Durability::complete_file);
 }
 
 std::string serialize_safetensors(std::span<const TensorToWrite> tensors,

@@ -1,6 +1,6 @@
 // Build/log directories of the running executable and crash-safe file writes. Generated sources
-// and cached objects are written with write_atomically so a concurrent reader or a crash never
-// sees a half-written file.
+// and cached objects are written with write_atomically (an AtomicFile, atomic_file.cpp) so a
+// concurrent reader or a crash never sees a half-written file.
 #include "cannl/support/files.h"
 
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cannl/support/atomic_file.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
@@ -41,22 +42,6 @@ std::filesystem::path working_directory() {
   std::filesystem::path cwd = std::filesystem::current_path(error);
   if (error) throw IoError("cannot determine the working directory: " + error.message());
   return cwd;
-}
-
-/// Writes all of `contents` to `fd`, retrying short writes and EINTR. Returns 0 or an errno.
-int write_all(int fd, std::string_view contents) {
-  const char* data = contents.data();
-  std::size_t left = contents.size();
-  while (left > 0) {
-    ssize_t written = ::write(fd, data, left);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    data += written;
-    left -= static_cast<std::size_t>(written);
-  }
-  return 0;
 }
 
 constexpr std::string_view kTemporaryMark = ".tmp.";
@@ -166,17 +151,9 @@ std::filesystem::path log_dir() {
 
 void write_atomically(const std::filesystem::path& path, std::string_view contents,
                       bool sync_to_disk) {
-  std::filesystem::path temporary = temporary_beside(path);
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw_io("cannot write", path, errno);
-  int error = write_all(fd, contents);
-  if (error == 0 && sync_to_disk && ::fsync(fd) != 0) error = errno;
-  if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
-  if (error != 0) {
-    ::unlink(temporary.c_str());
-    throw_io("cannot write", path, error);
-  }
+  AtomicFile out(path);
+  out.write(contents);
+  out.commit(sync_to_disk ? Durability::survives_power_loss : Durability::unflushed);
 }
 
 std::string read_file(const std::filesystem::path& path) {

@@ -2,6 +2,8 @@
 #include "cannl/support/files.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,6 +65,69 @@ TEST_F(FilesTest, WriteAtomicallyCreatesAndReplacesWithoutLeftovers) {
     ++entries;
   }
   EXPECT_EQ(entries, 1) << "the temporary file must be renamed away";
+}
+
+mode_t permissions_of(const std::filesystem::path& path) {
+  struct stat info {};
+  EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
+  return info.st_mode & 07777;
+}
+
+TEST_F(FilesTest, AReplacedCacheFileKeepsItsPermissionBits) {
+  // A schedule cache entry or a build artifact the user made private stays private when it is
+  // written again, with or without the flushes.
+  const auto path = temp_dir_ / "mm.schedule";
+  for (bool sync_to_disk : {false, true})
+    for (mode_t mode : {0600u, 0640u, 0755u}) {
+      SCOPED_TRACE(mode);
+      files::write_atomically(path, "old");
+      ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+      files::write_atomically(path, "new", sync_to_disk);
+      EXPECT_EQ(files::read_file(path), "new");
+      EXPECT_EQ(permissions_of(path), mode);
+    }
+}
+
+/// Files of this process may grow to `bytes` at most while it lives: a write past it fails with
+/// EFBIG (SIGXFSZ ignored), the way a full disk fails one, and as root too (permission bits do
+/// not stop root).
+class ScopedFileSizeLimit {
+ public:
+  explicit ScopedFileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &old_limit_);
+    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = old_limit_;
+    limit.rlim_cur = bytes;
+    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  }
+  ~ScopedFileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_limit_);
+    ::signal(SIGXFSZ, old_handler_);
+  }
+  ScopedFileSizeLimit(const ScopedFileSizeLimit&) = delete;
+  ScopedFileSizeLimit& operator=(const ScopedFileSizeLimit&) = delete;
+
+ private:
+  rlimit old_limit_{};
+  void (*old_handler_)(int) = SIG_DFL;
+};
+
+TEST_F(FilesTest, AFailedWriteLeavesTheOldFileAndNoTemporary) {
+  const auto path = temp_dir_ / "add.c";
+  files::write_atomically(path, "int old;\n");
+  for (bool sync_to_disk : {false, true}) {
+    std::string message;
+    {
+      ScopedFileSizeLimit limit(16);
+      message = io_error_message([&] { files::write_atomically(path, std::string(4096, 'x'), sync_to_disk); });
+    }
+    EXPECT_NE(message.find("cannot write '" + path.string() + "'"), std::string::npos) << message;
+    EXPECT_NE(message.find("File too large"), std::string::npos) << message;
+    EXPECT_EQ(files::read_file(path), "int old;\n");
+    int entries = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(temp_dir_)) ++entries;
+    EXPECT_EQ(entries, 1) << "the temporary file was removed";
+  }
 }
 
 TEST_F(FilesTest, WriteIntoMissingDirectoryThrowsIoErrorNamingPath) {

@@ -3,6 +3,7 @@
 //
 //   auto dir = files::build_dir();                 // build_files/<exe>/ (created)
 //   files::write_atomically(dir / "step.c", src);  // temp file + rename: never a torn file
+//   (files written in pieces: AtomicFile, atomic_file.h)
 
 #include <filesystem>
 #include <string>
@@ -17,10 +18,14 @@ std::string executable_name();
 std::filesystem::path build_dir();
 /// log_files/<exe>/ under the working directory; created on first use.
 std::filesystem::path log_dir();
-/// Writes `contents` to a temporary file beside `path` and renames it over `path`, so readers see
-/// the old or the new file, never a torn one. `sync_to_disk` fsyncs before the rename (durability
-/// across power loss; slower). The parent directory must exist. Throws IoError naming the path
-/// and the system's reason on failure, leaving no temporary file behind.
+/// Writes `contents` to a temporary file beside `path` and renames it over `path` (an AtomicFile,
+/// atomic_file.h), so readers see the old or the new file, never a torn one. A replaced file
+/// keeps its permission bits; a link at `path` keeps its link and its target is replaced.
+/// `sync_to_disk` flushes the file before the rename and the directory after it, so the new file
+/// survives a power loss (slower; Durability::survives_power_loss); without it nothing is flushed
+/// (Durability::unflushed: for files checked when read or made again on demand). The parent
+/// directory must exist. Throws IoError naming the path and the system's reason on failure,
+/// leaving the previous file in place and no temporary file behind.
 ///
 ///   files::write_atomically(files::build_dir() / "step.c", source);
 void write_atomically(const std::filesystem::path& path, std::string_view contents,
