@@ -359,9 +359,14 @@ double Value::number() const {
 }
 
 std::optional<std::uint64_t> Value::as_uint64() const {
-  if (kind != Kind::Number || text.empty() || text.size() > 20) return std::nullopt;
+  if (kind != Kind::Number) return std::nullopt;
+  return uint64_literal(text);
+}
+
+std::optional<std::uint64_t> uint64_literal(std::string_view literal) {
+  if (literal.empty() || literal.size() > 20) return std::nullopt;
   std::uint64_t value = 0;
-  for (char c : text) {
+  for (char c : literal) {
     if (!is_digit(c)) return std::nullopt;
     auto digit = static_cast<std::uint64_t>(c - '0');
     if (value > (UINT64_MAX - digit) / 10) return std::nullopt;

@@ -156,6 +156,11 @@ class Reader {
 ///   parse("{\"k\": true}").find("k")->boolean == true
 Value parse(std::string_view text, const Limits& limits = {});
 
+/// A number literal's value when it is a non-negative integer without fraction or exponent that
+/// fits 64 bits, else nullopt (Value::as_uint64 of a number; a Reader's read_number).
+///   uint64_literal("18446744073709551615") == 18446744073709551615u;  uint64_literal("1.0") == nullopt
+std::optional<std::uint64_t> uint64_literal(std::string_view literal);
+
 /// A JSON string literal for `text` (quotes included; control characters escaped). `text` must
 /// be valid UTF-8, which is passed through unescaped.
 ///   quote("a\"b") == "\"a\\\"b\""

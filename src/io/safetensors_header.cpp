@@ -15,58 +15,144 @@
 namespace cannl::io {
 namespace {
 
+/// An error of the header's own rules (not of its JSON), which the JSON errors' translation
+/// (read_json) passes on untouched.
+class HeaderError : public FormatError {
+ public:
+  using FormatError::FormatError;
+};
+
 /// Errors of one file; `tensor` names the culprit when there is one.
 struct Complaint {
   std::string_view file_name;
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw FormatError(std::string(file_name) + ": " + what);
+    throw HeaderError(std::string(file_name) + ": " + what);
   }
   [[noreturn]] void fail(const std::string& tensor, const std::string& what) const {
     fail("tensor " + json::quote(tensor) + ": " + what);
   }
 };
 
-std::map<std::string, std::string> parse_metadata(const json::Value& value, const Complaint& c) {
-  if (value.kind != json::Kind::Object) c.fail("__metadata__ must be an object of strings");
+/// A header that went past a parse limit, in the header's terms: which tensor's member is too long.
+[[noreturn]] void complain_about_limit(const json::LimitError& e, const Complaint& c) {
+  const std::vector<std::string>& path = e.path;
+  const bool in_tensor = !path.empty() && path[0] != "__metadata__";
+  if (e.limit == json::LimitError::Limit::ArrayItems && in_tensor) {
+    const std::string what = path.size() >= 2 ? "\"" + path[1] + "\"" : "its entry";
+    c.fail(path[0], what + " has more than " + std::to_string(kMaxSafetensorsRank) +
+                        " entries (at byte " + std::to_string(e.offset) +
+                        " of the header): a tensor has at most " +
+                        std::to_string(kMaxSafetensorsRank) + " dimensions");
+  }
+  if (e.limit == json::LimitError::Limit::Values)
+    c.fail("header holds more than " + std::to_string(kMaxSafetensorsHeaderValues) +
+           " JSON values, the most cannl reads (reached at byte " + std::to_string(e.offset) +
+           (in_tensor ? ", in tensor " + json::quote(path[0]) : std::string()) + ")");
+  c.fail(std::string("header: ") + e.what());
+}
+
+/// Runs `read` (reading the header's JSON) with the reader's errors said in the header's terms.
+template <typename Read>
+void read_json(const Complaint& c, Read read) {
+  try {
+    read();
+  } catch (const HeaderError&) {
+    throw;
+  } catch (const json::LimitError& e) {
+    complain_about_limit(e, c);
+  } catch (const FormatError& e) {
+    c.fail(std::string("header: ") + e.what());
+  }
+}
+
+json::Reader header_reader(std::string_view text) {
+  return json::Reader(text, {.max_values = kMaxSafetensorsHeaderValues, .max_array_items = kMaxSafetensorsRank});
+}
+
+/// Whether the object the reader is at names all three members of a tensor entry; read through.
+bool reads_as_tensor_entry(json::Reader& r) {
+  if (r.peek() != json::Kind::Object) {
+    r.skip();
+    return false;
+  }
+  r.begin_object();
+  int members = 0;
+  std::string key;
+  while (r.next_member(key)) {
+    members += key == "dtype" || key == "shape" || key == "data_offsets";
+    r.skip();
+  }
+  return members >= 3;
+}
+
+/// The first reading: checks the header's JSON and its limits and counts the entries that can be
+/// tensors (each at least 6 values), keeping nothing. A header past the limits costs no memory.
+std::size_t count_tensor_entries(std::string_view text, const Complaint& c) {
+  std::size_t count = 0;
+  read_json(c, [&] {
+    json::Reader r = header_reader(text);
+    if (r.peek() != json::Kind::Object) c.fail("header is not a JSON object");
+    r.begin_object();
+    std::string key;
+    while (r.next_member(key)) count += reads_as_tensor_entry(r) && key != "__metadata__";
+    r.finish();
+  });
+  return count;
+}
+
+std::map<std::string, std::string> read_metadata(json::Reader& r, const Complaint& c) {
+  if (r.peek() != json::Kind::Object) c.fail("__metadata__ must be an object of strings");
   std::map<std::string, std::string> metadata;
-  for (std::size_t i = 0; i < value.keys.size(); ++i) {
-    if (value.items[i].kind != json::Kind::String)
-      c.fail("__metadata__ entry " + json::quote(value.keys[i]) + " is not a string");
-    metadata.emplace(value.keys[i], value.items[i].text);
+  r.begin_object();
+  std::string key;
+  while (r.next_member(key)) {
+    if (metadata.contains(key)) r.fail_at(r.key_offset(), "duplicate key " + json::quote(key));
+    if (r.peek() != json::Kind::String) c.fail("__metadata__ entry " + json::quote(key) + " is not a string");
+    if (metadata.size() == kMaxSafetensorsMetadataEntries)
+      c.fail("__metadata__ holds more than " + std::to_string(kMaxSafetensorsMetadataEntries) +
+             " entries, the most cannl reads (at byte " + std::to_string(r.key_offset()) + " of the header)");
+    std::string value = r.read_string();
+    metadata.emplace(std::move(key), std::move(value));
   }
   return metadata;
 }
 
-const json::Value& member(const json::Value& entry, std::string_view key, json::Kind kind,
-                          const std::string& name, const Complaint& c) {
-  const json::Value* value = entry.find(key);
-  if (value == nullptr) c.fail(name, "missing \"" + std::string(key) + "\"");
-  if (value->kind != kind) c.fail(name, "\"" + std::string(key) + "\" has the wrong JSON type");
-  return *value;
-}
-
-std::uint64_t unsigned_number(const json::Value& value, const std::string& name,
-                              std::string_view what, const Complaint& c) {
-  std::optional<std::uint64_t> number = value.as_uint64();
-  if (!number) c.fail(name, std::string(what) + " " + value.text + " is not a non-negative 64-bit integer");
+std::uint64_t unsigned_number(json::Reader& r, const std::string& name, std::string_view what,
+                              const Complaint& c) {
+  if (r.peek() != json::Kind::Number) c.fail(name, std::string(what) + " is not a number");
+  const std::string_view literal = r.read_number();
+  const std::optional<std::uint64_t> number = json::uint64_literal(literal);
+  if (!number)
+    c.fail(name, std::string(what) + " " + std::string(literal) + " is not a non-negative 64-bit integer");
   return *number;
 }
 
-std::vector<std::int64_t> parse_shape(const json::Value& shape, const std::string& name,
-                                      const Complaint& c) {
-  // The parser's array limit has refused longer shapes already; kept here with the other rules.
-  if (shape.items.size() > kMaxSafetensorsRank)
-    c.fail(name, "shape has " + std::to_string(shape.items.size()) + " dimensions, more than " +
-                     std::to_string(kMaxSafetensorsRank));
+/// The shape's dimensions (the reader's array limit refuses more than kMaxSafetensorsRank).
+std::vector<std::int64_t> read_shape(json::Reader& r, const std::string& name, const Complaint& c) {
   std::vector<std::int64_t> dims;
-  for (const json::Value& item : shape.items) {
-    std::uint64_t dim = unsigned_number(item, name, "shape entry", c);
+  r.begin_array();
+  while (r.next_item()) {
+    const std::uint64_t dim = unsigned_number(r, name, "shape entry", c);
     if (dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      c.fail(name, "shape entry " + item.text + " is too large");
+      c.fail(name, "shape entry " + std::to_string(dim) + " is too large");
     dims.push_back(static_cast<std::int64_t>(dim));
   }
+  dims.shrink_to_fit();  // grown by doubling: a [1, 1, 1, 1, 1] shape would keep room for 8
   return dims;
+}
+
+void read_offsets(json::Reader& r, TensorInfo& info, const Complaint& c) {
+  std::uint64_t offsets[2] = {0, 0};
+  int count = 0;
+  r.begin_array();
+  while (r.next_item()) {
+    if (count == 2) c.fail(info.name, "data_offsets must be [begin, end]");
+    offsets[count++] = unsigned_number(r, info.name, "data offset", c);
+  }
+  if (count != 2) c.fail(info.name, "data_offsets must be [begin, end]");
+  info.begin = offsets[0];
+  info.end = offsets[1];
 }
 
 /// shape x element size, or a complaint when the element count leaves int64 (the type of
@@ -83,28 +169,54 @@ std::uint64_t payload_bytes(const TensorInfo& info, const Complaint& c) {
   return count * element_bytes;
 }
 
-TensorInfo parse_tensor(const std::string& name, const json::Value& entry, const Complaint& c) {
-  if (entry.kind != json::Kind::Object) c.fail(name, "entry is not a JSON object");
-  TensorInfo info{.name = name};
-  const std::string& dtype_name = member(entry, "dtype", json::Kind::String, name, c).text;
-  std::optional<SafetensorsDType> dtype = safetensors_dtype_from_name(dtype_name);
-  if (!dtype) c.fail(name, "unknown dtype " + json::quote(dtype_name));
-  info.dtype = *dtype;
-  info.shape = parse_shape(member(entry, "shape", json::Kind::Array, name, c), name, c);
-  const json::Value& offsets = member(entry, "data_offsets", json::Kind::Array, name, c);
-  if (offsets.items.size() != 2) c.fail(name, "data_offsets must be [begin, end]");
-  info.begin = unsigned_number(offsets.items[0], name, "data offset", c);
-  info.end = unsigned_number(offsets.items[1], name, "data offset", c);
+/// The entry's byte range against its shape and dtype.
+void check_payload(const TensorInfo& info, const std::string& dtype_name, const Complaint& c) {
   if (info.end < info.begin)
-    c.fail(name, "data_offsets [" + std::to_string(info.begin) + ", " + std::to_string(info.end) +
-                     "] end before they begin");
-  std::uint64_t expected = payload_bytes(info, c);
+    c.fail(info.name, "data_offsets [" + std::to_string(info.begin) + ", " + std::to_string(info.end) +
+                          "] end before they begin");
+  const std::uint64_t expected = payload_bytes(info, c);
   if (info.end - info.begin != expected)
-    c.fail(name, "data_offsets [" + std::to_string(info.begin) + ", " + std::to_string(info.end) +
-                     "] span " + std::to_string(info.end - info.begin) + " bytes but shape " +
-                     shape_string(info.shape) + " of " + dtype_name + " needs " +
-                     std::to_string(expected));
-  return info;
+    c.fail(info.name, "data_offsets [" + std::to_string(info.begin) + ", " + std::to_string(info.end) +
+                          "] span " + std::to_string(info.end - info.begin) + " bytes but shape " +
+                          shape_string(info.shape) + " of " + dtype_name + " needs " + std::to_string(expected));
+}
+
+/// Member `key` of a tensor entry, read once: a second one is a duplicate key, a value of another
+/// JSON type than `kind` is an error naming the member.
+void expect_member(json::Reader& r, const std::string& key, json::Kind kind, bool& seen, const std::string& name,
+                   const Complaint& c) {
+  if (seen) r.fail_at(r.key_offset(), "duplicate key " + json::quote(key));
+  seen = true;
+  if (r.peek() != kind) c.fail(name, "\"" + key + "\" has the wrong JSON type");
+}
+
+/// The entry of tensor `info.name` into `info`; its other members are read through and ignored.
+void read_tensor(json::Reader& r, TensorInfo& info, const Complaint& c) {
+  const std::string& name = info.name;
+  if (r.peek() != json::Kind::Object) c.fail(name, "entry is not a JSON object");
+  bool has_dtype = false, has_shape = false, has_offsets = false;
+  std::string dtype_name, key;
+  r.begin_object();
+  while (r.next_member(key)) {
+    if (key == "dtype") {
+      expect_member(r, key, json::Kind::String, has_dtype, name, c);
+      dtype_name = r.read_string();
+      const std::optional<SafetensorsDType> dtype = safetensors_dtype_from_name(dtype_name);
+      if (!dtype) c.fail(name, "unknown dtype " + json::quote(dtype_name));
+      info.dtype = *dtype;
+    } else if (key == "shape") {
+      expect_member(r, key, json::Kind::Array, has_shape, name, c);
+      info.shape = read_shape(r, name, c);
+    } else if (key == "data_offsets") {
+      expect_member(r, key, json::Kind::Array, has_offsets, name, c);
+      read_offsets(r, info, c);
+    } else {
+      r.skip();
+    }
+  }
+  for (auto [has, what] : {std::pair{has_dtype, "dtype"}, {has_shape, "shape"}, {has_offsets, "data_offsets"}})
+    if (!has) c.fail(name, "missing \"" + std::string(what) + "\"");
+  check_payload(info, dtype_name, c);
 }
 
 /// Sorted by offset, the ranges must tile [0, data_size) exactly.
@@ -137,35 +249,29 @@ void check_coverage(const std::vector<TensorInfo>& tensors, std::uint64_t data_s
            "covered by any tensor");
 }
 
-/// A header that went past a parse limit, in the header's terms: which tensor's member is too long.
-[[noreturn]] void complain_about_limit(const json::LimitError& e, const Complaint& c) {
-  const std::vector<std::string>& path = e.path;
-  const bool in_tensor = !path.empty() && path[0] != "__metadata__";
-  if (e.limit == json::LimitError::Limit::ArrayItems && in_tensor) {
-    const std::string what = path.size() >= 2 ? "\"" + path[1] + "\"" : "its entry";
-    c.fail(path[0], what + " has more than " + std::to_string(kMaxSafetensorsRank) +
-                        " entries (at byte " + std::to_string(e.offset) +
-                        " of the header): a tensor has at most " +
-                        std::to_string(kMaxSafetensorsRank) + " dimensions");
-  }
-  if (e.limit == json::LimitError::Limit::Values)
-    c.fail("header holds more than " + std::to_string(kMaxSafetensorsHeaderValues) +
-           " JSON values, the most cannl reads (reached at byte " + std::to_string(e.offset) +
-           (in_tensor ? ", in tensor " + json::quote(path[0]) : std::string()) + ")");
-  c.fail(std::string("header: ") + e.what());
-}
-
-/// The header's JSON, parsed within limits that keep its memory a small multiple of its size.
-json::Value parse_header_json(std::string_view text, const Complaint& c) {
-  const json::Limits limits{.max_values = kMaxSafetensorsHeaderValues,
-                            .max_array_items = kMaxSafetensorsRank};
-  try {
-    return json::parse(text, limits);
-  } catch (const json::LimitError& e) {
-    complain_about_limit(e, c);
-  } catch (const FormatError& e) {
-    c.fail(std::string("header: ") + e.what());
-  }
+/// The second reading: the tensors, metadata and index the header holds (its JSON and limits
+/// known to hold by the first).
+void read_header(std::string_view text, std::size_t tensor_entries, ParsedHeader& header, const Complaint& c) {
+  header.tensors.reserve(tensor_entries);
+  header.index.reserve(tensor_entries);
+  read_json(c, [&] {
+    json::Reader r = header_reader(text);
+    bool has_metadata = false;
+    std::string key;
+    r.begin_object();
+    while (r.next_member(key)) {
+      if (key == "__metadata__") {
+        if (std::exchange(has_metadata, true)) r.fail_at(r.key_offset(), "duplicate key " + json::quote(key));
+        header.metadata = read_metadata(r, c);
+        continue;
+      }
+      header.tensors.push_back(TensorInfo{.name = key});
+      if (!header.index.insert(header.tensors, header.tensors.size() - 1))
+        r.fail_at(r.key_offset(), "duplicate key " + json::quote(key));
+      read_tensor(r, header.tensors.back(), c);
+    }
+    r.finish();
+  });
 }
 
 }  // namespace
@@ -184,17 +290,10 @@ ParsedHeader parse_safetensors_header(std::span<const std::byte> file, std::stri
     c.fail("header length " + std::to_string(header_length) + " exceeds the limit of " +
            std::to_string(kMaxSafetensorsHeaderBytes) + " bytes");
   std::string_view text(reinterpret_cast<const char*>(file.data()) + 8, header_length);
-  const json::Value root = parse_header_json(text, c);
-  if (root.kind != json::Kind::Object) c.fail("header is not a JSON object");
+  const std::size_t tensor_entries = count_tensor_entries(text, c);
   ParsedHeader header;
   header.data_start = 8 + header_length;
-  for (std::size_t i = 0; i < root.keys.size(); ++i) {
-    if (root.keys[i] == "__metadata__") {
-      header.metadata = parse_metadata(root.items[i], c);
-    } else {
-      header.tensors.push_back(parse_tensor(root.keys[i], root.items[i], c));
-    }
-  }
+  read_header(text, tensor_entries, header, c);
   check_coverage(header.tensors, file.size() - header.data_start, c);
   return header;
 }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 
 #include "cannl/io/safetensors.h"
 #include "cannl/support/checked.h"
@@ -19,13 +18,9 @@ struct SafetensorsFile::Impl {
   std::optional<MappedFile> mapping;  // set when opened from a path
   std::string owned;                  // set when built from bytes
   std::span<const std::byte> image;
-  ParsedHeader header;
-  std::unordered_map<std::string, std::size_t> index;
+  ParsedHeader header;  // with its index by name
 
-  void validate_and_index() {
-    header = parse_safetensors_header(image, name);
-    for (std::size_t i = 0; i < header.tensors.size(); ++i) index.emplace(header.tensors[i].name, i);
-  }
+  void validate_and_index() { header = parse_safetensors_header(image, name); }
 };
 
 std::int64_t TensorInfo::num_elements() const {
@@ -64,8 +59,8 @@ const std::string& SafetensorsFile::name() const { return impl_->name; }
 const std::vector<TensorInfo>& SafetensorsFile::tensors() const { return impl_->header.tensors; }
 
 const TensorInfo* SafetensorsFile::find(std::string_view name) const {
-  auto it = impl_->index.find(std::string(name));
-  return it == impl_->index.end() ? nullptr : &impl_->header.tensors[it->second];
+  const std::optional<std::size_t> at = impl_->header.index.find(impl_->header.tensors, name);
+  return at ? &impl_->header.tensors[*at] : nullptr;
 }
 
 const TensorInfo& SafetensorsFile::info(std::string_view name) const {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "cannl/io/safetensors.h"
 #include "cannl/support/error.h"
@@ -120,6 +121,82 @@ TEST(SafetensorsValidation, HeadersOfTooManyValuesAreRefusedWhileParsing) {
               R"(,"data_offsets":[0,0]})";
   expect_format_error(image(header + "}", 0),
                       {"bad.safetensors", "more than 2000000 JSON values", "in tensor \""});
+}
+
+TEST(SafetensorsValidation, MetadataOfTooManyEntriesIsRefused) {
+  // Each entry costs a std::map node (about 100 bytes) for 8 bytes of header: capped apart from
+  // the value limit, which would let 2 million of them through.
+  std::string entries;
+  for (int i = 0; i <= 65536; ++i) entries += (i ? ",\"" : "\"") + std::to_string(i) + "\":\"\"";
+  expect_format_error(image(R"({"__metadata__":{)" + entries + "}}", 0),
+                      {"bad.safetensors", "__metadata__ holds more than 65536 entries", "at byte"});
+  entries = "\"0\":\"\"";
+  for (int i = 1; i < 65536; ++i) entries += ",\"" + std::to_string(i) + "\":\"\"";
+  auto file = SafetensorsFile::from_bytes(image(R"({"__metadata__":{)" + entries + "}}", 0), "ok");
+  EXPECT_EQ(file.metadata().size(), 65536u);
+}
+
+TEST(SafetensorsValidation, KeysGivenTwiceAreRefusedWhereverTheyAre) {
+  expect_format_error(image(R"({"__metadata__":{"a":"1","a":"2"}})", 0), {"header: invalid JSON at byte 25", "duplicate key \"a\""});
+  expect_format_error(image(R"({"__metadata__":{},"__metadata__":{}})", 0), {"duplicate key \"__metadata__\""});
+  expect_format_error(image(R"({"w":{"dtype":"F32","dtype":"F16","shape":[1],"data_offsets":[0,4]}})", 4),
+                      {"duplicate key \"dtype\""});
+  expect_format_error(image(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"shape":[1]}})", 4),
+                      {"duplicate key \"shape\""});
+}
+
+TEST(SafetensorsValidation, MembersBesidesTheThreeAreIgnoredButChecked) {
+  auto file = SafetensorsFile::from_bytes(
+      image(R"({"w":{"note":{"x":[1,{"y":null}]},"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4), "ok");
+  EXPECT_EQ(file.info("w").shape, (std::vector<std::int64_t>{1}));
+  expect_format_error(image(R"({"w":{"note":[1,],"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4),
+                      {"header: invalid JSON at byte", "unexpected character"});
+}
+
+/// GPT-2 small's tensors as Hugging Face's gpt2/model.safetensors names and shapes them (F32,
+/// header order), with its metadata.
+std::string gpt2_header(std::uint64_t& data_bytes) {
+  std::string header = R"({"__metadata__":{"format":"pt"})";
+  data_bytes = 0;
+  auto add = [&](const std::string& name, std::initializer_list<std::uint64_t> shape) {
+    std::uint64_t bytes = 4;
+    std::string dims;
+    for (std::uint64_t d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d), bytes *= d;
+    header += ",\"" + name + R"(":{"dtype":"F32","shape":[)" + dims + R"(],"data_offsets":[)" +
+              std::to_string(data_bytes) + "," + std::to_string(data_bytes + bytes) + "]}";
+    data_bytes += bytes;
+  };
+  for (int layer = 0; layer < 12; ++layer) {
+    const std::string h = "h." + std::to_string(layer) + ".";
+    add(h + "attn.bias", {1, 1, 1024, 1024});
+    add(h + "attn.c_attn.bias", {2304}), add(h + "attn.c_attn.weight", {768, 2304});
+    add(h + "attn.c_proj.bias", {768}), add(h + "attn.c_proj.weight", {768, 768});
+    add(h + "ln_1.bias", {768}), add(h + "ln_1.weight", {768});
+    add(h + "ln_2.bias", {768}), add(h + "ln_2.weight", {768});
+    add(h + "mlp.c_fc.bias", {3072}), add(h + "mlp.c_fc.weight", {768, 3072});
+    add(h + "mlp.c_proj.bias", {768}), add(h + "mlp.c_proj.weight", {3072, 768});
+  }
+  add("ln_f.bias", {768}), add("ln_f.weight", {768});
+  add("wpe.weight", {1024, 768}), add("wte.weight", {50257, 768});
+  return header + "}";
+}
+
+TEST(SafetensorsValidation, AGpt2SmallHeaderStillParses) {
+  // The real file's 548 MB of weights as a hole in a sparse file: only the header is read.
+  std::uint64_t data_bytes = 0;
+  const std::string header = gpt2_header(data_bytes);
+  const auto path = testing_util::scratch_dir() / "model.safetensors";
+  testing_util::spit(path, image(header, 0));
+  std::filesystem::resize_file(path, 8 + header.size() + data_bytes);
+  auto file = SafetensorsFile::open(path);
+  EXPECT_EQ(file.tensors().size(), 160u);
+  EXPECT_EQ(file.metadata().at("format"), "pt");
+  EXPECT_EQ(file.tensors().front().name, "h.0.attn.bias") << "header order kept";
+  EXPECT_EQ(file.info("wte.weight").shape, (std::vector<std::int64_t>{50257, 768}));
+  EXPECT_EQ(file.info("h.11.mlp.c_proj.weight").shape, (std::vector<std::int64_t>{3072, 768}));
+  EXPECT_EQ(file.info("wte.weight").end, data_bytes);
+  EXPECT_EQ(file.raw_bytes("ln_f.bias").size(), 768u * 4);
+  EXPECT_EQ(file.find("h.12.ln_1.bias"), nullptr);
 }
 
 TEST(SafetensorsValidation, OverlappingOffsets) {

@@ -7,7 +7,7 @@
 //   safetensors_header_memory write shapes /tmp/h.safetensors   (then, for /usr/bin/time -v:)
 //   safetensors_header_memory open /tmp/h.safetensors 60       (exit 1: heap peak above 60 MB)
 //
-// Kinds: scalars (zero-size tensors with empty shapes), shapes (zero-size tensors of 64 zero
+// Kinds: scalars (zero-size tensors of shape [0]), shapes (zero-size tensors of 64 zero
 // dimensions), metadata (many one-character metadata entries), junk (one tensor entry with an
 // unknown member of nested arrays of zeros), long_names (zero-size tensors with 200-byte names),
 // gpt2 (GPT-2 small's 148 tensors).
@@ -120,7 +120,7 @@ std::string gpt2_header() {
 
 std::string header_of(const std::string& kind, std::size_t bytes) {
   if (kind == "scalars")
-    return object_of(bytes, [](std::size_t i) { return short_name(i) + R"(":{"dtype":"F32","shape":[],"data_offsets":[0,0]})"; });
+    return object_of(bytes, [](std::size_t i) { return short_name(i) + R"(":{"dtype":"F32","shape":[0],"data_offsets":[0,0]})"; });
   if (kind == "shapes") {
     std::string zeros = "0";
     for (int d = 1; d < 64; ++d) zeros += ",0";
@@ -131,7 +131,7 @@ std::string header_of(const std::string& kind, std::size_t bytes) {
   if (kind == "long_names")
     return object_of(bytes, [](std::size_t i) {
       return std::string(200 - short_name(i).size(), '_') + short_name(i) +
-             R"(":{"dtype":"F32","shape":[],"data_offsets":[0,0]})";
+             R"(":{"dtype":"F32","shape":[0],"data_offsets":[0,0]})";
     });
   if (kind == "metadata") {
     std::string inner = object_of(bytes - 20, [](std::size_t i) { return short_name(i) + R"(":"")"; });
