@@ -113,6 +113,11 @@ std::string Bench::compare_outputs(runtime::Context& twin, const runtime::Routin
   return "";
 }
 
+double tuner_seconds(const TuneHooks& hooks) {
+  if (hooks.clock_s) return hooks.clock_s();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 bool beyond_hope(double ms, double best_ms) { return ms > kHopeless * best_ms; }
 
 int Bench::runs_for(double warm_ms) const {
@@ -201,7 +206,9 @@ CandidateResult Bench::judge(const Candidate& c, bool reference, double best_ms,
       result.why = diff;
       return result;
     }
+    const double timing_started = tuner_seconds(hooks);
     result.ms = time_ms(c, run, first_run_ms, best_ms, hooks);
+    result.timing_s = tuner_seconds(hooks) - timing_started;
     timed_code_.try_emplace(code, c.label, result.ms);
   } catch (const UserError& e) {
     if (reference) throw;  // the program's own error: ctx.compile would throw it too

@@ -16,6 +16,9 @@
 
 namespace cannl::tune {
 
+/// Seconds on the tuner's clock: TuneHooks::clock_s when set, else the monotonic clock's.
+double tuner_seconds(const TuneHooks& hooks);
+
 /// Whether a candidate that took `ms` is so far behind `best_ms` (4 times) that it cannot win
 /// however it is timed again: it is not timed further.
 bool beyond_hope(double ms, double best_ms);
@@ -34,7 +37,8 @@ class Bench {
   /// slower) is 4 times slower is given that run's time. A candidate whose code equals an earlier
   /// one's takes that one's time and names it (CandidateResult::same_code_as). A candidate's
   /// failure is its verdict (Verdict::Failed with the message), except the reference's, which is
-  /// rethrown (the program's own error).
+  /// rethrown (the program's own error). Sets the result's `timing_s` (its timed runs on the
+  /// tuner's clock).
   CandidateResult judge(const Candidate& c, bool reference, double best_ms, const TuneHooks& hooks);
 
   /// Builds the code of `cs` at once (Context::prebuild), so that judging them one by

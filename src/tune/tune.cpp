@@ -2,7 +2,6 @@
 #include "cannl/tune/tune.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -16,6 +15,7 @@
 #include "cannl/support/log.h"
 #include "cannl/tune/schedule_cache.h"
 #include "tune/candidates.h"
+#include "tune/final_round.h"
 #include "tune/measure.h"
 #include "tune/target_fields.h"
 #include "tune/tune_log.h"
@@ -23,8 +23,6 @@
 namespace cannl::tune {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 /// Proposals taken from one beam member per round: enough for its target's neighbours and the
 /// first transform moves, few enough that a round ends within a budget.
@@ -47,7 +45,7 @@ class Search {
   Search(runtime::Context& ctx, const ir::Comp& comp, const std::string& name, const TuneOptions& options,
          const ir::LoweredRoutine& optimized, TuneReport& report)
       : comp_(comp), name_(name), options_(options), optimized_(optimized), report_(report),
-        bench_(ctx.twin(), comp, name, options.repeats), start_(Clock::now()) {
+        bench_(ctx.twin(), comp, name, options.repeats), start_s_(tuner_seconds(options.hooks)) {
     if (options.search_placements) materialized_ = ctx.optimized_routine(comp, name, {.materialize_all = true});
   }
 
@@ -89,7 +87,9 @@ class Search {
   std::optional<ir::LoweredRoutine> materialized_;
   TuneReport& report_;
   Bench bench_;
-  Clock::time_point start_;
+  double start_s_;
+  /// What judging every candidate so far took together (s), for the expected cost of the next.
+  double judged_s_ = 0;
   std::set<std::string> seen_;
   /// The measured candidates, parallel to their results in report_.candidates (by index).
   std::vector<std::pair<Candidate, std::size_t>> measured_;
@@ -98,7 +98,18 @@ class Search {
     return c.materialize_all && materialized_ ? *materialized_ : optimized_;
   }
 
-  double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  double seconds_since_start() const { return tuner_seconds(options_.hooks) - start_s_; }
+
+  /// Whether the budget still holds `next_s` more of search and the final round of the
+  /// finalists so far: the search stops early enough for the final round.
+  bool budget_holds(double next_s) const {
+    return seconds_since_start() + next_s + final_round_cost(kConfirmRounds) < options_.budget_s;
+  }
+
+  /// What judging the next candidate is expected to take: the mean of those judged so far.
+  double expected_judge_s() const {
+    return report_.candidates.empty() ? 0 : judged_s_ / static_cast<double>(report_.candidates.size());
+  }
 
   static std::string signature(const Candidate& c) {
     return target_fields_text(c.target) + "\n" + schedule::print_trace(c.trace);
@@ -121,7 +132,7 @@ class Search {
         std::set<std::string> signatures;
         for (std::size_t k = first; k < last; ++k)
           if (!seen_.contains(signature(cs[k])) && signatures.insert(signature(cs[k])).second) unseen.push_back(cs[k]);
-        if (unseen.size() > 1 && seconds_since_start() < options_.budget_s) bench_.prebuild(unseen);
+        if (unseen.size() > 1 && budget_holds(expected_judge_s())) bench_.prebuild(unseen);
       }
       for (std::size_t k = first; k < last; ++k) judge(cs[k]);
     }
@@ -130,11 +141,15 @@ class Search {
   void judge(const Candidate& c) {
     if (!seen_.insert(signature(c)).second) return;
     const bool reference = report_.candidates.empty();  // the default schedule, judged first
-    if (!reference && seconds_since_start() >= options_.budget_s) {
+    if (!reference && !budget_holds(expected_judge_s())) {
       report_.out_of_budget = true;
       return;
     }
+    const double started = tuner_seconds(options_.hooks);
     CandidateResult result = bench_.judge(c, reference, best_ms(), options_.hooks);
+    const double took = tuner_seconds(options_.hooks) - started;
+    judged_s_ += took;
+    result.setup_s = std::max(0.0, took - result.timing_s);
     ++report_.compiles;
     if (reference && result.verdict != Verdict::Measured)
       throw InternalError("tune: the default schedule of routine '" + name_ + "' gave no time: " + result.why);
@@ -182,35 +197,70 @@ class Search {
     return std::nullopt;
   }
 
-  /// The final round: the fastest few with code of their own, the default and the serial
-  /// baseline's code timed again side by side (bench_.confirm). The winner is picked among these
-  /// times only: search times were taken one candidate at a time, each under the load the
-  /// machine had then, and a candidate sharing another's code only copied that one's. A candidate
-  /// beyond hope against the best is no finalist, and a baseline beyond hope against the default
-  /// keeps its search time (the serial run of a large matmul takes seconds; it is reported, it
-  /// cannot win).
-  void final_round() {
-    std::vector<std::size_t> finalists = fastest(std::clamp(options_.beam_width, kFinalists, kMaxFinalists), true);
-    const double best = best_ms();
-    std::erase_if(finalists, [&](std::size_t f) { return beyond_hope(result_of(measured_[f]).ms, best); });
+  /// The finalists as the search stands: indices into measured_ of the default schedule and the
+  /// serial baseline's code (`required`: the winner's times are compared with theirs) and of the
+  /// fastest few with code of their own, fastest first (`optional`). A candidate beyond hope
+  /// against the best is no finalist, and a baseline beyond hope against the default keeps its
+  /// search time (the serial run of a large matmul takes seconds; it is reported, it cannot win).
+  struct Finalists {
+    std::vector<std::size_t> required, optional;
+  };
+  Finalists finalists() const {
+    Finalists f;
+    if (measured_.empty()) return f;
+    f.required.push_back(0);
     std::optional<std::size_t> baseline = baseline_code();
     if (baseline && beyond_hope(result_of(measured_[*baseline]).ms, result_of(measured_.front()).ms)) baseline.reset();
-    for (std::optional<std::size_t> must : {std::optional<std::size_t>(0), baseline})
-      if (must && std::find(finalists.begin(), finalists.end(), *must) == finalists.end()) finalists.push_back(*must);
-    if (finalists.size() < 2) return;  // the default alone: nothing to compare it with
+    if (baseline && *baseline != 0) f.required.push_back(*baseline);
+    const double best = best_ms();
+    for (std::size_t i : fastest(std::clamp(options_.beam_width, kFinalists, kMaxFinalists), true))
+      if (!beyond_hope(result_of(measured_[i]).ms, best) && std::find(f.required.begin(), f.required.end(), i) == f.required.end())
+        f.optional.push_back(i);
+    return f;
+  }
+
+  std::vector<FinalistCost> costs_of(const std::vector<std::size_t>& indices) const {
+    std::vector<FinalistCost> costs;
+    for (std::size_t i : indices) costs.push_back({result_of(measured_[i]).setup_s, result_of(measured_[i]).timing_s});
+    return costs;
+  }
+
+  /// What the final round of the finalists so far would take at `rounds` rounds (0 when there
+  /// would be none: the default alone).
+  double final_round_cost(int rounds) const {
+    const Finalists f = finalists();
+    if (f.required.size() + f.optional.size() < 2) return 0;
+    return plan_final_round(costs_of(f.required), costs_of(f.optional), rounds, INFINITY).cost_s;
+  }
+
+  /// The final round: the finalists timed again side by side (bench_.confirm), as many of them
+  /// and as many rounds as the budget left holds (plan_final_round). The winner is picked among
+  /// these times only: search times were taken one candidate at a time, each under the load the
+  /// machine had then, and a candidate sharing another's code only copied that one's.
+  void final_round() {
+    const Finalists f = finalists();
+    const FinalRoundPlan plan = plan_final_round(costs_of(f.required), costs_of(f.optional), kConfirmRounds,
+                                                 options_.budget_s - seconds_since_start());
+    std::vector<std::size_t> chosen = f.required;
+    chosen.insert(chosen.end(), f.optional.begin(), f.optional.begin() + plan.optional);
+    if (plan.rounds == 0 || chosen.size() < 2) return;  // the default alone, or no time left
+    if (plan.rounds < kConfirmRounds || static_cast<std::size_t>(plan.optional) < f.optional.size())
+      logging::info("tune: the budget left holds a final round of " + std::to_string(plan.optional) + " of " +
+                    std::to_string(f.optional.size()) + " candidates in " + std::to_string(plan.rounds) +
+                    " rounds for routine '" + name_ + "'");
     std::vector<Candidate> copies;
-    for (std::size_t f : finalists) copies.push_back(measured_[f].first);
+    for (std::size_t i : chosen) copies.push_back(measured_[i].first);
     std::vector<double> ms;
     try {
-      ms = bench_.confirm(copies, kConfirmRounds, options_.hooks);
+      ms = bench_.confirm(copies, plan.rounds, options_.hooks);
     } catch (const UserError& e) {
       logging::warn(std::string("tune: the finalists of routine '") + name_ + "' could not be timed again (" + e.what() +
                     "); the default schedule stays");
       return;
     }
-    for (std::size_t f = 0; f < finalists.size(); ++f) {
-      CandidateResult& result = report_.candidates[measured_[finalists[f]].second];
-      result.ms = ms[f];
+    for (std::size_t k = 0; k < chosen.size(); ++k) {
+      CandidateResult& result = report_.candidates[measured_[chosen[k]].second];
+      result.ms = ms[k];
       result.final_round = true;
     }
   }

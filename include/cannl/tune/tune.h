@@ -41,7 +41,11 @@
 // a candidate replaces the default only when it is at least 5% faster there (within a shared
 // machine's noise the default stays). The report's times all come from that round. The default
 // schedule is always measured (it is the reference and a seed, so the winner is never slower
-// than it as measured); every other candidate only while `budget_s` lasts.
+// than it as measured); every other candidate only while `budget_s` lasts, final round
+// included: a candidate is judged only when the budget left also holds the final round of the
+// finalists so far, planned from what judging them cost (src/tune/final_round.h), and the final
+// round is cut to what is left (fewer finalists, then fewer rounds; never the default or the
+// serial baseline, and without room for one candidate none: the default stays).
 //
 // The winner is stored in the schedule cache (schedule_cache.h) under the program's digest, the
 // target, the backend's fingerprint, the licences and the machine (CPU model, team), with the
@@ -96,6 +100,10 @@ struct CandidateResult {
   /// Timed again in the final round, side by side with the default: `ms` is that round's time.
   /// The winner is picked among these only.
   bool final_round = false;
+  /// What judging it cost, in seconds on the tuner's clock: its timed runs (`timing_s`, which
+  /// each round of the final round repeats) and the rest (`setup_s`: its compile, its checked
+  /// run). The budget plans the final round from them.
+  double setup_s = 0, timing_s = 0;
 };
 
 /// Hooks for tests (and progress display): all optional.
@@ -115,6 +123,10 @@ struct TuneHooks {
   std::function<void(const Candidate&, runtime::Context& twin, const runtime::Routine& routine)> after_check_run;
   /// Seeds added after the built-in ones (tests), made for the optimized routine.
   std::function<std::vector<Candidate>(const ir::LoweredRoutine& optimized, const ir::Target& target)> extra_seeds;
+  /// Seconds on the tuner's clock, which the budget and the costs of candidates are counted on,
+  /// instead of the monotonic clock's; tests give a fake clock that their `measure` and
+  /// `measure_final` advance. The times of runs (`ms`) do not come from it.
+  std::function<double()> clock_s;
   /// Called once per candidate as soon as it is judged (cannl tune prints progress with it).
   std::function<void(const CandidateResult&)> on_candidate;
 };
