@@ -123,6 +123,11 @@ void set_environment_default(const std::string& name, const std::string& value) 
   setenv(name.c_str(), value.c_str(), /*overwrite=*/0);
 }
 
+void set_environment(const std::string& name, const std::string& value) {
+  const std::lock_guard<std::mutex> lock(environment_mutex());
+  setenv(name.c_str(), value.c_str(), /*overwrite=*/1);
+}
+
 std::string shell_quoted(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) {

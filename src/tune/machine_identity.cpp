@@ -1,16 +1,12 @@
 // This machine as the schedule cache's key sees it (see machine_identity.h, schedule_cache.h).
 #include "tune/machine_identity.h"
 
-#include <charconv>
-#include <thread>
-
+#include "cannl/backends/openmp_team.h"
 #include "cannl/support/files.h"
 #include "cannl/support/error.h"
 #include "cannl/tune/schedule_cache.h"
 
-#if defined(__linux__)
-#include <sched.h>
-#elif defined(__APPLE__)
+#if defined(__APPLE__)
 #include <sys/sysctl.h>
 #endif
 
@@ -38,16 +34,6 @@ std::string cpuinfo_field(std::string_view text, std::string_view field) {
   return "";
 }
 
-/// The hardware threads this process may run on: what the OpenMP runtime starts a team of
-/// (libgomp counts the affinity mask, not every online CPU).
-int hardware_threads() {
-#if defined(__linux__)
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-#endif
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 std::string this_cpu_model() {
 #if defined(__linux__)
   try {
@@ -73,23 +59,12 @@ std::string cpu_model_from_cpuinfo(std::string_view cpuinfo) {
   return "CPU implementer " + implementer + " part " + part;
 }
 
-int resolved_threads(const ir::Target& target, const char* omp_num_threads, int hardware_threads) {
-  if (target.threads > 0) return target.threads;
-  if (!target.parallel_runtime || target.workgroups) return 1;
-  if (omp_num_threads != nullptr) {
-    // A list "outer,inner,...": the outermost level's team is the first number.
-    const std::string_view text(omp_num_threads);
-    int n = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (error == std::errc() && n > 0 && (end == text.data() + text.size() || *end == ',')) return n;
-  }
-  return std::max(1, hardware_threads);
-}
-
 MachineIdentity this_machine(const ir::Target& target) {
   // The model is read once: it does not change while the process runs.
   static const std::string model = this_cpu_model();
-  return {model, resolved_threads(target, std::getenv("OMP_NUM_THREADS"), hardware_threads())};
+  // The team as the code that runs the routine gets it, resolved in the same place: not the
+  // environment as it is now, which the OpenMP runtime read once, when it loaded.
+  return {model, backends::cc::routine_team(target)};
 }
 
 }  // namespace cannl::tune

@@ -40,6 +40,11 @@ Captured capture(const std::vector<std::string>& argv);
 ///   process::set_environment_default("GOMP_SPINCOUNT", "10000")
 void set_environment_default(const std::string& name, const std::string& value);
 
+/// setenv(name, value), replacing a value it has, serialized with spawns as
+/// set_environment_default is.
+///   process::set_environment("OMP_NUM_THREADS", "6")
+void set_environment(const std::string& name, const std::string& value);
+
 /// The command as a shell would need it typed, for messages ('quoted' where needed).
 ///   shell_quoted({"cc", "a b.c"}) == "cc 'a b.c'"
 std::string shell_quoted(const std::vector<std::string>& argv);

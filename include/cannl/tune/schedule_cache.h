@@ -8,9 +8,11 @@
 //  * the target record the search started from (vector width, runtime, team, chunks, blocking);
 //  * the backend's fingerprint (the cc backend: compiler identity and flags; a GPU backend: the
 //    device);
-//  * the machine (MachineIdentity): the CPU model and the team a CPU routine runs with when the
-//    target leaves it to the OpenMP runtime (threads 0: OMP_NUM_THREADS, else the hardware
-//    threads), since a schedule that wins with 4 threads may lose with 64;
+//  * the machine (MachineIdentity): the CPU model and the team a CPU routine runs with
+//    (backends::cc::routine_team, the same resolution the code that runs it gets: the target's
+//    threads, config cc_threads, when set; else the OpenMP runtime's default team, resolved once
+//    per process as the runtime reads it, from OMP_NUM_THREADS or the hardware threads), since a
+//    schedule that wins with 4 threads may lose with 64;
 //  * the numeric licence (cpu_schedule_reassociate, or gpu_schedule_reassociate on a GPU target,
 //    decides how results were checked).
 // An entry also records how wide its search was (SearchWidth) and answers only a search no wider.
@@ -71,9 +73,9 @@ struct MachineIdentity {
 
 /// This machine for routines of `target`: the CPU model (Linux: /proc/cpuinfo's "model name", or
 /// its CPU implementer and part; macOS: machdep.cpu.brand_string; elsewhere "unknown CPU") and
-/// the team: target.threads when set, 1 without a parallel runtime or on a GPU target, else the
-/// OpenMP default (the first number of OMP_NUM_THREADS, else the hardware threads this process
-/// may run on).
+/// the team its routines run with (backends::cc::routine_team: target.threads when set, 1
+/// without a parallel runtime or on a GPU target, else the OpenMP runtime's default team,
+/// resolved once per process: OMP_NUM_THREADS changed later changes neither the team nor this).
 MachineIdentity this_machine(const ir::Target& target);
 
 /// The key (64 hex digits) of a program's entry; reads config cpu_schedule_reassociate (on a

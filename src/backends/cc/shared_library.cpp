@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cannl/backends/openmp_team.h"
 #include "cannl/support/error.h"
 #include "cannl/support/process.h"
 
@@ -88,8 +89,13 @@ void check_mappable(const std::string& path) {
 
 std::shared_ptr<SharedLibrary> SharedLibrary::open(const std::string& path, bool keep_loaded) {
   check_mappable(path);
-  // keep_loaded is set exactly for libraries that link the OpenMP runtime.
-  if (keep_loaded) bound_openmp_spinning();
+  // keep_loaded is set exactly for libraries that link the OpenMP runtime, which reads its
+  // environment when it first loads: its spinning bounded, its default team the one the schedule
+  // cache's keys name (openmp_team.h).
+  if (keep_loaded) {
+    bound_openmp_spinning();
+    pin_openmp_team();
+  }
   dlerror();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | (keep_loaded ? RTLD_NODELETE : 0));
   if (handle == nullptr) {
