@@ -98,8 +98,8 @@ TEST(SafetensorsValidation, EmptyShapesWithHugeDimensionsCountZeroElements) {
 }
 
 TEST(SafetensorsValidation, HugeShapesAreRefusedWhileParsing) {
-  // Each shape entry costs ~90 bytes parsed for 2 bytes of header: a 40 MB header of them took
-  // 2.9 GB. The parser stops at the rank limit.
+  // Parsed as a document, each shape entry cost ~90 bytes for 2 bytes of header: a 40 MB header
+  // of them took 2.9 GB. The reader stops at the rank limit.
   std::string zeros = "0";
   for (int i = 0; i < 100000; ++i) zeros += ",0";
   expect_format_error(image(R"({"w":{"dtype":"F32","shape":[)" + zeros + R"(],"data_offsets":[0,0]}})", 0),
