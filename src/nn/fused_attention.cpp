@@ -1,16 +1,17 @@
 // Fused scaled dot-product attention (nn/ops.h). Its forward and backward are written in the loop
 // IR (ir::LoopCode) rather than as assignments over a product space: an online softmax carries a
 // running maximum and sum along the keys, and the backward's nests recompute the probabilities
-// from the saved log-sum-exp, so no [s, t] node exists anywhere.
+// from the saved row max and log-sum (kept apart: see `probability`), so no [s, t] node exists anywhere.
 //
 // The nests (B: batch and head loops, in the result's axis order):
 //   forward   for B, s: m = -inf, l = 0, o[s] = 0
 //                        for t (<= s when causal): x = scale q_s.k_t;
 //                          if x > m: a = exp(m - x); o[s] *= a; l *= a; m = x
 //                          p = exp(x - m); o[s] += p v_t; l += p
-//                        o[s] /= l; lse[s] = m + log(l)
+//                        o[s] /= l; row_max[s] = m; log_sum[s] = log(l)
 //   delta     for B, s: D[s] = dO_s . o_s
-//   dq        for B, s: for t: p = exp(scale q_s.k_t - lse_s); ds = scale p (dO_s.v_t - D_s);
+//   dq        for B, s: for t: p = exp((scale q_s.k_t - row_max_s) - log_sum_s);
+//                          ds = scale p (dO_s.v_t - D_s);
 //                          dq[s] += ds k_t
 //   dk, dv    for B, t: for s: p, ds as above; dv[t] += p dO_s; dk[t] += ds q_s
 // Each nest writes only cells of its outer loops' own row, so those loops are parallel (the GPU
@@ -53,7 +54,7 @@ using BodyOf = std::function<StmtRef(const Renaming&)>;
 
 /// The nodes one builder call reads and writes; null gradients are not wanted.
 struct Nodes {
-  NodeRef q, k, v, out, lse, delta, d_out, dq, dk, dv;
+  NodeRef q, k, v, out, row_max, log_sum, delta, d_out, dq, dk, dv;
 };
 
 class AttentionNests {
@@ -69,7 +70,7 @@ class AttentionNests {
                        "position axis each, of the same length (" + p.debug + ")");
   }
 
-  /// Dims of the per-row statistics (lse, D): the result's dims without its value axes.
+  /// Dims of the per-row statistics (row_max, log_sum, D): the result's dims without its value axes.
   std::vector<std::int64_t> row_dims() const {
     std::vector<std::int64_t> dims;
     for (std::size_t a : row_axes()) dims.push_back(p_.lhs_dims[a]);
@@ -117,8 +118,10 @@ class AttentionNests {
             return ir::set(n.out, at, f(Op::Div, ir::get(n.out, at), get_local(l)),
                            "fused attention: normalize");
           }),
-          ir::set(n.lse, row_index(r), f(Op::Add, get_local(m), f(Op::Log, get_local(l))),
-                  "fused attention: log-sum-exp")};
+          // The row max apart from log(l): m + log(l) in one f32 would round to an ulp of m (2^-9
+          // at scores of 3e4), and every probability the backward recomputes from it with it.
+          ir::set(n.row_max, row_index(r), get_local(m), "fused attention: row max"),
+          ir::set(n.log_sum, row_index(r), f(Op::Log, get_local(l)), "fused attention: log-sum")};
       return ir::seq(std::move(body));
     });
   }
@@ -221,7 +224,7 @@ class AttentionNests {
     return std::nullopt;
   }
 
-  /// The result's axes that hold no value axis: those of lse and D.
+  /// The result's axes that hold no value axis: those of row_max, log_sum and D.
   std::vector<std::size_t> row_axes() const {
     std::vector<std::size_t> kept;
     for (std::size_t a = 0; a < p_.project_lhs.size(); ++a) {
@@ -377,11 +380,13 @@ class AttentionNests {
     dot(out, id, Role::Contract, n.q, p_.project_rhs[0], n.k, p_.project_rhs[1], r);
     out.push_back(ir::set_local(id, f(Op::Mul, get_local(id), c(options_.scale))));
   }
-  /// Local `id` := exp(scale q_s . k_t - lse_s).
+  /// Local `id` := exp((scale q_s . k_t - row_max_s) - log_sum_s). The score is the forward's to
+  /// the bit (the same dot product), so x - row_max is small and exact where the scores are large.
   void probability(Block& out, int id, const Nodes& n, const Renaming& r) const {
     const int x = ir::fresh_scope_id();
     score(out, x, n, r);
-    local(out, id, f(Op::Exp, f(Op::Sub, get_local(x), ir::get(n.lse, row_index(r)))));
+    const auto at = row_index(r);
+    local(out, id, f(Op::Exp, f(Op::Sub, f(Op::Sub, get_local(x), ir::get(n.row_max, at)), ir::get(n.log_sum, at))));
   }
   /// Local `id` := scale p (dO_s . v_t - D_s), for the probability in local `p`.
   void score_grad(Block& out, int id, int p, const Nodes& n, const Renaming& r) const {
@@ -405,7 +410,7 @@ class AttentionNests {
 /// The per-row statistics nodes, made on first use and reused by every later build of the op's
 /// code (a recompile then names the same nodes).
 struct RowNodes {
-  NodeRef lse, delta;
+  NodeRef row_max, log_sum, delta;
 };
 
 NodeRef row_node(NodeRef& slot, const std::string& label, DType dt, const std::vector<std::int64_t>& dims) {
@@ -431,20 +436,22 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v,
     n.k = self.args()[1].value();
     n.v = self.args()[2].value();
     n.out = self.value();
-    n.lse = row_node(rows->lse, self.label() + "_lse", dt, nests.row_dims());
+    n.row_max = row_node(rows->row_max, self.label() + "_row_max", dt, nests.row_dims());
+    n.log_sum = row_node(rows->log_sum, self.label() + "_log_sum", dt, nests.row_dims());
     return std::vector<ir::AsgnRef>{ir::make_loop_code(
-        {"fused_attention", {n.q, n.k, n.v}, {n.out, n.lse}, nests.forward(n)})};
+        {"fused_attention", {n.q, n.k, n.v}, {n.out, n.row_max, n.log_sum}, nests.forward(n)})};
   };
   spec.backward = [options, rows](const Tensor& self, const ir::Projections& p) {
     const DType dt = ir::compute_dtype(self.value()->dtype);
     const AttentionNests nests(p, options, dt);
-    internal_check(rows->lse != nullptr, "fused_attention: backward built before the forward");
+    internal_check(rows->row_max != nullptr, "fused_attention: backward built before the forward");
     Nodes n;
     n.q = self.args()[0].value();
     n.k = self.args()[1].value();
     n.v = self.args()[2].value();
     n.out = self.value();
-    n.lse = rows->lse;
+    n.row_max = rows->row_max;
+    n.log_sum = rows->log_sum;
     n.delta = row_node(rows->delta, self.label() + "_delta", dt, nests.row_dims());
     n.d_out = self.grad();
     n.dq = self.args()[0].grad();
@@ -452,7 +459,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v,
     n.dv = self.args()[2].grad();
     std::vector<ir::AsgnRef> code;
     // D feeds the score gradient of dq and dk; dv alone needs only the probabilities.
-    std::vector<NodeRef> common{n.q, n.k, n.v, n.d_out, n.lse};
+    std::vector<NodeRef> common{n.q, n.k, n.v, n.d_out, n.row_max, n.log_sum};
     if (n.dq || n.dk) {
       common.push_back(n.delta);
       code.push_back(ir::make_loop_code(

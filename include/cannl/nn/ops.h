@@ -46,9 +46,10 @@ Tensor cross_entropy_rows(const Tensor& logits, const Tensor& targets, const Ten
 /// Scaled dot-product attention in one fused op: out_s = sum_t softmax_t(scale q_s . k_t) v_t over
 /// q: batch [..., s] output [h, d], k: [..., t | -> h, d], v: [..., t | -> h, e]; the result is
 /// [..., s | -> h, e]. Computed per query row by an online softmax (a running maximum m and sum
-/// l, the output row rescaled as m grows), keeping the row's log-sum-exp (a small [..., s, h]
-/// node); the backward recomputes the probabilities from q, k and that log-sum-exp (FlashAttention-2:
-/// D_s = dO_s . O_s, dS = P (dP - D)), one nest per gradient with the query (dq) or the key
+/// l, the output row rescaled as m grows), keeping the row's max m and log(l) apart (two small
+/// [..., s, h] nodes: their sum, the log-sum-exp, would round to an ulp of m, 2^-9 at scores of
+/// 3e4); the backward recomputes the probabilities exp((scale q.k - m) - log(l)) from q, k and
+/// those two (FlashAttention-2: D_s = dO_s . O_s, dS = P (dP - D)), one nest per gradient with the query (dq) or the key
 /// position (dk, dv) outermost, so nothing of size [s, t] is ever stored. With `causal`, the keys
 /// t > s are skipped (s and t must then be one axis each of equal length: a causal mask's shape).
 /// Every product and sum is in the compute dtype of the result (f32 for f32, bf16 and f16
