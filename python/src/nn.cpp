@@ -173,7 +173,7 @@ void bind_functional(nb::module_& m) {
         [](const Tensor& x, const ir::StaticSymbol& step, double rate, bool training, const std::string& stream) {
           return nn::dropout(x, step, {rate, training, stream});
         }, nb::arg("x"), nb::arg("step"), nb::kw_only(), nb::arg("rate") = 0.0, nb::arg("training") = true,
-        nb::arg("stream") = "dropout", kLocked, "Inverted dropout keyed by the step symbol.");
+        nb::arg("stream") = "dropout", kLocked, "Inverted dropout keyed by the step symbol and the training steps done (fresh masks every step of fit).");
   m.def("sinusoidal_positions", &nn::sinusoidal_positions, nb::arg("seq_len"), nb::arg("d_model"), kLocked);
   m.def("rope", &nn::rope, nb::arg("x"), nb::arg("options"), kLocked, "Rotary position embedding.");
   m.def("accuracy",

@@ -31,8 +31,9 @@ struct StepParts {
   std::shared_ptr<nn::LossScaler> loss_scaler;
   /// The tensors whose literals the routines read (the loss, or the scaled loss).
   Tensor root;
-  /// Literals the step writes (BatchNorm's running statistics): model state beside the
-  /// parameters, which a checkpoint must keep.
+  /// Literals the step writes (BatchNorm's running statistics, uniform_at's steps-done counters,
+  /// which `gradients` advances at its end): model state beside the parameters, which a
+  /// checkpoint must keep.
   std::vector<ir::NodeRef> model_state;
   /// Steps per epoch (steps_per_epoch of the options).
   std::int64_t n_batches = 1;

@@ -7,6 +7,7 @@
 
 #include "cannl/nn/data_parallel.h"
 #include "cannl/nn/grad_clip.h"
+#include "cannl/nn/ops.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/support/log.h"
@@ -116,6 +117,12 @@ StepParts step_parts(const Tensor& loss, const StepOptions& options) {
     parts.root = parts.loss_scaler->scaled_loss();
   }
   parts.gradients = grad_update_code(parts.root);
+  // uniform_at's (dropout's) steps-done counters advance after their last read, so every global
+  // step draws fresh values even where its step symbol, the batch, repeats each epoch; the step
+  // writes them, so they are model state that checkpoints keep.
+  const std::vector<Tensor> counters = nn::step_counters_of({parts.root});
+  if (!counters.empty())
+    parts.gradients.body.push_back(ir::make_block("count the step", nn::advance_step_counters(counters)));
   parts.model_state = written_literals(parts.root, parts.gradients);
   if (parts.loss_scaler)
     parts.gradients.body.push_back(

@@ -1,6 +1,6 @@
 // Checkpoints of a training step (save_training_checkpoint / restore_training_checkpoint,
 // include/cannl/nn/data_parallel.h): the parameters, the optimizer state and the model state the
-// step writes in place (BatchNorm's running statistics) as tensors; the loss scaler's state and a
+// step writes in place (BatchNorm's running statistics, dropout's steps-done counters) as tensors; the loss scaler's state and a
 // data-parallel step's global steps as metadata. A resumed run continues from all of it.
 #include <cmath>
 #include <cstdio>
@@ -35,8 +35,8 @@ void check_model_state_saved(const io::SafetensorsFile& file, const TrainingStep
   for (const auto& node : step.model_state)
     if (!file.find(kStatePrefix + node->label))
       throw FormatError(file.name() + ": no tensor '" + kStatePrefix + node->label +
-                        "', model state the training step writes (running statistics such as "
-                        "BatchNorm's): the file was written before checkpoints kept it, or by another "
+                        "', model state the training step writes (BatchNorm's running statistics, "
+                        "dropout's steps-done counters): the file was written before checkpoints kept it, or by another "
                         "model. To take its parameters alone, use io::restore_checkpoint");
 }
 

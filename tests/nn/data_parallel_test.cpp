@@ -118,5 +118,52 @@ TEST_F(DataParallelTraining, CheckpointResumesTheRunExactly) {
   std::filesystem::remove(path);
 }
 
+
+// Dropout's steps-done counter (nn::uniform_at) advances once per global step on every replica:
+// one replica draws the masks compile_step draws (bitwise its losses), two replicas keep equal
+// counters, and a checkpoint (replica 0's counter) resumes a two-replica run exactly.
+TEST_F(DataParallelTraining, DropoutCountsGlobalStepsOnEveryReplica) {
+  const test_models::MoonsShape shape{.global_batch = kGlobalBatch, .global_steps = kGlobalSteps, .seed = 3,
+                                      .input_dropout = 0.25};
+  std::vector<double> one_device;
+  {
+    const MoonsModel m = test_models::moons_model(1, shape);
+    auto step = train::compile_step(runtime::Context::cpu(), m.loss, sgd_options(m));
+    one_device = train::fit(step, {.epochs = 2});
+  }
+  reset_tensor_state();
+  {
+    const MoonsModel m = test_models::moons_model(1, shape);
+    auto step = train::data_parallel(runtime::Context::cpu_devices(1), m.loss, sgd_options(m));
+    EXPECT_EQ(train::fit(step, {.epochs = 2}), one_device);
+  }
+  const auto path = std::filesystem::temp_directory_path() / ("cannl_dp_drop_" + std::to_string(::getpid()) + ".safetensors");
+  std::vector<double> straight;
+  {
+    reset_tensor_state();
+    const MoonsModel m = test_models::moons_model(2, shape);
+    auto devices = runtime::Context::cpu_devices(2);
+    auto step = train::data_parallel(devices, m.loss, sgd_options(m));
+    straight = train::fit(step, {.epochs = 3});
+    ASSERT_EQ(step.model_state.size(), 1u);
+    for (int d : {0, 1})
+      EXPECT_EQ(devices.device(d).get_values(step.model_state[0]), std::vector<double>{3.0 * kGlobalSteps}) << d;
+  }
+  {
+    reset_tensor_state();
+    const MoonsModel m = test_models::moons_model(2, shape);
+    auto step = train::data_parallel(runtime::Context::cpu_devices(2), m.loss, sgd_options(m));
+    train::fit(step, {.epochs = 2});
+    train::save_training_checkpoint(step, path);
+  }
+  reset_tensor_state();
+  const MoonsModel m = test_models::moons_model(2, shape);
+  auto step = train::data_parallel(runtime::Context::cpu_devices(2), m.loss, sgd_options(m));
+  train::restore_training_checkpoint(step, path);
+  EXPECT_EQ(train::fit(step, {.epochs = 1}).at(0), straight.at(2));
+  std::filesystem::remove(path);
+}
+
+
 }  // namespace
 }  // namespace cannl

@@ -6,6 +6,7 @@
 //   auto step = train::data_parallel(devices, m.loss, sgd_options(m));
 
 #include "cannl/cannl.h"
+#include "cannl/nn/functional.h"
 
 namespace cannl::test_models {
 
@@ -13,6 +14,7 @@ struct MoonsShape {
   std::int64_t global_batch = 16;
   std::int64_t global_steps = 8;
   std::uint64_t seed = 3;
+  double input_dropout = 0;  // > 0: dropout on the input features (stream "input_drop")
 };
 
 struct MoonsModel {
@@ -29,6 +31,7 @@ inline MoonsModel moons_model(int replicas, const MoonsShape& shape) {
   const nn::Dims dims{n_batches, micro};
   Tensor x = slice_batch(literal("x", data.features, {.batch = dims, .output = nn::Dims{2}}), batch);
   Tensor y = slice_batch(literal("y", data.one_hot(), {.batch = dims, .output = nn::Dims{2}}), batch);
+  if (shape.input_dropout > 0) x = nn::dropout(x, batch, {.rate = shape.input_dropout, .stream = "input_drop"});
   nn::Mlp mlp("mlp", {.hidden = {16}, .out = {2}, .output_bias = true});
   return {batch, nn::cross_entropy(mlp(x), y), n_batches};
 }

@@ -94,7 +94,8 @@ TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepO
                            const ParallelOptions& parallel = {});
 
 /// Writes replica 0's parameters ("params/<label>"), optimizer state ("optimizer/<label>") and
-/// model state the step writes in place ("state/<label>": BatchNorm's running statistics) with
+/// model state the step writes in place ("state/<label>": BatchNorm's running statistics,
+/// dropout's steps-done counters) with
 /// `metadata`, a data-parallel step's global step count ("global_steps") and the loss scaler's
 /// state ("loss_scale", "loss_scale_good_streak", "loss_scale_steps", "loss_scale_skipped_steps")
 /// to `path` (defined in src/nn/training_checkpoint.cpp), on rank 0 only and atomically

@@ -73,8 +73,11 @@ struct DropoutOptions {
 };
 
 /// Inverted dropout: x * (rate < u) / (1 - rate) with u = uniform_at(x, step, stream), so the
-/// mask changes every step (counter-based threefry keyed by the step symbol). The identity when
-/// rate is 0 or not training. Throws RuntimeUsageError unless 0 <= rate < 1.
+/// mask changes every step (counter-based threefry keyed by the step symbol and by the training
+/// steps done, which train::compile_step advances and checkpoints keep: under train::fit, where
+/// `step` is the batch symbol, epoch 2 draws other masks than epoch 1, and a resumed run the
+/// masks of an uninterrupted one). The identity when rate is 0 or not training. Throws
+/// RuntimeUsageError unless 0 <= rate < 1; compile_step throws it for two sites of one stream.
 ///   Tensor h = dropout(x, step, {.rate = 0.1, .stream = "attn_drop"});
 Tensor dropout(const Tensor& x, const ir::StaticSymbol& step, const DropoutOptions& options);
 

@@ -63,11 +63,26 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const FusedAttentionOptions& options);
 
 /// Uniform [0, 1) values of x's shape from a counter-based threefry stream: the cell's row-major
-/// offset is the counter and the key mixes `name`, the `seed` config key and the run-time value of
-/// `step`, so every step draws fresh values and a rerun of the same step repeats them. x's values
-/// are not read; the result is not differentiable.
+/// offset is the counter and the key mixes `name`, the `seed` config key, the run-time value of
+/// `step` and the training steps done so far: a one-cell u64 literal `<name>_steps_done` (0 when
+/// uploaded) that train::compile_step and train::data_parallel advance by 1 after every step,
+/// keep in checkpoints (state/<name>_steps_done) and restore. So under train::fit every global
+/// step draws fresh values, also where `step` is the batch symbol and its values come round
+/// again each epoch, and a resumed run draws what an uninterrupted one draws; outside training
+/// (a forward routine) a rerun of the same step repeats them. x's values are not read; the
+/// result is not differentiable.
 ///   Tensor u = uniform_at(h, step_symbol, "dropout1");
 Tensor uniform_at(const Tensor& x, const ir::StaticSymbol& step, const std::string& name);
+
+/// The steps-done literals of every uniform_at in the graphs of `roots` (TensorImpl::step_counter).
+/// Throws RuntimeUsageError when two of them share a name: two uniform_at (dropout) sites of one
+/// stream draw the same values, and their counters would share a checkpoint entry.
+///   for (const Tensor& c : step_counters_of({loss})) ...
+std::vector<Tensor> step_counters_of(const std::vector<Tensor>& roots);
+
+/// counter += 1 for each of `counters` (u64, so it never rounds): the end of a training step.
+///   step.body.push_back(ir::make_block("count the step", advance_step_counters(counters)));
+std::vector<ir::AsgnRef> advance_step_counters(const std::vector<Tensor>& counters);
 
 struct RunningAverageOptions {
   double momentum = 0.1;  // weight of the new value, in [0, 1] (PyTorch's BatchNorm momentum)

@@ -79,7 +79,8 @@ struct TrainingStep {
   /// computes the gradients and `update` applies them when they are finite.
   std::shared_ptr<nn::LossScaler> loss_scaler;
   runtime::Routine update;
-  /// Literals the step writes in place (BatchNorm's running statistics), for checkpoints.
+  /// Literals the step writes in place (BatchNorm's running statistics, dropout's steps-done
+  /// counters), for checkpoints.
   std::vector<ir::NodeRef> model_state;
 };
 

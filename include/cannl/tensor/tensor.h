@@ -59,6 +59,9 @@ struct TensorImpl {
   std::optional<MatmulPrecision> matmul_precision;
   /// Host data of a literal (logical row-major values), uploaded when a routine is compiled.
   std::shared_ptr<const std::vector<double>> host_values;
+  /// A literal that a training step adds 1 to after its last read (nn::uniform_at's count of
+  /// steps done, so dropout draws fresh masks every step); train::compile_step finds these.
+  bool step_counter = false;
 };
 
 class Tensor {
