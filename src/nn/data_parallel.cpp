@@ -1,6 +1,7 @@
 // Data-parallel training over the devices of a context and the processes of a communicator.
 #include "cannl/nn/data_parallel.h"
 
+#include <algorithm>
 #include <csignal>
 #include <chrono>
 #include <cstring>
@@ -44,6 +45,15 @@ Replica compile_replica(runtime::Context ctx, const Tensor& loss, const StepPart
   r.ctx.run(r.init);
   r.ctx.run(r.reset_loss);
   return r;
+}
+
+/// Every rank's local device count, by one all-reduce of a vector holding this rank's count at
+/// its own index (zeros elsewhere): every rank gets the same vector, so all of them decide alike.
+std::vector<int> gather_device_counts(int devices, runtime::Communicator& comm) {
+  std::vector<double> counts(static_cast<std::size_t>(comm.size()), 0.0);
+  counts[static_cast<std::size_t>(comm.rank())] = devices;
+  if (comm.size() > 1) comm.allreduce_sum(std::span<double>(counts), "the local device counts of data_parallel");
+  return std::vector<int>(counts.begin(), counts.end());
 }
 
 /// kill:R:S / hang:R:S (config distributed_fault_injection): rank R dies or hangs before global
@@ -102,6 +112,19 @@ std::shared_ptr<runtime::DeviceAverage> open_device_average(std::vector<runtime:
 }
 
 }  // namespace
+
+void check_equal_device_counts(std::span<const int> devices_per_rank) {
+  if (devices_per_rank.empty() ||
+      std::all_of(devices_per_rank.begin(), devices_per_rank.end(), [&](int n) { return n == devices_per_rank[0]; }))
+    return;
+  std::string counts;
+  for (std::size_t r = 0; r < devices_per_rank.size(); ++r)
+    counts += (r ? ", rank " : "rank ") + std::to_string(r) + " has " + std::to_string(devices_per_rank[r]);
+  throw RuntimeUsageError("data_parallel: the processes run different numbers of local devices (" + counts +
+                          " device(s)); every process must run as many replicas, since global step g runs micro-batch "
+                          "g * R + r on replica r and the average divides by R = devices x processes; give every "
+                          "process the same ParallelOptions::devices (cannl: the same --devices) and as many devices");
+}
 
 void DataParallel::run_step(std::int64_t step_in_epoch) {
   inject_fault(*communicator, steps_done);
@@ -271,6 +294,8 @@ TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepO
   auto dp = std::make_shared<DataParallel>();
   dp->communicator = parallel.communicator ? parallel.communicator : runtime::single_process_communicator();
   const int devices = local_device_count(ctx, parallel);
+  // Before any other check that could fail on some ranks only: every rank reaches this exchange.
+  check_equal_device_counts(gather_device_counts(devices, *dp->communicator));
   const std::int64_t replicas = static_cast<std::int64_t>(devices) * dp->communicator->size();
   const std::int64_t micro_batches = steps_per_epoch(options, "data_parallel");
   if (micro_batches % replicas != 0)

@@ -4,6 +4,7 @@
 #   global batch (within rounding: the split batch sums its gradients in another order), and
 #   exactly what 2 devices of one process learn (the same reduction order);
 # - a checkpoint written by rank 0 resumes a 2-process run exactly;
+# - ranks with different device counts fail at setup with an error naming each rank's count;
 # - a rank that hangs or is killed ends the run with an error naming it, within the timeout.
 # Skips (exit 77) where mpirun or cannl's MPI support is missing.
 set -euo pipefail
@@ -67,6 +68,19 @@ if ! diff <(grep -E '^epoch +3/' ck_b.txt | awk '{print $4}') <(grep -E '^epoch 
 fi
 ls ck.safetensors.* 2> /dev/null && { echo "FAIL: a temporary checkpoint file was left"; exit 1; }
 echo "PASS: a 2-process run resumed from rank 0's checkpoint equals the straight run"
+
+# Ranks with different device counts (rank 0: --devices 2, rank 1: one device): every rank names
+# each rank's count at setup and fails, instead of hanging or averaging over another replica count.
+uneven=0
+timeout 120 mpirun --oversubscribe --bind-to none \
+  -np 1 "$cannl" demo --epochs 1 --devices 2 --distributed "${flags[@]}" --build_files_prefix=mpi : \
+  -np 1 "$cannl" demo --epochs 1 --distributed "${flags[@]}" --build_files_prefix=mpi > uneven.txt 2>&1 || uneven=$?
+cat uneven.txt
+[[ $uneven -ne 124 ]] || { echo "FAIL: uneven devices: the run did not end (timeout 120 s)"; exit 1; }
+[[ $uneven -ne 0 ]] || { echo "FAIL: uneven devices: the run succeeded"; exit 1; }
+grep -qF 'data_parallel: the processes run different numbers of local devices (rank 0 has 2, rank 1 has 1 device(s))' uneven.txt ||
+  { echo "FAIL: uneven devices: no error naming each rank's count"; exit 1; }
+echo "PASS: ranks with different device counts fail at setup naming each rank's count"
 
 # Faults: rank 1 hangs (or dies) before global step 3; rank 0 stops within the 4 s timeout.
 fault() {  # $1: kill|hang, then mpirun options

@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <span>
+#include <string_view>
 #include <unistd.h>
 
 #include "cannl/cannl.h"
@@ -164,6 +167,64 @@ TEST_F(DataParallelTraining, DropoutCountsGlobalStepsOnEveryReplica) {
   std::filesystem::remove(path);
 }
 
+
+/// Rank `rank` of a two-process run whose other process exists only as what it adds to every
+/// all-reduce (`peer`): enough for data_parallel's setup, which exchanges the device counts.
+class InjectedPeer : public runtime::Communicator {
+ public:
+  InjectedPeer(int rank, std::vector<double> peer) : rank_(rank), peer_(std::move(peer)) {}
+  int rank() const override { return rank_; }
+  int size() const override { return 2; }
+  void allreduce_sum(std::span<double> values, std::string_view what) override {
+    if (values.size() != peer_.size())
+      throw InternalError("InjectedPeer: no injected values for '" + std::string(what) + "'");
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] += peer_[i];
+  }
+  void allreduce_sum(std::span<float>, std::string_view what) override {
+    throw InternalError("InjectedPeer: no injected values for '" + std::string(what) + "'");
+  }
+  void barrier(std::string_view) override {}
+  void stop_other_processes(int) override {}
+  std::string describe() const override { return "rank " + std::to_string(rank_) + " of 2 (the other injected)"; }
+
+ private:
+  int rank_;
+  std::vector<double> peer_;
+};
+
+void expect_device_count_error(const std::function<void()>& call, const std::string& counts) {
+  try {
+    call();
+    ADD_FAILURE() << "expected RuntimeUsageError naming " << counts;
+  } catch (const RuntimeUsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("the processes run different numbers of local devices (" + counts + " device(s))"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("--devices"), std::string::npos) << message;
+  }
+}
+
+TEST_F(DataParallelTraining, RanksWithDifferentDeviceCountsAreNamedAtSetup) {
+  EXPECT_NO_THROW(train::check_equal_device_counts(std::vector<int>{2, 2, 2}));
+  EXPECT_NO_THROW(train::check_equal_device_counts(std::vector<int>{1}));
+  expect_device_count_error([] { train::check_equal_device_counts(std::vector<int>{2, 2, 1}); },
+                            "rank 0 has 2, rank 1 has 2, rank 2 has 1");
+  // Through data_parallel: this process is rank 0 with one device, its peer reports two (and
+  // rank 1 with two devices against a peer of one), so both ranks throw alike.
+  const MoonsModel m = moons_model(2);
+  expect_device_count_error(
+      [&] {
+        train::data_parallel(runtime::Context::cpu_devices(1), m.loss, sgd_options(m),
+                             {.communicator = std::make_shared<InjectedPeer>(0, std::vector<double>{0, 2})});
+      },
+      "rank 0 has 1, rank 1 has 2");
+  expect_device_count_error(
+      [&] {
+        train::data_parallel(runtime::Context::cpu_devices(2), m.loss, sgd_options(m),
+                             {.communicator = std::make_shared<InjectedPeer>(1, std::vector<double>{1, 0})});
+      },
+      "rank 0 has 1, rank 1 has 2");
+}
 
 }  // namespace
 }  // namespace cannl

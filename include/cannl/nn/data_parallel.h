@@ -31,6 +31,7 @@
 #include <map>
 #include <string>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "cannl/nn/training.h"
@@ -88,10 +89,19 @@ class DataParallel {
 /// because initialization is seeded: the same `seed` everywhere). The result's ctx, init and
 /// epoch_loss are replica 0's, its n_batches the global steps per epoch; fit runs global steps.
 /// Throws RuntimeUsageError when the micro-batches per epoch (options.n_batches, 0: the batch
-/// symbol's range) are not a multiple of the replica count or exceed that range, or
-/// the step compiles through options.compile_step_routine (not supported here).
+/// symbol's range) are not a multiple of the replica count or exceed that range, when
+/// the step compiles through options.compile_step_routine (not supported here), and, on every
+/// rank alike, when the processes run different numbers of local devices
+/// (check_equal_device_counts, after one all-reduce of the counts before anything else).
 TrainingStep data_parallel(runtime::Context ctx, const Tensor& loss, const StepOptions& options,
                            const ParallelOptions& parallel = {});
+
+/// Throws RuntimeUsageError unless every process runs the same number of local devices:
+/// `devices_per_rank[r]` is rank r's count, which data_parallel gathers from every rank with one
+/// all-reduce at setup, so no rank goes on to take other micro-batches, divide by another replica
+/// count or wait at collectives the others never reach. The message names each rank's count.
+///   check_equal_device_counts(std::vector<int>{2, 1});  // "rank 0 has 2, rank 1 has 1 device(s)"
+void check_equal_device_counts(std::span<const int> devices_per_rank);
 
 /// Writes replica 0's parameters ("params/<label>"), optimizer state ("optimizer/<label>") and
 /// model state the step writes in place ("state/<label>": BatchNorm's running statistics,
