@@ -325,7 +325,12 @@ class Parser {
     ++at_;
     expect(Tok::Plus, "expected '+' after the padding marker ('=+' or '<+')");
     if (peek().kind == Tok::Int && peek2().kind == Tok::Plus) {
+      // As for a plain strided axis (0 <= offset < stride): sizes ignore the offset, so a
+      // larger one would read past the operand's end.
+      const int pos = peek().pos;
       a.offset = integer_token();
+      if (a.offset >= a.stride)
+        fail_at(spec_, pos, "a stride offset must be smaller than the stride " + std::to_string(a.stride));
       ++at_;
     }
     if (peek().kind == Tok::Int) {

@@ -1,5 +1,7 @@
 // Contractions, permutations, reductions and slices: operations whose projections come from a
 // spec (or the compose / transpose logic) rather than pointwise broadcasting.
+#include <algorithm>
+
 #include "cannl/support/error.h"
 #include "cannl/tensor/gradient_rule.h"
 #include "cannl/tensor/autodiff.h"
@@ -17,12 +19,6 @@ using ir::Op;
 
 /// Spec that reduces every axis of the operand to a scalar.
 constexpr const char* kReduceAll = "...|...->... => |->";
-
-std::int64_t element_count(const std::vector<std::int64_t>& dims) {
-  std::int64_t n = 1;
-  for (auto d : dims) n *= d;
-  return n;
-}
 
 /// Accumulate `accum` over the product space of `op(args)`.
 Tensor contraction(const std::string& label, std::vector<Tensor> args, shape::Logic logic,
@@ -118,10 +114,18 @@ Tensor sum_of_products(const std::string& label, std::vector<Tensor> args, shape
 
 namespace {
 
-/// The reduction factor 1/N of a mean: N = operand elements per result element.
+/// The reduction factor 1/N of a mean: N = the iterations summed into each result cell, the
+/// product of the extents of the iterators the result's indices do not mention. (Not the
+/// ratio of element counts: a diagonal `ii=>i`, a fixed index `i0=>i` or a stride `2*i=>i`
+/// reads fewer operand cells than the operand holds.)
 double mean_factor(const ir::Projections& p) {
-  const double n = static_cast<double>(element_count(p.rhs_dims.at(0))) /
-                   static_cast<double>(element_count(p.lhs_dims));
+  double n = 1;
+  for (std::size_t i = 0; i < p.product_iterators.size(); ++i) {
+    const ir::Symbol s = p.product_iterators[i];
+    const bool kept = std::any_of(p.project_lhs.begin(), p.project_lhs.end(),
+                                  [&](const ir::AxisIndex& a) { return a.mentions(s); });
+    if (!kept) n *= static_cast<double>(p.product_space[i]);
+  }
   return 1.0 / n;
 }
 

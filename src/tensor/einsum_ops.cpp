@@ -77,7 +77,9 @@ std::vector<ir::AsgnRef> concat_forward(const Tensor& self) {
                        "' reads " + (live == -1 ? "no" : "several") + " operands");
     ir::AccumOp op;
     op.lhs = self.value();
-    op.accum = b == 0 ? Op::Add : Op::Arg2;
+    // Blocks write disjoint cells, so a later block may store, unless its projection sums
+    // several iterations into one cell (an axis of its operand the result lacks): then it adds.
+    op.accum = b == 0 || !blocks[b].projections.is_injective() ? Op::Add : Op::Arg2;
     op.initialize_neutral = b == 0;
     op.op = Op::Identity;
     for (const auto& arg : self.args()) op.args.push_back(ir::Operand::of(arg.value()));
@@ -133,6 +135,7 @@ Tensor concat(const std::string& spec, const std::vector<Tensor>& parts) {
   s.logic = shape::Einsum{spec};
   s.forward = [](const Tensor& self, const ir::Projections&) { return concat_forward(self); };
   s.backward = [](const Tensor& self, const ir::Projections&) { return concat_backward(self); };
+  s.writes_concat_blocks = true;
   return detail::make_op(std::move(s));
 }
 

@@ -1,13 +1,31 @@
 // Leaves: parameters, constants, host literals and ranges.
 #include <cstdio>
+#include <optional>
+#include <utility>
+
+#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 #include "cannl/tensor/op_builder.h"
 
 namespace cannl {
 namespace {
 
+/// A given size below 0 would reach shape inference and element counts as a huge or
+/// negative count: refused here, naming the leaf and the row.
+void check_given_sizes(const std::string& label, const shape::ShapeSpec& given) {
+  const std::pair<const char*, const std::optional<std::vector<std::int64_t>>*> rows[] = {
+      {"batch", &given.batch}, {"input", &given.input}, {"output", &given.output}};
+  for (const auto& [kind, row] : rows)
+    if (row->has_value())
+      for (const std::int64_t d : **row)
+        if (d < 0)
+          throw ShapeError("'" + label + "': its " + kind + " row has the size " + std::to_string(d) +
+                           "; sizes are at least 0");
+}
+
 std::shared_ptr<TensorImpl> make_leaf(const std::string& label, const shape::ShapeSpec& given,
                                       shape::Terminal terminal, ir::DType dtype) {
+  check_given_sizes(label, given);
   auto impl = std::make_shared<TensorImpl>();
   impl->id = detail::next_tensor_id();
   impl->label = label;
@@ -60,12 +78,16 @@ Tensor literal(const std::string& name, std::vector<double> values, const LeafOp
   given.batch = options.batch.value_or(none);
   given.input = options.input.value_or(none);
   given.output = options.output.value_or(none);
-  std::int64_t expected = 1;
+  check_given_sizes(name, given);
+  std::vector<std::int64_t> all_dims;
   for (const auto* row : {&*given.batch, &*given.input, &*given.output})
-    for (auto d : *row) expected *= d;
-  if (expected != static_cast<std::int64_t>(values.size()))
+    all_dims.insert(all_dims.end(), row->begin(), row->end());
+  const std::optional<std::int64_t> expected = checked_product(all_dims);
+  if (!expected)
+    throw ShapeError("literal '" + name + "': size overflow: its rows hold more than 2^63 elements");
+  if (*expected != static_cast<std::int64_t>(values.size()))
     throw ShapeError("literal '" + name + "': " + std::to_string(values.size()) +
-                     " values given but its rows hold " + std::to_string(expected) + " elements");
+                     " values given but its rows hold " + std::to_string(*expected) + " elements");
   auto terminal = shape::Terminal{.total_elems = static_cast<std::int64_t>(values.size())};
   auto impl = make_leaf(name, given, terminal, options.dtype.value_or(detail::default_dtype()));
   impl->host_values = std::make_shared<const std::vector<double>>(std::move(values));

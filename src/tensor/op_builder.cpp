@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "cannl/shape/einsum_spec.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 
@@ -39,9 +40,35 @@ ir::DType result_dtype(const OpSpec& spec) {
   return result ? *result : default_dtype();
 }
 
+bool has_concat_axis(const shape::RowSpec& row) {
+  for (const auto* axes : {&row.beg, &row.dims})
+    for (const auto& axis : *axes)
+      if (axis.kind == shape::AxisSpec::Kind::Concat) return true;
+  return false;
+}
+
+bool has_concat_axis(const shape::SlotSpec& slot) {
+  return has_concat_axis(slot.batch) || has_concat_axis(slot.input) || has_concat_axis(slot.output);
+}
+
+/// An op whose forward computes one block would read a concatenation spec's first block only
+/// (other operands at index 0, the result's other cells unwritten): refused before it is built.
+void refuse_concatenation(const OpSpec& spec) {
+  const auto* einsum = std::get_if<shape::Einsum>(&spec.logic);
+  if (einsum == nullptr || einsum->spec.find('^') == std::string::npos) return;
+  const shape::EinsumSpec parsed = shape::parse_einsum(einsum->spec);
+  bool concatenates = has_concat_axis(parsed.lhs);
+  for (const auto& slot : parsed.rhs) concatenates = concatenates || has_concat_axis(slot);
+  if (concatenates)
+    throw EinsumSyntaxError(spec.label + " cannot take the concatenation spec '" + einsum->spec +
+                            "': an axis with '^' needs concat (cannl::concat, cannl.concat), which "
+                            "writes each of its blocks");
+}
+
 }  // namespace
 
 Tensor make_op(OpSpec spec) {
+  if (!spec.writes_concat_blocks) refuse_concatenation(spec);
   auto impl = std::make_shared<TensorImpl>();
   impl->id = next_tensor_id();
   impl->label = spec.label;

@@ -77,7 +77,10 @@ ir::Comp init_params_code(const std::vector<Tensor>& params) {
   resolve_shapes(params);
   std::vector<ir::AsgnRef> body;
   for (const auto& p : params) {
-    const auto& dims = p.value()->dims;
+    // The cells the parameter holds, without the margins of a padded convolution reading it:
+    // lowering offsets the writes by the left margins, and the margins keep their zero fill.
+    // The counter runs over these cells alone, so padding never changes the initial values.
+    const auto dims = p.value()->logical_dims();
     auto counter = ir::make_node(p.label() + "_counter", ir::DType::U4x32, dims);
     body.push_back(ir::make_fetch(counter, ir::FetchRangeOverOffsets{}));
     ir::AccumOp op;

@@ -42,9 +42,23 @@ TEST(NotationParser, ValidConvolutionWithStrideAndDilation) {
 }
 
 TEST(NotationParser, ConvolutionOffset) {
-  const auto a = out_axis(parse_einsum("o<+1+k; k => o"), 1, 0);
+  const auto a = out_axis(parse_einsum("2*o<+1+k; k => o"), 1, 0);
   EXPECT_EQ(a.offset, 1);
+  EXPECT_EQ(a.stride, 2);
   EXPECT_EQ(a.kernel, "k");
+}
+
+TEST(NotationParser, AConvolutionOffsetMustBeSmallerThanTheStride) {
+  // Sizes ignore the offset, so offset >= stride would read past the operand's last cell.
+  for (const char* spec : {"o<+1+k; k => o", "o=+5+k; k => o", "2*o<+2+3*k; k => o"}) {
+    try {
+      parse_einsum(spec);
+      ADD_FAILURE() << spec << " was accepted";
+    } catch (const EinsumSyntaxError& e) {
+      EXPECT_NE(std::string(e.what()).find("a stride offset must be smaller than the stride"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(NotationParser, ConcatenationOfLabels) {

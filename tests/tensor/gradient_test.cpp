@@ -9,6 +9,7 @@
 #include "cannl/runtime/context.h"
 #include "cannl/support/config.h"
 #include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/einsum_ops.h"
 #include "cannl/tensor/tensor.h"
 #include "gradient_check.h"
 #include "tensor/compile_util.h"
@@ -102,6 +103,11 @@ std::vector<GradCase> cases() {
       {"einmax_product", [](std::vector<Tensor>& ps) {
          return einmax("ij;jk=>ik", p(ps, "a", {2, 3}), p(ps, "b", {3, 2})); }, 0.1, 1},
       {"sum_rows", [](std::vector<Tensor>& ps) { return pow(sum(p(ps, "x", {2, 3}), "ij => i"), 2.0); }, -1, 1},
+      // A mean over a diagonal divides by the iterations summed (1), not by elements per cell (3).
+      {"mean_diagonal", [](std::vector<Tensor>& ps) { return pow(mean(p(ps, "x", {3, 3}), "ii => i"), 2.0); }, -1, 1},
+      // A concatenation block after the first that sums over an axis of its operand.
+      {"concat_summing_block", [](std::vector<Tensor>& ps) {
+         return pow(concat("k;i,j=>k^i", {p(ps, "k", {2}), p(ps, "x", {2, 3})}), 2.0); }, -1, 1},
   };
 }
 

@@ -69,5 +69,31 @@ TEST_F(InferredParamInit, EveryElementDrawsItsOwnValue) {
   EXPECT_NEAR(std::sqrt(sq), std::sqrt(6.0 / 100.0) / std::sqrt(3.0), 0.01);
 }
 
+// A parameter read by a padded convolution has margins in its buffer; its init writes its own
+// cells only (it had iterated the padded extent and written past the buffer's end), with the
+// values the same parameter gets unpadded.
+TEST_F(InferredParamInit, AnOperandOfAPaddedConvolutionInitializesItsOwnCells) {
+  auto initial_values = [](bool padded, runtime::Context ctx) {
+    reset_tensor_state();
+    Tensor x = param("conv_x", {.input = Dims{}, .output = Dims{6}, .init = {.kind = InitKind::Uniform}});
+    if (padded) {
+      Tensor k = literal("conv_k", {1.0, 1.0, 1.0}, {.output = Dims{3}});
+      (void)einsum("i=+k;k=>i", x, k).dims();
+    } else {
+      (void)x.dims();
+    }
+    auto values = initialized(x, ctx);
+    EXPECT_EQ(x.value()->padding.empty(), !padded) << "the convolution gave x no margins";
+    return values;
+  };
+  for (const bool on_cpu : {false, true}) {
+    auto make = [&] { return on_cpu ? runtime::Context::cpu() : runtime::Context::interpreter(); };
+    const auto unpadded = initial_values(false, make());
+    const auto padded = initial_values(true, make());
+    ASSERT_EQ(padded.size(), 6u);
+    EXPECT_EQ(padded, unpadded);
+  }
+}
+
 }  // namespace
 }  // namespace cannl

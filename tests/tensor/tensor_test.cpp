@@ -9,6 +9,7 @@
 #include "cannl/support/error.h"
 #include "cannl/support/float_codecs.h"
 #include "cannl/tensor/autodiff.h"
+#include "cannl/tensor/einsum_ops.h"
 #include "cannl/tensor/op_builder.h"
 #include "cannl/tensor/tensor.h"
 #include "tensor/compile_util.h"
@@ -62,6 +63,44 @@ TEST_F(TensorApi, BroadcastingBiasAndReductions) {
   EXPECT_EQ(evaluate(sum(x, "...|...->c => ...|...->")), (std::vector<double>{6, 15}));
   EXPECT_EQ(evaluate(max(x, "...|...->c => ...|...->")), (std::vector<double>{3, 6}));
   EXPECT_EQ(evaluate(einsum("b|i => i", x)), (std::vector<double>{5, 7, 9}));
+}
+
+TEST_F(TensorApi, AMeanDividesByTheIterationsSummedIntoEachCell) {
+  Tensor m = literal("m", {0, 1, 2, 3, 4, 5, 6, 7, 8}, {.output = Dims{3, 3}});
+  EXPECT_EQ(evaluate(mean(m, "ii => i")), (std::vector<double>{0, 4, 8}));  // the diagonal itself
+  Tensor a = literal("a", {0, 1, 2, 3, 4, 5}, {.output = Dims{3, 2}});
+  EXPECT_EQ(evaluate(mean(a, "i0 => i")), (std::vector<double>{0, 2, 4}));  // a fixed index sums nothing
+  EXPECT_EQ(evaluate(mean(a, "ij => i")), (std::vector<double>{0.5, 2.5, 4.5}));
+  Tensor v = literal("v", {0, 1, 2, 3, 4, 5}, {.output = Dims{6}});
+  EXPECT_EQ(evaluate(mean(v, "2*i => i")), (std::vector<double>{0, 2, 4}));  // a stride skips cells
+}
+
+TEST_F(TensorApi, AConcatenationBlockAfterTheFirstSumsWhatItReduces) {
+  Tensor k = literal("k", {0, 1}, {.output = Dims{2}});
+  Tensor x = literal("x", {0, 1, 2, 3, 4, 5}, {.output = Dims{2, 3}});
+  // Block 0 copies k; block 1 sums x's rows: the cells of block 1 are 0+1+2 and 3+4+5.
+  EXPECT_EQ(evaluate(concat("k;i,j=>k^i", {k, x})), (std::vector<double>{0, 1, 3, 12}));
+  EXPECT_EQ(evaluate(concat("i,j;k=>i^k", {x, k})), (std::vector<double>{3, 12, 0, 1}));
+}
+
+TEST_F(TensorApi, OnlyConcatTakesAConcatenationSpec) {
+  // Any other op computes a single block: it would read one operand and leave cells unwritten.
+  Tensor p = literal("p", {0, 1}, {.output = Dims{2}});
+  Tensor q = literal("q", {0, 1, 2}, {.output = Dims{3}});
+  expect_error<EinsumSyntaxError>([&] { (void)einsum("a;b=>a^b", p, q); }, "needs concat");
+  expect_error<EinsumSyntaxError>([&] { (void)sum(q, "a^b=>b"); }, "einsum cannot take the concatenation spec");
+  expect_error<EinsumSyntaxError>([&] { (void)mean(q, "a^b=>a"); }, "mean cannot take");
+  expect_error<EinsumSyntaxError>([&] { (void)einmax("i,j=>i^j", q); }, "needs concat");
+  EXPECT_EQ(evaluate(concat("a;b=>a^b", {p, q})), (std::vector<double>{0, 1, 0, 1, 2}));
+}
+
+TEST_F(TensorApi, GivenSizesAreCheckedBeforeTheyAreMultiplied) {
+  // 2^32 * 2^32 wrapped to 0 and 2^62 * 4 to 0: an empty value list passed the count check.
+  const std::int64_t big = std::int64_t{1} << 32;
+  expect_error<ShapeError>([&] { (void)literal("x", {1, 2, 3, 4}, {.output = Dims{big, big, 1}}); }, "size overflow");
+  expect_error<ShapeError>([&] { (void)literal("y", {}, {.output = Dims{std::int64_t{1} << 62, 4}}); }, "size overflow");
+  expect_error<ShapeError>([&] { (void)literal("z", {1}, {.output = Dims{-1}}); }, "its output row has the size -1");
+  expect_error<ShapeError>([&] { (void)param("w", {.input = Dims{-3}}); }, "'w': its input row has the size -3");
 }
 
 TEST_F(TensorApi, PointwiseOpsAndConstants) {

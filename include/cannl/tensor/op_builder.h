@@ -18,6 +18,9 @@ struct OpSpec {
   CodeBuilder forward;
   CodeBuilder backward;             // null = not differentiable
   std::optional<ir::DType> dtype;   // result precision; default: promoted from the args
+  /// The forward writes every block of a concatenation spec (`a^b`, concat); any other op
+  /// computes a single block, so make_op refuses a spec with `^` for it.
+  bool writes_concat_blocks = false;
 };
 
 /// Registers the shape step, creates the value (and grad) nodes, stores the builders.
