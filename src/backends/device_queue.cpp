@@ -3,7 +3,19 @@
 
 #include <utility>
 
+#include "cannl/support/error.h"
+
 namespace cannl::backends {
+
+namespace {
+
+// What a wait_for task throws when the work it waits for failed: that failure happened on
+// another queue and already names it, so this queue passes it on as it is.
+struct AwaitedFailure {
+  std::exception_ptr failure;
+};
+
+}  // namespace
 
 struct Event::State {
   mutable std::mutex mutex;
@@ -69,7 +81,7 @@ void DeviceQueue::wait_for(const Event& event) {
   // that were never written.
   enqueue([event] {
     event.wait();
-    if (auto failure = event.failure()) std::rethrow_exception(failure);
+    if (auto failure = event.failure()) throw AwaitedFailure{failure};
   });
 }
 
@@ -81,6 +93,12 @@ void DeviceQueue::synchronize() {
     std::swap(failure, failure_);
   }
   if (failure) std::rethrow_exception(failure);
+}
+
+// The task's own failure, its message naming this queue (the task rarely knows which device it
+// runs on); the type stays, for callers that catch a specific error.
+std::exception_ptr DeviceQueue::failed_here(std::exception_ptr failure) const {
+  return with_context(std::move(failure), "work queued on " + name_ + " failed");
 }
 
 void DeviceQueue::work() {
@@ -102,8 +120,12 @@ void DeviceQueue::work() {
     if (!failure) {
       try {
         item.first();
+      } catch (const AwaitedFailure& awaited) {
+        failure = awaited.failure;
       } catch (...) {
-        failure = std::current_exception();
+        failure = failed_here(std::current_exception());
+      }
+      if (failure) {
         std::lock_guard lock(mutex_);
         failure_ = failure;
       }

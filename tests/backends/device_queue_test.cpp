@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "cannl/support/error.h"
+
 namespace cannl::backends {
 namespace {
 
@@ -72,7 +74,7 @@ TEST(DeviceQueueTest, AQueueWaitingOnFailedWorkFailsToo) {
     consumer.synchronize();
     ADD_FAILURE() << "the consumer ran on work that failed";
   } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "device fault");
+    EXPECT_STREQ(e.what(), "device fault");  // not a cannl error: passed on unchanged
   }
   EXPECT_FALSE(consumed);
   ASSERT_TRUE(done.is_done());
@@ -83,6 +85,32 @@ TEST(DeviceQueueTest, AQueueWaitingOnFailedWorkFailsToo) {
   consumer.enqueue([&] { consumed = true; });
   consumer.synchronize();
   EXPECT_TRUE(consumed);
+}
+
+// A caller of synchronize learns which device failed, and still catches the error the task threw.
+TEST(DeviceQueueTest, AFailedTasksErrorKeepsItsTypeAndNamesTheQueue) {
+  DeviceQueue q("cc device 3");
+  q.enqueue([] { throw ResourceError("routine step could not allocate its scratch memory"); });
+  try {
+    q.synchronize();
+    ADD_FAILURE() << "expected the task's ResourceError";
+  } catch (const ResourceError& e) {
+    EXPECT_STREQ(e.what(), "work queued on cc device 3 failed: routine step could not allocate its scratch memory");
+  }
+}
+
+// The failure a waiting queue passes on names the queue where it happened, once.
+TEST(DeviceQueueTest, AFailurePassedOnNamesTheQueueWhereItHappened) {
+  DeviceQueue producer("cc device 0"), consumer("cc device 1");
+  producer.enqueue([] { throw RuntimeError("kernel fault"); });
+  consumer.wait_for(producer.record());
+  EXPECT_THROW(producer.synchronize(), RuntimeError);
+  try {
+    consumer.synchronize();
+    ADD_FAILURE() << "expected the producer's RuntimeError";
+  } catch (const RuntimeError& e) {
+    EXPECT_STREQ(e.what(), "work queued on cc device 0 failed: kernel fault");
+  }
 }
 
 TEST(DeviceQueueTest, ADefaultEventIsComplete) {

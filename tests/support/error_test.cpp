@@ -1,7 +1,9 @@
 // internal_check's three forms: a string, a literal, and a callable that builds the message only
-// when the check fails (the interpreter's hot paths rely on that laziness).
+// when the check fails (the interpreter's hot paths rely on that laziness); with_context, which
+// says where an error happened without changing its type.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "cannl/support/error.h"
@@ -41,6 +43,48 @@ TEST(InternalCheck, TheCallableBuildsNoMessageWhenTheConditionHolds) {
                }),
                InternalError);
   EXPECT_EQ(built, 1);
+}
+
+TEST(WithContext, PutsWhereInFrontAndKeepsTheType) {
+  std::exception_ptr failure;
+  try {
+    throw ShapeError("dims differ");
+  } catch (...) {
+    failure = with_context(std::current_exception(), "on device 1");
+  }
+  try {
+    std::rethrow_exception(failure);
+  } catch (const ShapeError& e) {
+    EXPECT_STREQ(e.what(), "on device 1: dims differ");
+    EXPECT_STREQ(e.kind(), "ShapeError");
+  } catch (...) {
+    ADD_FAILURE() << "with_context changed the error's type";
+  }
+}
+
+TEST(WithContext, InternalErrorsToo) {
+  std::exception_ptr failure;
+  try {
+    internal_check(false, "broken invariant");
+  } catch (...) {
+    failure = with_context(std::current_exception(), "on device 0");
+  }
+  EXPECT_THROW(
+      try { std::rethrow_exception(failure); } catch (const InternalError& e) {
+        EXPECT_STREQ(e.what(), "on device 0: cannl internal error (please report): broken invariant");
+        throw;
+      },
+      InternalError);
+}
+
+TEST(WithContext, OtherExceptionsAndNullComeBackUnchanged) {
+  EXPECT_TRUE(with_context(nullptr, "anywhere") == nullptr);
+  const auto failure = with_context(std::make_exception_ptr(std::out_of_range("at(7)")), "on device 1");
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "at(7)");
+  }
 }
 
 }  // namespace

@@ -65,12 +65,15 @@ class DeviceQueue {
   /// exception: its later tasks are skipped until synchronize reports it.
   void wait_for(const Event& event);
   /// Blocks until everything enqueued so far is done; rethrows the first exception a task threw
-  /// since the last synchronize (the queue then runs new tasks again).
+  /// since the last synchronize (the queue then runs new tasks again). A cannl error keeps its
+  /// type, its message now beginning "work queued on <name> failed: " (cannl::with_context); a
+  /// failure passed on by wait_for keeps the name of the queue where it happened.
   void synchronize();
   const std::string& name() const { return name_; }
 
  private:
   void work();
+  std::exception_ptr failed_here(std::exception_ptr failure) const;
   std::string name_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -8,8 +8,10 @@
 //   try { ctx.run(step); } catch (const cannl::UserError& e) { std::cerr << e.what(); }
 
 #include <concepts>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace cannl {
@@ -51,6 +53,15 @@ class InternalError : public std::logic_error {
   explicit InternalError(const std::string& message)
       : std::logic_error("cannl internal error (please report): " + message) {}
 };
+
+/// `failure` with "<where>: " put in front of its message when it is one of cannl's errors
+/// (a UserError or an InternalError), keeping its dynamic type: callers still catch the
+/// ShapeError or RuntimeError the work threw. Any other exception comes back unchanged (its type
+/// is kept too; its message cannot be changed). For code that runs others' work somewhere the
+/// work does not know about, a device's queue above all. It changes the exception object itself:
+/// call it once, where the failure is caught, before the pointer is shared.
+///   catch (...) { failure = with_context(std::current_exception(), "work queued on cc device 1 failed"); }
+std::exception_ptr with_context(std::exception_ptr failure, std::string_view where);
 
 /// Throws InternalError when `condition` is false. For invariants of cannl, never for user input.
 inline void internal_check(bool condition, const std::string& message) {
