@@ -16,6 +16,7 @@
 #include "runtime/context_state.h"
 #include "runtime/dependencies.h"
 #include "runtime/host_transfer.h"
+#include "runtime/link_undo.h"
 #include "runtime/packing.h"
 #include "runtime/routine_data.h"
 
@@ -125,6 +126,24 @@ void link_buffers(ContextState& state, const RoutineData& data) {
   for (const auto& node : data.outputs) link(node);
 }
 
+/// Links the routine's buffers and packs its packed operands, or, when that fails, leaves the
+/// context as it was (no buffers, no uploads of this routine): the compile is all or nothing.
+void link(ContextState& state, RoutineData& data) {
+  const std::span<const ir::NodeRef> packing_params =
+      data.packing ? std::span<const ir::NodeRef>(data.packing->params) : std::span<const ir::NodeRef>();
+  LinkUndo undo(state, {data.params, data.inputs, data.outputs, packing_params});
+  try {
+    link_buffers(state, data);
+    if (data.packing && sources_initialized(state, *data.packing)) {
+      state.wait_for_device();  // the sources may still be written by queued runs
+      refresh_packing(state, *data.packing);
+    }
+  } catch (...) {
+    undo.roll_back();
+    throw;
+  }
+}
+
 }  // namespace
 
 ir::LoweredRoutine Context::optimized_routine(const ir::Comp& comp, const std::string& name,
@@ -171,11 +190,7 @@ Routine Context::compile(const ir::Comp& comp, const std::string& name, const Co
   if (logging::debug_level() >= 2)
     files::write_atomically(files::build_dir() / (data.name + ".final.ll"), ir::print_loop_ir(data.lowered));
   data.source = data.executable->source();
-  link_buffers(*state_, data);
-  if (data.packing && sources_initialized(*state_, *data.packing)) {
-    state_->wait_for_device();  // the sources may still be written by queued runs
-    refresh_packing(*state_, *data.packing);
-  }
+  link(*state_, data);
   record_placements(*state_, optimized, data.name);
   // The ledger changes only once compilation succeeded, so a failed compile leaves no trace.
   data.id = state_->next_routine_id++;

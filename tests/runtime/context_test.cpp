@@ -323,6 +323,43 @@ TEST(ContextTest, FailingCCompilerSurfacesAsCompileError) {
   config::clear_overrides();
 }
 
+/// A node whose values come with it (a literal, loaded weights): uploaded when a routine links it.
+ir::NodeRef host_init_node(const std::string& name, std::vector<float> values) {
+  auto node = ir::make_node(name, DType::F32, {static_cast<std::int64_t>(values.size())});
+  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * sizeof(float));
+  std::memcpy(bytes->data(), values.data(), bytes->size());
+  node->host_init = bytes;
+  return node;
+}
+
+// Linking allocates buffers and uploads host-init data one node after another: the budget stops
+// it at the big node, after the others were linked. The failed compile must take them back.
+TEST(ContextTest, ACompileFailingWhileLinkingLeavesNoBuffersOrMarks) {
+  config::set_override("memory_budget_mb", "1");
+  auto ctx = Context::cpu();
+  auto c = host_init_node("c", {1.5f, -2.0f});
+  auto small = ir::make_node("small", DType::F32, {2});
+  auto big = ir::make_node("big", DType::F32, {1 << 19});  // 2 MiB, over the budget alone
+  auto fill_big = pointwise(big, Op::Identity, {ir::Operand::literal(1)});
+  try {
+    EXPECT_THROW_WITH(ctx.compile(accum_sequence({pointwise(small, Op::Add, {of(c), of(c)}), fill_big}), "both"),
+                      RuntimeUsageError, "'big'", "memory budget");
+  } catch (...) {
+    config::clear_overrides();
+    throw;
+  }
+  config::clear_overrides();
+  for (const auto& node : {c, small, big}) {
+    EXPECT_FALSE(ctx.has_buffer(node)) << node->debug_name();
+    EXPECT_FALSE(ctx.is_initialized(node)) << node->debug_name();
+  }
+  // The corrected computation links from scratch: c is uploaded again and the routine runs.
+  auto routine = ctx.compile(single_accum(pointwise(small, Op::Add, {of(c), of(c)})), "small_only");
+  EXPECT_TRUE(ctx.is_initialized(c));
+  ctx.run(routine);
+  EXPECT_EQ(ctx.get_values(small), (std::vector<double>{3, -4}));
+}
+
 TEST(ContextTest, DebugLevelTwoDumpsAssignmentsAndLoopIr) {
   config::set_override("debug", "2");
   auto ctx = Context::interpreter();

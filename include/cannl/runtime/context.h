@@ -143,7 +143,9 @@ class Context {
   /// dependencies on earlier routines of this context (read-after-write, write-after-read,
   /// write-after-write) and allocates buffers for every node it touches. `name` is made a C
   /// identifier ("train step" -> "train_step"); a compile that fails (lowering, verification,
-  /// the C compiler) leaves the context unchanged.
+  /// the C compiler, and also linking: a buffer over the memory budget, a queued failure that
+  /// surfaces at a host-init upload) leaves the context unchanged: no new buffers, no new
+  /// initialized marks (a queued failure still forgets what its work did not write).
   /// The routine is scheduled by the backend's default schedule, or by `options.schedule` when
   /// set: an illegal schedule throws ScheduleError before anything is allocated or compiled.
   Routine compile(const ir::Comp& comp, const std::string& name, const CompileOptions& options = {});
