@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -95,8 +96,10 @@ class ContextState {
   std::unordered_map<int, backends::Event> queued_writes;
   int next_routine_id = 0;
   std::int64_t buffer_bytes = 0;  // the sum over `buffers`, charged against the memory budget
-  /// Profiled routines by id (only those compiled with kernel profiling that ran).
+  /// Profiled routines by id (only those compiled with kernel profiling that ran), guarded by
+  /// profile_mutex: a device's worker thread records its queued runs while the host may read.
   std::map<int, RoutineProfile> kernel_profiles;
+  mutable std::mutex profile_mutex;
 
  private:
   void forget_failed_writes();

@@ -30,6 +30,7 @@ std::string fixed(double value, int decimals) {
 }
 
 std::vector<KernelProfileRow> rows_of(const ContextState& state) {
+  std::lock_guard lock(state.profile_mutex);
   std::vector<KernelProfileRow> rows;
   for (const auto& [id, profile] : state.kernel_profiles) {
     if (profile.runs == 0) continue;  // not run since the last reset
@@ -113,9 +114,24 @@ std::string kernel_profile_summary(std::span<const KernelProfileRow> rows, std::
   return out;
 }
 
-std::vector<KernelProfileRow> Context::kernel_profile() const { return sorted_by_total(rows_of(*state_)); }
+namespace {
+
+// The runs queued on a device so far have finished (their failures stay for synchronize to
+// report): the profile covers every run the caller asked for.
+void wait_for_queued_runs(const ContextState& state) {
+  if (state.queue) state.queue->record().wait();
+}
+
+}  // namespace
+
+std::vector<KernelProfileRow> Context::kernel_profile() const {
+  wait_for_queued_runs(*state_);
+  return sorted_by_total(rows_of(*state_));
+}
 
 void Context::reset_kernel_profile() {
+  wait_for_queued_runs(*state_);
+  std::lock_guard lock(state_->profile_mutex);
   for (auto& [id, profile] : state_->kernel_profiles) {
     profile.baseline = profile.kernels;
     profile.runs = 0;

@@ -47,16 +47,25 @@ void check_inputs_initialized(const ContextState& state, const RoutineData& data
   }
 }
 
-/// After a run of a routine compiled with kernel profiling: its wall time and kernel totals.
+/// After a run of a routine compiled with kernel profiling: its wall time and kernel totals. On
+/// the thread that ran it (a device's worker: the executable's totals are its own).
 void record_kernel_profile(ContextState& state, const RoutineData& data,
                            std::chrono::steady_clock::duration wall) {
   std::vector<backends::KernelTiming> kernels = data.executable->kernel_timings();
   if (kernels.empty()) return;
+  std::lock_guard lock(state.profile_mutex);
   RoutineProfile& profile = state.kernel_profiles[data.id];
   profile.name = data.name;
   profile.runs += 1;
   profile.run_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count();
   profile.kernels = std::move(kernels);
+}
+
+void run_and_profile(ContextState& state, const RoutineData& data, std::span<backends::Buffer* const> buffers,
+                     std::span<const std::int64_t> static_values) {
+  const auto start = std::chrono::steady_clock::now();
+  data.executable->run(buffers, static_values);
+  record_kernel_profile(state, data, std::chrono::steady_clock::now() - start);
 }
 
 }  // namespace
@@ -82,18 +91,16 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
   }
   backends::Event done;
   if (state_->queue) {
-    // The routine's handle keeps its executable alive until the task ran.
+    // The routine's handle keeps its executable alive until the task ran; the state outlives
+    // its queue (~ContextState stops the queue first).
     std::vector<std::int64_t> statics(static_values.begin(), static_values.end());
-    done = state_->queue->enqueue([impl = routine.impl_, buffers = std::move(buffers), statics = std::move(statics)] {
-      impl->executable->run(buffers, statics);
-    });
+    done = state_->queue->enqueue(
+        [state = state_.get(), impl = routine.impl_, buffers = std::move(buffers), statics = std::move(statics)] {
+          run_and_profile(*state, *impl, buffers, statics);
+        });
   } else {
-    const auto start = std::chrono::steady_clock::now();
-    {
-      logging::ScopedTimer timer("run " + data.name);
-      data.executable->run(buffers, static_values);
-    }
-    record_kernel_profile(*state_, data, std::chrono::steady_clock::now() - start);
+    logging::ScopedTimer timer("run " + data.name);
+    run_and_profile(*state_, data, buffers, static_values);
   }
   for (const auto& node : data.outputs) state_->mark_written(*node, ContextState::Writer::Routine, done);
   state_->routines_run.insert(data.id);

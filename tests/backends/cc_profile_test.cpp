@@ -2,8 +2,10 @@
 // generated table after every run; off, the source has no profile entry point.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "backends/routines.h"
 #include "backends/run_util.h"
@@ -78,6 +80,41 @@ TEST(CcProfile, ExecutablesOfOneSourceCountTheirOwnCalls) {
   ASSERT_EQ(first->kernel_timings().size(), 1u);
   EXPECT_EQ(first->kernel_timings()[0].calls, 2);
   EXPECT_EQ(second->kernel_timings()[0].calls, 5);
+}
+
+// The devices of cpu_devices run executables of one loaded library on their own threads at once:
+// each executable counts its own calls (the library's counters are per thread), however the calls
+// interleave. With counters shared by the threads, one thread's collection took the other's calls.
+TEST(CcProfile, ExecutablesOfOneSourceCountTheirOwnCallsFromTwoThreadsAtOnce) {
+  test_util::ConfigGuard guard;
+  config::set_override("profile_kernels", "true");
+  // Two kernels (a memset, a 64 x 64 reduction): a collection on one thread can fall between the
+  // other's laps.
+  const auto request = test_routines::row_sum(64, 64);
+  std::vector<std::unique_ptr<backends::Buffer>> owned;
+  std::vector<backends::Buffer*> buffers[2];
+  for (auto& list : buffers) {
+    for (const auto& node : request.params) {
+      owned.push_back(cc()->allocate(node->size_in_bytes()));
+      list.push_back(owned.back().get());
+    }
+  }
+  std::unique_ptr<backends::Executable> exe[2] = {cc()->compile(request), cc()->compile(request)};
+  const int runs[2] = {20000, 30000};
+  std::atomic<bool> go{false};
+  auto run_many = [&](int k) {
+    while (!go) std::this_thread::yield();
+    for (int r = 0; r < runs[k]; ++r) exe[k]->run(buffers[k], {});
+  };
+  std::thread first(run_many, 0), second(run_many, 1);
+  go = true;
+  first.join();
+  second.join();
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(exe[k]->kernel_timings().size(), 2u);
+    for (const auto& timing : exe[k]->kernel_timings())
+      EXPECT_EQ(timing.calls, runs[k]) << "executable " << k << ": " << timing.label;
+  }
 }
 
 TEST(CcProfile, DebugLevelTwoTurnsItOn) {

@@ -38,23 +38,34 @@ ir::AccumOp pointwise(ir::NodeRef lhs, Op op, std::vector<ir::Operand> args) {
   return a;
 }
 
-/// e := w * x; e := e - t; g := e * x over 64 x 64 cells, then p := e @ x (a zeroed
-/// accumulator and a reduction nest), with every input uploaded.
-runtime::Routine compile_grad(Context& ctx, const std::string& name) {
+/// The inputs w, x, t of grad_comp.
+std::vector<ir::NodeRef> grad_inputs() {
   std::vector<ir::NodeRef> in;
-  for (const char* label : {"w", "x", "t"}) {
-    in.push_back(ir::make_node(label, DType::F32, {64, 64}));
-    ctx.set_values(in.back(), std::vector<double>(64 * 64, 0.5));
-  }
+  for (const char* label : {"w", "x", "t"}) in.push_back(ir::make_node(label, DType::F32, {64, 64}));
+  return in;
+}
+
+/// e := w * x; e := e - t; g := e * x over 64 x 64 cells, then p := e @ x (a zeroed
+/// accumulator and a reduction nest).
+ir::Comp grad_comp(const std::vector<ir::NodeRef>& in) {
   auto e = ir::make_node("e", DType::F32, {64, 64});
   auto g = ir::make_node("grad_w", DType::F32, {64, 64});
   auto p = ir::make_node("p", DType::F32, {64, 64});
-  return ctx.compile(accum_sequence({pointwise(e, Op::Mul, {of(in[0]), of(in[1])}),
-                                     pointwise(e, Op::Sub, {of(e), of(in[2])}),
-                                     pointwise(g, Op::Mul, {of(e), of(in[1])}),
-                                     accum_op(p, Op::Add, Op::Mul, {of(e), of(in[1])},
-                                              matmul_projections(64, 64, 64), /*init=*/true)}),
-                     name);
+  return accum_sequence({pointwise(e, Op::Mul, {of(in[0]), of(in[1])}), pointwise(e, Op::Sub, {of(e), of(in[2])}),
+                         pointwise(g, Op::Mul, {of(e), of(in[1])}),
+                         accum_op(p, Op::Add, Op::Mul, {of(e), of(in[1])}, matmul_projections(64, 64, 64),
+                                  /*init=*/true)});
+}
+
+void upload(Context& ctx, const std::vector<ir::NodeRef>& in) {
+  for (const auto& node : in) ctx.set_values(node, std::vector<double>(64 * 64, 0.5));
+}
+
+/// grad_comp over fresh inputs, every one uploaded.
+runtime::Routine compile_grad(Context& ctx, const std::string& name) {
+  const auto in = grad_inputs();
+  upload(ctx, in);
+  return ctx.compile(grad_comp(in), name);
 }
 
 /// Top-level statements of the compiled body that are kernels (block Seqs flattened; comments
@@ -89,6 +100,37 @@ TEST(KernelProfile, OneRowPerTopLevelStatementCountingEveryRun) {
     sum += rows[k].total_ns;
   }
   EXPECT_LE(sum, rows.front().routine_ns) << "kernels took longer than the routine";
+}
+
+// The devices of cpu_devices run one loaded library (the same source) on their worker threads at
+// once: each device's profile counts its own runs, however they interleave.
+TEST(KernelProfile, EachDeviceCountsItsOwnRunsOfASharedLibrary) {
+  Overrides on("true");
+  auto devices = Context::cpu_devices(2);
+  std::vector<Context> device = {devices.device(0), devices.device(1)};
+  const auto in = grad_inputs();
+  const ir::Comp comp = grad_comp(in);
+  std::vector<runtime::Routine> step;
+  for (auto& d : device) {
+    upload(d, in);
+    step.push_back(d.compile(comp, "shared_grad"));
+  }
+  ASSERT_EQ(step[0].source(), step[1].source()) << "the devices should share one library";
+  // Several kernels a run: one device's collection of the counters can fall between another's
+  // laps on most of its run.
+  const int runs[2] = {900, 600};
+  for (int r = 0; r < runs[0]; ++r) {
+    device[0].run(step[0]);
+    if (r < runs[1]) device[1].run(step[1]);
+  }
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<KernelProfileRow> rows = device[k].kernel_profile();
+    ASSERT_EQ(rows.size(), static_cast<std::size_t>(top_level_kernels(step[k].lowered().body))) << "device " << k;
+    for (const auto& row : rows) {
+      EXPECT_EQ(row.calls, runs[k]) << "device " << k << ": " << row.label;
+      EXPECT_EQ(row.routine_calls, runs[k]) << "device " << k;
+    }
+  }
 }
 
 TEST(KernelProfile, ResetCountsOnlyLaterRuns) {

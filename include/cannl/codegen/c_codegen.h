@@ -32,6 +32,7 @@ struct GeneratedSource {
 /// generated source has this layout): per kernel k, labels[k] ("forward: matmul tile 256x1024x1024
 /// -> h1"), lines[k] (1-based line of the kernel's first statement in the generated .c) and the
 /// counters the routine adds to on every call, calls[k] and total_ns[k] (loaders may zero them).
+/// The counters are the calling thread's own: call it on the thread that ran the routine.
 struct KernelProfileTable {
   std::int64_t kernels;
   const char* const* labels;

@@ -87,9 +87,9 @@ class Context {
   static Context from_config();
   /// `n` devices of the C backend in one context (config `multidev_num_devices` when n is 0; 0
   /// there means one per core), each with its own buffers and FIFO queue run by a worker thread.
-  /// The handle returned is device 0. Kernel profiles are not kept for queued runs (leave
-  /// profile_kernels off: the generated code's counters are per library, which the devices
-  /// share). Throws BackendUnavailable without a C compiler.
+  /// The handle returned is device 0. With kernel profiling each device profiles its own runs
+  /// (the generated code's counters are per thread, so devices sharing a library count apart).
+  /// Throws BackendUnavailable without a C compiler.
   static Context cpu_devices(int n = 0);
   /// The CUDA devices `ordinals` in one context (config `cuda_devices`, "0,1", when empty), in
   /// that order: device(k) is ordinal ordinals[k], each with its own stream (its queue) and
@@ -202,7 +202,9 @@ class Context {
   std::span<std::byte> host_storage(const ir::NodeRef& node);
 
   /// Per-kernel times of this context's routines that ran with kernel profiling (config key
-  /// `profile_kernels`, or debug >= 2), largest total first; empty when none did.
+  /// `profile_kernels`, or debug >= 2), largest total first; empty when none did. On a device
+  /// with a queue it first waits for the runs queued so far (their failures are left for
+  /// synchronize).
   ///   for (const auto& row : ctx.kernel_profile()) std::cout << row.label << " " << row.total_ms();
   std::vector<KernelProfileRow> kernel_profile() const;
   /// Starts the kernel profile afresh: later kernel_profile() rows (and this context's share of

@@ -37,9 +37,10 @@ class CcExecutable final : public Executable {
       : request_(std::move(request)), source_(std::move(source)), library_(std::move(library)) {
     entry_ = reinterpret_cast<EntryFn>(library_->symbol(source_.entry_symbol));
     if (!source_.profile_symbol.empty()) {
-      table_ = reinterpret_cast<ProfileFn>(library_->symbol(source_.profile_symbol))();
-      for (std::int64_t k = 0; k < table_->kernels; ++k)
-        timings_.push_back({table_->labels[k], file, table_->lines[k], 0, 0});
+      profile_ = reinterpret_cast<ProfileFn>(library_->symbol(source_.profile_symbol));
+      const codegen::KernelProfileTable* table = profile_();
+      for (std::int64_t k = 0; k < table->kernels; ++k)
+        timings_.push_back({table->labels[k], file, table->lines[k], 0, 0});
     }
   }
 
@@ -47,7 +48,7 @@ class CcExecutable final : public Executable {
     const std::vector<std::byte*> pointers = host_pointers(request_, buffers, static_values);
     std::vector<void*> args(pointers.begin(), pointers.end());
     const int status = entry_(args.data(), static_values.data());
-    if (table_ != nullptr) collect_timings();
+    if (profile_ != nullptr) collect_timings();
     if (status != 0)
       throw ResourceError("routine " + std::string(source_.entry_symbol.substr(kEntryPrefix.size())) +
                           " could not allocate its scratch memory (status " + std::to_string(status) +
@@ -63,17 +64,20 @@ class CcExecutable final : public Executable {
   codegen::GeneratedSource source_;
   std::shared_ptr<cc::SharedLibrary> library_;
   EntryFn entry_ = nullptr;
-  const codegen::KernelProfileTable* table_ = nullptr;
+  ProfileFn profile_ = nullptr;
   std::vector<KernelTiming> timings_;
 
-  // Moves the library's counters into this executable's totals: two executables of the same
-  // source share one loaded library (and its counters), so each takes what its own call added.
+  // Moves the library's counters into this executable's totals, right after its call and on its
+  // thread: two executables of the same source share one loaded library, whose counters are per
+  // thread, so each takes what its own call added even while the other runs on another thread
+  // (the devices of cpu_devices).
   void collect_timings() {
+    const codegen::KernelProfileTable* table = profile_();
     for (std::size_t k = 0; k < timings_.size(); ++k) {
-      timings_[k].calls += table_->calls[k];
-      timings_[k].total_ns += table_->total_ns[k];
-      table_->calls[k] = 0;
-      table_->total_ns[k] = 0;
+      timings_[k].calls += table->calls[k];
+      timings_[k].total_ns += table->total_ns[k];
+      table->calls[k] = 0;
+      table->total_ns[k] = 0;
     }
   }
 };

@@ -3,9 +3,11 @@
 // A "kernel" is one top-level statement of the routine body (nested block Seqs flattened): a
 // loop nest, a matmul tile, a memset. The timed body reads the monotonic clock once before the
 // first kernel and once after each one (`cannl_profile_lap`), adding the lap to the kernel's
-// `calls` / `total_ns` counters, static arrays of the generated source. The exported
-// `cannl_profile_<name>()` returns them with a label and the source line of every kernel
-// (layout: codegen::KernelProfileTable). Comments and scalar declarations are not kernels.
+// `calls` / `total_ns` counters, thread-local arrays of the generated source: the devices of a
+// multi-device context run one loaded library on their worker threads at once, and each must
+// count (and reset) only its own calls. The exported `cannl_profile_<name>()` returns the calling
+// thread's counters with a label and the source line of every kernel (layout:
+// codegen::KernelProfileTable). Comments and scalar declarations are not kernels.
 //
 //   std::vector<TimedKernel> kernels;
 //   std::string body_text = CDialect().timed_body(printer, routine.body, names, kernels);
@@ -69,8 +71,9 @@ std::string profile_prologue(std::size_t kernels) {
   // C has no zero-length arrays: a routine without kernels keeps one unused slot.
   const std::string slots = std::to_string(std::max<std::size_t>(kernels, 1));
   return "/* profile_kernels: calls and nanoseconds of each top-level statement (kernel). */\n"
-         "static int64_t cannl_kernel_calls[" + slots + "];\n"
-         "static int64_t cannl_kernel_ns[" + slots + "];\n"
+         "/* Per thread: devices sharing this library run it on their own threads at once. */\n"
+         "static _Thread_local int64_t cannl_kernel_calls[" + slots + "];\n"
+         "static _Thread_local int64_t cannl_kernel_ns[" + slots + "];\n"
          "static inline int64_t cannl_profile_now(void) {\n"
          "  struct timespec t;\n"
          "  clock_gettime(CLOCK_MONOTONIC, &t);\n"
@@ -108,9 +111,11 @@ std::string profile_table(const std::string& symbol, const std::vector<TimedKern
          "  int64_t *calls;\n"
          "  int64_t *total_ns;\n"
          "} cannl_kernel_profile;\n"
-         "/* Entry point for loaders: the kernel timing table (counters accumulate over calls). */\n"
+         "/* Entry point for loaders: the kernel timing table of the calling thread's counters\n"
+         "   (they accumulate over its calls). A thread's counters have no constant address. */\n"
          "const cannl_kernel_profile *" + symbol + "(void) {\n"
-         "  static const cannl_kernel_profile table = {" + std::to_string(kernels.size()) +
+         "  static _Thread_local cannl_kernel_profile table;\n"
+         "  table = (cannl_kernel_profile){" + std::to_string(kernels.size()) +
          ", cannl_kernel_labels, cannl_kernel_lines, cannl_kernel_calls, cannl_kernel_ns};\n"
          "  return &table;\n"
          "}\n";
