@@ -6,6 +6,12 @@
 // `distributed_timeout_s`: a rank whose message is missing then is named in the error. Only when
 // every rank arrived does the data move (MPI_Iallreduce, polled the same way). Errors come back
 // as return codes (MPI_ERRORS_RETURN on our communicator), never as MPI's own abort.
+//
+// A collective that fails leaves requests in flight: a late rank's message, a sum that never
+// finished. MPI would still write them into the memory the requests name, so that memory is the
+// communicator's (InFlight), never the caller's stack or buffer, and a failed collective's
+// receives are cancelled and what cannot be cancelled keeps its memory until it completes or the
+// process ends (MpiCommunicator::abandon).
 #ifdef CANNL_HAVE_MPI
 
 // The C API only: Open MPI's and MPICH's C++ bindings would need their own library.
@@ -15,6 +21,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -64,6 +72,40 @@ class Deadline {
   int polls_ = 0;
 };
 
+// A sum moves its data in pieces of at most this many bytes, each copied into the communicator's
+// memory and back: what a failed sum leaves in flight never names the caller's buffer, and the
+// copy costs at most this much memory (a memcpy is far cheaper than the transfer between ranks).
+constexpr std::size_t kPieceBytes = std::size_t{64} << 20;
+
+/// The memory one collective step's requests read and write, with the requests: the arrival
+/// round's numbers, or the piece of a sum being reduced in place. Owned by the communicator, so
+/// that it outlives requests a failure leaves in flight.
+struct InFlight {
+  std::vector<MPI_Request> receives, sends;
+  MPI_Request collective = MPI_REQUEST_NULL;
+  std::vector<long long> arrivals;  // per rank, the collective number it sent (-1: none yet)
+  long long mine = 0;               // the number this rank sends
+  std::vector<std::byte> piece;     // a sum's piece, reduced in place
+
+  /// Whether every request completed (or was never started).
+  bool idle() const {
+    auto null = [](MPI_Request r) { return r == MPI_REQUEST_NULL; };
+    return collective == MPI_REQUEST_NULL && std::all_of(receives.begin(), receives.end(), null) &&
+           std::all_of(sends.begin(), sends.end(), null);
+  }
+  /// Tests every request once (completed ones become MPI_REQUEST_NULL); errors are ignored: the
+  /// collective failed already.
+  void test_all() {
+    auto test = [](MPI_Request& r) {
+      int done = 0;
+      if (r != MPI_REQUEST_NULL) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    };
+    for (auto& r : receives) test(r);
+    for (auto& r : sends) test(r);
+    test(collective);
+  }
+};
+
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator() {
@@ -81,8 +123,16 @@ class MpiCommunicator final : public Communicator {
   }
 
   ~MpiCommunicator() override {
-    // Finalize waits for the other ranks: after a failure it could wait forever.
-    if (owns_mpi_ && !broken_) MPI_Finalize();
+    // Finalize waits for the other ranks: after a failure it could wait forever. A program may
+    // have finalized MPI itself (after a failure, to end cleanly): twice is an abort.
+    if (owns_mpi_ && !broken_ && !finalized()) MPI_Finalize();
+    // Requests still in flight may yet write into their memory (MPI may progress at exit): it is
+    // left to the ending process rather than freed under them. After MPI_Finalize nothing writes.
+    if (finalized()) return;
+    for (auto& flight : abandoned_) {
+      flight->test_all();
+      if (!flight->idle()) static_cast<void>(flight.release());
+    }
   }
 
   int rank() const override { return rank_; }
@@ -109,29 +159,38 @@ class MpiCommunicator final : public Communicator {
  private:
   void sum(void* data, std::size_t count, MPI_Datatype type, std::string_view what) {
     arrive(what);
-    // MPI counts are ints: a larger buffer goes in pieces, one after another (the same on every rank).
-    constexpr std::size_t kPiece = std::size_t{1} << 30;
+    // Pieces one after another (the same on every rank): a bounded copy each, and an int count.
     int type_bytes = 0;
     MPI_Type_size(type, &type_bytes);
-    for (std::size_t at = 0; at < count; at += kPiece) {
-      const std::size_t n = std::min(kPiece, count - at);
-      sum_piece(static_cast<char*>(data) + at * static_cast<std::size_t>(type_bytes), static_cast<int>(n), type, what);
+    const std::size_t cell = static_cast<std::size_t>(type_bytes);
+    const std::size_t piece = kPieceBytes / cell;
+    for (std::size_t at = 0; at < count; at += piece) {
+      const std::size_t n = std::min(piece, count - at);
+      sum_piece(static_cast<std::byte*>(data) + at * cell, n, cell, type, what);
     }
   }
 
-  void sum_piece(void* data, int count, MPI_Datatype type, std::string_view what) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check(MPI_Iallreduce(MPI_IN_PLACE, data, count, type, MPI_SUM, comm_, &request), what, -1);
-    Deadline deadline;
-    int done = 0;
-    for (;;) {
-      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what, -1);
-      if (done) return;
-      if (deadline.passed())
-        fail("rank " + std::to_string(rank_) + ": the sum '" + std::string(what) + "' did not complete within " +
-             seconds_text(deadline) + " although every rank had arrived; a rank failed during it");
-      deadline.pause(true);
+  void sum_piece(std::byte* data, std::size_t count, std::size_t cell, MPI_Datatype type, std::string_view what) {
+    InFlight& f = *flight_;
+    f.piece.assign(data, data + count * cell);
+    try {
+      check(MPI_Iallreduce(MPI_IN_PLACE, f.piece.data(), static_cast<int>(count), type, MPI_SUM, comm_, &f.collective),
+            what, -1);
+      Deadline deadline;
+      int done = 0;
+      for (;;) {
+        check(MPI_Test(&f.collective, &done, MPI_STATUS_IGNORE), what, -1);
+        if (done) break;
+        if (deadline.passed())
+          fail("rank " + std::to_string(rank_) + ": the sum '" + std::string(what) + "' did not complete within " +
+               seconds_text(deadline) + " although every rank had arrived; a rank failed during it");
+        deadline.pause(true);
+      }
+    } catch (...) {
+      abandon();
+      throw;
     }
+    std::memcpy(data, f.piece.data(), count * cell);
   }
 
   /// Every rank sends its collective number to every other one; returns when all arrived.
@@ -140,24 +199,52 @@ class MpiCommunicator final : public Communicator {
       throw DistributedError("rank " + std::to_string(rank_) + ": '" + std::string(what) +
                              "' after an earlier failure of this distributed run");
     ++collective_;
-    const int peers = size_;
-    std::vector<long long> received(static_cast<std::size_t>(peers), -1);
-    std::vector<MPI_Request> receives(static_cast<std::size_t>(peers), MPI_REQUEST_NULL);
-    std::vector<MPI_Request> sends(static_cast<std::size_t>(peers), MPI_REQUEST_NULL);
-    const long long mine = collective_;
-    for (int p = 0; p < peers; ++p) {
-      if (p == rank_) continue;
-      check(MPI_Irecv(&received[static_cast<std::size_t>(p)], 1, MPI_LONG_LONG, p, kArrivalTag, comm_,
-                      &receives[static_cast<std::size_t>(p)]),
-            what, p);
-      check(MPI_Isend(&mine, 1, MPI_LONG_LONG, p, kArrivalTag, comm_, &sends[static_cast<std::size_t>(p)]), what, p);
+    const auto peers = static_cast<std::size_t>(size_);
+    InFlight& f = *flight_;
+    f.arrivals.assign(peers, -1);
+    f.receives.assign(peers, MPI_REQUEST_NULL);
+    f.sends.assign(peers, MPI_REQUEST_NULL);
+    f.mine = collective_;
+    try {
+      for (int p = 0; p < size_; ++p) {
+        if (p == rank_) continue;
+        const auto k = static_cast<std::size_t>(p);
+        check(MPI_Irecv(&f.arrivals[k], 1, MPI_LONG_LONG, p, kArrivalTag, comm_, &f.receives[k]), what, p);
+        check(MPI_Isend(&f.mine, 1, MPI_LONG_LONG, p, kArrivalTag, comm_, &f.sends[k]), what, p);
+      }
+      wait_for_peers(f.receives, f.sends, what);
+    } catch (...) {
+      abandon();
+      throw;
     }
-    wait_for_peers(receives, sends, what);
-    for (int p = 0; p < peers; ++p)
-      if (p != rank_ && received[static_cast<std::size_t>(p)] != mine)
-        fail("rank " + std::to_string(p) + " is at collective #" + std::to_string(received[static_cast<std::size_t>(p)]) +
-             " while rank " + std::to_string(rank_) + " is at #" + std::to_string(mine) + " ('" + std::string(what) +
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_ && f.arrivals[static_cast<std::size_t>(p)] != f.mine)
+        fail("rank " + std::to_string(p) + " is at collective #" + std::to_string(f.arrivals[static_cast<std::size_t>(p)]) +
+             " while rank " + std::to_string(rank_) + " is at #" + std::to_string(f.mine) + " ('" + std::string(what) +
              "'): the ranks do not run the same program");
+  }
+
+  /// After a failure in the current collective step: its receives are cancelled and completed
+  /// (MPI_Cancel, then MPI_Wait, which a cancelled request cannot block), so no late message lands
+  /// anywhere; sends and a sum cannot be withdrawn (cancelling a collective is erroneous), so
+  /// when they are still in flight their memory is kept, with them, for the communicator's life.
+  void abandon() {
+    for (MPI_Request& r : flight_->receives) {
+      if (r == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(&r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    flight_->test_all();
+    if (!flight_->idle()) {
+      abandoned_.push_back(std::move(flight_));
+      flight_ = std::make_unique<InFlight>();
+    }
+  }
+
+  static bool finalized() {
+    int done = 0;
+    MPI_Finalized(&done);
+    return done != 0;
   }
 
   void wait_for_peers(std::vector<MPI_Request>& receives, std::vector<MPI_Request>& sends, std::string_view what) {
@@ -209,6 +296,10 @@ class MpiCommunicator final : public Communicator {
   long long collective_ = 0;
   bool owns_mpi_ = false;
   bool broken_ = false;
+  /// The current collective step's requests and memory, reused step after step.
+  std::unique_ptr<InFlight> flight_ = std::make_unique<InFlight>();
+  /// Failed steps whose sends or sum were still in flight: kept until the communicator ends.
+  std::vector<std::unique_ptr<InFlight>> abandoned_;
 };
 
 }  // namespace
