@@ -3,6 +3,7 @@
 // never be guessed, and everything still open closes last.
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "shape/errors.h"
@@ -285,6 +286,19 @@ bool close_stage6(const Facts& f) {
   return any;
 }
 
+/// When every remaining dim is determined by a size relation from another (a cycle such as
+/// `a^b => a^b`, whose total is known on one side only), one of them must be guessed. A relation
+/// input (a concatenation part, a convolution's input or kernel) is guessed rather than a total or
+/// an affine output: guessing a part lets the solver derive the other parts and every total from
+/// the sizes already known, while guessing a total (the lowest variable id, often the result's
+/// concatenation total) would contradict the known total on the other side.
+std::optional<int> last_resort_guess(const Facts& f) {
+  for (int var : f.dependent)
+    if (f.relation_inputs.count(var)) return var;
+  if (f.dependent.empty()) return std::nullopt;
+  return *f.dependent.begin();
+}
+
 bool close_stage7(const Facts& f) {
   bool any = false;
   for (int var : f.discardable_parts) bind_dim(var, Dim::solved(0)), any = true;
@@ -297,7 +311,9 @@ bool close_stage7(const Facts& f) {
   if (candidates.empty())
     for (int var : f.all_dims)
       if (!f.dependent.count(var)) candidates.insert(var);
-  if (candidates.empty() && !f.dependent.empty()) candidates.insert(*f.dependent.begin());
+  if (candidates.empty()) {
+    if (auto guess = last_resort_guess(f)) candidates.insert(*guess);
+  }
   for (int var : candidates) {
     auto glb = f.dim_glb.find(var);
     auto least = f.at_least.find(var);

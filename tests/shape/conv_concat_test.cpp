@@ -282,6 +282,32 @@ TEST_F(ConvConcat, StackTwoVectors) {
   EXPECT_EQ(out_dims(c), (Dims{2, 3}));
 }
 
+// The spec's result total and its parts are all unknown after propagation, only the operand's
+// total is given: closing must guess a part (the rest follows), not the result's total (which
+// contradicted the operand: "concatenation of size 1 vs 5").
+TEST_F(ConvConcat, IdentityOverConcatenatedAxisKeepsItsSize) {
+  int step = -1;
+  auto c = einsum("a^b=>a^b", {out_only("x", {5})}, &step);
+  finish_inference();
+  EXPECT_EQ(out_dims(c), (Dims{5}));
+  // The blocks copy the operand cell for cell: each writes the cells it reads, one after another
+  // (a guessed part of size 1 is a broadcast axis: no loop, a fixed index).
+  std::int64_t covered = 0;
+  for (const auto& block : block_projections(step)) {
+    const auto& p = block.projections;
+    EXPECT_EQ(p.project_lhs[0].to_string(), p.project_rhs[0][0].to_string());
+    EXPECT_EQ(p.project_lhs[0].offset, covered);
+    covered += p.product_space.empty() ? 1 : p.product_space[0];
+  }
+  EXPECT_EQ(covered, 5);
+}
+
+TEST_F(ConvConcat, IdentityOverConcatenatedAxisBesideAPlainAxis) {
+  auto c = einsum("a^b,i=>a^b,i", {out_only("x", {5, 2})});
+  finish_inference();
+  EXPECT_EQ(out_dims(c), (Dims{5, 2}));
+}
+
 TEST_F(ConvConcat, ThreeWayMiddle) {
   auto c = op("c", Einsum{"a^b^c => b"}, {out_only("x", {6})}, nullptr, {.batch = {{}}, .input = {{}}, .output = {{6}}});
   finish_inference();
