@@ -3,6 +3,7 @@
 
 #include "cannl/shape/shape.h"
 
+#include <exception>
 #include <map>
 
 #include "cannl/support/checked.h"
@@ -164,6 +165,101 @@ bool is_closed(const Row& r) {
   return true;
 }
 
+/// Stages 2..7 of semantics 3.7: solve, then close what the stage closes, until nothing changes.
+void close_all_stages() {
+  for (int stage = 2; stage <= 7; ++stage) {
+    for (int round = 0; round < 10000; ++round) {
+      solve(stage);
+      if (!close_stage(stage)) break;
+    }
+  }
+}
+
+/// Writes the solution into the pending shapes and derives the projections (and padding) of
+/// every pending step. Returns the first error that may wait until the environment is cleared
+/// (a size overflow, a padding that grows after it was read), "" if none.
+std::string finish_pending_steps() {
+  auto& s = state();
+  for (const auto& weak : s.pending_shapes)
+    if (auto sh = weak.lock()) write_back(*sh);
+  std::string deferred_error;
+  for (auto& rec : s.steps) {
+    if (!rec.pending) continue;
+    write_back_step(rec.step);
+    record_captures(rec);
+    derive_projections(rec);
+    if (deferred_error.empty()) deferred_error = size_overflow(rec);
+    for (std::size_t i = 0; i < rec.paddings.size(); ++i) {
+      const std::string e = merge_operand_padding(rec, i);
+      if (deferred_error.empty()) deferred_error = e;
+    }
+    rec.pending = false;
+    rec.step.result.reset();  // the shapes are concrete now; do not keep them alive
+    rec.step.operands.clear();
+  }
+  return deferred_error;
+}
+
+/// Forgets the variables, constraints and pending shapes of one inference attempt: what stays
+/// are the finished steps, the padding of shapes, and the record of failed shapes.
+void clear_environment() {
+  auto& s = state();
+  s.dim_solution.clear();
+  s.row_solution.clear();
+  s.row_info.clear();
+  s.pending.clear();
+  s.watchers.clear();
+  s.worklist.clear();
+  s.pending_shapes.clear();
+  s.operand_shapes.clear();
+}
+
+std::string describe(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an unknown error";
+  }
+}
+
+/// A finish_inference that threw: its constraints cannot all hold. Left pending, they (and the
+/// failed constraint the solver keeps) would make every later inference fail the same way, so
+/// the attempt is dropped: its steps and shapes are marked failed with `message` (a later use
+/// repeats the reason instead of reading a half-solved shape) and the environment is cleared,
+/// as after a success.
+void abandon_inference(const std::vector<std::size_t>& attempt, const std::string& message) {
+  auto& s = state();
+  auto failure = std::make_shared<const std::string>(message);
+  for (std::size_t i : attempt) {
+    StepRecord& rec = s.steps[i];
+    rec.failure = failure;
+    rec.pending = false;
+    rec.projections.reset();
+    rec.blocks.clear();
+    rec.step.result.reset();
+    rec.step.operands.clear();
+  }
+  for (const auto& weak : s.pending_shapes)
+    if (auto sh = weak.lock()) s.failed_shapes.emplace(sh->id, failure);
+  clear_environment();
+}
+
+/// The error for using `what` after the inference that was to solve it failed with `failure`.
+ShapeError failed_earlier(const std::string& what, const std::string& failure) {
+  return ShapeError(what + " cannot be used: the shape inference that was to solve it failed, and "
+                    "every tensor built since the previous successful inference failed with it; "
+                    "build them again with the cause fixed. The inference failed with:\n" + failure);
+}
+
+/// Throws when `shape` belongs to a failed inference attempt.
+void check_not_failed(const Shape& shape) {
+  const auto& failed = state().failed_shapes;
+  if (auto it = failed.find(shape.id); it != failed.end())
+    throw failed_earlier("shape '" + shape.name + "'", *it->second);
+}
+
 }  // namespace
 
 Row& Shape::row(RowKind kind) {
@@ -210,6 +306,7 @@ void propagate_constraint(Constraint k) {
 
 int propagate(const UpdateStep& step) {
   auto& s = state();
+  for (const auto& o : step.operands) check_not_failed(*o);
   const int id = static_cast<int>(s.steps.size());
   Snapshot snap = begin_step();
   StepRecord fresh;
@@ -239,43 +336,24 @@ int propagate(const UpdateStep& step) {
 }
 
 void finish_inference() {
-  auto& s = state();
-  for (int stage = 2; stage <= 7; ++stage) {
-    for (int round = 0; round < 10000; ++round) {
-      solve(stage);
-      if (!close_stage(stage)) break;
-    }
-  }
-  for (const auto& weak : s.pending_shapes)
-    if (auto sh = weak.lock()) write_back(*sh);
+  std::vector<std::size_t> attempt;  // the steps this call is to finish
+  for (std::size_t i = 0; i < state().steps.size(); ++i)
+    if (state().steps[i].pending) attempt.push_back(i);
   std::string deferred_error;
-  for (auto& rec : s.steps) {
-    if (!rec.pending) continue;
-    write_back_step(rec.step);
-    record_captures(rec);
-    derive_projections(rec);
-    if (deferred_error.empty()) deferred_error = size_overflow(rec);
-    for (std::size_t i = 0; i < rec.paddings.size(); ++i) {
-      const std::string e = merge_operand_padding(rec, i);
-      if (deferred_error.empty()) deferred_error = e;
-    }
-    rec.pending = false;
-    rec.step.result.reset();  // the shapes are concrete now; do not keep them alive
-    rec.step.operands.clear();
+  try {
+    close_all_stages();
+    deferred_error = finish_pending_steps();
+  } catch (...) {
+    abandon_inference(attempt, describe(std::current_exception()));
+    throw;
   }
-  s.dim_solution.clear();
-  s.row_solution.clear();
-  s.row_info.clear();
-  s.pending.clear();
-  s.watchers.clear();
-  s.worklist.clear();
-  s.pending_shapes.clear();
-  s.operand_shapes.clear();
+  clear_environment();
   // Thrown once the state is consistent again: the step is done, its padding was not applied.
   if (!deferred_error.empty()) throw ShapeError(deferred_error);
 }
 
 std::vector<std::int64_t> row_dims(const Shape& shape, RowKind kind) {
+  check_not_failed(shape);
   const Row r = subst(shape.row(kind));
   if (!is_closed(r))
     throw ShapeError("not enough shape information: unresolved variable in shape '" + shape.name +
@@ -299,7 +377,9 @@ ir::Projections projections(int step_id) {
   if (step_id < 0 || step_id >= static_cast<int>(s.steps.size()))
     throw ShapeError("no update step with id " + std::to_string(step_id));
   if (s.steps[static_cast<std::size_t>(step_id)].pending) finish_inference();
-  return *s.steps[static_cast<std::size_t>(step_id)].projections;
+  const StepRecord& rec = s.steps[static_cast<std::size_t>(step_id)];
+  if (rec.failure) throw failed_earlier("operation '" + rec.step.op_name + "'", *rec.failure);
+  return *rec.projections;
 }
 
 std::vector<Block> block_projections(int step_id) {

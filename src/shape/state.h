@@ -75,6 +75,9 @@ struct StepRecord {
   std::vector<Block> blocks;              // concatenation specs: one projection per live block
   std::vector<std::vector<ir::AxisPadding>> paddings;  // per operand (memory order); may be empty
   std::vector<CaptureBinding> captures;
+  /// Set when the finish_inference that was to solve this step failed: the error it raised, so a
+  /// later use of the step says why it has no projections (see `abandon_inference`).
+  std::shared_ptr<const std::string> failure;
 };
 
 struct State {
@@ -94,6 +97,9 @@ struct State {
   std::set<int> padding_resolved;
   std::set<int> operand_shapes;
   // ids of pending shapes used as an operand (params count only then)
+  /// Shapes of a failed finish_inference, by id: the error it raised. Such a shape may hold
+  /// variables of the abandoned attempt, so it must not be read or used again.
+  std::unordered_map<int, std::shared_ptr<const std::string>> failed_shapes;
   bool changed = false;
 
   /// Undo log of one propagate call, so a failing step leaves the state as it was.

@@ -105,6 +105,32 @@ TEST_F(Errors, FailedPropagateLeavesStateUsable) {
   EXPECT_EQ(projections(step).product_space, (Dims{2, 7, 3}));
 }
 
+// A failed finish_inference drops its attempt: a later, unrelated graph infers on its own (the
+// failed constraints used to stay pending and fail every later inference), and the failed
+// graph's shapes and steps repeat the reason when used again instead of reading half-solved.
+TEST_F(Errors, FailedFinishLeavesStateUsable) {
+  auto w = param("w");
+  auto x = leaf("x", {.batch = {{4}}, .input = {{}}, .output = {{3}}}, Terminal{.total_elems = 12});
+  int failed_step = -1;
+  auto y = op("y", Compose{}, {w, x}, &failed_step);
+  expect_error<ShapeError>([] { finish_inference(); }, "hidden dimension(s) of parameter 'w'");
+
+  auto a = out_only("a", {2, 3});
+  auto b = out_only("b", {3, 4});
+  int step = -1;
+  auto c = einsum("ij;jk=>ik", {a, b}, &step);
+  finish_inference();
+  EXPECT_EQ(dims(*c), (Dims{2, 4}));
+  EXPECT_EQ(projections(step).product_space, (Dims{2, 4, 3}));
+
+  const auto msg = expect_error<ShapeError>([&] { dims(*y); }, "shape 'y' cannot be used");
+  EXPECT_NE(msg.find("hidden dimension(s) of parameter 'w'"), std::string::npos) << msg;
+  expect_error<ShapeError>([&] { dims(*x); }, "shape 'x' cannot be used");
+  expect_error<ShapeError>([&] { projections(failed_step); }, "operation 'y' cannot be used");
+  expect_error<ShapeError>([&] { op("z", Pointwise{}, {y, c}); }, "shape 'y' cannot be used");
+  finish_inference();  // nothing of the failed graph is pending any more
+}
+
 TEST_F(Errors, TotalElementsMismatch) {
   expect_error<ShapeError>([] { leaf("x", {.batch = {{}}, .input = {{}}, .output = {{2, 3}}}, Terminal{.total_elems = 7}); },
                            "Total_elems constraint");

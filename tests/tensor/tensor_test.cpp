@@ -215,6 +215,24 @@ TEST_F(TensorApi, HiddenDimensionMustBeSpecified) {
   expect_error<ShapeError>([&] { (void)(w * x).dims(); }, "forgot to specify the hidden dimension");
 }
 
+// One failed inference must not poison the process: an unrelated graph built afterwards
+// resolves and runs, while the failed graph keeps saying why it cannot be used.
+TEST_F(TensorApi, FailedInferenceLeavesLaterGraphsUsable) {
+  Tensor x = literal("x", std::vector<double>(12, 1.0), {.batch = Dims{4}, .output = Dims{3}});
+  Tensor y = param("w") * x;
+  expect_error<ShapeError>([&] { resolve_shapes({y}); }, "hidden dimension(s) of parameter 'w'");
+
+  Tensor a = literal("a", {1, 2, 3, 4, 5, 6}, {.output = Dims{2, 3}});
+  Tensor b = literal("b", {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}, {.output = Dims{3, 4}});
+  Tensor c = einsum("ij;jk=>ik", a, b);
+  resolve_shapes({c});
+  EXPECT_EQ(c.dims(), (Dims{2, 4}));
+  EXPECT_EQ(evaluate(c), (std::vector<double>{6, 3, 3, 3, 15, 6, 6, 6}));
+
+  expect_error<ShapeError>([&] { resolve_shapes({y}); }, "cannot be used");
+  expect_error<ShapeError>([&] { (void)(y + c); }, "shape 'matmul' cannot be used");
+}
+
 TEST_F(TensorApi, RoutinesNamedLikeLibcFunctionsRun) {
   // Regression: an exported routine `step` was interposed by libc's step() and crashed.
   for (const char* name : {"step", "index", "exp", "memset"}) {
