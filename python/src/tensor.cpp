@@ -162,7 +162,8 @@ void bind_leaves(nb::module_& m) {
   m.def("slice_batch", &slice_batch, nb::arg("a"), nb::arg("index"), kLocked,
         "Row `index` (a StaticSymbol) of the leftmost batch axis, chosen at run time.");
   m.def("reset_tensor_state", &reset_tensor_state, kLocked,
-        "Resets shape inference and tensor ids (programs building several models need not).");
+        "Resets shape inference (programs building several models need not); tensor ids keep counting. "
+        "Tensors built before the call raise RuntimeUsageError when used afterwards.");
   m.def("params_of", [](const std::vector<Tensor>& roots) { return params_of(roots); },
         nb::arg("roots"), kLocked, "The parameters the roots depend on, in first-use order.");
   m.def("resolve_shapes", &resolve_shapes, nb::arg("roots"), kLocked,

@@ -253,8 +253,18 @@ ShapeError failed_earlier(const std::string& what, const std::string& failure) {
                     "build them again with the cause fixed. The inference failed with:\n" + failure);
 }
 
-/// Throws when `shape` belongs to a failed inference attempt.
-void check_not_failed(const Shape& shape) {
+/// Throws when `shape` was created before the last `reset`: its variable ids and step now name
+/// those of shapes created since, so reading it would mix two graphs.
+void check_current(const Shape& shape) {
+  if (shape.generation == state().generation) return;
+  throw RuntimeUsageError("shape '" + shape.name + "' was created before shape::reset() (generation " +
+                          std::to_string(shape.generation) + ", now " + std::to_string(state().generation) +
+                          "): the inference state it refers to was cleared; create it again after the reset");
+}
+
+/// Throws when `shape` is stale (an earlier generation) or belongs to a failed inference attempt.
+void check_usable(const Shape& shape) {
+  check_current(shape);
   const auto& failed = state().failed_shapes;
   if (auto it = failed.find(shape.id); it != failed.end())
     throw failed_earlier("shape '" + shape.name + "'", *it->second);
@@ -272,6 +282,7 @@ const Row& Shape::row(RowKind kind) const {
 ShapeRef new_shape(std::string debug_name, const ShapeSpec& given) {
   auto& s = state();
   auto shape = std::make_shared<Shape>(s.next_shape++, std::move(debug_name));
+  shape->generation = s.generation;
   shape->batch = given_row(given.batch);
   shape->input = given_row(given.input);
   shape->output = given_row(given.output);
@@ -306,7 +317,8 @@ void propagate_constraint(Constraint k) {
 
 int propagate(const UpdateStep& step) {
   auto& s = state();
-  for (const auto& o : step.operands) check_not_failed(*o);
+  check_current(*step.result);
+  for (const auto& o : step.operands) check_usable(*o);
   const int id = static_cast<int>(s.steps.size());
   Snapshot snap = begin_step();
   StepRecord fresh;
@@ -353,7 +365,7 @@ void finish_inference() {
 }
 
 std::vector<std::int64_t> row_dims(const Shape& shape, RowKind kind) {
-  check_not_failed(shape);
+  check_usable(shape);
   const Row r = subst(shape.row(kind));
   if (!is_closed(r))
     throw ShapeError("not enough shape information: unresolved variable in shape '" + shape.name +
@@ -404,6 +416,12 @@ std::string to_string(const Shape& shape, PrintStyle style) {
   return b + "|" + i + "->" + o;
 }
 
-void reset() { state() = State{}; }
+void reset() {
+  const int next_generation = state().generation + 1;
+  state() = State{};
+  state().generation = next_generation;
+}
+
+int generation() { return state().generation; }
 
 }  // namespace cannl::shape

@@ -81,6 +81,8 @@ struct StepRecord {
 };
 
 struct State {
+  /// Counts `reset` calls (kept across them): shapes record it to be refused once stale.
+  int generation = 0;
   int next_var = 0;
   int next_shape = 0;
   std::unordered_map<int, Dim> dim_solution;

@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include "cannl/tensor/op_builder.h"
+
 namespace cannl {
 namespace {
 
@@ -27,7 +29,7 @@ void append(std::vector<ir::AsgnRef>& to, std::vector<ir::AsgnRef> code) {
 std::vector<ir::AsgnRef> forward_body(const std::vector<Tensor>& order) {
   std::vector<ir::AsgnRef> body;
   for (const auto& t : order)
-    if (t.impl().forward) append(body, t.impl().forward(t, shape::projections(t.impl().step_id)));
+    if (t.impl().forward) append(body, t.impl().forward(t, detail::step_projections(t)));
   return body;
 }
 
@@ -79,6 +81,7 @@ std::vector<Tensor> literals_of(const std::vector<Tensor>& roots) {
 void resolve_shapes(const std::vector<Tensor>& roots) {
   shape::finish_inference();
   for (const auto& t : topological_order(roots)) {
+    detail::check_current(t);  // also when resolved: its code would read another tensor's step
     if (!t.value()->dims.empty()) continue;  // already resolved by an earlier compile
     auto dims = shape::dims(*t.shape());
     // Padding (max over the padded convolutions reading t): buffers include the margins.
@@ -153,7 +156,7 @@ ir::Comp grad_update_code(const Tensor& loss) {
   if (loss.grad()) backprop.push_back(ir::make_fetch(loss.grad(), ir::FetchConstant{1}));
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     if (it->grad() && it->impl().backward)
-      append(backprop, it->impl().backward(*it, shape::projections(it->impl().step_id)));
+      append(backprop, it->impl().backward(*it, detail::step_projections(*it)));
   std::set<int> written_directly;
   backprop = write_single_contributions(std::move(backprop), written_directly);
   std::vector<ir::AsgnRef> zero;

@@ -67,7 +67,7 @@ std::string pool_spec(std::int64_t window, std::int64_t stride) {
 /// 0), the others store into their disjoint cells.
 std::vector<ir::AsgnRef> concat_forward(const Tensor& self) {
   std::vector<ir::AsgnRef> code;
-  const auto blocks = shape::block_projections(self.impl().step_id);
+  const auto blocks = detail::step_blocks(self);
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     int live = -1;
     for (std::size_t i = 0; i < blocks[b].live_rhs.size(); ++i)
@@ -92,7 +92,7 @@ std::vector<ir::AsgnRef> concat_forward(const Tensor& self) {
 
 std::vector<ir::AsgnRef> concat_backward(const Tensor& self) {
   std::vector<ir::AsgnRef> code;
-  for (const auto& block : shape::block_projections(self.impl().step_id))
+  for (const auto& block : detail::step_blocks(self))
     for (std::size_t i = 0; i < block.live_rhs.size(); ++i) {
       const Tensor& target = self.args()[i];
       if (!block.live_rhs[i] || !target.requires_grad()) continue;

@@ -106,16 +106,22 @@ Tensor range(std::int64_t n) {
 }
 
 std::vector<std::int64_t> Tensor::dims() const {
+  detail::check_current(*this);
   shape::finish_inference();
   return shape::dims(*impl_->shape);
 }
 
 std::string Tensor::shape_string() const {
+  detail::check_current(*this);
   shape::finish_inference();
   return shape::to_string(*impl_->shape);
 }
 
-std::string Tensor::partial_shape_string() const { return shape::to_string(*impl_->shape); }
+std::string Tensor::partial_shape_string() const {
+  // Printing must not throw (a repr); a stale shape's variables would print another graph's.
+  if (impl_->shape->generation != shape::generation()) return "<created before reset_tensor_state()>";
+  return shape::to_string(*impl_->shape);
+}
 
 void reset_tensor_state() { shape::reset(); }
 

@@ -18,6 +18,23 @@ int next_tensor_id() {
   return next++;
 }
 
+void check_current(const Tensor& t) {
+  if (t.shape()->generation == shape::generation()) return;
+  throw RuntimeUsageError("tensor '" + t.label() + "' was created before reset_tensor_state(): its shape and " +
+                          "update step were cleared and their ids now name other tensors; build it again " +
+                          "after the reset");
+}
+
+ir::Projections step_projections(const Tensor& t) {
+  check_current(t);
+  return shape::projections(t.impl().step_id);
+}
+
+std::vector<shape::Block> step_blocks(const Tensor& t) {
+  check_current(t);
+  return shape::block_projections(t.impl().step_id);
+}
+
 ir::DType default_dtype() {
   const std::string name = config::get("default_prec");
   if (auto t = ir::dtype_from_name(name)) return *t;
@@ -76,7 +93,10 @@ Tensor make_op(OpSpec spec) {
   const ir::DType dtype = result_dtype(spec);
   impl->specified_dtype = spec.dtype;
   std::vector<shape::ShapeRef> operand_shapes;
-  for (const auto& a : spec.args) operand_shapes.push_back(a.shape());
+  for (const auto& a : spec.args) {
+    check_current(a);
+    operand_shapes.push_back(a.shape());
+  }
   impl->step_id = shape::propagate({spec.label, impl->shape, operand_shapes, spec.logic});
   impl->value = ir::make_node(spec.label, dtype);
   bool needs_grad = false;

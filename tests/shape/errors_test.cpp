@@ -131,6 +131,24 @@ TEST_F(Errors, FailedFinishLeavesStateUsable) {
   finish_inference();  // nothing of the failed graph is pending any more
 }
 
+// After reset() ids restart: a shape of the earlier generation would read the variables of
+// whatever reuses its ids, so it is refused by name.
+TEST_F(Errors, ShapeFromBeforeResetIsRefused) {
+  auto x = out_only("x", {2, 3});
+  finish_inference();
+  EXPECT_EQ(x->generation, generation());
+  reset();
+  EXPECT_NE(x->generation, generation());
+  auto p = out_only("p", {3, 2});
+  finish_inference();
+  EXPECT_EQ(dims(*p), (Dims{3, 2}));
+  expect_error<RuntimeUsageError>([&] { dims(*x); }, "shape 'x' was created before shape::reset()");
+  expect_error<RuntimeUsageError>([&] { einsum("ij=>ji", {x}); }, "shape 'x' was created before shape::reset()");
+  auto q = einsum("ij=>ji", {p});  // the refused step left nothing behind
+  finish_inference();
+  EXPECT_EQ(dims(*q), (Dims{2, 3}));
+}
+
 TEST_F(Errors, TotalElementsMismatch) {
   expect_error<ShapeError>([] { leaf("x", {.batch = {{}}, .input = {{}}, .output = {{2, 3}}}, Terminal{.total_elems = 7}); },
                            "Total_elems constraint");

@@ -233,6 +233,29 @@ TEST_F(TensorApi, FailedInferenceLeavesLaterGraphsUsable) {
   expect_error<ShapeError>([&] { (void)(y + c); }, "shape 'matmul' cannot be used");
 }
 
+// reset_tensor_state() restarts step and variable ids: a tensor built before it would compile
+// with the projections of whichever tensor now has its step id. It is refused by name instead.
+TEST_F(TensorApi, TensorFromBeforeResetIsRefused) {
+  Tensor x = literal("x", {1, 2, 3, 4, 5, 6}, {.output = Dims{2, 3}});
+  Tensor y = einsum("ij=>ji", x);
+  EXPECT_EQ(evaluate(y), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  reset_tensor_state();
+
+  Tensor p = literal("p", {1, 2, 3, 4, 5, 6}, {.output = Dims{3, 2}});
+  Tensor q = einsum("ij=>ij", p);
+  EXPECT_EQ(evaluate(q), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_GT(p.id(), y.id()) << "tensor ids keep counting across resets";
+
+  const std::string stale = "tensor 'einsum' was created before reset_tensor_state()";
+  // Compiling checks the graph from its leaves: the first stale tensor met is x.
+  expect_error<RuntimeUsageError>([&] { (void)evaluate(y); }, "was created before reset_tensor_state()");
+  expect_error<RuntimeUsageError>([&] { (void)y.dims(); }, stale);
+  expect_error<RuntimeUsageError>([&] { (void)(y + q); }, stale);
+  expect_error<RuntimeUsageError>([&] { (void)sum(x); }, "tensor 'x' was created before reset_tensor_state()");
+  EXPECT_EQ(y.partial_shape_string(), "<created before reset_tensor_state()>");
+  EXPECT_EQ(evaluate(q), (std::vector<double>{1, 2, 3, 4, 5, 6})) << "the current graph is unaffected";
+}
+
 TEST_F(TensorApi, RoutinesNamedLikeLibcFunctionsRun) {
   // Regression: an exported routine `step` was interposed by libc's step() and crashed.
   for (const char* name : {"step", "index", "exp", "memset"}) {

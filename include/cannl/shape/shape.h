@@ -44,6 +44,9 @@ class Shape {
 
   int id;
   std::string name;
+  /// `generation()` when the shape was created: after a `reset` its variables and its step are
+  /// gone (ids restart), so a shape of an earlier generation may not be used again.
+  int generation = 0;
   Row batch, input, output;
   bool is_terminal = false;
   bool is_param = false;
@@ -175,7 +178,13 @@ void set_dim(const VariableRef& ref, std::int64_t n);
 /// different values".   set_equal(capture_of_h, capture_of_w);  // a square image
 void set_equal(const VariableRef& a, const VariableRef& b);
 
-/// Clears all global inference state (for tests).
+/// Clears all global inference state (for tests) and starts a new generation: shapes created
+/// before it are refused afterwards (RuntimeUsageError "shape 'x' was created before
+/// shape::reset()") instead of reading the variables and steps of whatever reuses their ids.
 void reset();
+
+/// The number of `reset` calls so far; `Shape::generation` records the one a shape belongs to:
+///   auto x = new_shape("x");  reset();  x->generation != generation()
+int generation();
 
 }  // namespace cannl::shape

@@ -35,8 +35,17 @@ Tensor make_op(OpSpec spec);
 ///   sum_of_products("einsum", {q, k}, shape::Einsum{"...|t, h, d; ...|s, h, d => ...|t, s, h"})
 Tensor sum_of_products(const std::string& label, std::vector<Tensor> args, shape::Logic logic);
 
-/// Next tensor id (shared by leaves and ops).
+/// Next tensor id (shared by leaves and ops); never reused, not even after reset_tensor_state().
 int next_tensor_id();
+
+/// Throws RuntimeUsageError "tensor 'y' was created before reset_tensor_state()" when `t` is of
+/// an earlier shape generation: its step id and inference variables now belong to other tensors.
+void check_current(const Tensor& t);
+
+/// The projections of `t`'s shape step (`t` checked current first), e.g. for its CodeBuilders.
+ir::Projections step_projections(const Tensor& t);
+/// The concatenation blocks of `t`'s shape step (`t` checked current first).
+std::vector<shape::Block> step_blocks(const Tensor& t);
 
 /// The default precision (config key default_prec).
 ir::DType default_dtype();

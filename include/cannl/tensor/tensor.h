@@ -85,6 +85,7 @@ class Tensor {
   std::string shape_string() const;
   /// The shape as inferred so far, without finishing inference (unsolved axes print as `$N`, an
   /// open row as `..$N..`): printing a tensor mid-construction must not fix its open sizes.
+  /// `<created before reset_tensor_state()>` for a tensor that may no longer be used.
   std::string partial_shape_string() const;
 
  private:
@@ -173,7 +174,10 @@ Tensor max(const Tensor& a, const std::string& spec);
 /// Row `index` of the leftmost batch axis, chosen at run time by a static symbol.
 Tensor slice_batch(const Tensor& a, const ir::StaticSymbol& index);
 
-/// Resets shape inference and tensor ids (tests; programs building several models don't need it).
+/// Resets shape inference (tests; programs building several models don't need it). Tensor ids
+/// keep counting, so they stay unique across resets. Tensors built before the call may not be
+/// used afterwards: building on them, reading their dims or compiling them throws
+/// RuntimeUsageError "tensor 'y' was created before reset_tensor_state()".
 void reset_tensor_state();
 
 }  // namespace cannl
