@@ -288,10 +288,11 @@ bool close_stage6(const Facts& f) {
 
 /// When every remaining dim is determined by a size relation from another (a cycle such as
 /// `a^b => a^b`, whose total is known on one side only), one of them must be guessed. A relation
-/// input (a concatenation part, a convolution's input or kernel) is guessed rather than a total or
-/// an affine output: guessing a part lets the solver derive the other parts and every total from
-/// the sizes already known, while guessing a total (the lowest variable id, often the result's
-/// concatenation total) would contradict the known total on the other side.
+/// input (a concatenation part; the iterated size `o` or the kernel `k` of a strided axis such as
+/// `2*o+k`) is guessed rather than what relations derive (a concatenation total, the indexed axis):
+/// guessing a part lets the solver derive the other parts and every total from the sizes already
+/// known, while guessing a total (the lowest variable id, often the result's concatenation total)
+/// contradicts the total known on the other side.
 std::optional<int> last_resort_guess(const Facts& f) {
   for (int var : f.dependent)
     if (f.relation_inputs.count(var)) return var;
