@@ -15,7 +15,7 @@ if(CANNL_FUZZ)
   add_library(cannl_fuzz_safetensors STATIC
     ${PROJECT_SOURCE_DIR}/src/io/safetensors_reader.cpp ${PROJECT_SOURCE_DIR}/src/io/safetensors_header.cpp
     ${PROJECT_SOURCE_DIR}/src/io/safetensors_dtype.cpp ${PROJECT_SOURCE_DIR}/src/io/json.cpp
-    ${PROJECT_SOURCE_DIR}/src/io/mapped_file.cpp)
+    ${PROJECT_SOURCE_DIR}/src/io/mapped_file.cpp ${PROJECT_SOURCE_DIR}/src/io/tensor_index.cpp)
   target_include_directories(cannl_fuzz_safetensors PUBLIC ${CMAKE_BINARY_DIR}/layer_include/io
                              PRIVATE ${CMAKE_BINARY_DIR}/layer_src/io)
   target_link_libraries(cannl_fuzz_safetensors PUBLIC cannl_ir)
