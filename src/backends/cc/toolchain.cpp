@@ -145,6 +145,8 @@ std::vector<std::string> target_flags(const Toolchain& tc) {
   return flags;
 }
 
+std::vector<std::string> libm_call_flags() { return {"-fno-builtin-pow", "-fno-builtin-powf"}; }
+
 std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp) {
   std::vector<std::string> flags = {"-O" + std::to_string(config::get_int_in("cc_optimization_level", 0, 3)),
                                     "-std=c11", "-fPIC", "-shared"};
@@ -153,6 +155,8 @@ std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp) {
   const std::vector<std::string> target = target_flags(tc);
   flags.insert(flags.end(), target.begin(), target.end());
   if (config::get_bool("cc_fast_math")) flags.push_back("-ffast-math");
+  const std::vector<std::string> libm = libm_call_flags();
+  flags.insert(flags.end(), libm.begin(), libm.end());
   if (openmp) flags.push_back("-fopenmp");
   for (auto& w : split_words(config::get("cc_extra_flags"))) flags.push_back(w);
   return flags;

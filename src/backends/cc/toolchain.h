@@ -29,6 +29,10 @@ std::vector<std::string> compile_flags(const Toolchain& tc, bool openmp = false)
 /// compiler takes it) and the workarounds for the compiler's known miscompiles; nothing that
 /// changes how a correct compile rounds.
 std::vector<std::string> target_flags(const Toolchain& tc);
+/// Flags that keep libm calls calls: GCC and clang rewrite pow with a literal exponent
+/// (pow(x, -1.0) into 1.0 / x, even at -O0), which rounds otherwise than libm's pow, the
+/// interpreter's, for a few inputs in 10^4.
+std::vector<std::string> libm_call_flags();
 
 /// Whether the compiler builds and links an OpenMP shared library with -fopenmp (probed once per
 /// compiler).

@@ -47,6 +47,8 @@ std::vector<std::string> host_flags(const cc::Toolchain& toolchain) {
                                     "-fPIC", "-shared", "-ffp-contract=off"};
   const std::vector<std::string> target = cc::target_flags(toolchain);
   flags.insert(flags.end(), target.begin(), target.end());
+  const std::vector<std::string> libm = cc::libm_call_flags();  // powf(x, -1.0f) stays a call
+  flags.insert(flags.end(), libm.begin(), libm.end());
   flags.insert(flags.end(), {"-fno-exceptions", "-fno-rtti", "-w"});
   return flags;
 }
