@@ -389,6 +389,8 @@ void check_name_clashes(std::string_view text, const std::vector<const SlotSpec*
 
 }  // namespace
 
+bool has_concatenation(std::string_view spec) { return spec.find('^') != std::string_view::npos; }
+
 bool is_multichar(std::string_view spec) {
   for (std::size_t i = 0; i < spec.size(); ++i) {
     const char c = spec[i];

@@ -422,16 +422,10 @@ std::vector<BlockChoice> block_choices(const EinsumSpec& spec) {
   return out;
 }
 
-bool has_concat(const EinsumSpec& spec) {
-  for (std::size_t i = 0; i < spec.text.size(); ++i)
-    if (spec.text[i] == '^') return true;
-  return false;
-}
-
 }  // namespace
 
 void derive_projections(StepRecord& rec) {
-  const bool concat = rec.spec && has_concat(*rec.spec);
+  const bool concat = rec.spec && has_concatenation(rec.spec->text);
   const std::vector<BlockChoice> choices = concat ? block_choices(*rec.spec) : std::vector<BlockChoice>{{}};
   rec.blocks.clear();
   rec.paddings.assign(rec.step.operands.size(), {});

@@ -119,7 +119,7 @@ std::string Tensor::shape_string() const {
 
 std::string Tensor::partial_shape_string() const {
   // Printing must not throw (a repr); a stale shape's variables would print another graph's.
-  if (impl_->shape->generation != shape::generation()) return "<created before reset_tensor_state()>";
+  if (!detail::is_current(*this)) return "<created before reset_tensor_state()>";
   return shape::to_string(*impl_->shape);
 }
 

@@ -18,8 +18,10 @@ int next_tensor_id() {
   return next++;
 }
 
+bool is_current(const Tensor& t) { return t.shape()->generation == shape::generation(); }
+
 void check_current(const Tensor& t) {
-  if (t.shape()->generation == shape::generation()) return;
+  if (is_current(t)) return;
   throw RuntimeUsageError("tensor '" + t.label() + "' was created before reset_tensor_state(): its shape and " +
                           "update step were cleared and their ids now name other tensors; build it again " +
                           "after the reset");
@@ -57,26 +59,11 @@ ir::DType result_dtype(const OpSpec& spec) {
   return result ? *result : default_dtype();
 }
 
-bool has_concat_axis(const shape::RowSpec& row) {
-  for (const auto* axes : {&row.beg, &row.dims})
-    for (const auto& axis : *axes)
-      if (axis.kind == shape::AxisSpec::Kind::Concat) return true;
-  return false;
-}
-
-bool has_concat_axis(const shape::SlotSpec& slot) {
-  return has_concat_axis(slot.batch) || has_concat_axis(slot.input) || has_concat_axis(slot.output);
-}
-
 /// An op whose forward computes one block would read a concatenation spec's first block only
 /// (other operands at index 0, the result's other cells unwritten): refused before it is built.
 void refuse_concatenation(const OpSpec& spec) {
   const auto* einsum = std::get_if<shape::Einsum>(&spec.logic);
-  if (einsum == nullptr || einsum->spec.find('^') == std::string::npos) return;
-  const shape::EinsumSpec parsed = shape::parse_einsum(einsum->spec);
-  bool concatenates = has_concat_axis(parsed.lhs);
-  for (const auto& slot : parsed.rhs) concatenates = concatenates || has_concat_axis(slot);
-  if (concatenates)
+  if (einsum != nullptr && shape::has_concatenation(einsum->spec))
     throw EinsumSyntaxError(spec.label + " cannot take the concatenation spec '" + einsum->spec +
                             "': an axis with '^' needs concat (cannl::concat, cannl.concat), which "
                             "writes each of its blocks");

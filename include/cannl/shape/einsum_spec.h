@@ -70,6 +70,10 @@ struct EinsumSpec {
 /// followed by `>`. `is_multichar("a,b=>b") == true`, `is_multichar("ab=>b") == false`.
 bool is_multichar(std::string_view spec);
 
+/// Whether `spec` concatenates (an axis `a^b`): '^' appears in the grammar only there.
+///   has_concatenation("k;i,j=>k^i") == true
+bool has_concatenation(std::string_view spec);
+
 /// Parses a full spec `rhs1;rhs2=>lhs`. Throws EinsumSyntaxError with the spec and a caret line:
 ///   parse_einsum("ij;jk=>ik;")  // "unexpected ';' at position 9 in einsum spec: ..."
 EinsumSpec parse_einsum(std::string_view spec);

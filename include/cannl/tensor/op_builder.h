@@ -38,6 +38,8 @@ Tensor sum_of_products(const std::string& label, std::vector<Tensor> args, shape
 /// Next tensor id (shared by leaves and ops); never reused, not even after reset_tensor_state().
 int next_tensor_id();
 
+/// Whether `t` belongs to the current shape generation (built since the last reset_tensor_state()).
+bool is_current(const Tensor& t);
 /// Throws RuntimeUsageError "tensor 'y' was created before reset_tensor_state()" when `t` is of
 /// an earlier shape generation: its step id and inference variables now belong to other tensors.
 void check_current(const Tensor& t);
