@@ -2,7 +2,9 @@
 // every cell keeps the order of its accesses: each pair of accesses to a written node either
 // meets only within one (o, n) iteration, or has the same index that fixes o or n (so the
 // accesses to one cell vary along a single loop, whose order is kept), or belongs to one
-// recognized reduction (re-association licensed for Swap, 8.3).
+// recognized reduction (re-association licensed for Swap, 8.3). A local declared outside the
+// nest and set inside it (a Privatize'd accumulator, a blocked Split_reduce's partial) carries a
+// value from iteration to iteration in nest order, which the swap would change: refused.
 #include "schedule/access_relations.h"
 #include "schedule/schedule_error.h"
 #include "schedule/transform_impls.h"
@@ -28,6 +30,8 @@ bool fixed_by_cell(const Access& x, ir::Symbol s, const std::map<ir::Symbol, Sym
 std::string order_problem(const ir::LoweredRoutine& r, const LoopSite& site, const ir::For& n) {
   const ir::For& o = *site.loop;
   const LoopAccesses acc = collect_accesses(o.body);
+  if (!acc.shared_local_writes.empty())
+    return acc.shared_local_writes.front() + " is declared outside the nest and set in it, in an order the swap changes";
   const auto all = symbol_ranges(r, site.enclosing);
   auto nest = acc.inner;
   nest[o.index] = {o.begin, o.end - 1, true};

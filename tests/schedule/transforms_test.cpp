@@ -80,6 +80,23 @@ TEST(Swap, ReorderingASharedCellIsAScheduleError) {
   expect_schedule_error([&] { schedule::apply(r, Swap{i, j}); }, {"x is accessed by several iterations"});
 }
 
+// A local declared outside the nest and set in it (here Privatize's) carries a value from one
+// iteration to the next: c = c * 0.5 + x[k, j] over (k, j) is no reduction, and swapping the
+// privatized nest gave a different c (the swap was accepted; unprivatized it is refused).
+TEST(Swap, ALocalCarriedThroughTheNestIsAScheduleError) {
+  const auto x = ir::make_node("x", ir::DType::F32, {3, 4});
+  const auto c = ir::make_node("c", ir::DType::F32, {1});
+  const ir::Symbol k = ir::fresh_symbol(), j = ir::fresh_symbol();
+  const std::vector<ir::AxisIndex> cell{ir::AxisIndex::fixed(0)};
+  const auto half = ir::apply(ir::Op::Mul, ir::DType::F32, {ir::get(c, cell), ir::constant(0.5, ir::DType::F32)});
+  const auto v = ir::apply(ir::Op::Add, ir::DType::F32, {half, ir::get(x, {it(k), it(j)})});
+  const ir::LoweredRoutine r{"recurrence", ir::for_loop(k, 0, 3, ir::for_loop(j, 0, 4, ir::set(c, cell, v))), {}};
+  expect_schedule_error([&] { schedule::apply(r, Swap{k, j}); }, {"c is accessed by several iterations"});
+  const auto privatized = schedule::apply(r, Privatize{c->id, k});
+  expect_schedule_error([&] { schedule::apply(privatized, Swap{k, j}); },
+                        {"swap i0 and i1", "local v", "declared outside the nest and set in it", ">> for i0"});
+}
+
 TEST(Retype, ParallelLoopBecomesGrid) {
   Elementwise e(6, 5);
   const auto out = schedule::apply(e.routine(), Retype{e.i, ir::AxisType::Grid});
