@@ -116,15 +116,16 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Tensorize&
                            "reduction step (in a and b only) of the tile",
                            "leave it out of fold; keep it outside the tile");
   }
-  if (tile->folded()) {
-    std::vector<ir::TileAxis> cells = {tile->i, tile->j};
-    cells.insert(cells.end(), tile->outer_i.begin(), tile->outer_i.end());
-    cells.insert(cells.end(), tile->outer_j.begin(), tile->outer_j.end());
-    if (!ir::distinct_cells(*tile->d.node, tile->d.index, cells))
-      throw_schedule_error(r, top->loop->index, action,
-                           "folded, two cells of the tile could store to one element of " + tile->d.node->debug_name(),
-                           "fold fewer row or column loops");
-  }
+  // A renderer gives each cell of the tile its own accumulator (a register, a thread), so two
+  // cells storing to one element of d would lose one's updates: d[i + j] is no tile, folded or not.
+  std::vector<ir::TileAxis> cells = {tile->i, tile->j};
+  cells.insert(cells.end(), tile->outer_i.begin(), tile->outer_i.end());
+  cells.insert(cells.end(), tile->outer_j.begin(), tile->outer_j.end());
+  if (!ir::distinct_cells(*tile->d.node, tile->d.index, cells))
+    throw_schedule_error(r, top->loop->index, action,
+                         std::string(tile->folded() ? "folded, " : "") + "two cells of the tile could store to one element of " +
+                             tile->d.node->debug_name(),
+                         tile->folded() ? "fold fewer row or column loops" : "none: the nest is no tile (keep it a loop nest)");
   tile->accum = ir::Op::Add;
   tile->fallback = top->stmt;
   const ir::StmtRef replacement = ir::tile_mma(*tile);
