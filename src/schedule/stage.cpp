@@ -34,6 +34,12 @@ SourceReads common_reads(const ir::StmtRef& body, const ir::NodeRef& source) {
     out.index = a.index;
   }
   if (!out.index) out.problem = "the anchor loop does not read " + source->debug_name();
+  // The tile spans the reads' box over the loops inside the anchor; an empty loop has no box
+  // (its "range" [begin, begin - 1] would make the copy read cells before the node).
+  for (const ir::AxisIndex& i : out.index.value_or(std::vector<ir::AxisIndex>{}))
+    for (const auto& t : i.terms)
+      if (const auto it = acc.inner.find(t.symbol); it != acc.inner.end() && it->second.hi < it->second.lo)
+        return {std::nullopt, "the reads of " + source->debug_name() + " are under an empty loop (nothing to stage)"};
   return out;
 }
 

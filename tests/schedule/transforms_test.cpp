@@ -290,6 +290,20 @@ TEST(Stage, AWrittenSourceIsAScheduleError) {
   expect_schedule_error([&] { schedule::apply(grid, Stage{mm.b->id, mm.i}); }, {"rewritten by the parallel iterations of i0"});
 }
 
+// Reads under an empty loop have no bounding box: the range [0, -1] of the empty loop made the
+// copy read x[-1] (an out-of-bounds access on the interpreter, a stray read in C), though the
+// routine reads nothing there.
+TEST(Stage, ReadsUnderAnEmptyLoopAreAScheduleError) {
+  const auto x = ir::make_node("x", ir::DType::F32, {6});
+  const auto y = ir::make_node("y", ir::DType::F32, {4, 6});
+  const ir::Symbol o = ir::fresh_symbol(), i = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const ir::StmtRef read = ir::set(y, {it(o), it(i)}, ir::get(x, {{{{1, i}, {1, k}}, 0}}));
+  const ir::LoweredRoutine r{"empty", ir::for_loop(o, 0, 4, ir::for_loop(i, 0, 6, ir::for_loop(k, 0, 0, read))), {}};
+  for (const bool hoisted : {false, true})
+    expect_schedule_error([&] { schedule::apply(r, Stage{x->id, o, hoisted}); },
+                          {"stage n", "the reads of x are under an empty loop", ">> for i0"});
+}
+
 TEST(Stage, HoistedPacksEveryPanelOnceOutOfTheRoutineBitwise) {
   Matmul mm(4, 6, 5);
   const Split s = split(mm.j, 3);
