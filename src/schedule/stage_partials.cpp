@@ -89,6 +89,10 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StageParti
       const auto at = std::find_if(fs.begin(), fs.end(), [&](const ir::For* f) { return f->index == s; });
       return at == fs.end() ? nullptr : *at;
     };
+    // A loop kept twice would give p two axes along it and the scatter two loops over it, adding
+    // each partial once per iteration of the second.
+    if (std::find_if(axes.begin(), axes.end(), [&](const ir::For* f) { return f->index == s; }) != axes.end())
+      throw_schedule_error(r, s, action, "loop " + name_of(r, s) + " is kept twice", "each loop kept once");
     if (const ir::For* f = in(loops)) kept.push_back(f), axes.push_back(f);
     else if (const ir::For* g = in(site.enclosing)) outer.push_back(g), axes.push_back(g);
     else

@@ -112,6 +112,15 @@ TEST(StagePartials, ScheduleErrors) {
                         {"not a perfect nest around one accumulation"});
 }
 
+// A loop kept twice gave p two axes along it and the scatter a second loop over it, so each
+// partial was added once per iteration of that loop: c came out 4 times the matmul (n = 4;
+// c[0, 0] = -19.359375 against -4.839844).
+TEST(StagePartials, ALoopKeptTwiceIsAScheduleError) {
+  const Matmul mm(3, 4, 5);
+  expect_schedule_error([&] { schedule::apply(mm.routine(), StagePartials{mm.i, {mm.i, mm.j, mm.j}}); },
+                        {"stage_partials at i0 keep i0 i1 i1", "loop i1 is kept twice", ">>   for i1", "each loop kept once"});
+}
+
 TEST(StagePartials, DefaultScheduleTilesTheStagedInputGradient) {
   const InputGradient c;
   const ir::LoweredRoutine r = c.routine();
