@@ -91,6 +91,10 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const GatherWind
     if (lo->begin + offset != 0 || lo->end + offset != dims[s_axis])
       throw_schedule_error(r, o, action, "the cell loop does not span the operand's axis whole",
                            "an operand read over its whole axis");
+    // An empty window would give a border of -1: a copy narrower than the operand, written
+    // before its first cell.
+    if (lk->end <= lk->begin)
+      throw_schedule_error(r, k, action, "the window loop is empty (the nest adds nothing)", "a window of at least one step");
     const std::int64_t border = lk->end - lk->begin - 1;
     dims[s_axis] += 2 * border;
     // a[o + c] becomes a_w[o' - k + c + border]: at o' - k = o it reads a[o + c], and o' - k + c

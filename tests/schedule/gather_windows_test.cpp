@@ -45,8 +45,9 @@ struct InputGradient {
 };
 
 // y[h + k + 1] += a[h - 2] * v[k - 1] with h in [2, 8), k in [1, 4): loops that do not start at
-// 0 and operands read at offsets; the fma form.
+// 0 and operands read at offsets; the fma form. (`k_end`: the window loop's end.)
 struct Shifted1d {
+  std::int64_t k_end = 4;
   ir::Symbol h = ir::fresh_symbol(), k = ir::fresh_symbol();
   ir::LoweredRoutine routine() const {
     const auto y = ir::make_node("y", ir::DType::F32, {12});
@@ -55,7 +56,7 @@ struct Shifted1d {
     const std::vector<ir::AxisIndex> at{sum(h, k, 1)};
     const auto update = ir::apply(ir::Op::Fma, ir::DType::F32,
                                   {ir::get(a, {{{{1, h}}, -2}}), ir::get(v, {{{{1, k}}, -1}}), ir::get(y, at)});
-    const ir::StmtRef nest = ir::for_loop(h, 2, 8, ir::for_loop(k, 1, 4, ir::set(y, at, update)));
+    const ir::StmtRef nest = ir::for_loop(h, 2, 8, ir::for_loop(k, 1, k_end, ir::set(y, at, update)));
     return {"shifted", ir::seq({ir::zero_out(y), nest}), {}};
   }
 };
@@ -115,6 +116,14 @@ TEST(GatherWindows, ScheduleErrors) {
   const Elementwise e(8, 8);
   expect_schedule_error([&] { schedule::apply(e.routine(), GatherWindows{e.i, {{e.i, e.j}}}); },
                         {"not a perfect nest around one update"});
+}
+
+// An empty window loop (k in [1, 1)) gave a border of -1: a copy of a 6-cell operand into a
+// 4-cell node starting at a_windowed[-1] (out of bounds on the interpreter, a stray store in C).
+TEST(GatherWindows, AnEmptyWindowIsAScheduleError) {
+  const Shifted1d c{1};
+  expect_schedule_error([&] { schedule::apply(c.routine(), GatherWindows{c.h, {{c.h, c.k}}}); },
+                        {"gather_windows at i0 i0 i1", "the window loop is empty", ">>   for i1"});
 }
 
 TEST(GatherWindows, DefaultScheduleTilesTheGatherLikeAForwardConvolution) {
