@@ -26,6 +26,20 @@ LoopSite require_loop(const ir::LoweredRoutine& r, ir::Symbol s, const std::stri
   return *site;
 }
 
+void require_unbound(const ir::LoweredRoutine& r, const std::vector<ir::Symbol>& minted, const std::string& action) {
+  for (const ir::Symbol s : minted) {
+    if (find_loop(r.body, s))
+      throw_schedule_error(r, s, action,
+                           "a loop it would make takes the symbol of loop " + name_of(r, s) +
+                               ", already in the routine (the transform was applied before, or its symbols were reused)",
+                           "a transform with freshly minted symbols (schedule::split, bucket_scatter, partition, ...)");
+    for (const ir::StaticSymbol& x : r.statics)
+      if (x.symbol == s)
+        throw ScheduleError(action + ": a loop it would make takes the symbol of the static '" + x.name + "' of routine '" +
+                            r.name + "'; legal alternatives: a transform with freshly minted symbols");
+  }
+}
+
 void check_axis_type(const ir::LoweredRoutine& r, ir::Symbol s, ir::AxisType type, const std::string& action) {
   if (type == ir::AxisType::Serial || type == ir::AxisType::Unrolled) return;
   const auto site = require_loop(r, s, action);

@@ -115,6 +115,7 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const BucketScat
   if (site.in_local_scope)
     throw_schedule_error(r, t.top, action, "the loop is inside an inlined computation (local scope)", "none");
   internal_check(t.bucket.id >= 0 && !(t.bucket == t.top), "bucket_scatter: bucket symbol not minted (use schedule::bucket_scatter)");
+  require_unbound(r, {t.bucket}, action);
   ScatterNest nest(r);
   nest.check(site.stmt);
   if (!nest.problem.empty()) throw_schedule_error(r, t.top, action, nest.problem, "none: leave the nest as it is");

@@ -44,6 +44,9 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Partition&
     throw_schedule_error(r, t.axis, action, "it names the loops of " + std::to_string(t.segment_loops.size()) + " segments for " +
                              std::to_string(t.breakpoints.size() + 1),
                          "mint them with schedule::partition");
+  std::vector<ir::Symbol> minted;
+  for (const auto& loops : t.segment_loops) minted.insert(minted.end(), loops.begin(), loops.end());
+  require_unbound(r, minted, action);
   std::vector<ir::StmtRef> segments;
   std::int64_t lo = f.begin;
   for (std::size_t k = 0; k <= t.breakpoints.size(); ++k) {

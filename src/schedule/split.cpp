@@ -40,6 +40,7 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const Split& t) 
                              std::to_string(extent) + "] get a remainder guard");
   internal_check(t.outer.id >= 0 && t.inner.id >= 0 && !(t.outer == t.inner),
                  "split: outer/inner symbols not minted (use schedule::split)");
+  require_unbound(r, {t.outer, t.inner}, action);
   // The remainder guard makes every access conditional, and the oracle proves no conflict
   // between guarded accesses: a part of a loop whose iterations provably race is checked here,
   // on the loop (the same cell in every iteration stays the same cell in every part).

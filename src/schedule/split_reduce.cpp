@@ -108,6 +108,7 @@ struct Interleaved {
 void check_interleaved(const ir::LoweredRoutine& r, const SplitReduce& t, const LoopSite& site, const Partials& p,
                        const std::string& action) {
   internal_check(t.lane.id >= 0, "split_reduce: lane symbol not minted (use schedule::split_reduce_lanes)");
+  require_unbound(r, {t.lane}, action);
   const std::string most = std::to_string(std::min<std::int64_t>(kMaxLanes, site.loop->end - site.loop->begin));
   if (t.lanes < 2 || t.lanes > std::min<std::int64_t>(kMaxLanes, site.loop->end - site.loop->begin))
     throw_schedule_error(r, t.axis, action, "the lane count must be in [2, " + most + "]", "2 .. " + most + " lanes");

@@ -123,6 +123,9 @@ ir::LoweredRoutine apply_transform(const ir::LoweredRoutine& r, const StageParti
     if (!minted->empty() && minted->size() != kept.size())
       throw_schedule_error(r, t.top, action, "it names " + std::to_string(minted->size()) + " " + what + " loops for " +
                            std::to_string(kept.size()) + " kept ones", "none");
+  std::vector<ir::Symbol> minted = t.scatter;
+  minted.insert(minted.end(), t.zero.begin(), t.zero.end());
+  require_unbound(r, minted, action);
   // The scatter: loops of its own over the kept ones, d[idx] += p[keep] in kept order.
   const ir::DType dt = store->node->dtype;
   const ir::StmtRef second = nest_over_kept(kept, t.scatter, [&](const auto& at) {

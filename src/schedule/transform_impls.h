@@ -51,6 +51,12 @@ CANNL_SCHEDULE_TRANSFORM(BucketScatter)
 /// TileMma fallback are refused (the tile describes them).
 LoopSite require_loop(const ir::LoweredRoutine& r, ir::Symbol s, const std::string& action);
 
+/// Throws ScheduleError when a symbol the transform was minted with for a loop it makes already
+/// binds a loop (or is a static) of `r`: the transform applied a second time, or its symbols
+/// taken from another, would bind one symbol twice, which the verifier rejects (nested) or traces
+/// cannot tell apart (in sequence).
+void require_unbound(const ir::LoweredRoutine& r, const std::vector<ir::Symbol>& minted, const std::string& action);
+
 /// Throws ScheduleError when making loop `s` of `r` of type `type` is proven illegal.
 void check_axis_type(const ir::LoweredRoutine& r, ir::Symbol s, ir::AxisType type, const std::string& action);
 

@@ -104,6 +104,18 @@ TEST(BucketScatter, RefusesNestsThatRunningOncePerBucketWouldChange) {
 // The guard proves the buckets' rows disjoint; guards that do not (overlapping buckets, a bound
 // on another row than the scatter's, statements between the guard and the scatter) prove
 // nothing, and a scatter racing on its other axes still races inside each bucket.
+// Applied a second time, the transform nested a bucket loop binding the symbol of the first:
+// schedule::apply accepted it and the verifier then failed with an InternalError ("loop rebinds
+// symbol"); the minted symbol is now checked to be free.
+TEST(BucketScatter, ApplyingTheSameTransformTwiceIsAScheduleError) {
+  const EmbeddingGradient g(20, 2, 70);
+  const BucketScatter b = bucket_scatter(g.c, 3);
+  const ir::LoweredRoutine once = apply(order_sensitive(g), b);
+  expect_schedule_error([&] { apply(once, b); },
+                        {"bucket_scatter i4 into 3", "takes the symbol of loop i3, already in the routine", ">> for i3",
+                         "freshly minted symbols"});
+}
+
 TEST(BucketScatterLegality, OnlyAGuardOfTheScattersOwnRowSeparatesTheBuckets) {
   const EmbeddingGradient g(50, 3, 300);
   const ir::Symbol b = ir::fresh_symbol();

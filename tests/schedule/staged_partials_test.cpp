@@ -121,6 +121,16 @@ TEST(StagePartials, ALoopKeptTwiceIsAScheduleError) {
                         {"stage_partials at i0 keep i0 i1 i1", "loop i1 is kept twice", ">>   for i1", "each loop kept once"});
 }
 
+// Applied again to its own partials nest, a transform with minted scatter loops made a second
+// scatter nest binding the same symbols as the first (printed as one loop name twice, which a
+// trace cannot address apart).
+TEST(StagePartials, TheSameMintedTransformAppliedTwiceIsAScheduleError) {
+  const Matmul mm(3, 4, 5);
+  const StagePartials t = with_scatter_loops(StagePartials{mm.i, {mm.i, mm.j}});
+  const auto once = schedule::apply(mm.routine(), t);
+  expect_schedule_error([&] { schedule::apply(once, t); }, {"stage_partials at i0 keep i0 i1", "already in the routine"});
+}
+
 TEST(StagePartials, DefaultScheduleTilesTheStagedInputGradient) {
   const InputGradient c;
   const ir::LoweredRoutine r = c.routine();

@@ -53,6 +53,17 @@ TEST(Split, UnknownLoopIsAScheduleError) {
   expect_schedule_error([&] { schedule::apply(mm.routine(), split(ir::fresh_symbol(), 2)); }, {"no loop with symbol", "loops i0 .. i2"});
 }
 
+// A Split whose minted symbols already bind loops (the same transform applied to another loop)
+// nested loops rebinding them, which only the verifier caught, as an InternalError.
+TEST(Split, SymbolsAlreadyInTheRoutineAreAScheduleError) {
+  Matmul mm(8, 6, 5);
+  const Split s = split(mm.i, 4);
+  const auto once = schedule::apply(mm.routine(), s);
+  Split again = s;
+  again.axis = mm.j;
+  expect_schedule_error([&] { schedule::apply(once, again); }, {"split i2 by 4", "takes the symbol of loop i0, already in the routine"});
+}
+
 TEST(Swap, InterchangesAPerfectNestBitwise) {
   Matmul mm(4, 5, 3);
   const auto r = mm.routine();
