@@ -46,8 +46,9 @@ struct Pad { ir::Symbol axis; std::int64_t to_multiple_of = 1; };
 /// whose fallback is the nest.
 /// `fold` names loops of the perfect nest enclosing i, j, k (all of them, from the nest's top down
 /// to the three) that the tile absorbs by role: rows (in d and a only), columns (in d and b only)
-/// or reduction steps (in a and b only); see TileMma. Folding needs d's index injective over all
-/// rows and columns, and keeps each cell's steps in nest order: bitwise the nest.
+/// or reduction steps (in a and b only); see TileMma. d's index must be injective over all rows
+/// and columns, folded or not (a renderer gives each cell its own accumulator), and folding keeps
+/// each cell's steps in nest order: bitwise the nest.
 struct Tensorize {
   ir::Symbol i, j, k;
   std::vector<ir::Symbol> fold = {};
