@@ -44,6 +44,19 @@ TEST(CcExecution, AgreesWithInterpreterOnAddAndReduction) {
 
 // y = x + 1 with x and y bound to one buffer: the generated pointers are restrict, so the run is
 // refused, naming both nodes (on every backend: the check is shared).
+// Tensors named like a macro of the headers the file includes (<stdint.h>'s INT32_MAX, <math.h>'s
+// HUGE_VAL, <stdlib.h>'s EXIT_SUCCESS) get other identifiers: the preprocessor would replace a
+// parameter of that name by the macro's value, and the compiler reject the file.
+TEST(CcExecution, TensorsNamedLikeHeaderMacrosCompile) {
+  for (const char* label : {"INT32_MAX", "UINT8_MAX", "SIZE_MAX", "HUGE_VAL", "EXIT_SUCCESS"}) {
+    auto r = test_routines::pointwise_add(3, "add_macro");
+    r.params[0]->label = label;
+    const std::vector<float> a{1, 2, 3}, b{10, 20, 30};
+    EXPECT_EQ(values_of<float>(run_on(*cc(), r, {bytes_of(a), bytes_of(b), {}})[2]), (std::vector<float>{11, 22, 33}))
+        << label;
+  }
+}
+
 TEST(CcExecution, TwoNodesBoundToOneBufferAreARuntimeUsageError) {
   auto x = make_node("x", DType::F32, {4}), y = make_node("y", DType::F32, {4});
   const Symbol i = fresh_symbol();

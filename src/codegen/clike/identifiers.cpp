@@ -24,8 +24,32 @@ std::string sanitize_identifier(std::string_view label) {
   return out;
 }
 
+namespace {
+
+// The object-like macros of the headers a generated file includes or defines itself (<stdint.h>'s
+// limits, which the GPU preludes define where the compiler lacks the header; <math.h>'s and
+// <stdlib.h>'s constants): a parameter named INT32_MAX would be replaced by its value.
+void add_header_macros(std::set<std::string>& words) {
+  for (const char* width : {"8", "16", "32", "64"}) {
+    for (const char* kind : {"", "_LEAST", "_FAST"}) {
+      const std::string w = std::string(kind) + width;
+      for (const std::string& name : {"INT" + w + "_MIN", "INT" + w + "_MAX", "UINT" + w + "_MAX"}) words.insert(name);
+    }
+  }
+  for (const char* name : {"INTPTR_MIN", "INTPTR_MAX", "UINTPTR_MAX", "INTMAX_MIN", "INTMAX_MAX", "UINTMAX_MAX",
+                           "PTRDIFF_MIN", "PTRDIFF_MAX", "SIZE_MAX", "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX", "WCHAR_MIN",
+                           "WCHAR_MAX", "WINT_MIN", "WINT_MAX", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "FP_NAN",
+                           "FP_INFINITE", "FP_ZERO", "FP_SUBNORMAL", "FP_NORMAL", "FP_ILOGB0", "FP_ILOGBNAN",
+                           "MATH_ERRNO", "MATH_ERREXCEPT", "math_errhandling", "EXIT_SUCCESS", "EXIT_FAILURE",
+                           "RAND_MAX", "MB_CUR_MAX"}) {
+    words.insert(name);
+  }
+}
+
+}  // namespace
+
 std::set<std::string> c_reserved_words() {
-  return {
+  std::set<std::string> words{
       // C11/C23 keywords and common macros
       "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
       "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -43,6 +67,8 @@ std::set<std::string> c_reserved_words() {
       // fixed-width types
       "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
       "size_t", "buffers", "statics"};
+  add_header_macros(words);
+  return words;
 }
 
 bool IdentifierTable::is_reserved(const std::string& name) const {

@@ -23,7 +23,8 @@ namespace cannl::codegen {
 /// a leading digit prefixed by `t_`; empty input gives "". sanitize_identifier("w-1.x") == "w_1_x"
 std::string sanitize_identifier(std::string_view label);
 
-/// Keywords and library names reserved in every C-family dialect.
+/// Keywords, library names and the headers' object-like macros (INT32_MAX) reserved in every
+/// C-family dialect.
 std::set<std::string> c_reserved_words();
 
 class IdentifierTable {
