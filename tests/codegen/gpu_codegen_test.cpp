@@ -80,7 +80,8 @@ TEST(GpuCodegen, ZeroingInsideAKernelIsALoop) {
   const ir::Symbol i = ir::fresh_symbol();
   const auto body = ir::seq({ir::zero_out(a), ir::for_loop(i, 0, 16, ir::set(a, {it(i)}, ir::constant(1, DType::F32)))});
   const GeneratedModule m = emit_gpu(GpuLanguage::Cuda, {"z", body, {}}, {{body, ir::kernel_geometry(body)}});
-  EXPECT_NE(m.text.find("for (int64_t z = 0; z < 16; ++z) acc[z] = 0;"), std::string::npos) << m.text;
+  EXPECT_NE(m.text.find("for (int64_t cannl_z = 0; cannl_z < 16; ++cannl_z) acc[cannl_z] = 0;"), std::string::npos)
+      << m.text;
 }
 
 TEST(GpuCodegen, BuffersWrittenAcrossABarrierAreNotRestrict) {

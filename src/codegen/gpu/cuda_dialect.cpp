@@ -31,7 +31,7 @@ class CudaDialect final : public CudaStyleDialect {
   }
   std::set<std::string> reserved_words() const override {
     auto words = CudaStyleDialect::reserved_words();
-    for (const char* w : {"__shfl_sync", "__shfl_down_sync", "__shfl_up_sync", "__shfl_xor_sync"}) words.insert(w);
+    for (const char* w : {"__shfl_sync", "__shfl_up_sync", "__shfl_xor_sync"}) words.insert(w);
     return words;
   }
   bool spells_warp_mma() const override { return true; }

@@ -10,9 +10,8 @@ const char* const kSlots[3] = {"x", "y", "z"};
 }  // namespace
 
 std::set<std::string> CudaStyleDialect::reserved_words() const {
-  auto words = CLikePrinter::reserved_words();
-  for (const char* w : {"blockIdx", "threadIdx", "blockDim", "gridDim", "warpSize", "__syncthreads", "half",
-                        "float2", "float4", "int2", "int4", "dim3", "min", "max", "signed", "unsigned"}) {
+  auto words = GpuDialect::reserved_words();
+  for (const char* w : {"blockDim", "gridDim", "warpSize", "half", "dim3", "min", "max", "signed", "unsigned"}) {
     words.insert(w);
   }
   return words;

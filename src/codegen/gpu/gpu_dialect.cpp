@@ -1,6 +1,7 @@
 // The GPU dialects' shared renderings (gpu_dialect.h).
 #include "codegen/gpu/gpu_dialect.h"
 
+#include <cctype>
 #include <utility>
 
 #include "cannl/support/error.h"
@@ -20,6 +21,43 @@ std::string integer_limit_macros() {
   return out;
 }
 
+namespace {
+
+// The identifiers in `text` (C tokens; numbers such as 0xffffffffu and members such as the x of
+// threadIdx.x are skipped whole).
+void add_identifiers(const std::string& text, std::set<std::string>& out) {
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  for (std::size_t at = 0; at < text.size();) {
+    if (!word_char(text[at])) {
+      ++at;
+      continue;
+    }
+    std::size_t end = at;
+    while (end < text.size() && word_char(text[end])) ++end;
+    const bool member = at > 0 && text[at - 1] == '.';
+    if (std::isdigit(static_cast<unsigned char>(text[at])) == 0 && !member) out.insert(text.substr(at, end - at));
+    at = end;
+  }
+}
+
+}  // namespace
+
+std::set<std::string> GpuDialect::reserved_words() const {
+  std::set<std::string> words = CLikePrinter::reserved_words();
+  // Operands are spelled by reserved names (`cannl_*`), so only the dialect's own words remain.
+  std::string spellings = barrier() + " " + shuffle_down("cannl_v", "cannl_s", 32);
+  for (int slot = 0; slot < 3; ++slot) spellings += " " + block_index(slot) + " " + thread_index(slot);
+  for (const ir::DType t : {ir::DType::F32, ir::DType::I32, ir::DType::U32}) {
+    for (const int lanes : {2, 4}) {
+      const std::string v = gpu_vector_type(t, lanes);
+      spellings += " " + v + " " + vector_constructor(v) + " " + vector_load(v, lanes, "cannl_e") + " " +
+                   vector_store(v, lanes, "cannl_e", "cannl_v");
+    }
+  }
+  add_identifiers(spellings, words);
+  return words;
+}
+
 void GpuDialect::append_bitcast_helpers(std::vector<PreludeHelper>& out) const {
   auto helper = [&](const std::string& name, const std::string& ret, const std::string& arg, const std::string& fn) {
     out.push_back({name, "$P " + ret + " " + name + "(" + arg + " x) { return " + fn + "(x); }\n", {}});
@@ -32,7 +70,8 @@ void GpuDialect::append_bitcast_helpers(std::vector<PreludeHelper>& out) const {
 
 std::string GpuDialect::zero_out(const std::string& ident, std::int64_t elements, std::size_t) const {
   // Reached only inside a kernel's own loops (fission makes a top-level zeroing a device memset).
-  return "for (int64_t z = 0; z < " + std::to_string(elements) + "; ++z) " + ident + "[z] = 0;";
+  // The counter's name is reserved (`cannl_*`): a buffer called `z` would be hidden by a `z`.
+  return "for (int64_t cannl_z = 0; cannl_z < " + std::to_string(elements) + "; ++cannl_z) " + ident + "[cannl_z] = 0;";
 }
 
 void GpuDialect::print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const {

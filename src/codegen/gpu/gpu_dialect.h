@@ -27,6 +27,10 @@ namespace cannl::codegen {
 /// The <stdint.h> limit macros the prelude uses, for dialects without the header (each guarded).
 std::string integer_limit_macros();
 
+/// The vector type of `lanes` (2 or 4) lanes of dtype `t` (f32, i32, u32: ir::gpu_vector_dtype),
+/// as every dialect names it: float4, int2, uint4.
+std::string gpu_vector_type(ir::DType t, int lanes);
+
 class GpuDialect : public CLikePrinter {
  public:
   /// The block (`blockIdx.x`) and thread (`threadIdx.x`) index of slot 0, 1 or 2.
@@ -48,6 +52,10 @@ class GpuDialect : public CLikePrinter {
   }
 
   bool returns_status() const override { return false; }
+  /// The C family's words and every identifier the dialect's own spellings put in a kernel (its
+  /// hardware indices, barrier, shuffle, vector types, loads, stores and constructors: `uint4`,
+  /// `make_float4`, `vload4`, `CLK_LOCAL_MEM_FENCE`): a parameter of that name would hide it.
+  std::set<std::string> reserved_words() const override;
   void append_bitcast_helpers(std::vector<PreludeHelper>& out) const override;
   std::string zero_out(const std::string& ident, std::int64_t elements, std::size_t bytes) const override;
   void print_grid(BodyPrinter& p, const ir::For& f, const std::string& name) const override;

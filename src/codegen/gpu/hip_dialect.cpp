@@ -21,7 +21,7 @@ class HipDialect final : public CudaStyleDialect {
   }
   std::set<std::string> reserved_words() const override {
     auto words = CudaStyleDialect::reserved_words();
-    for (const char* w : {"__shfl", "__shfl_down", "__shfl_up", "__shfl_xor", "__hip_bfloat16", "__half"}) words.insert(w);
+    for (const char* w : {"__shfl", "__shfl_up", "__shfl_xor", "__hip_bfloat16", "__half"}) words.insert(w);
     return words;
   }
   // No mask: a HIP shuffle reads whichever lanes are active, and the reduction combines only

@@ -44,10 +44,10 @@ class OpenClDialect final : public GpuDialect {
     return h + integer_limit_macros();
   }
   std::set<std::string> reserved_words() const override {
-    auto words = CLikePrinter::reserved_words();
+    auto words = GpuDialect::reserved_words();
     for (const char* w : {"kernel", "global", "local", "constant", "private", "half", "uchar", "ushort", "uint",
-                          "ulong", "float2", "float4", "int2", "int4", "barrier", "get_group_id", "get_local_id",
-                          "signed", "unsigned", "min", "max", "read_only", "write_only", "image2d_t", "sampler_t"}) {
+                          "ulong", "signed", "unsigned", "min", "max", "read_only", "write_only", "image2d_t",
+                          "sampler_t"}) {
       words.insert(w);
     }
     return words;

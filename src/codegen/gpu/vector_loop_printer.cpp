@@ -22,15 +22,15 @@
 
 namespace cannl::codegen {
 
-namespace {
-
-constexpr const char* kLanes[] = {"x", "y", "z", "w"};
-
-std::string vector_type_of(ir::DType t, int lanes) {
+std::string gpu_vector_type(ir::DType t, int lanes) {
   internal_check(ir::gpu_vector_dtype(t), [&] { return "codegen: a GPU vector of " + std::string(ir::dtype_name(t)); });
   const char* base = t == ir::DType::F32 ? "float" : t == ir::DType::I32 ? "int" : "uint";
   return base + std::to_string(lanes);
 }
+
+namespace {
+
+constexpr const char* kLanes[] = {"x", "y", "z", "w"};
 
 void collect_reads(const ir::ScalarRef& s, std::vector<const ir::Get*>& out) {
   if (const auto* g = std::get_if<ir::Get>(&s->node)) out.push_back(g);
@@ -74,7 +74,7 @@ void GpuDialect::print_vectorized(BodyPrinter& p, const ir::For& f, const std::s
          "-byte loads and stores where aligned, the arithmetic lane by lane */");
   p.indent();
   for (const ir::Get* g : vector_reads(sets, f.index, lanes)) {
-    const std::string v = p.fresh_loop_name(), vtype = vector_type_of(g->node->dtype, lanes);
+    const std::string v = p.fresh_loop_name(), vtype = gpu_vector_type(g->node->dtype, lanes);
     p.line("const " + vtype + " " + v + " = " + vector_load(vtype, lanes, element_at(0, *g->node, g->index)) + ";");
     for (int lane = 0; lane < lanes; ++lane) p.read_as(element_at(lane, *g->node, g->index), v + "." + kLanes[lane]);
   }
@@ -92,7 +92,7 @@ void GpuDialect::print_vectorized(BodyPrinter& p, const ir::For& f, const std::s
       p.bind(f.index, std::to_string(lane));
       values.push_back(p.store(p.scalar(s.value), s.node->dtype));
     }
-    const std::string vtype = vector_type_of(s.node->dtype, lanes);
+    const std::string vtype = gpu_vector_type(s.node->dtype, lanes);
     std::string vector = vector_constructor(vtype) + "(";
     for (int lane = 0; lane < lanes; ++lane) vector += (lane ? ", " : "") + values[static_cast<std::size_t>(lane)];
     p.line(vector_store(vtype, lanes, element_at(0, *s.node, s.index), vector + ")"));
