@@ -1,6 +1,7 @@
 // The cc backend compiles and runs routines; results agree with the interpreter bit for bit.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <limits>
 #include <set>
 
@@ -54,6 +55,20 @@ TEST(CcExecution, TensorsNamedLikeHeaderMacrosCompile) {
     const std::vector<float> a{1, 2, 3}, b{10, 20, 30};
     EXPECT_EQ(values_of<float>(run_on(*cc(), r, {bytes_of(a), bytes_of(b), {}})[2]), (std::vector<float>{11, 22, 33}))
         << label;
+  }
+}
+
+// A NaN constant keeps its sign and payload, as the interpreter's does: C's NAN is the positive
+// quiet NaN only, so any other NaN is printed by its bits.
+TEST(CcExecution, NanConstantsKeepTheirSignAndPayload) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double payload = std::bit_cast<double>(std::uint64_t{0xfff4000020000000});
+  for (const DType dtype : {DType::F32, DType::F64}) {
+    const NodeRef y = make_node("y", dtype, {3});
+    const auto body = seq({set(y, {AxisIndex::fixed(0)}, constant(nan, dtype)), set(y, {AxisIndex::fixed(1)}, constant(-nan, dtype)),
+                           set(y, {AxisIndex::fixed(2)}, constant(payload, dtype))});
+    const backends::CompileRequest r{{"nans", body, {}}, {y}};
+    EXPECT_EQ(run_on(*cc(), r, {{}})[0], run_on(*backends::make_interpreter_backend(), r, {{}})[0]) << dtype_name(dtype);
   }
 }
 

@@ -4,7 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 namespace cannl::codegen {
 
@@ -91,8 +93,35 @@ std::string finish_literal(std::string text, bool negative, const char* suffix) 
 
 }  // namespace
 
+namespace {
+
+// A NaN by its bits, `helper(bits)` (the prelude's bit casts, in every dialect): the C macro NAN
+// is the positive quiet NaN only, and a constant's sign and payload are part of its value (they
+// survive a store, a negation's sign flip, maximumNumber's choice between two NaNs).
+template <typename Bits, typename Float>
+std::string nan_literal(Float value, const char* helper, const char* suffix) {
+  Bits bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const std::string digits = std::to_string(bits) + suffix;
+  return std::string(helper) + "(" + (bits < 0 ? "(" + digits + ")" : digits) + ")";
+}
+
+constexpr std::int32_t kNanBits32 = 0x7fc00000;  // the bits of NAN
+constexpr std::int64_t kNanBits64 = 0x7ff8000000000000;  // the bits of (double)NAN
+
+template <typename Bits, typename Float>
+bool is_plain_nan(Float value, Bits plain) {
+  Bits bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits == plain;
+}
+
+}  // namespace
+
 std::string double_literal(double value) {
-  if (std::isnan(value)) return "((double)NAN)";
+  if (std::isnan(value)) {
+    return is_plain_nan(value, kNanBits64) ? "((double)NAN)" : nan_literal<std::int64_t>(value, "cannl_f64_of_bits", "LL");
+  }
   if (std::isinf(value)) return value > 0 ? "((double)INFINITY)" : "((double)(-INFINITY))";
   char buf[64];
   for (int digits = 1; digits <= 17; ++digits) {
@@ -103,7 +132,7 @@ std::string double_literal(double value) {
 }
 
 std::string float_literal(float value) {
-  if (std::isnan(value)) return "NAN";
+  if (std::isnan(value)) return is_plain_nan(value, kNanBits32) ? "NAN" : nan_literal<std::int32_t>(value, "cannl_f32_of_bits", "");
   if (std::isinf(value)) return value > 0 ? "INFINITY" : "(-INFINITY)";
   char buf[64];
   for (int digits = 1; digits <= 9; ++digits) {

@@ -21,7 +21,8 @@ std::string c_cast(std::string_view type, const std::string& text);
 std::string substitute_spelling(std::string_view spelling, const std::vector<std::string>& args,
                                 std::string_view libm_suffix, std::string_view int_tag);
 /// Shortest decimal text that reads back as exactly `value` (at most 17 digits), always with a
-/// '.' or exponent; negative values parenthesized; INFINITY/NAN spelled as macros.
+/// '.' or exponent; negative values parenthesized; INFINITY and the positive quiet NaN spelled as
+/// macros, any other NaN by its bits (cannl_f64_of_bits(-2251799813685248LL): -NaN).
 std::string double_literal(double value);
 /// As double_literal for a float, with the `f` suffix ("0.1f").
 std::string float_literal(float value);
