@@ -41,6 +41,9 @@ class OpenClDialect final : public GpuDialect {
                            "fma", "ldexp", "fabs"}) {
       h += std::string("#define ") + fn + "f " + fn + "\n";
     }
+    // OpenCL's NAN is some quiet NaN (PoCL's is 0x7fffffff); a constant NaN is C's and CUDA's,
+    // the interpreter's: 0x7fc00000.
+    h += "#undef NAN\n#define NAN as_float(0x7fc00000)\n";
     return h + integer_limit_macros();
   }
   std::set<std::string> reserved_words() const override {
