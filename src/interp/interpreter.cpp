@@ -193,10 +193,10 @@ void Machine::exec_form(const ir::SetLocal& s) {
 // The local stays defined afterwards: later parts of the same statement may read it (CSE), as
 // the generated C's hoisted declaration stays in scope for the statement.
 Value Machine::eval_form(const ir::LocalScope& l) {
-  if (observer_) observer_->local(l.scope_id, Observer::LocalEvent::Declared);
+  if (observer_) observer_->local(l.scope_id, Observer::LocalEvent::ScopeOpened);
   locals_[l.scope_id] = {l.dtype, zero_value(l.dtype)};
   exec(l.body);
-  if (observer_) observer_->local(l.scope_id, Observer::LocalEvent::Read);
+  if (observer_) observer_->local(l.scope_id, Observer::LocalEvent::ScopeClosed);
   return locals_.at(l.scope_id).value;
 }
 

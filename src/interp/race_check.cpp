@@ -176,7 +176,9 @@ void KernelRaceCheck::record(const ir::TensorNode& node, std::int64_t element, b
 // runs on every index of it): a copy set from others is held where all of those are.
 void KernelRaceCheck::local(int scope_id, LocalEvent event) {
   if (!race_.empty()) return;
-  if (event == LocalEvent::Declared) {
+  if (event == LocalEvent::ScopeOpened) open_scope();
+  if (event == LocalEvent::ScopeClosed) close_scope();
+  if (event == LocalEvent::Declared || event == LocalEvent::ScopeOpened) {
     locals_[scope_id] = {now_, false};
   } else if (event == LocalEvent::Set) {
     locals_[scope_id] = both({now_, false}, read_from_);
@@ -189,6 +191,21 @@ void KernelRaceCheck::local(int scope_id, LocalEvent event) {
                     " holds (a GPU thread reads its own copy)";
     read_from_ = both(read_from_, h);
   }
+}
+
+// A local scope's body starts flows of its own (its loops and SetLocals forget their reads), in
+// the middle of the expression around it: the reads that expression made before the scope still
+// flow into its store, with the scope's value (read when it closes).
+void KernelRaceCheck::open_scope() {
+  open_scopes_.push_back({read_from_, stale_read_});
+  forget_reads();
+}
+
+void KernelRaceCheck::close_scope() {
+  if (open_scopes_.empty()) return;
+  read_from_ = open_scopes_.back().read_from;
+  stale_read_ = open_scopes_.back().stale_read;
+  open_scopes_.pop_back();
 }
 
 void KernelRaceCheck::check_written_value(const ir::TensorNode& node, std::int64_t element) {

@@ -104,6 +104,27 @@ TEST(KernelRaceCheck, ANodeWrittenFromALocalCopyTheThreadDoesNotHoldIsReported) 
   EXPECT_EQ(race_in(ir::seq({declare, first_thread, everyone_adds, store_first()})), "");
 }
 
+// The stale copy read first in an expression still flows into the store when a local scope
+// evaluated after it in the same expression runs a loop (an inlined sum): y[j] = v + sum_m a[m],
+// with v held by the first thread only. The scope's loop and its own local are the expression's
+// inner steps, not a new statement.
+TEST(KernelRaceCheck, AStaleLocalReadBeforeALocalScopeWithALoopIsStillReported) {
+  const auto a = ir::make_node("a", DType::F32, {8}), y = ir::make_node("y", DType::F32, {8});
+  const int v = ir::fresh_scope_id(), u = ir::fresh_scope_id();
+  const ir::Symbol j = ir::fresh_symbol(), k = ir::fresh_symbol(), m = ir::fresh_symbol();
+  const auto declare = ir::declare_local(v, DType::F32, false);
+  const auto first_thread = ir::for_loop(k, 0, 1, ir::set_local(v, ir::get(a, {ir::AxisIndex::fixed(0)})), AxisType::Workgroup);
+  const auto add_u = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(u, DType::F32), ir::get(a, {it(m)})});
+  const auto sum = ir::local_scope(u, DType::F32, ir::for_loop(m, 0, 2, ir::set_local(u, add_u)));
+  const auto value = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), sum});
+  const auto read_v = ir::for_loop(j, 0, 8, ir::set(y, {it(j)}, value), AxisType::Workgroup);
+  const std::string race = race_in(ir::seq({declare, first_thread, read_v}));
+  EXPECT_NE(race.find("race on y element 1: written by block (*, *, *) thread (1, *, *) from a scalar local v" +
+                      std::to_string(v) + " whose copy only block (*, *, *) thread (0, *, *) holds"),
+            std::string::npos)
+      << race;
+}
+
 // for g Grid: t[0] += a[g]: every block accumulates into one cell.
 TEST(KernelRaceCheck, BlocksAccumulatingIntoOneCellRace) {
   const auto a = ir::make_node("a", DType::F32, {4}), t = ir::make_node("t", DType::F32, {1});

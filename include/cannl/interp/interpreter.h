@@ -27,9 +27,12 @@ class Observer {
   virtual void iteration(const ir::For& loop, std::int64_t index) = 0;
   virtual void loop_done(const ir::For& loop) = 0;
   virtual void access(const ir::TensorNode& node, std::int64_t element, bool write) = 0;
-  /// What happened to a scalar local: declared (a fresh zero: a DeclareLocal, a local scope's
-  /// start), set from the value just evaluated (SetLocal), or read (GetLocal, a scope's result).
-  enum class LocalEvent { Declared, Set, Read };
+  /// What happened to a scalar local: declared (a DeclareLocal's fresh zero), set from the value
+  /// just evaluated (SetLocal), read (GetLocal); a local scope opened (its local a fresh zero, its
+  /// body about to run in the middle of the expression being evaluated) or closed (its body done,
+  /// its local read as the scope's value). The statements of a scope's body are steps of the
+  /// expression around it, not statements of their own.
+  enum class LocalEvent { Declared, Set, Read, ScopeOpened, ScopeClosed };
   virtual void local(int scope_id, LocalEvent event) = 0;
   virtual void barrier() = 0;
 };

@@ -107,6 +107,13 @@ class KernelRaceCheck final : public Observer {
   std::unordered_map<int, Holders> locals_;  // by scope id
   Holders read_from_;        // holders of every local read since the last write (intersected)
   std::string stale_read_;   // the first of those reads some reading thread does not hold
+  // The two above as they were when each local scope still running opened (innermost last): the
+  // expression's reads before the scope, restored when it closes.
+  struct PendingReads {
+    Holders read_from;
+    std::string stale_read;
+  };
+  std::vector<PendingReads> open_scopes_;
   std::string race_;
   std::set<ir::Symbol> thread_indices_;  // of the thread loops around the statement find_reductions is at
 
@@ -119,6 +126,8 @@ class KernelRaceCheck final : public Observer {
   void finish_reduction(const ir::For& loop);
   void record(const ir::TensorNode& node, std::int64_t element, bool write);
   void check_written_value(const ir::TensorNode& node, std::int64_t element);
+  void open_scope();
+  void close_scope();
   std::pair<Slots*, std::size_t> slot_of(const ir::For& loop);
   std::int64_t epoch(const Slots& block) const;
   static bool several(const Slots& x, const Slots& extent);
