@@ -32,7 +32,6 @@ class Collector {
  private:
   std::vector<ir::ScalarRef> guards_;  // the conditions of the Ifs around, inside the loop
   std::set<int> private_locals_;
-  int reduction_ = -1;  // the reduction whose own-cell read the scalar walk is in
 
   void add(const ir::NodeRef& n, const std::vector<ir::AxisIndex>& idx, bool write, int dyn = -1) {
     out.accesses.push_back({n, idx, dyn, write, false, !guards_.empty(), guards_, -1, std::nullopt});
@@ -46,12 +45,23 @@ class Collector {
     out.accesses.push_back({z.node, {}, -1, true, true, !guards_.empty(), guards_, -1, std::nullopt});
   }
   void visit(const ir::Set& x) {
-    const bool reduction = accumulation_op(x.node, x.index, x.value).has_value();
-    reduction_ = reduction ? out.reductions++ : -1;
-    scalar_values_only(x.value, reduction ? x.node : nullptr, &x.index);
+    const int reduction = accumulation_op(x.node, x.index, x.value) ? out.reductions++ : -1;
+    if (reduction >= 0) accumulation_reads(x, reduction);
+    else scalar_values_only(x.value);
     add(x.node, x.index, true);
-    out.accesses.back().reduction = reduction_;
-    reduction_ = -1;
+    out.accesses.back().reduction = reduction;
+  }
+  // The licensed read of an accumulation is its own cell as an operand of the accumulate op;
+  // a read of the cell inside v (d + d * x) is a plain read: re-associating would change it.
+  void accumulation_reads(const ir::Set& x, int reduction) {
+    for (const ir::ScalarRef& arg : std::get<ir::Apply>(x.value->node).args) {
+      if (!is_cell(arg, x.node, x.index)) {
+        scalar_values_only(arg);
+        continue;
+      }
+      add(x.node, x.index, false);
+      out.accesses.back().reduction = reduction;
+    }
   }
   void visit(const ir::SetLocal& x) {
     scalar_values_only(x.value);
@@ -87,23 +97,18 @@ class Collector {
   void visit(const auto&) {}  // Comment, Barrier
 
   // Gets of a scalar tree, local-scope bodies walked as statements (once).
-  void scalar_values_only(const ir::ScalarRef& s, const ir::NodeRef& self = nullptr,
-                          const std::vector<ir::AxisIndex>* self_index = nullptr) {
+  void scalar_values_only(const ir::ScalarRef& s) {
     if (!s) return;
     if (const auto* g = std::get_if<ir::Get>(&s->node)) {
       add(g->node, g->index, false);
-      if (self && g->node == self && g->index == *self_index) out.accesses.back().reduction = reduction_;
     } else if (const auto* d = std::get_if<ir::GetDynamic>(&s->node)) {
       scalar_values_only(d->dyn_value);
       add(d->node, d->index, false, d->dyn_axis);
     } else if (const auto* l = std::get_if<ir::LocalScope>(&s->node)) {
       private_locals_.insert(l->scope_id);
-      const int saved = reduction_;
-      reduction_ = -1;
       stmt(l->body);
-      reduction_ = saved;
     } else if (const auto* a = std::get_if<ir::Apply>(&s->node)) {
-      for (const auto& x : a->args) scalar_values_only(x, self, self_index);
+      for (const auto& x : a->args) scalar_values_only(x);
     }
   }
 };

@@ -78,6 +78,22 @@ TEST(Legality, AShiftedRecurrenceIsUnknownNotProven) {
   EXPECT_NE(verdict_of.reason.find("x[i0 + 1] (written) and x[i0] (read)"), std::string::npos) << verdict_of.reason;
 }
 
+// d[0] = d[0] + d[0] * x[k] is no reduction: its v reads d, so re-associating the steps
+// changes what each step reads (d0 * prod(1 + x[k]) serially). Only the accumulation's own top
+// operand is the licensed read; the read inside v is a plain read of a written cell.
+TEST(Legality, AnAccumulationWhoseValueReadsItsCellIsNoLicensedReduction) {
+  const auto d = ir::make_node("d", ir::DType::F32, {1}), x = ir::make_node("x", ir::DType::F32, {8});
+  const ir::Symbol k = ir::fresh_symbol();
+  const std::vector<ir::AxisIndex> cell{ir::AxisIndex::fixed(0)};
+  const auto grow = ir::apply(ir::Op::Mul, ir::DType::F32, {ir::get(d, cell), ir::get(x, {it(k)})});
+  const auto value = ir::apply(ir::Op::Add, ir::DType::F32, {ir::get(d, cell), grow});
+  const ir::LoweredRoutine r{"compound", ir::for_loop(k, 0, 8, ir::set(d, cell, value)), {}};
+  const auto v = parallel_legality(r, k, true);
+  EXPECT_EQ(v.legality, Legality::Illegal) << v.reason;
+  EXPECT_FALSE(v.reduction);
+  expect_schedule_error([&] { schedule::apply(r, Retype{k, ir::AxisType::WorkgroupReduce}); }, {"a race", "d[0] (written)"});
+}
+
 TEST(Legality, ALocalSharedAcrossIterationsIsARace) {
   const auto out = ir::make_node("out", ir::DType::F32, {4});
   const ir::Symbol i = ir::fresh_symbol();
