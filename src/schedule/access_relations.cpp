@@ -93,7 +93,11 @@ class Collector {
     const auto stmts = ir::flatten_seq(body);
     return stmts.size() == 1 ? std::get_if<ir::SetDynamic>(&stmts[0]->node) : nullptr;
   }
-  void visit(const ir::TileMma& t) { stmt(t.fallback); }
+  // A tile starting at zero means "zero d whole, then the fallback" (loop_ir.h).
+  void visit(const ir::TileMma& t) {
+    if (t.zero_start) visit(ir::ZeroOut{t.d.node});
+    stmt(t.fallback);
+  }
   void visit(const auto&) {}  // Comment, Barrier
 
   // Gets of a scalar tree, local-scope bodies walked as statements (once).

@@ -41,7 +41,8 @@ struct LoopAccesses {
   int reductions = 0;
 };
 
-/// Accesses of `body` (the analysed loop's body), TileMma fallbacks and local scopes included.
+/// Accesses of `body` (the analysed loop's body), TileMma fallbacks (and a zero-start tile's zeroing)
+/// and local scopes included.
 LoopAccesses collect_accesses(const ir::StmtRef& body);
 
 /// Ranges of the symbols in scope at a loop: the routine's statics and the enclosing loops.

@@ -94,6 +94,26 @@ TEST(Legality, AnAccumulationWhoseValueReadsItsCellIsNoLicensedReduction) {
   expect_schedule_error([&] { schedule::apply(r, Retype{k, ir::AxisType::WorkgroupReduce}); }, {"a race", "d[0] (written)"});
 }
 
+// A tile that starts at zero zeroes the whole of its output before its fallback runs (the
+// interpreter runs it so): in a loop over row blocks, every iteration zeroes the rows the others
+// computed, so the blocks are not independent although the fallbacks' cells are disjoint.
+TEST(Legality, ATileStartingAtZeroWritesItsWholeOutput) {
+  Matmul mm(4, 4, 4);
+  const Split rows = split(mm.i, 2);
+  const ir::LoweredRoutine tiled =
+      schedule::apply(schedule::apply(ir::LoweredRoutine{"tiles", mm.nest(), {}}, rows), Tensorize{rows.inner, mm.j, mm.k});
+  const auto& blocks = std::get<ir::For>(tiled.body->node);
+  const auto stmts = ir::flatten_seq(blocks.body);
+  ASSERT_EQ(stmts.size(), 1u);
+  ir::TileMma tile = std::get<ir::TileMma>(stmts[0]->node);
+  EXPECT_EQ(verdict(tiled, rows.outer), Legality::Legal);
+  tile.zero_start = true;
+  const ir::LoweredRoutine zeroing{"tiles", ir::for_loop(blocks.index, blocks.begin, blocks.end, ir::tile_mma(tile)), {}};
+  const auto v = parallel_legality(zeroing, rows.outer);
+  EXPECT_EQ(v.legality, Legality::Illegal) << v.reason;
+  EXPECT_NE(v.reason.find("zero_out c (written)"), std::string::npos) << v.reason;
+}
+
 TEST(Legality, ALocalSharedAcrossIterationsIsARace) {
   const auto out = ir::make_node("out", ir::DType::F32, {4});
   const ir::Symbol i = ir::fresh_symbol();
