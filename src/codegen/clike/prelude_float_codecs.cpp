@@ -5,7 +5,8 @@
 // against each other). Narrowing rounds the exact value to nearest, ties to even, in one step from
 // f64; an f32 input is widened to f64 first, which is exact, so f32 and f64 inputs round alike.
 // Subnormals and signed zeros are kept; NaN stays NaN (quieted, top payload bits kept, as the x86
-// F16C instructions do); f16 and bf16 overflow to infinity, fp8 saturates finite values to 57344.
+// F16C instructions do, both ways: widening quiets a signaling NaN too, as src/support does);
+// f16 and bf16 overflow to infinity, fp8 saturates finite values to 57344.
 #include "codegen/clike/prelude.h"
 
 #include <cstdio>
@@ -50,7 +51,7 @@ $P float cannl_narrow_to_f32(uint32_t bits, int mbits, int ebits) {
   const int bias = (1 << (ebits - 1)) - 1;
   uint32_t out;
   if (e == (1u << ebits) - 1u) {
-    out = 0x7f800000u | (m << (23 - mbits)); /* inf or NaN with its payload */
+    out = 0x7f800000u | (m << (23 - mbits)) | (m != 0u ? 0x400000u : 0u); /* inf, or NaN quieted with its payload */
   } else if (e == 0) {
     const float v = ldexpf((float)m, 1 - bias - mbits); /* subnormal (or zero): exact */
     return sign ? -v : v;
