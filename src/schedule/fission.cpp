@@ -11,8 +11,10 @@
 // Scalar locals the optimizer hoisted to the top level (DeclareLocal and the statements setting
 // it, writing no node: opt/hoist.cpp) are no launches of their own: they are replicated at the
 // start of every kernel using them, each thread computing its own copy. That keeps their value:
-// hoisting leaves the nodes they read unwritten from their place to their last user, and a
-// definition reading a node the open kernel writes closes that kernel first.
+// hoisting leaves the nodes they read unwritten from their place to their last user, a
+// definition reading a node the open kernel writes closes that kernel first, and a parallel
+// statement writing a node a definition replicated into the open kernel reads (after the
+// local's last user) starts a kernel of its own.
 //
 // A local set by a statement that writes nodes too (Privatize's accumulator, set in its loop,
 // maybe Partitioned, and stored after it) lives in one kernel of one block with every
@@ -384,8 +386,21 @@ class Fission {
   }
   bool carries_top_locals() const { return intersects(open_set_locals_, top_locals_); }
 
+  // Whether `s` writes a node that a definition replicated into the open kernel with `s` reads.
+  // Every thread of every block computes its copy of the local at the kernel's start, unordered
+  // with the writes of other threads and blocks: block 0 could overwrite the cell before block 1
+  // read it. (Hoisting keeps such writes after the local's last user, never before it.)
+  bool overwrites_a_definition(const ir::StmtRef& s) const {
+    std::vector<ir::StmtRef> merged = open_;
+    merged.push_back(s);
+    std::set<int> read;
+    for (const auto& d : definitions_for(merged)) read.merge(nodes_accessed(d, false));
+    return intersects(nodes_accessed(s, true), read);
+  }
+
   // Whether parallel statement `s` may join the open parallel kernel; adds the barrier it needs.
   bool join(const ir::StmtRef& s, const detail::StatementFacts& facts, const ir::KernelGeometry& own) {
+    if (overwrites_a_definition(s)) return false;
     Sharing need = Sharing::Free;
     for (const auto& earlier : member_facts_) {
       need = std::max(need, detail::kernel_sharing(routine_, earlier, facts));

@@ -219,6 +219,22 @@ TEST(Fission, HoistedLocalsAreReplicatedIntoTheKernelsUsingThem) {
   }
 }
 
+// v = w[0, 0], hoisted above its two users; the nest after them writes w (legal for the hoist:
+// no statement from the first user to the last writes what v reads). Each thread of the merged
+// kernel computes its copy of v at its start, so that nest may not join the users' kernel:
+// block 0 would overwrite w[0, 0] before block 1 (or thread 1) computed v from it.
+TEST(Fission, ANestWritingWhatAReplicatedDefinitionReadsClosesItsKernel) {
+  const auto w = matrix("w", 8, 300), x = matrix("x", 8, 300), y = matrix("y", 8, 300), z = matrix("z", 8, 300);
+  const int v = ir::fresh_scope_id();
+  const auto first = ir::get(w, {AxisIndex::fixed(0), AxisIndex::fixed(0)});
+  const ir::LoweredRoutine r{"overwritten",
+                             ir::seq({ir::declare_local(v, DType::F32, false), ir::set_local(v, first),
+                                      scale_by_local(y, x, v), scale_by_local(z, x, v), Map2{w, x}.nest()}),
+                             {}};
+  const auto segments = gpu_segments(r);
+  ASSERT_EQ(kinds(segments), "MK");
+}
+
 // ---- errors ----
 
 TEST(Fission, BlockOverTheHardwareLimitIsAScheduleError) {
