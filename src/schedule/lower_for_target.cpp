@@ -115,6 +115,8 @@ struct NodeUse {
 //   outside its thread loops, so each would repeat the writes (an accumulation added once per
 //   thread, concurrently); likewise a statement whose thread loops bind fewer slots than the
 //   block has runs on the first thread of the others;
+// - a statement there that writes nodes and sets a local another statement reads can run
+//   neither way: a ScheduleError;
 // - a barrier goes wherever a statement touches cells that statements since the last barrier
 //   wrote, or writes cells they touched, and thread loops take part: else a thread of a second
 //   Workgroup loop may read a cell before another thread of the first one wrote it;
@@ -161,7 +163,10 @@ class BlockOrder {
       }
       const detail::LoopAccesses accesses = detail::collect_accesses(x);
       NodeUse use(accesses, thread_slots(x) > 0);
-      if (!use.threads && !use.writes.empty() && accesses.shared_local_writes.empty()) return add_first_thread(x, use);
+      if (!use.threads && !use.writes.empty()) {
+        if (!accesses.shared_local_writes.empty()) throw_repeated_writes(x);
+        return add_first_thread(x, use);
+      }
       close_first_thread();
       if (const auto* i = std::get_if<ir::If>(&x->node); i != nullptr && use.threads) {
         const BlockOrder inside(order.block_slots_, order.divergent_ || !ir::same_in_every_thread(i->condition, {}));
@@ -211,6 +216,16 @@ class BlockOrder {
     void note(const NodeUse& use) {
       since_barrier.add(use);
       if (in_head) head.add(use);
+    }
+    // `x`, outside the block's thread loops, writes nodes and sets a local declared outside it,
+    // which other statements read: every thread needs its own copy of the local, so every thread
+    // would run it, repeating its writes (an accumulation added once per thread). On the first
+    // thread only, the others would read a local they never set.
+    [[noreturn]] static void throw_repeated_writes(const ir::StmtRef& x) {
+      throw ScheduleError("a statement outside the block's thread loops writes nodes and sets a local declared "
+                          "outside it, which other statements read: every thread of the block would run it, "
+                          "repeating its writes; keep the loops around it Serial, or bind no Workgroup loop beside "
+                          "it:\n" + ir::print_stmt(x));
     }
     void barrier() {
       if (order.divergent_)

@@ -269,6 +269,31 @@ TEST(LowerForTarget, GpuRunsABlocksWritesOutsideItsThreadLoopsOnItsFirstThread) 
   validate_parallel(low);
 }
 
+// for g Grid: { v := 0; for t Workgroup: w[g, t] = x[g, t] * 2; for k: { v := v + w[g, k];
+// z[g, k] += v } }: the running sum outside the thread loop writes z and sets v, declared beside
+// it. Every thread would run it (each needs its copy of v) and add into z once per thread; on the
+// first thread only, v would be unset on the others. A ScheduleError naming it (fission raised an
+// InternalError "a kernel's write is not under loops of every active hardware slot" before, on a
+// schedule apply and validate_parallel accept).
+TEST(LowerForTarget, GpuRefusesABlockStatementThatWritesAndSetsALocalOthersRead) {
+  const auto x = ir::make_node("x", DType::F32, {4, 8}), w = ir::make_node("w", DType::F32, {4, 8});
+  const auto z = ir::make_node("z", DType::F32, {4, 8});
+  const ir::Symbol g = ir::fresh_symbol(), t = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const int v = ir::fresh_scope_id();
+  const auto twice = ir::apply(ir::Op::Mul, DType::F32, {ir::get(x, {it(g), it(t)}), ir::constant(2, DType::F32)});
+  const auto sum = ir::apply(ir::Op::Add, DType::F32, {ir::get_local(v, DType::F32), ir::get(w, {it(g), it(k)})});
+  const auto store = ir::apply(ir::Op::Add, DType::F32, {ir::get(z, {it(g), it(k)}), ir::get_local(v, DType::F32)});
+  const auto body = ir::seq({ir::declare_local(v, DType::F32, false), ir::set_local(v, ir::constant(0, DType::F32)),
+                             ir::for_loop(t, 0, 8, ir::set(w, {it(g), it(t)}, twice), AxisType::Workgroup),
+                             ir::for_loop(k, 0, 8, ir::seq({ir::set_local(v, sum), ir::set(z, {it(g), it(k)}, store)}))});
+  const ir::LoweredRoutine r{"running_sum", ir::for_loop(g, 0, 4, body, AxisType::Grid), {}};
+  validate_parallel(r);
+  expect_schedule_error([&] { lower_for_target(r, gpu_test_target()); },
+                        {"final lowering of routine 'running_sum'", "writes nodes and sets a local", "z[", "add(z["});
+  // On a CPU the block is one thread: nothing to refuse.
+  EXPECT_EQ(compare(run_interp(r), run_interp(lower_for_target(r, threaded(64, 2))), Tolerance::Bitwise), "");
+}
+
 // `r` lowered for the GPU test target and split into kernels computes r's bits on the
 // interpreter, each kernel race-checked (run_segments); returns the lowered routine's text.
 std::string expect_race_free_on_a_gpu(const ir::LoweredRoutine& r) {
