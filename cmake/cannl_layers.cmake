@@ -78,6 +78,7 @@ function(cannl_layer_tests name)
   target_include_directories(test_${name} PRIVATE ${CMAKE_BINARY_DIR}/layer_src/${name} ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(test_${name} PRIVATE ${layers} GTest::gtest GTest::gtest_main)
   cannl_test_optimization(test_${name})
+  cannl_test_precompiled_headers(test_${name})
   # Tests run in their own scratch directory so build_files/ and config files never leak between runs.
   set(workdir ${CMAKE_BINARY_DIR}/test_work/${name})
   file(MAKE_DIRECTORY ${workdir})
@@ -94,5 +95,36 @@ endfunction()
 function(cannl_test_optimization target)
   if(CMAKE_BUILD_TYPE MATCHES "^(RelWithDebInfo|Release|MinSizeRel)$")
     target_compile_options(${target} PRIVATE -Og)
+  endif()
+endfunction()
+
+# cannl_test_precompiled_headers(<target>): the test executable compiles with the system headers of
+# tests/precompiled_test_headers.h precompiled (about 1.5 s less per test file, a fifth of its
+# compile). One object library, cannl_test_pch, precompiles the header; every test executable
+# reuses it, so a build precompiles it once, and no test executable waits for another to link
+# (a reusing target depends on the one it reuses from). ccache caches objects built with a
+# precompiled header only when told that the header's macros and time macros need not be hashed
+# (its manual, "Precompiled headers"): the test targets' launcher says so.
+# CANNL_TEST_PCH=OFF builds the tests without it.
+option(CANNL_TEST_PCH "Precompile the system headers the test executables include" ON)
+function(cannl_test_precompiled_headers target)
+  if(NOT CANNL_TEST_PCH)
+    return()
+  endif()
+  if(NOT TARGET cannl_test_pch)
+    add_library(cannl_test_pch OBJECT ${PROJECT_SOURCE_DIR}/tests/precompiled_test_headers.cpp)
+    target_link_libraries(cannl_test_pch PRIVATE GTest::gtest)
+    cannl_test_optimization(cannl_test_pch)
+    target_precompile_headers(cannl_test_pch PRIVATE ${PROJECT_SOURCE_DIR}/tests/precompiled_test_headers.h)
+    cannl_test_ccache_for_pch(cannl_test_pch)
+  endif()
+  target_precompile_headers(${target} REUSE_FROM cannl_test_pch)
+  cannl_test_ccache_for_pch(${target})
+endfunction()
+
+function(cannl_test_ccache_for_pch target)
+  if(CCACHE_PROGRAM)
+    set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER
+      "${CMAKE_COMMAND};-E;env;CCACHE_SLOPPINESS=pch_defines,time_macros;${CCACHE_PROGRAM}")
   endif()
 endfunction()

@@ -11,17 +11,14 @@
 #include "cannl/support/error.h"
 #include "cannl/support/files.h"
 #include "support/config_test_fixture.h"
+#include "support/file_permissions.h"
 
 namespace cannl {
 namespace {
 
 using AtomicFileTest = testing::ConfigEnvironment;
 
-mode_t permissions_of(const std::filesystem::path& path) {
-  struct stat info {};
-  EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
-  return info.st_mode & 07777;
-}
+using testing::permissions_of;
 
 void write_whole(const std::filesystem::path& path, std::string_view contents, files::Durability durability) {
   files::AtomicFile out(path);

@@ -11,6 +11,7 @@
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "support/config_test_fixture.h"
+#include "support/file_permissions.h"
 
 namespace cannl {
 namespace {
@@ -67,11 +68,7 @@ TEST_F(FilesTest, WriteAtomicallyCreatesAndReplacesWithoutLeftovers) {
   EXPECT_EQ(entries, 1) << "the temporary file must be renamed away";
 }
 
-mode_t permissions_of(const std::filesystem::path& path) {
-  struct stat info {};
-  EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
-  return info.st_mode & 07777;
-}
+using testing::permissions_of;
 
 TEST_F(FilesTest, AReplacedCacheFileKeepsItsPermissionBits) {
   // A schedule cache entry or a build artifact the user made private stays private when it is
