@@ -139,7 +139,7 @@ class CcBackend final : public Backend {
       }
     }
     std::vector<std::function<void()>> jobs;
-    for (const Printed& p : printed) jobs.push_back([this, &p] { build(p); });
+    for (const Printed& p : printed) jobs.push_back([&p] { build(p); });
     try {
       cc::run_in_parallel(jobs, cc::compile_jobs());
     } catch (const UserError&) {
