@@ -57,6 +57,7 @@ constexpr cl_info CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS = 0x1003;
 constexpr cl_info CL_DEVICE_MAX_WORK_GROUP_SIZE = 0x1004;
 constexpr cl_info CL_DEVICE_MAX_WORK_ITEM_SIZES = 0x1005;
 constexpr cl_info CL_DEVICE_MAX_MEM_ALLOC_SIZE = 0x1010;
+constexpr cl_info CL_DEVICE_SINGLE_FP_CONFIG = 0x101B;
 constexpr cl_info CL_DEVICE_LOCAL_MEM_SIZE = 0x1023;
 constexpr cl_info CL_DEVICE_MAX_COMPUTE_UNITS = 0x1002;
 constexpr cl_info CL_DEVICE_NAME = 0x102B;
@@ -67,6 +68,7 @@ constexpr cl_info CL_PROGRAM_BINARY_SIZES = 0x1165;
 constexpr cl_info CL_PROGRAM_BINARIES = 0x1166;
 constexpr cl_info CL_PROGRAM_BUILD_LOG = 0x1183;
 constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0;
+constexpr cl_bitfield CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT = 1 << 7;  // of CL_DEVICE_SINGLE_FP_CONFIG
 constexpr cl_context_properties CL_CONTEXT_PLATFORM = 0x1084;
 }  // namespace opencl
 

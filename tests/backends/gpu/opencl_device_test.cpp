@@ -50,6 +50,13 @@ TEST_F(OpenClDeviceTest, DescribesItselfAndItsLimits) {
   EXPECT_NE(device().cache_tag().find("-cl-std=CL1.2"), std::string::npos);
 }
 
+// OpenCL C 1.2 allows f32 division 2.5 ulp off and sqrt 3 ulp; a device that can round them
+// correctly (PoCL reports CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) builds every program asking it to.
+TEST_F(OpenClDeviceTest, AsksForCorrectlyRoundedDivisionAndSqrt) {
+  EXPECT_NE(device().cache_tag().find("-cl-fp32-correctly-rounded-divide-sqrt"), std::string::npos)
+      << device().cache_tag();
+}
+
 TEST_F(OpenClDeviceTest, BuffersRoundTripZeroCopyAndWait) { check_buffers(device()); }
 
 TEST_F(OpenClDeviceTest, AnAllocationOverTheDeviceLimitIsAResourceError) {
