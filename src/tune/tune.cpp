@@ -44,7 +44,7 @@ class Search {
  public:
   Search(runtime::Context& ctx, const ir::Comp& comp, const std::string& name, const TuneOptions& options,
          const ir::LoweredRoutine& optimized, TuneReport& report)
-      : comp_(comp), name_(name), options_(options), optimized_(optimized), report_(report),
+      : name_(name), options_(options), optimized_(optimized), report_(report),
         bench_(ctx.twin(), comp, name, options.repeats), start_s_(tuner_seconds(options.hooks)) {
     if (options.search_placements) materialized_ = ctx.optimized_routine(comp, name, {.materialize_all = true});
   }
@@ -79,7 +79,6 @@ class Search {
   }
 
  private:
-  const ir::Comp& comp_;
   std::string name_;
   const TuneOptions& options_;
   const ir::LoweredRoutine& optimized_;
