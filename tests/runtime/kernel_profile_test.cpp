@@ -176,9 +176,13 @@ TEST(KernelProfile, ContextTeardownWritesTheTable) {
   config::set_override("build_files_prefix", "kernel_profile_teardown");
   const auto path = files::log_dir() / "kernel_profile.tsv";
   std::filesystem::remove(path);
+  // The process's table sums the rows of every context torn down so far: a name of its own per
+  // run keeps this run's rows apart under --gtest_repeat.
+  static int run = 0;
+  const std::string routine = "teardown_grad" + std::to_string(run++);
   {
     auto ctx = Context::cpu();
-    auto grad = compile_grad(ctx, "teardown_grad");
+    auto grad = compile_grad(ctx, routine);
     ctx.run(grad);
     ctx.run(grad);
     EXPECT_FALSE(std::filesystem::exists(path)) << "written before the context went away";
@@ -190,12 +194,37 @@ TEST(KernelProfile, ContextTeardownWritesTheTable) {
   EXPECT_EQ(line, "routine\tkernel\tlabel\tsource\tcalls\ttotal_ms\tmean_us\tshare_pct");
   int teardown_rows = 0;
   while (std::getline(table, line)) {
-    if (line.rfind("teardown_grad\t", 0) != 0) continue;
+    if (line.rfind(routine + "\t", 0) != 0) continue;
     ++teardown_rows;
-    EXPECT_NE(line.find("\tteardown_grad.c:"), std::string::npos) << line;
+    EXPECT_NE(line.find("\t" + routine + ".c:"), std::string::npos) << line;
     EXPECT_NE(line.find("\t2\t"), std::string::npos) << "calls column: " << line;
   }
   EXPECT_GT(teardown_rows, 0);
+}
+
+// A context's profile counts its own runs only. The compile cache loads one library per generated
+// file for the whole process, and its counters outlive a context: a second context compiling the
+// same routine (or one alive beside it on the same thread) must not count the other's calls.
+TEST(KernelProfile, AContextCountsOnlyItsOwnRunsOfALibraryOthersRanToo) {
+  Overrides on("true");
+  auto calls_of_first_kernel = [](const Context& ctx) {
+    const std::vector<KernelProfileRow> rows = ctx.kernel_profile();
+    EXPECT_FALSE(rows.empty());
+    std::int64_t calls = -1;
+    for (const KernelProfileRow& r : rows)
+      if (r.routine == "shared_grad" && r.kernel == 0) calls = r.calls;
+    return calls;
+  };
+  auto earlier = Context::cpu();
+  auto earlier_grad = compile_grad(earlier, "shared_grad");
+  for (int k = 0; k < 3; ++k) earlier.run(earlier_grad);
+  auto later = Context::cpu();
+  auto later_grad = compile_grad(later, "shared_grad");
+  later.run(later_grad);
+  earlier.run(earlier_grad);
+  later.run(later_grad);
+  EXPECT_EQ(calls_of_first_kernel(earlier), 4);
+  EXPECT_EQ(calls_of_first_kernel(later), 2);
 }
 
 KernelProfileRow row(const std::string& routine, int kernel, std::int64_t calls, std::int64_t ns) {
