@@ -266,24 +266,31 @@ class NcclAllReduce final : public DeviceAllReduce {
   /// One event per device, recorded on its stream after the collectives just enqueued.
   struct Events {
     explicit Events(const NcclAllReduce& owner) : owner(owner) {
-      for (std::size_t d = 0; d < owner.devices_.size(); ++d) {
-        const auto& h = owner.devices_[d].handles;
-        owner.current(static_cast<int>(d));
-        gpu::cuda::CUevent event = nullptr;
-        h.api->check(h.api->cuEventCreate(&event, gpu::cuda::CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-        handles.push_back(event);
-        h.api->check(h.api->cuEventRecord(event, h.stream), "cuEventRecord");
+      try {
+        for (std::size_t d = 0; d < owner.devices_.size(); ++d) {
+          const auto& h = owner.devices_[d].handles;
+          owner.current(static_cast<int>(d));
+          gpu::cuda::CUevent event = nullptr;
+          h.api->check(h.api->cuEventCreate(&event, gpu::cuda::CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+          handles.push_back(event);
+          h.api->check(h.api->cuEventRecord(event, h.stream), "cuEventRecord");
+        }
+      } catch (...) {
+        destroy();  // the destructor does not run for a constructor that throws
+        throw;
       }
     }
-    ~Events() {
+    ~Events() { destroy(); }
+    Events(const Events&) = delete;
+    Events& operator=(const Events&) = delete;
+    void destroy() {
       for (std::size_t d = 0; d < handles.size(); ++d) {
         const auto& h = owner.devices_[d].handles;
         h.api->cuCtxSetCurrent(h.context);
         h.api->cuEventDestroy(handles[d]);
       }
+      handles.clear();
     }
-    Events(const Events&) = delete;
-    Events& operator=(const Events&) = delete;
     const NcclAllReduce& owner;
     std::vector<gpu::cuda::CUevent> handles;
   };

@@ -277,6 +277,23 @@ TEST_F(TwoMockGpusWithNccl, AnAsynchronousNcclErrorAbortsTheCommunicatorsAndName
   EXPECT_THROW(pair.average->run(nodes, "gradients of step 3"), DistributedError) << "the communicators are gone";
 }
 
+TEST_F(TwoMockGpusWithNccl, AFailedEventRecordAfterTheCollectivesLeaksNoEvent) {
+  {
+    AveragedPair pair = averaged_pair(two_gpus());
+    // The wait's events: device 0's made and recorded, device 1's made, then its record fails.
+    driver_->fail_event_record(2);
+    const std::vector<ir::NodeRef> nodes{pair.a};
+    try {
+      pair.average->run(nodes, "gradients of step 5");
+      ADD_FAILURE() << "expected the failed cuEventRecord";
+    } catch (const RuntimeError& e) {
+      EXPECT_NE(std::string(e.what()).find("cuEventRecord"), std::string::npos) << e.what();
+    }
+    driver_->fail_event_record(0);
+  }
+  EXPECT_EQ(driver_->live_objects(), 0) << "the failed wait left its events behind";
+}
+
 TEST_F(TwoMockGpusWithNccl, ACollectiveThatNeverFinishesTimesOut) {
   config::set_override("distributed_timeout_s", "0.2");
   AveragedPair pair = averaged_pair(two_gpus());

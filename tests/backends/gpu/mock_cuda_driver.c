@@ -301,7 +301,16 @@ CUresult cuEventCreate(void** event, unsigned flags) {
   return OK;
 }
 CUresult cuEventDestroy_v2(void* event) { NEED_CONTEXT(); if (event != &g_event) return bad(); --g_live_events; return OK; }
-CUresult cuEventRecord(void* event, void* stream) { NEED_STREAM(stream); return event == &g_event ? OK : bad(); }
+/* mock_fail_event_record(n): the n-th cuEventRecord from now fails, as a real driver's may
+ * (a context a kernel fault left unusable), for the callers' error paths. */
+static int g_fail_record_in;
+void mock_fail_event_record(int nth) { g_fail_record_in = nth; }
+CUresult cuEventRecord(void* event, void* stream) {
+  NEED_STREAM(stream);
+  if (event != &g_event) return bad();
+  if (g_fail_record_in > 0 && --g_fail_record_in == 0) return 999; /* CUDA_ERROR_UNKNOWN */
+  return OK;
+}
 CUresult cuEventSynchronize(void* event) { NEED_CONTEXT(); return event == &g_event ? OK : bad(); }
 CUresult cuEventQuery(void* event) {
   NEED_CONTEXT();

@@ -30,6 +30,7 @@ struct MockDriver {
   int (*context_switches)() = nullptr;  // cuCtxSetCurrent calls that changed the thread's context
   void (*set_peer_access)(int) = nullptr;
   void (*set_stuck)(int) = nullptr;
+  void (*fail_event_record)(int nth) = nullptr;  // the nth cuEventRecord from now fails (0: none)
   // Every launch and memset, direct or from a graph, one line each: "<kernel> grid X Y Z block X
   // Y Z args <hex>..." or "memset <hex address> <bytes>".
   const char* (*log)() = nullptr;
@@ -68,6 +69,7 @@ inline const MockDriver* mock_cuda_driver(std::string& why, bool without_graphs 
       built->context_switches = reinterpret_cast<int (*)()>(lib.symbol("mock_context_switches"));
       built->set_peer_access = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_peer_access"));
       built->set_stuck = reinterpret_cast<void (*)(int)>(lib.symbol("mock_set_stuck"));
+      built->fail_event_record = reinterpret_cast<void (*)(int)>(lib.symbol("mock_fail_event_record"));
       built->log = reinterpret_cast<const char* (*)()>(lib.symbol("mock_log"));
       built->clear_log = reinterpret_cast<void (*)()>(lib.symbol("mock_clear_log"));
       built->declare_kernel = reinterpret_cast<void (*)(const char*, int)>(lib.symbol("mock_declare_kernel"));
