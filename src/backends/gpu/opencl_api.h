@@ -66,6 +66,7 @@ constexpr cl_info CL_DEVICE_VERSION = 0x102F;
 constexpr cl_info CL_DEVICE_EXTENSIONS = 0x1030;
 constexpr cl_info CL_PROGRAM_BINARY_SIZES = 0x1165;
 constexpr cl_info CL_PROGRAM_BINARIES = 0x1166;
+constexpr cl_info CL_KERNEL_NUM_ARGS = 0x1191;
 constexpr cl_info CL_PROGRAM_BUILD_LOG = 0x1183;
 constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0;
 constexpr cl_bitfield CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT = 1 << 7;  // of CL_DEVICE_SINGLE_FP_CONFIG
@@ -136,6 +137,8 @@ struct OpenClApi {
   cl_int (*clGetProgramInfo)(cl_program program, cl_info name, std::size_t size, void* value,
                              std::size_t* size_ret) = nullptr;
   cl_kernel (*clCreateKernel)(cl_program program, const char* name, cl_int* error) = nullptr;
+  cl_int (*clGetKernelInfo)(cl_kernel kernel, cl_info name, std::size_t size, void* value,
+                            std::size_t* size_ret) = nullptr;
   cl_int (*clSetKernelArg)(cl_kernel kernel, cl_uint index, std::size_t size, const void* value) = nullptr;
   cl_int (*clEnqueueNDRangeKernel)(cl_command_queue queue, cl_kernel kernel, cl_uint dimensions,
                                    const std::size_t* offset, const std::size_t* global,

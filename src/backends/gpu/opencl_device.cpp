@@ -210,13 +210,20 @@ class OpenClModule final : public Module {
   const std::vector<std::string>& kernel_names() const override { return names_; }
   bool from_cache() const override { return from_cache_; }
   const OpenClQueue* queue() const { return queue_.get(); }
-  std::vector<cl_kernel>& kernels() { return kernels_; }
+  const std::vector<cl_kernel>& kernels() const { return kernels_; }
+  /// The parameter count of kernel `k`.
+  cl_uint arity(std::size_t k) const { return arities_[k]; }
+  void add_kernel(cl_kernel kernel, cl_uint arity) {
+    kernels_.push_back(kernel);
+    arities_.push_back(arity);
+  }
 
  private:
   std::shared_ptr<OpenClQueue> queue_;
   cl_program program_;
   std::vector<std::string> names_;
   std::vector<cl_kernel> kernels_;
+  std::vector<cl_uint> arities_;  // CL_KERNEL_NUM_ARGS of each of kernels_
   bool from_cache_;
 };
 
@@ -420,7 +427,11 @@ std::shared_ptr<OpenClModule> OpenClDevice::resolve(cl_program program, const st
     if (error != CL_SUCCESS)
       throw CompileError("the OpenCL program has no kernel " + name + " (clCreateKernel: " +
                          opencl_error_name(error) + ")");
-    module->kernels().push_back(kernel);
+    cl_uint arity = 0;
+    const cl_int asked = queue_->api().clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof arity, &arity, nullptr);
+    if (asked != CL_SUCCESS) queue_->api().clReleaseKernel(kernel);
+    queue_->api().check(asked, "clGetKernelInfo", "the parameter count of " + name);
+    module->add_kernel(kernel, arity);
   }
   return module;
 }
@@ -456,6 +467,11 @@ void OpenClDevice::launch(Module& module, std::size_t kernel, const ir::KernelGe
     throw RuntimeUsageError("OpenCL launch: kernel " + std::to_string(kernel) + " of a module of " +
                             std::to_string(cl->kernels().size()));
   const std::string& name = cl->kernel_names()[kernel];
+  // A kernel object keeps the arguments it was last given: a launch with too few would run with
+  // a previous launch's values for the rest rather than fail.
+  if (args.size() != cl->arity(kernel))
+    throw RuntimeUsageError("OpenCL launch: kernel " + name + " takes " + std::to_string(cl->arity(kernel)) +
+                            " arguments, not " + std::to_string(args.size()));
   if (!launchable(geometry, limits_, name)) return;
   const auto& api = queue_->api();
   const cl_kernel handle = cl->kernels()[kernel];

@@ -75,6 +75,27 @@ TEST_F(OpenClDeviceTest, KernelWithALongStaticAndGuardedTwoDimensionalLaunch) {
   check_launch_errors(device(), *module, *host);
 }
 
+TEST_F(OpenClDeviceTest, ALaunchWithTheWrongArgumentCountIsARuntimeUsageError) {
+  // The kernel object keeps the arguments of its last launch: after a good launch, one argument
+  // short would run with the last launch's `cols` rather than fail.
+  auto module = check_axpy(device(), opencl_axpy_source(), "");
+  auto c = device().allocate(64);
+  const std::vector<KernelArg> six{c.get(), c.get(), c.get(), std::int64_t{1}, std::int64_t{1}, std::int64_t{1}};
+  const ir::KernelGeometry geometry{.grid = {1, 1, 1}, .block = {1, 1, 1}};
+  for (const std::size_t count : {5u, 7u}) {
+    std::vector<KernelArg> args(six.begin(), six.begin() + std::min<std::size_t>(count, 6));
+    if (count > 6) args.emplace_back(std::int64_t{1});
+    try {
+      device().launch(*module, 0, geometry, args);
+      ADD_FAILURE() << "expected RuntimeUsageError for " << count << " arguments";
+    } catch (const RuntimeUsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("axpy2d takes 6 arguments, not " + std::to_string(count)),
+                std::string::npos) << e.what();
+    }
+  }
+  device().synchronize();
+}
+
 TEST_F(OpenClDeviceTest, ABuildErrorIsACompileErrorWithTheBuildLog) {
   const std::string source = "__kernel void broken(__global float* c) { c[0] = undeclared_name_xyz; }\n";
   try {
