@@ -130,7 +130,8 @@ class Device {
   /// threads per slot; a slot of extent 0 launches nothing). shared_bytes is what the kernel
   /// declares statically: checked against the limits, no dynamic shared memory is requested.
   /// Throws RuntimeUsageError on an argument that is not this device's buffer, a module of
-  /// another device, or a geometry over limits().
+  /// another device, a geometry over limits(), or (OpenCL, cuda-cpu: the devices that can read a
+  /// kernel's parameter count) an argument count other than the kernel's.
   virtual void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
                       std::span<const KernelArg> args) = 0;
   /// Whether the device's API has graphs (CUDA, HIP): build_graph may then still fail, saying why.
