@@ -234,7 +234,13 @@ class OpenClEvent final : public Event {
     queue_->check_queue(api.clEnqueueMarkerWithWaitList(queue_->queue(), 0, nullptr, &event_),
                         "clEnqueueMarkerWithWaitList");
     // Submitted now, so that waiting on the marker alone makes progress on every implementation.
-    queue_->check_queue(api.clFlush(queue_->queue()), "clFlush");
+    // A constructor that throws runs no destructor: the marker is released here if the flush fails.
+    try {
+      queue_->check_queue(api.clFlush(queue_->queue()), "clFlush");
+    } catch (...) {
+      api.clReleaseEvent(event_);
+      throw;
+    }
   }
   ~OpenClEvent() override { queue_->api().clReleaseEvent(event_); }
   OpenClEvent(const OpenClEvent&) = delete;
