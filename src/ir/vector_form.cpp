@@ -82,29 +82,6 @@ bool accumulation(const Set& s, Symbol loop, const Target& target) {
   return !reads(rest, *s.node) && vector_expr(rest, loop, target);
 }
 
-bool elementwise(const std::vector<const Set*>& sets, Symbol loop, const Target& target) {
-  for (const Set* s : sets) {
-    if (s->node->dtype != DType::F32 || !contiguous_in(s->index, loop)) return false;
-    for (const Set* other : sets)
-      if (reads_elsewhere(other->value, *s->node, s->index)) return false;
-    if (!vector_expr(s->value, loop, target)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-VectorForm vector_form(const For& f, const Target& target) {
-  if (target.vector_bytes <= 0 || f.end - f.begin < target.vector_lanes()) return VectorForm::None;
-  const std::vector<const Set*> sets = flat_sets(f.body);
-  if (sets.empty()) return VectorForm::None;
-  if (sets.size() == 1 && !mentions(sets[0]->index, f.index))
-    return accumulation(*sets[0], f.index, target) ? VectorForm::Accumulation : VectorForm::None;
-  return elementwise(sets, f.index, target) ? VectorForm::Elementwise : VectorForm::None;
-}
-
-namespace {
-
 // Reads of the nodes `sets` write only at the cell they are written at (the same lane's, before
 // or after its write: per-statement rendering keeps each lane's order), and no node written at
 // two cells (the lanes' statement order would decide the last write).
@@ -120,7 +97,27 @@ bool lanes_independent(const std::vector<const Set*>& sets) {
   return true;
 }
 
+// Vector stores and loads of every set, statement by statement, equal the serial loop when the
+// lanes are independent: a node written at two cells (x[s] and x[s + 1]) would take its last
+// write from the later statement rather than the later iteration.
+bool elementwise(const std::vector<const Set*>& sets, Symbol loop, const Target& target) {
+  for (const Set* s : sets) {
+    if (s->node->dtype != DType::F32 || !contiguous_in(s->index, loop)) return false;
+    if (!vector_expr(s->value, loop, target)) return false;
+  }
+  return lanes_independent(sets);
+}
+
 }  // namespace
+
+VectorForm vector_form(const For& f, const Target& target) {
+  if (target.vector_bytes <= 0 || f.end - f.begin < target.vector_lanes()) return VectorForm::None;
+  const std::vector<const Set*> sets = flat_sets(f.body);
+  if (sets.empty()) return VectorForm::None;
+  if (sets.size() == 1 && !mentions(sets[0]->index, f.index))
+    return accumulation(*sets[0], f.index, target) ? VectorForm::Accumulation : VectorForm::None;
+  return elementwise(sets, f.index, target) ? VectorForm::Elementwise : VectorForm::None;
+}
 
 bool gpu_vector_dtype(DType t) { return t == DType::F32 || t == DType::I32 || t == DType::U32; }
 

@@ -330,6 +330,28 @@ TEST(CcVectorized, AccumulationUsesIndependentChains) {
   for (std::size_t x = 0; x < 3; ++x) EXPECT_NEAR(got[x], want[x], 1e-4f);
 }
 
+// x[i] = a[i]; x[i + 1] = b[i]: serially every x[i] but the last ends as a[i] (the later
+// iteration's write wins); vector stores statement by statement would leave b[i - 1] there.
+TEST(CcVectorized, NodeWrittenAtTwoCellsKeepsTheSerialLastWrite) {
+  ConfigGuard guard;
+  const std::int64_t n = 37;
+  auto a = make_node("a", DType::F32, {n});
+  auto b = make_node("b", DType::F32, {n});
+  auto x = make_node("x", DType::F32, {n + 1});
+  const Symbol i = fresh_symbol();
+  const std::vector<AxisIndex> at{AxisIndex::iterator(i)};
+  std::vector<AxisIndex> next = at;
+  next[0].offset = 1;
+  auto body = for_loop(i, 0, n, seq({set(x, at, get(a, at)), set(x, next, get(b, at))}), AxisType::Vectorized);
+  const backends::CompileRequest r{LoweredRoutine{"vec_two_cells", body, {}}, {a, b, x}};
+  const std::vector<Bytes> in{bytes_of(random_floats(n, 12)), bytes_of(random_floats(n, 13))};
+  const auto want = run_on(*interpreter(), r, in);
+  for (const char* bytes : {"16", "32", "64"}) {
+    config::set_override("cc_vector_bytes", bytes);
+    EXPECT_EQ(run_on(*cc(), r, in), want) << bytes << "-byte vectors";
+  }
+}
+
 TEST(CcVectorized, StridedAccessDeclinesToTheSerialLoop) {
   auto m = make_node("m", DType::F32, {40, 40});
   auto t = make_node("t", DType::F32, {40, 40});

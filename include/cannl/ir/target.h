@@ -136,8 +136,8 @@ TileGroups tile_groups(const TileMma& t);
 /// The two shapes of Vectorized loop with an exact vector form:
 ///  * elementwise: every statement is `d[.., s] = f(...)` with `s` the loop index, contiguous
 ///    (coefficient 1 in the last axis only); operands are contiguous vectors or loop-invariant
-///    splats; f uses only ops in the target's `vector_ops`, so the result is bitwise the serial
-///    loop's;
+///    splats; f uses only ops in the target's `vector_ops`; no node is written at two cells or
+///    read at a cell other than the one written, so the result is bitwise the serial loop's;
 ///  * accumulation: one statement `d[..] = d[..] + f(...)` with `d` not indexed by `s` and f not
 ///    reading d: independent vector accumulator chains and a fixed-order horizontal sum (the
 ///    Vectorized annotation licenses that re-association).
