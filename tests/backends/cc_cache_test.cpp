@@ -63,11 +63,12 @@ TEST(CcCache, DisabledCacheRecompiles) {
   EXPECT_EQ(backends::cc::compiler_invocations(), before + 1);
 }
 
-// Runs this test binary as a child that executes only CacheChild.CompileOnce; returns the
-// child's compiler invocation count.
-int run_child(const std::string& nonce, const std::string& report) {
+// Runs this test binary as a child that executes only CacheChild.CompileOnce, with `extra_env`
+// (NAME=value) in its environment; returns the child's compiler invocation count.
+int run_child(const std::string& nonce, const std::string& report, const std::vector<std::string>& extra_env = {}) {
   std::vector<std::string> env_strings{"CANNLTEST_CACHE_NONCE=" + nonce,
                                        "CANNLTEST_CACHE_REPORT=" + report};
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> env;
   for (auto& s : env_strings) env.push_back(s.data());
   for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
@@ -97,6 +98,38 @@ TEST(CcCache, SecondProcessRunsNoCompiler) {
   EXPECT_EQ(run_child(nonce, report), 1);  // compiles: nothing cached for this nonce
   EXPECT_EQ(run_child(nonce, report), 0);  // loads the first child's library
   std::filesystem::remove(report);
+}
+
+// Two machines sharing a cache (an NFS home's shared kernel cache, a copied build directory) pass
+// the compiler the same -march=native for different CPUs. A compiler whose -march=native means
+// what a file says stands in for the two machines, one child process each: the second machine
+// must not load the first one's library (it would die on an illegal instruction).
+TEST(CcCache, NativeArchOfAnotherMachineIsNotServed) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the stand-in CPUs are x86-64 levels";
+#else
+  const std::string nonce = make_nonce();
+  const std::filesystem::path dir = files::build_dir() / ("native-" + nonce);
+  std::filesystem::create_directories(dir);
+  const std::string cpu = (dir / "cpu").string(), compiler = (dir / "cc").string();
+  std::ofstream(compiler) << "#!/bin/sh\n"
+                             "native=$(cat '" << cpu << "')\n"
+                             "for a do\n"
+                             "  shift\n"
+                             "  if [ \"$a\" = -march=native ]; then set -- \"$@\" $native; else set -- \"$@\" \"$a\"; fi\n"
+                             "done\n"
+                             "exec cc \"$@\"\n";
+  std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  const std::string report = (dir / "report.txt").string();
+  const std::vector<std::string> env{"CANNL_CC_COMPILER=" + compiler, "CANNL_CC_ARCH_FLAGS=auto",
+                                     "CANNL_CC_VECTOR_BYTES=16"};
+  std::ofstream(cpu) << "-march=x86-64\n";
+  EXPECT_EQ(run_child(nonce, report, env), 1);  // the first machine compiles
+  EXPECT_EQ(run_child(nonce, report, env), 0);  // and finds its own library again
+  std::ofstream(cpu) << "-march=x86-64-v2\n";
+  EXPECT_EQ(run_child(nonce, report, env), 1) << "the second machine loaded the first one's library";
+  std::filesystem::remove_all(dir);
+#endif
 }
 
 // Child side of SecondProcessRunsNoCompiler; skipped when run directly.

@@ -201,12 +201,13 @@ std::shared_ptr<SharedLibrary> load_or_compile_units(const std::string& name, co
   };
   std::vector<Planned> planned;
   bool openmp = false;
-  std::string library_text = "units\n" + tc.identity + "\n" + link_key;
+  const std::string target = target_identity(tc);
+  std::string library_text = "units\n" + tc.identity + "\n" + link_key + target;
   for (const auto& u : units) {
     const bool omp = uses_openmp(u.text);
     openmp = openmp || omp;
     Planned p{&u, unit_flags(tc, omp, u.plain ? 0 : u.hot ? top : cold), "", {}, {}};
-    p.digest = sha256_hex(u.text + "\n" + tc.identity + "\n" + join(p.flags));
+    p.digest = sha256_hex(u.text + "\n" + tc.identity + "\n" + join(p.flags) + target);
     // Named by the routine and the digest only: a group that moves to another part number
     // (an earlier group split or merged) is still found.
     p.object = cache_dir / (name + "-" + p.digest.substr(0, 16) + ".o");
@@ -320,7 +321,7 @@ std::shared_ptr<SharedLibrary> load_or_compile(const std::string& name, const st
   const bool openmp = source.find("#pragma omp") != std::string::npos;
   const std::vector<std::string> flags = compile_flags(tc, openmp);
   const std::string digest =
-      sha256_hex(source + "\n" + tc.identity + "\n" + join(flags) + link_digest_text(link));
+      sha256_hex(source + "\n" + tc.identity + "\n" + join(flags) + target_identity(tc) + link_digest_text(link));
   const fs::path dir = fs::absolute(files::build_dir());
   const fs::path cache_dir = dir / "cache";
   prepare_cache_directory(cache_dir);

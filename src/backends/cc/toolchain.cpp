@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/support/files.h"
+#include "cannl/support/hash.h"
 
 namespace cannl::backends::cc {
 
@@ -197,10 +199,13 @@ bool openmp_available(const Toolchain& tc) {
   return cache[tc.path] = try_compile(tc, probe, {"-fopenmp", "-fPIC", "-shared", "SRC", "-o", "OUT"});
 }
 
-int target_vector_bytes(const Toolchain& tc) {
+namespace {
+
+// The macros `tc` predefines under `flags` (`-dM -E` of an empty file), "" when it cannot say;
+// probed once per compiler and flags.
+std::string predefined_macros(const Toolchain& tc, const std::vector<std::string>& flags) {
   static std::mutex mutex;
-  static std::map<std::string, int> cache;
-  const std::vector<std::string> flags = compile_flags(tc);
+  static std::map<std::string, std::string> cache;
   std::string key = tc.path;
   for (const auto& f : flags) key += " " + f;
   std::lock_guard lock(mutex);
@@ -210,18 +215,28 @@ int target_vector_bytes(const Toolchain& tc) {
   std::erase(args, "-shared");
   args.insert(args.end(), {"-dM", "-E", "SRC"});
   std::string macros;
-  int bytes = 0;
-  if (try_compile(tc, "int cannl_simd_probe;\n", args, &macros)) {
-    auto has = [&](const char* m) { return macros.find(std::string("#define ") + m + " ") != std::string::npos; };
-    if (has("__AVX512F__") && has("__AVX512VL__")) {
-      bytes = 64;
-    } else if (has("__AVX2__")) {
-      bytes = 32;
-    } else if (has("__SSE2__") || has("__ARM_NEON")) {
-      bytes = 16;
-    }
-  }
-  return cache[key] = bytes;
+  if (!try_compile(tc, "int cannl_simd_probe;\n", args, &macros)) macros.clear();
+  return cache[key] = macros;
+}
+
+}  // namespace
+
+int target_vector_bytes(const Toolchain& tc) {
+  const std::string macros = predefined_macros(tc, compile_flags(tc));
+  auto has = [&](const char* m) { return macros.find(std::string("#define ") + m + " ") != std::string::npos; };
+  if (has("__AVX512F__") && has("__AVX512VL__")) return 64;
+  if (has("__AVX2__")) return 32;
+  if (has("__SSE2__") || has("__ARM_NEON")) return 16;
+  return 0;
+}
+
+std::string target_identity(const Toolchain& tc) {
+  const std::vector<std::string> flags = compile_flags(tc);
+  const bool names_this_machine = std::any_of(flags.begin(), flags.end(), [](const std::string& f) {
+    return f.find("=native") != std::string::npos;
+  });
+  if (!names_this_machine) return "";
+  return "\ntarget " + sha256_hex(predefined_macros(tc, flags));
 }
 
 ParallelSettings parallel_settings(const Toolchain& tc) {

@@ -43,6 +43,14 @@ bool openmp_available(const Toolchain& tc);
 /// flags from the compiler's predefined macros).
 int target_vector_bytes(const Toolchain& tc);
 
+/// What the compile cache's keys add to the flags' words: "" unless a flag names the machine it
+/// runs on (-march=native, -mcpu=native, also from cc_extra_flags), else a digest of the target
+/// those words select here (the compiler's predefined macros: its instruction set extensions).
+/// A cache shared between machines (cc_kernel_cache_dir in a network home, a copied build
+/// directory) then never serves one CPU's library to another, where it would die on an illegal
+/// instruction. Probed once per compiler and flags.
+std::string target_identity(const Toolchain& tc);
+
 /// Code generation options of the current configuration (cc_parallel_grid, cc_parallel_chunks,
 /// cc_threads, cc_vector_bytes) resolved against the toolchain's probes. Throws ConfigError on a
 /// bad value, or when openmp is required but the compiler lacks it.
