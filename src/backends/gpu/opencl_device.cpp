@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <set>
 
 #include "backends/gpu/device.h"
 #include "backends/gpu/launch_checks.h"
@@ -44,9 +45,15 @@ std::string build_options_for(const std::string& platform_name, const std::strin
   const bool pocl = platform_name == "Portable Computing Language";
   std::string options = kBuildOptions;
   if (pocl && !config::get_bool("opencl_pocl_optimize")) options += " -cl-opt-disable";
-  if (correctly_rounded_divide_sqrt)
+  if (correctly_rounded_divide_sqrt) {
     options += " -cl-fp32-correctly-rounded-divide-sqrt";
-  else
+    return options;
+  }
+  // Once per device in a process: every context on it opens the device again.
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  if (warned.insert(platform_name + "\n" + device_name).second)
     logging::warn("OpenCL device " + device_name + " (" + platform_name +
                   ") cannot round f32 division and sqrt correctly (no CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT): "
                   "they may differ from the other backends' by up to 3 ulp");
