@@ -3,13 +3,10 @@
 
 #include "cannl/shape/shape.h"
 
-#include <exception>
 #include <map>
 
-#include "cannl/support/checked.h"
 #include "cannl/support/error.h"
 #include "shape/constraint_gen.h"
-#include "shape/projections.h"
 #include "shape/solver.h"
 
 namespace cannl::shape {
@@ -23,84 +20,6 @@ Row given_row(const std::optional<std::vector<std::int64_t>>& given) {
     dims.push_back(Dim::solved(d));
   }
   return Row::closed(std::move(dims));
-}
-
-/// "" when every count of the step fits int64: the elements of its result and operands and the
-/// points of each block's product space; else a ShapeError message naming the operation, its
-/// spec, the shape and the axis at which the product overflowed.
-std::string size_overflow(const StepRecord& rec) {
-  const auto* einsum = std::get_if<Einsum>(&rec.step.logic);
-  const std::string where = " in operation '" + rec.step.op_name + "'" +
-                            (einsum ? " (einsum spec: " + einsum->spec + ")" : "");
-  auto check = [&](const std::vector<std::int64_t>& sizes, const std::string& what) -> std::string {
-    std::int64_t product = 1;
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      const auto next = checked_mul(product, sizes[i]);
-      if (next) { product = *next; continue; }
-      if (checked_product(sizes)) return "";  // a later zero axis: no elements at all
-      return "size overflow: " + what + " has more elements than fit in 64 bits (the product of axes 1.." +
-             std::to_string(i + 1) + " is " + std::to_string(product) + " x " +
-             std::to_string(sizes[i]) + ")" + where;
-    }
-    return "";
-  };
-  std::vector<ShapeRef> shapes{rec.step.result};
-  shapes.insert(shapes.end(), rec.step.operands.begin(), rec.step.operands.end());
-  for (const auto& sh : shapes) {
-    if (!sh) continue;
-    std::vector<std::int64_t> sizes;
-    try {
-      sizes = dims(*sh);
-    } catch (const ShapeError&) {
-      continue;  // still open: reported where its dims are asked for
-    }
-    if (std::string e = check(sizes, "shape '" + sh->name + "' (" + to_string(*sh) + ")"); !e.empty())
-      return e;
-  }
-  for (const auto& b : rec.blocks) {
-    std::string e = check(b.projections.product_space, "the loop nest (product space)");
-    if (!e.empty()) return e;
-  }
-  return "";
-}
-
-/// What a failed propagate must restore besides the trail (bindings, row infos, pending set).
-struct Snapshot {
-  int next_var;
-  std::vector<int> added_operands;
-};
-
-Snapshot begin_step() {
-  auto& s = state();
-  s.trail = State::Trail{};
-  s.trail.active = true;
-  return {s.next_var, {}};
-}
-
-void end_step() { state().trail = State::Trail{}; }
-
-void restore(Snapshot snap) {
-  auto& s = state();
-  for (int v : s.trail.dims) s.dim_solution.erase(v);
-  for (int v : s.trail.rows) s.row_solution.erase(v);
-  for (auto it = s.trail.infos.rbegin(); it != s.trail.infos.rend(); ++it) {
-    if (it->second) s.row_info[it->first] = *it->second;
-    else s.row_info.erase(it->first);
-  }
-  auto& log = s.trail.pending_log;
-  for (auto it = log.rbegin(); it != log.rend(); ++it) {
-    if (it->second) s.pending[it->first] = it->second;
-    else s.pending.erase(it->first);
-  }
-  rebuild_watchers();
-  s.next_var = snap.next_var;
-  for (int id : snap.added_operands) s.operand_shapes.erase(id);
-  end_step();
-}
-
-void write_back_step(const UpdateStep& step) {
-  write_back(*step.result);
-  for (const auto& o : step.operands) write_back(*o);
 }
 
 /// One row of a labels spec; `dims` / `rows` share the spec's dimension and row variables.
@@ -128,36 +47,6 @@ Row labels_row(const RowSpec& spec, std::map<std::string, int>& dims, std::map<s
   return r;
 }
 
-std::string paddings_to_string(const std::vector<ir::AxisPadding>& p) {
-  std::string out;
-  for (const auto& a : p) out += (out.empty() ? "" : ", ") + std::to_string(a.left) + "+" + std::to_string(a.right);
-  return "(" + out + ")";
-}
-
-/// Merges the padding operand `i` of `rec` needs into the operand's padding. A shape whose padding
-/// was already read (its buffers are laid out) may not need more: returns the error then.
-std::string merge_operand_padding(const StepRecord& rec, std::size_t i) {
-  auto& s = state();
-  const Shape& operand = *rec.step.operands[i];
-  auto& into = s.shape_padding[operand.id];
-  std::vector<ir::AxisPadding> merged = into;
-  merge_padding(merged, rec.paddings[i]);
-  if (!s.padding_resolved.count(operand.id)) {
-    into = std::move(merged);
-    return "";
-  }
-  std::vector<ir::AxisPadding> resolved = into;
-  resolved.resize(merged.size());
-  for (std::size_t a = 0; a < merged.size(); ++a)
-    if (merged[a].left > resolved[a].left || merged[a].right > resolved[a].right)
-      return "Operation padding " + paddings_to_string(rec.paddings[i]) + " exceeds resolved padding " +
-             paddings_to_string(resolved) + " of '" + operand.name + "' in operation '" +
-             rec.step.op_name + "'" + (rec.spec ? " (" + rec.spec->text + ")" : "") +
-             ": its buffers were laid out before this convolution read it; create the padded "
-             "convolution before the first compile that uses '" + operand.name + "'";
-  return "";
-}
-
 bool is_closed(const Row& r) {
   if (r.is_open()) return false;
   for (const auto& d : r.dims)
@@ -165,92 +54,12 @@ bool is_closed(const Row& r) {
   return true;
 }
 
-/// Stages 2..7 of semantics 3.7: solve, then close what the stage closes, until nothing changes.
-void close_all_stages() {
-  for (int stage = 2; stage <= 7; ++stage) {
-    for (int round = 0; round < 10000; ++round) {
-      solve(stage);
-      if (!close_stage(stage)) break;
-    }
-  }
-}
-
-/// Writes the solution into the pending shapes and derives the projections (and padding) of
-/// every pending step. Returns the first error that may wait until the environment is cleared
-/// (a size overflow, a padding that grows after it was read), "" if none.
-std::string finish_pending_steps() {
-  auto& s = state();
-  for (const auto& weak : s.pending_shapes)
-    if (auto sh = weak.lock()) write_back(*sh);
-  std::string deferred_error;
-  for (auto& rec : s.steps) {
-    if (!rec.pending) continue;
-    write_back_step(rec.step);
-    record_captures(rec);
-    derive_projections(rec);
-    if (deferred_error.empty()) deferred_error = size_overflow(rec);
-    for (std::size_t i = 0; i < rec.paddings.size(); ++i) {
-      const std::string e = merge_operand_padding(rec, i);
-      if (deferred_error.empty()) deferred_error = e;
-    }
-    rec.pending = false;
-    rec.step.result.reset();  // the shapes are concrete now; do not keep them alive
-    rec.step.operands.clear();
-  }
-  return deferred_error;
-}
-
-/// Forgets the variables, constraints and pending shapes of one inference attempt: what stays
-/// are the finished steps, the padding of shapes, and the record of failed shapes.
-void clear_environment() {
-  auto& s = state();
-  s.dim_solution.clear();
-  s.row_solution.clear();
-  s.row_info.clear();
-  s.pending.clear();
-  s.watchers.clear();
-  s.worklist.clear();
-  s.pending_shapes.clear();
-  s.operand_shapes.clear();
-}
-
-std::string describe(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an unknown error";
-  }
-}
-
-/// A finish_inference that threw: its constraints cannot all hold. Left pending, they (and the
-/// failed constraint the solver keeps) would make every later inference fail the same way, so
-/// the attempt is dropped: its steps and shapes are marked failed with `message` (a later use
-/// repeats the reason instead of reading a half-solved shape) and the environment is cleared,
-/// as after a success.
-void abandon_inference(const std::vector<std::size_t>& attempt, const std::string& message) {
-  auto& s = state();
-  auto failure = std::make_shared<const std::string>(message);
-  for (std::size_t i : attempt) {
-    StepRecord& rec = s.steps[i];
-    rec.failure = failure;
-    rec.pending = false;
-    rec.projections.reset();
-    rec.blocks.clear();
-    rec.step.result.reset();
-    rec.step.operands.clear();
-  }
-  for (const auto& weak : s.pending_shapes)
-    if (auto sh = weak.lock()) s.failed_shapes.emplace(sh->id, failure);
-  clear_environment();
-}
-
 /// The error for using `what` after the inference that was to solve it failed with `failure`.
 ShapeError failed_earlier(const std::string& what, const std::string& failure) {
   return ShapeError(what + " cannot be used: the shape inference that was to solve it failed, and "
-                    "every tensor built since the previous successful inference failed with it; "
-                    "build them again with the cause fixed. The inference failed with:\n" + failure);
+                    "so did every tensor built since the inference before it that shares a shape or an "
+                    "axis with the failure; build them again with the cause fixed. The inference failed "
+                    "with:\n" + failure);
 }
 
 /// Throws when `shape` was created before the last `reset`: its variable ids and step now name
@@ -345,23 +154,6 @@ int propagate(const UpdateStep& step) {
   }
   bind_captures(s.steps.back());
   return id;
-}
-
-void finish_inference() {
-  std::vector<std::size_t> attempt;  // the steps this call is to finish
-  for (std::size_t i = 0; i < state().steps.size(); ++i)
-    if (state().steps[i].pending) attempt.push_back(i);
-  std::string deferred_error;
-  try {
-    close_all_stages();
-    deferred_error = finish_pending_steps();
-  } catch (...) {
-    abandon_inference(attempt, describe(std::current_exception()));
-    throw;
-  }
-  clear_environment();
-  // Thrown once the state is consistent again: the step is done, its padding was not applied.
-  if (!deferred_error.empty()) throw ShapeError(deferred_error);
 }
 
 std::vector<std::int64_t> row_dims(const Shape& shape, RowKind kind) {

@@ -49,6 +49,34 @@ void rebuild_watchers() {
     for (int v : k->watch) s.watchers[v].push_back(seq);
 }
 
+Snapshot begin_step() {
+  auto& s = state();
+  s.trail = State::Trail{};
+  s.trail.active = true;
+  return {s.next_var, {}};
+}
+
+void end_step() { state().trail = State::Trail{}; }
+
+void restore(Snapshot snap) {
+  auto& s = state();
+  for (int v : s.trail.dims) s.dim_solution.erase(v);
+  for (int v : s.trail.rows) s.row_solution.erase(v);
+  for (auto it = s.trail.infos.rbegin(); it != s.trail.infos.rend(); ++it) {
+    if (it->second) s.row_info[it->first] = *it->second;
+    else s.row_info.erase(it->first);
+  }
+  auto& log = s.trail.pending_log;
+  for (auto it = log.rbegin(); it != log.rend(); ++it) {
+    if (it->second) s.pending[it->first] = it->second;
+    else s.pending.erase(it->first);
+  }
+  rebuild_watchers();
+  s.next_var = snap.next_var;
+  for (int id : snap.added_operands) s.operand_shapes.erase(id);
+  end_step();
+}
+
 bool is_bound(int var) {
   const auto& s = state();
   return s.dim_solution.count(var) > 0 || s.row_solution.count(var) > 0;
@@ -135,6 +163,11 @@ void write_back(Shape& shape) {
   shape.batch = subst(shape.batch);
   shape.input = subst(shape.input);
   shape.output = subst(shape.output);
+}
+
+void write_back_step(const UpdateStep& step) {
+  write_back(*step.result);
+  for (const auto& o : step.operands) write_back(*o);
 }
 
 }  // namespace cannl::shape

@@ -124,6 +124,18 @@ ConstraintRef take_pending(std::uint64_t seq);
 void wake(int var);
 /// Rebuilds the watcher index from the pending constraints (after an undo).
 void rebuild_watchers();
+/// What undoing a trail must restore besides it (bindings, row infos, pending set).
+struct Snapshot {
+  int next_var;
+  std::vector<int> added_operands;
+};
+/// Starts recording every binding, row info and pending change in the undo trail (which turns
+/// off `subst`'s path compression until `end_step` or `restore`).
+Snapshot begin_step();
+/// Forgets the trail: what it recorded stays.
+void end_step();
+/// Undoes what the trail recorded since `begin_step`, then forgets it.
+void restore(Snapshot snap);
 /// Whether a (dim or row) variable is bound.
 bool is_bound(int var);
 /// The info of a row variable, for modification (recorded in the undo trail).
@@ -137,6 +149,8 @@ Row subst(const Row& r);
 
 /// Writes the current solution back into the rows of `shape`.
 void write_back(Shape& shape);
+/// `write_back` into the result and operands of `step`.
+void write_back_step(const UpdateStep& step);
 
 /// Adds one constraint outside any step (`set_dim`) and solves it at stage 1; on a throw the
 /// inference state is left as it was.

@@ -131,6 +131,66 @@ TEST_F(Errors, FailedFinishLeavesStateUsable) {
   finish_inference();  // nothing of the failed graph is pending any more
 }
 
+// A failed finish_inference drops only what is linked to the failure: graphs built alongside it
+// that share no shape or variable with it (one before it, one after it, each with axes only
+// closing decides) finish as if they had been inferred alone. They used to fail with it.
+TEST_F(Errors, AFailedFinishDropsOnlyTheGraphLinkedToTheFailure) {
+  auto a = leaf("a", {.batch = {{2}}, .input = {{}}, .output = {{3}}});
+  auto p = param("p", {.batch = {{}}, .input = {{3}}, .output = {{5}}});
+  int before_step = -1;
+  auto before = op("before", Compose{}, {p, a}, &before_step);
+  auto w = param("w");
+  auto x = leaf("x", {.batch = {{4}}, .input = {{}}, .output = {{3}}}, Terminal{.total_elems = 12});
+  int failed_step = -1;
+  auto y = op("y", Compose{}, {w, x}, &failed_step);
+  auto v = leaf("v");  // open rows: closing decides them from the pointwise use
+  auto u = out_only("u", {7});
+  int after_step = -1;
+  auto after = op("after", Pointwise{}, {u, v}, &after_step);
+  expect_error<ShapeError>([] { finish_inference(); }, "hidden dimension(s) of parameter 'w'");
+
+  EXPECT_EQ(dims(*before), (Dims{2, 5}));
+  EXPECT_EQ(projections(before_step).product_space, (Dims{2, 5, 3}));
+  EXPECT_EQ(dims(*after), (Dims{7}));
+  EXPECT_EQ(dims(*v), (Dims{7}));
+  EXPECT_EQ(projections(after_step).product_space, (Dims{7}));
+  expect_error<ShapeError>([&] { dims(*y); }, "shape 'y' cannot be used");
+  expect_error<ShapeError>([&] { dims(*x); }, "shape 'x' cannot be used");
+  expect_error<ShapeError>([&] { projections(failed_step); }, "operation 'y' cannot be used");
+  auto z = op("z", Pointwise{}, {before, before});  // the graph that finished goes on
+  finish_inference();
+  EXPECT_EQ(dims(*z), (Dims{2, 5}));
+}
+
+// A graph that shares a leaf with the failing one is linked to it and fails with it: its leaf's
+// shape may hold what the failed attempt half-solved.
+TEST_F(Errors, AGraphSharingALeafWithTheFailureFailsWithIt) {
+  auto x = leaf("x", {.batch = {{4}}, .input = {{}}, .output = {{3}}}, Terminal{.total_elems = 12});
+  auto w = param("w");
+  auto y = op("y", Compose{}, {w, x});
+  auto s = op("s", Pointwise{}, {x, x});
+  auto a = out_only("a", {2});
+  auto b = op("b", Pointwise{}, {a, a});
+  expect_error<ShapeError>([] { finish_inference(); }, "hidden dimension(s) of parameter 'w'");
+  expect_error<ShapeError>([&] { dims(*s); }, "shape 's' cannot be used");
+  EXPECT_EQ(dims(*b), (Dims{2}));
+}
+
+// set_equal links two graphs through their variables alone: they fail together.
+TEST_F(Errors, GraphsLinkedBySetEqualFailTogether) {
+  auto i = capture("i"), j = capture("j");
+  auto w = param("w");
+  auto x = leaf("x", {.batch = {{4}}, .input = {{}}, .output = {{3}}}, Terminal{.total_elems = 12});
+  auto y = op("y", Compose{}, {w, x});
+  auto q = op("q", Einsum{"..b..|->i => ..b..|->i", {i}}, {y});
+  auto v = leaf("v");
+  auto t = op("t", Einsum{"|->j => |->j", {j}}, {v});
+  set_equal(i, j);
+  expect_error<ShapeError>([] { finish_inference(); }, "hidden dimension(s) of parameter 'w'");
+  expect_error<ShapeError>([&] { dims(*q); }, "shape 'q' cannot be used");
+  expect_error<ShapeError>([&] { dims(*t); }, "shape 't' cannot be used");
+}
+
 // After reset() ids restart: a shape of the earlier generation would read the variables of
 // whatever reuses its ids, so it is refused by name.
 TEST_F(Errors, ShapeFromBeforeResetIsRefused) {

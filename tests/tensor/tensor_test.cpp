@@ -263,6 +263,22 @@ TEST_F(TensorApi, FailedInferenceLeavesLaterGraphsUsable) {
   expect_error<ShapeError>([&] { (void)(y + c); }, "shape 'matmul' cannot be used");
 }
 
+// A mistake in one model does not take down another built alongside it: only the tensors
+// linked to the failure (sharing a leaf or an axis with it) fail with it.
+TEST_F(TensorApi, FailedInferenceLeavesGraphsBuiltAlongsideUsable) {
+  Tensor a = literal("a", {1, 2, 3, 4, 5, 6}, {.output = Dims{2, 3}});
+  Tensor b = literal("b", {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}, {.output = Dims{3, 4}});
+  Tensor c = einsum("ij;jk=>ik", a, b);
+  Tensor x = literal("x", std::vector<double>(12, 1.0), {.batch = Dims{4}, .output = Dims{3}});
+  Tensor y = param("w") * x;
+  expect_error<ShapeError>([&] { resolve_shapes({y}); }, "hidden dimension(s) of parameter 'w'");
+
+  EXPECT_EQ(c.dims(), (Dims{2, 4}));
+  EXPECT_EQ(evaluate(c), (std::vector<double>{6, 3, 3, 3, 15, 6, 6, 6}));
+  expect_error<ShapeError>([&] { (void)y.dims(); }, "cannot be used");
+  expect_error<ShapeError>([&] { (void)(x + x); }, "shape 'x' cannot be used");
+}
+
 // reset_tensor_state() restarts step and variable ids: a tensor built before it would compile
 // with the projections of whichever tensor now has its step id. It is refused by name instead.
 TEST_F(TensorApi, TensorFromBeforeResetIsRefused) {

@@ -110,9 +110,11 @@ struct UpdateStep {
 int propagate(const UpdateStep& step);
 
 /// Closes every pending shape (stages 2..7) and derives the projections of every pending step.
-/// On a throw, the pending steps and shapes are marked failed and dropped: later steps infer on
-/// their own, while `dims`, `projections` or a `propagate` using a failed one throws ShapeError
-/// "... cannot be used: the shape inference that was to solve it failed ..." with the cause.
+/// On a throw, the pending steps and shapes linked to the failure (by a chain of shared shapes
+/// and variables) are marked failed and dropped, while those of unrelated graphs built alongside
+/// finish as usual; later steps infer on their own. `dims`, `projections` or a `propagate` using
+/// a failed one throws ShapeError "... cannot be used: the shape inference that was to solve it
+/// failed ..." with the cause.
 void finish_inference();
 
 /// Dims in memory order batch @ output @ input, e.g. `{2, 4}`. Throws ShapeError
