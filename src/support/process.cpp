@@ -71,9 +71,10 @@ Result spawn_and_wait(const std::vector<std::string>& argv, SpawnActions& fa, Be
   }
   before_wait();
   result.exit_status = wait_for(pid);
-  // glibc reports an exec failure (or a failed chdir) as exit status 127 from the child.
-  result.started = result.exit_status != 127;
-  if (!result.started) result.error = "could not be executed";
+  // posix_spawnp reports a failed exec, open or chdir of the child through its return value
+  // (glibc since 2.24), so every status here is the program's own: a wrapper such as ccache
+  // exiting with 127 ("command not found") started, and its log says why.
+  result.started = true;
   return result;
 }
 

@@ -49,6 +49,22 @@ TEST_F(ProcessTest, ExitStatusAndMissingPrograms) {
   EXPECT_EQ(process::shell_quoted({"cc", "a b.c", "it's"}), "cc 'a b.c' 'it'\\''s'");
 }
 
+// A program that ran and exited with 127 (a wrapper whose inner command is missing) started:
+// its status and its output reach the caller. It used to be reported as "could not be
+// executed", which hid the log that says what was missing.
+TEST_F(ProcessTest, AProgramExitingWith127StartedAndKeepsItsStatus) {
+  const auto r = process::run({"sh", "-c", "echo cannl-inner-tool: not found; exit 127"}, temp_dir_ / "log");
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(r.exit_status, 127);
+  EXPECT_EQ(files::read_file(temp_dir_ / "log"), "cannl-inner-tool: not found\n");
+}
+
+TEST_F(ProcessTest, AMissingWorkingDirectoryIsAFailureToStart) {
+  const auto r = process::run({"true"}, temp_dir_ / "log", temp_dir_ / "no-such-dir");
+  EXPECT_FALSE(r.started);
+  EXPECT_FALSE(r.error.empty());
+}
+
 // Spawning in several threads while another sets environment variables (the cc backend sets
 // GOMP_SPINCOUNT when it loads its first library, as other compiles of a training step may be
 // starting the C compiler): every child starts. Unserialized, setenv moves `environ` under a
