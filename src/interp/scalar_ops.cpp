@@ -48,7 +48,9 @@ struct Libm<float> {
   static float cos(float x) { return ::cosf(x); }
   static float sqrt(float x) { return ::sqrtf(x); }
   static float tanh(float x) { return ir::own_tanhf(x); }
-  static float trunc(float x) { return ::truncf(x); }
+  // trunc quiets a signaling NaN (an arithmetic operation, IEEE 754 6.2), as the generated code's
+  // roundss / frintz do; GCC's inline truncf without SSE4.1 would keep it signaling.
+  static float trunc(float x) { return x != x ? x + x : ::truncf(x); }
   static float pow(float x, float y) { return ::powf(x, y); }
   static float fmax(float x, float y) { return maximum_number(x, y); }
   static float fmin(float x, float y) { return minimum_number(x, y); }
@@ -65,7 +67,7 @@ struct Libm<double> {
   static double cos(double x) { return ::cos(x); }
   static double sqrt(double x) { return ::sqrt(x); }
   static double tanh(double x) { return ::tanh(x); }
-  static double trunc(double x) { return ::trunc(x); }
+  static double trunc(double x) { return x != x ? x + x : ::trunc(x); }
   static double pow(double x, double y) { return ::pow(x, y); }
   static double fmax(double x, double y) { return maximum_number(x, y); }
   static double fmin(double x, double y) { return minimum_number(x, y); }
