@@ -144,11 +144,18 @@ class Scheduler {
       work *= loops[k]->end - loops[k]->begin;
     }
     if (work < options_.tile_threshold()) return std::nullopt;
+    const auto axis = [&](ir::Symbol x) {
+      const ir::For* f = *std::find_if(loops.end() - 3, loops.end(), [&](const ir::For* g) { return g->index == x; });
+      return ir::TileAxis{f->index, f->begin, f->end};
+    };
+    const ir::Set& store = std::get<ir::Set>(leaf->node);
     for (int p : {0, 1, 2})
       for (int q : {0, 1, 2}) {
         if (p == q) continue;
         const Tensorize t{s[p], s[q], s[3 - p - q]};
-        if (detail::match_update(std::get<ir::Set>(leaf->node), t)) return t;
+        // The store must take distinct cells over i and j (d[i + j] is no tile): Tensorize
+        // refuses it, and the plain path's push does not catch the refusal.
+        if (detail::match_update(store, t) && ir::distinct_cells(*store.node, store.index, {axis(t.i), axis(t.j)})) return t;
       }
     return std::nullopt;
   }

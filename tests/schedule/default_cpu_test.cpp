@@ -36,6 +36,28 @@ TEST(DefaultCpuSchedule, LoweredMatmulGetsParallelRegisterTiles) {
   EXPECT_EQ(compare(run_interp(r), run_interp(s.routine), Tolerance::Bitwise), "");
 }
 
+// A three-loop matmul whose store two cells of a tile share (d[i + j] += a[i, k] * b[k, j], a
+// polynomial product) is no tile: without the licence the nest stays a loop nest, bitwise,
+// instead of the schedule throwing the Tensorize's refusal.
+TEST(DefaultCpuSchedule, AMatmulStoringTwoCellsToOneElementStaysANest) {
+  using ir::DType;
+  const auto a = ir::make_node("a", DType::F32, {32, 32});
+  const auto b = ir::make_node("b", DType::F32, {32, 32});
+  const auto d = ir::make_node("d", DType::F32, {63});
+  const ir::Symbol i = ir::fresh_symbol(), j = ir::fresh_symbol(), k = ir::fresh_symbol();
+  const std::vector<ir::AxisIndex> at{{{{1, i}, {1, j}}, 0}};
+  const auto product = ir::apply(ir::Op::Mul, DType::F32, {ir::get(a, {it(i), it(k)}), ir::get(b, {it(k), it(j)})});
+  const auto update = ir::set(d, at, ir::apply(ir::Op::Add, DType::F32, {ir::get(d, at), product}));
+  const ir::LoweredRoutine r{"polynomial_product",
+                             ir::seq({ir::zero_out(d), ir::for_loop(i, 0, 32, ir::for_loop(j, 0, 32, ir::for_loop(k, 0, 32, update)))}),
+                             {}};
+  CpuScheduleOptions options;
+  options.reassociate = false;
+  const ScheduledRoutine s = default_cpu_schedule(r, options);
+  EXPECT_FALSE(has(ir::print_loop_ir(s.routine), "tile_mma")) << ir::print_loop_ir(s.routine);
+  EXPECT_EQ(compare(run_interp(r), run_interp(s.routine), Tolerance::Bitwise), "");
+}
+
 TEST(DefaultCpuSchedule, ElementwiseGetsGridAndVectorized) {
   Elementwise e(256, 128);
   const ScheduledRoutine s = default_cpu_schedule(e.routine(), CpuScheduleOptions{});
