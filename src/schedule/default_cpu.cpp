@@ -360,6 +360,13 @@ class Scheduler {
       const ir::For* unit = loops[first_short - 1];
       if (unit->axis != ir::AxisType::Serial || unit->end - unit->begin < 16 || !contiguous_index(*store, unit->index))
         continue;
+      // The store's last axis (unit's) must not mention the loops unit passes: there the cell
+      // fixes unit, so a cell's updates vary only along those loops, whose order is kept. In
+      // dx[c + 2r] several (c, r) reach one cell and the sink would reverse their order (Swap
+      // allows that for a reduction: a re-association this bitwise round has no licence for).
+      if (std::any_of(loops.begin() + static_cast<std::ptrdiff_t>(first_short), loops.end(),
+                      [&](const ir::For* f) { return store->index.back().mentions(f->index); }))
+        continue;
       Plan plan{c.segment, {}};
       for (std::size_t k = first_short; k < loops.size(); ++k) plan.steps.push_back(Swap{unit->index, loops[k]->index});
       plans.push_back(std::move(plan));

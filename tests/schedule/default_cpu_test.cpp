@@ -201,6 +201,33 @@ TEST(DefaultCpuSchedule, VectorMaxAndMinKeepNanAndSignedZeroRules) {
   }
 }
 
+// A unit-stride loop over short trailing loops that share its store's axis (a dilated
+// convolution's input gradient over a signal, dx[c + 2r] += x[c, r]) reaches a cell from several
+// (c, r): sinking c below r would reverse each cell's order of updates, which without the
+// licence must keep its bits (1e8 + 1 - 1e8 depends on the order).
+TEST(DefaultCpuSchedule, AUnitStrideLoopSharingItsAxisWithTheWindowIsNotSunk) {
+  try {
+    (void)test_util::cc();
+  } catch (const BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  using ir::DType;
+  const auto x = ir::make_node("x", DType::F32, {64, 4});
+  const auto dx = ir::make_node("dx", DType::F32, {70});
+  const ir::Symbol c = ir::fresh_symbol(), r = ir::fresh_symbol();
+  const std::vector<ir::AxisIndex> at{{{{1, c}, {2, r}}, 0}};
+  const auto v = ir::apply(ir::Op::Add, DType::F32, {ir::get(dx, at), ir::get(x, {it(c), it(r)})});
+  const ir::LoweredRoutine dilated{"dilated_scatter", ir::for_loop(c, 0, 64, ir::for_loop(r, 0, 4, ir::set(dx, at, v))), {}};
+  CpuScheduleOptions options;
+  options.reassociate = false;
+  const ir::LoweredRoutine scheduled = default_cpu_schedule(dilated, options).routine;
+  std::vector<float> values(64 * 4);
+  for (std::size_t k = 0; k < values.size(); ++k) values[k] = k % 3 == 1 ? 1.0f : (k % 3 == 0 ? 1e8f : -1e8f);
+  const std::vector<test_util::Bytes> inputs{test_util::bytes_of(values), test_util::bytes_of(std::vector<float>(70, 0.0f))};
+  const auto serial = test_util::run_on(*test_util::cc(), {dilated, {x, dx}}, inputs);
+  EXPECT_EQ(test_util::run_on(*test_util::cc(), {scheduled, {x, dx}}, inputs)[1], serial[1]) << ir::print_loop_ir(scheduled);
+}
+
 TEST(DefaultCpuSchedule, ConfigKeysSwitchItOffAndSetTheThreshold) {
   test_util::ConfigGuard guard;
   Elementwise e(256, 128);
