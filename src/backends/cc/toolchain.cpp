@@ -129,12 +129,18 @@ int gcc_major_version(const Toolchain& tc) {
 // gradient parity tests: if-converted conditionals (`g += (x < y) ? 0 : h` over a 2x3 nest got
 // a wrong tail lane) and SLP-vectorized strided copies (`ga[i*3+j] = gc[i*4+j]` duplicated a
 // lane). Disabling loop if-conversion and SLP vectorization restores correct code.
+//
+// GCC's loop interchange (-O3, GCC 8 on) swaps the loops of a serial reduction nest without
+// -ffast-math, so each cell's additions run in another order and round differently (GCC 12.2:
+// `d[i3,i1,i4] += a[i3,i0,i4,i2] * b[i1,i0,32-i2]` over five loops). The schedule has ordered the
+// loops already; the pass stays off on every GCC that has it.
 void add_compiler_workarounds(const Toolchain& tc, std::vector<std::string>& flags) {
   const int gcc = gcc_major_version(tc);
   if (gcc > 0 && gcc <= 12) {
     flags.push_back("-fno-tree-loop-if-convert");
     flags.push_back("-fno-tree-slp-vectorize");
   }
+  if (gcc >= 8) flags.push_back("-fno-loop-interchange");
 }
 
 }  // namespace
