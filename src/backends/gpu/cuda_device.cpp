@@ -178,6 +178,22 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
     if (result != CUDA_SUCCESS) problem = api_.describe(result);
     return result == CUDA_SUCCESS ? function : nullptr;
   }
+  /// The kernel's parameter count: the first index cuFuncGetParamInfo (CUDA 12.4 and later)
+  /// refuses as past the last; unknown with an older driver or any other answer.
+  driver::KernelFacts facts(Function function, const std::string& name) const {
+    (void)name;
+    driver::KernelFacts out;
+    if (api_.cuFuncGetParamInfo == nullptr) return out;
+    // A kernel's parameters take at most 32764 bytes: the bound only stops a driver that never refuses.
+    for (std::size_t k = 0; k <= 32764; ++k) {
+      std::size_t offset = 0;
+      const CUresult result = api_.cuFuncGetParamInfo(function, k, &offset, nullptr);
+      if (result == CUDA_SUCCESS) continue;
+      if (result == CUDA_ERROR_INVALID_VALUE) out.arity = static_cast<std::int64_t>(k);
+      break;
+    }
+    return out;
+  }
   void unload_quietly(ModuleHandle module) const { api_.cuModuleUnload(module); }
   void launch(Function function, const ir::KernelGeometry& geometry, void** params, const std::string& name) const {
     const KernelNode p = kernel_node(function, geometry);

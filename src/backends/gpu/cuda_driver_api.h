@@ -105,6 +105,9 @@ constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 
+// cuFuncGetParamInfo's answer past a kernel's last parameter.
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
+
 // CUjit_option
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
@@ -164,6 +167,10 @@ struct CudaDriverApi {
   CUresult (*cuModuleUnload)(cuda::CUmodule module) = nullptr;
   CUresult (*cuModuleGetFunction)(cuda::CUfunction* function, cuda::CUmodule module,
                                   const char* name) = nullptr;
+  // Optional (CUDA 12.4 and later; nullptr before): a kernel's parameters, to check a launch's
+  // argument count against.
+  CUresult (*cuFuncGetParamInfo)(cuda::CUfunction function, std::size_t index, std::size_t* offset,
+                                 std::size_t* size) = nullptr;
   CUresult (*cuLaunchKernel)(cuda::CUfunction function, unsigned grid_x, unsigned grid_y,
                              unsigned grid_z, unsigned block_x, unsigned block_y, unsigned block_z,
                              unsigned shared_bytes, cuda::CUstream stream, void** params,

@@ -130,8 +130,9 @@ class Device {
   /// threads per slot; a slot of extent 0 launches nothing). shared_bytes is what the kernel
   /// declares statically: checked against the limits, no dynamic shared memory is requested.
   /// Throws RuntimeUsageError on an argument that is not this device's buffer, a module of
-  /// another device, a geometry over limits(), or (OpenCL, cuda-cpu: the devices that can read a
-  /// kernel's parameter count) an argument count other than the kernel's.
+  /// another device, a geometry over limits(), or (OpenCL, cuda-cpu, CUDA with a driver of CUDA
+  /// 12.4 or later: the devices that can read a kernel's parameter count; HIP has no such query)
+  /// an argument count other than the kernel's.
   virtual void launch(Module& module, std::size_t kernel, const ir::KernelGeometry& geometry,
                       std::span<const KernelArg> args) = 0;
   /// Whether the device's API has graphs (CUDA, HIP): build_graph may then still fail, saying why.

@@ -15,7 +15,7 @@
 //   from_host_async(p, host, bytes); device_copy_async(dst, src, bytes)
 //   EventHandle record_event(timing); destroy_event_quietly(e); wait_event(e); elapsed_ms(a, b)
 //   ModuleHandle load_image(image, problem); Function function(module, name, problem);
-//   unload_quietly(module); launch(function, geometry, params, name)
+//   KernelFacts facts(function, name); unload_quietly(module); launch(function, geometry, params, name)
 //   graphs_missing(); kernel_node(function, geometry); and the graph calls of build_graph below.
 //
 // Each Queue call checks its result with the runtime's own call name (cuMemAlloc_v2, hipMalloc),
@@ -91,6 +91,12 @@ class [[nodiscard]] Current {
  private:
   const Queue& queue_;
   typename Queue::Caller caller_;
+};
+
+// What the runtime tells of a loaded kernel, for the launch checks (launch_checks.h): its
+// parameter count, -1 where the runtime cannot tell.
+struct KernelFacts {
+  std::int64_t arity = -1;
 };
 
 // The pointer type's value in a kernel's 8-byte parameter slot and a graph key.
@@ -187,12 +193,15 @@ class DeviceModule final : public Module {
   bool from_cache() const override { return from_cache_; }
   const Queue* queue() const { return queue_.get(); }
   std::vector<typename Queue::Function>& functions() { return functions_; }
+  /// What the runtime tells of each of functions().
+  std::vector<KernelFacts>& facts() { return facts_; }
 
  private:
   std::shared_ptr<Queue> queue_;
   typename Queue::ModuleHandle module_;
   std::vector<std::string> names_;
   std::vector<typename Queue::Function> functions_;
+  std::vector<KernelFacts> facts_;
   bool from_cache_;
 };
 
@@ -327,6 +336,8 @@ class DriverDevice : public Device {
               std::span<const KernelArg> args) override {
     OwnModule& m = own_kernel(module, kernel, "launch");
     const std::string& name = m.kernel_names()[kernel];
+    // The runtime reads as many values as the kernel declares, whatever `args` holds.
+    check_arity(Queue::kApi, name, args.size(), m.facts()[kernel].arity);
     if (!launchable(geometry, limits_, name)) return;
     ParamArray params(args.size());
     resolve_args(*queue_, name, args, params);
@@ -411,6 +422,7 @@ std::shared_ptr<DeviceModule<Queue>> DriverDevice<Queue>::resolve(typename Queue
       throw CompileError("the compiled " + std::string(Queue::kApi) + " module has no kernel " + name + " (" + problem +
                          "); kernels must be declared extern \"C\" __global__");
     out->functions().push_back(function);
+    out->facts().push_back(queue_->facts(function, name));
   }
   return out;
 }
@@ -456,6 +468,7 @@ std::unique_ptr<LaunchGraph> DriverDevice<Queue>::build_graph(Module& module, st
       continue;
     }
     OwnModule& m = own_kernel(module, step.kernel, "graph");
+    check_arity(Queue::kApi, m.kernel_names()[step.kernel], step.args.size(), m.facts()[step.kernel].arity);
     if (!launchable(step.geometry, limits_, m.kernel_names()[step.kernel])) continue;
     nodes[k].name = m.kernel_names()[step.kernel];
     nodes[k].arity = step.args.size();

@@ -37,6 +37,12 @@ bool launchable(const ir::KernelGeometry& geometry, const ir::GpuLimits& limits,
   return !empty;
 }
 
+void check_arity(const std::string& api, const std::string& kernel, std::size_t args, std::int64_t arity) {
+  if (arity < 0 || static_cast<std::int64_t>(args) == arity) return;
+  throw RuntimeUsageError(api + " launch of " + kernel + ": " + std::to_string(args) + " arguments for " +
+                          std::to_string(arity) + " parameters");
+}
+
 void PendingKernels::add(const std::string& kernel) {
   std::lock_guard lock(mutex_);
   names_[count_ % kKept].assign(kernel);

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -21,6 +22,13 @@ namespace cannl::backends::gpu {
 /// a block or grid dimension, shared memory), InternalError for a negative extent.
 ///   launchable({.grid = {4, 1, 1}, .block = {2048, 1, 1}}, h200, "k")  // throws: 2048 > 1024
 bool launchable(const ir::KernelGeometry& geometry, const ir::GpuLimits& limits, const std::string& kernel);
+
+/// Throws RuntimeUsageError naming `kernel` when a launch gives it `args` arguments but it declares
+/// `arity` parameters (as the module the runtime loaded says; -1 where the runtime cannot tell,
+/// which checks nothing). A driver reads as many values as the kernel declares, whatever the
+/// launch holds: too many run silently, too few read past the parameter array.
+///   check_arity("CUDA", "axpy2d", 7, 6)  // throws "CUDA launch of axpy2d: 7 arguments for 6 parameters"
+void check_arity(const std::string& api, const std::string& kernel, std::size_t args, std::int64_t arity);
 
 /// The kernels enqueued since the queue last drained, for naming the culprit when a later call
 /// reports that one failed (a kernel's fault surfaces at the next synchronizing call).

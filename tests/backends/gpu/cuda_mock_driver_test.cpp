@@ -20,6 +20,7 @@ namespace cannl::test_gpu {
 namespace {
 
 using backends::gpu::CudaDriverApi;
+using backends::gpu::LaunchStep;
 namespace cuda = backends::gpu::cuda;
 
 const MockDriver* mock_or_reason(std::string& why) { return mock_cuda_driver(why); }
@@ -199,6 +200,39 @@ TEST_F(CudaOnAMockDriver, ACachedImageTheDriverRefusesIsCompiledAgain) {
   EXPECT_FALSE(module->from_cache());
   EXPECT_TRUE(fs::exists(cache / "quarantine" / entry.file.filename()));
   EXPECT_NE(backends::gpu::read_cached_module(entry), std::optional<std::string>("not a cubin"));
+}
+
+// The driver reads as many 8-byte values from the parameter array as the kernel declares,
+// whatever the array holds: one argument too many runs the kernel silently, one too few reads past
+// the array. cuFuncGetParamInfo (CUDA 12.4) tells the count, so both are refused before the driver
+// sees them, a launch and a graph's step alike.
+TEST_F(CudaOnAMockDriver, ALaunchWithTheWrongArgumentCountIsARuntimeUsageErrorNamingTheKernel) {
+  auto device = open();
+  auto module = device->load(cuda_axpy_source(), {"axpy2d"}, "");
+  auto buffer = device->allocate(64);
+  ir::KernelGeometry geometry;
+  geometry.block = {4, 1, 1};
+  std::vector<KernelArg> args{buffer.get(), buffer.get(), buffer.get(), std::int64_t{1}, std::int64_t{1},
+                              std::int64_t{1}, std::int64_t{1}};
+  const int launches = mock_->launches();
+  try {
+    device->launch(*module, 0, geometry, args);
+    FAIL() << "7 arguments for 6 parameters reached the driver";
+  } catch (const RuntimeUsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("axpy2d: 7 arguments for 6 parameters"), std::string::npos) << e.what();
+  }
+  args.resize(5);
+  try {
+    device->launch(*module, 0, geometry, args);
+    FAIL() << "5 arguments for 6 parameters reached the driver";
+  } catch (const RuntimeUsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("axpy2d: 5 arguments for 6 parameters"), std::string::npos) << e.what();
+  }
+  const std::vector<LaunchStep> steps{{.kernel = 0, .geometry = geometry, .args = args}};
+  std::string why;
+  EXPECT_THROW(device->build_graph(*module, steps, "wrong_arity", why), RuntimeUsageError);
+  EXPECT_EQ(mock_->launches(), launches);
+  device->synchronize();
 }
 
 }  // namespace

@@ -25,10 +25,12 @@ static int g_context[DEVICES]; /* their addresses are the primary contexts */
 static int g_stream[DEVICES];  /* the streams of device d all have the address &g_stream[d] */
 static int g_module, g_event;
 /* Kernels: the module's image (a cubin) names them; a test declares how many 8-byte arguments
- * each takes (axpy2d: 6), since the mock reads no parameter layout from the cubin. */
+ * each takes (axpy2d: 6), since the mock reads no parameter layout from the cubin, and may lower
+ * the most threads a block of one may have (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 1024, as
+ * the device's, unless its registers allow fewer). */
 #define FUNCTIONS 256
 #define MAX_ARGS 64
-typedef struct { char name[128]; int arity; } mock_function;
+typedef struct { char name[128]; int arity; int max_threads; } mock_function;
 static mock_function g_functions[FUNCTIONS];
 static int g_function_count;
 static const unsigned char* g_image; /* of the loaded module */
@@ -86,12 +88,14 @@ static mock_function* find_function(const char* name) {
   mock_function* f = &g_functions[g_function_count++];
   strcpy(f->name, name);
   f->arity = strcmp(name, "axpy2d") == 0 ? 6 : -1;
+  f->max_threads = 1024;
   return f;
 }
 static int is_function(const void* f) {
   return f >= (const void*)g_functions && f < (const void*)(g_functions + g_function_count);
 }
 void mock_declare_kernel(const char* name, int arity) { mock_function* f = find_function(name); if (f) f->arity = arity; }
+void mock_set_kernel_max_threads(const char* name, int threads) { mock_function* f = find_function(name); if (f) f->max_threads = threads; }
 int mock_peer_copies(void) { return g_peer_copies; }
 int mock_stream_waits(void) { return g_stream_waits; }
 int mock_pinned_allocations(void) { return g_pinned; }
@@ -234,6 +238,25 @@ CUresult cuModuleGetFunction(void** function, void* module, const char* name) {
   *function = f;
   return OK;
 }
+/* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0) only. */
+CUresult cuFuncGetAttribute(int* value, int attribute, void* function) {
+  NEED_CONTEXT();
+  if (!is_function(function) || attribute != 0) { ++g_errors; return INVALID_VALUE; }
+  *value = ((mock_function*)function)->max_threads;
+  return OK;
+}
+/* CUDA 12.4's parameter layout: 8 bytes each; CUDA_ERROR_INVALID_VALUE past the last. A kernel
+ * the test did not declare is one the mock cannot tell of (CUDA_ERROR_NOT_SUPPORTED). */
+CUresult cuFuncGetParamInfo(void* function, size_t index, size_t* offset, size_t* size) {
+  NEED_CONTEXT();
+  if (!is_function(function) || offset == NULL) { ++g_errors; return INVALID_VALUE; }
+  const mock_function* f = function;
+  if (f->arity < 0) return 801;
+  if (index >= (size_t)f->arity) return INVALID_VALUE;
+  *offset = 8 * index;
+  if (size != NULL) *size = 8;
+  return OK;
+}
 /* One kernel launch, direct or from a graph node: logged; axpy2d also runs. */
 typedef struct {
   mock_function* function;
@@ -278,6 +301,11 @@ static CUresult describe_launch(mock_launch* l, void* function, const unsigned g
     if (grid[k] == 0 || block[k] == 0) { ++g_errors; return INVALID_VALUE; }
     l->grid[k] = grid[k];
     l->block[k] = block[k];
+  }
+  /* More threads than the kernel's registers allow: the driver's CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. */
+  if ((unsigned long long)block[0] * block[1] * block[2] > (unsigned long long)l->function->max_threads) {
+    ++g_errors;
+    return 701;
   }
   for (int k = 0; k < l->arity; ++k) l->args[k] = *(unsigned long long*)params[k]; /* copied, as the driver does */
   return OK;

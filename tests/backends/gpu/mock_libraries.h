@@ -36,6 +36,9 @@ struct MockDriver {
   const char* (*log)() = nullptr;
   void (*clear_log)() = nullptr;
   void (*declare_kernel)(const char* name, int arity) = nullptr;  // before launching it
+  // The most threads a block of kernel `name` may have (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+  // 1024 unless set), before loading it.
+  void (*set_kernel_max_threads)(const char* name, int threads) = nullptr;
   int (*graph_instantiations)() = nullptr;
   int (*graph_launches)() = nullptr;
   int (*graph_updates)() = nullptr;
@@ -73,6 +76,8 @@ inline const MockDriver* mock_cuda_driver(std::string& why, bool without_graphs 
       built->log = reinterpret_cast<const char* (*)()>(lib.symbol("mock_log"));
       built->clear_log = reinterpret_cast<void (*)()>(lib.symbol("mock_clear_log"));
       built->declare_kernel = reinterpret_cast<void (*)(const char*, int)>(lib.symbol("mock_declare_kernel"));
+      built->set_kernel_max_threads =
+          reinterpret_cast<void (*)(const char*, int)>(lib.symbol("mock_set_kernel_max_threads"));
       built->graph_instantiations = reinterpret_cast<int (*)()>(lib.symbol("mock_graph_instantiations"));
       built->graph_launches = reinterpret_cast<int (*)()>(lib.symbol("mock_graph_launches"));
       built->graph_updates = reinterpret_cast<int (*)()>(lib.symbol("mock_graph_updates"));
