@@ -178,11 +178,15 @@ class CudaQueue final : public driver::QueueBase<CudaDriverApi, CUresult, CUDA_S
     if (result != CUDA_SUCCESS) problem = api_.describe(result);
     return result == CUDA_SUCCESS ? function : nullptr;
   }
-  /// The kernel's parameter count: the first index cuFuncGetParamInfo (CUDA 12.4 and later)
-  /// refuses as past the last; unknown with an older driver or any other answer.
+  /// The kernel's thread limit, and its parameter count: the first index cuFuncGetParamInfo
+  /// (CUDA 12.4 and later) refuses as past the last; unknown with an older driver or any other
+  /// answer. The context is current.
   driver::KernelFacts facts(Function function, const std::string& name) const {
-    (void)name;
     driver::KernelFacts out;
+    int threads = 0;
+    api_.check(api_.cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
+               "cuFuncGetAttribute", "the thread limit of kernel " + name);
+    out.max_threads = threads;
     if (api_.cuFuncGetParamInfo == nullptr) return out;
     // A kernel's parameters take at most 32764 bytes: the bound only stops a driver that never refuses.
     for (std::size_t k = 0; k <= 32764; ++k) {

@@ -51,6 +51,7 @@ CudaDriverApi bind_driver(const ApiLibrary& lib) {
   lib.bind(api.cuModuleLoadDataEx, "cuModuleLoadDataEx");
   lib.bind(api.cuModuleUnload, "cuModuleUnload");
   lib.bind(api.cuModuleGetFunction, "cuModuleGetFunction");
+  lib.bind(api.cuFuncGetAttribute, "cuFuncGetAttribute");
   lib.bind_optional(api.cuFuncGetParamInfo, "cuFuncGetParamInfo");
   lib.bind(api.cuLaunchKernel, "cuLaunchKernel");
   lib.bind(api.cuEventCreate, "cuEventCreate");

@@ -105,6 +105,9 @@ constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 
+// CUfunction_attribute: the most threads a block of the kernel may have (its registers, launch
+// bounds), at most the device's.
+constexpr int CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
 // cuFuncGetParamInfo's answer past a kernel's last parameter.
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 
@@ -167,6 +170,7 @@ struct CudaDriverApi {
   CUresult (*cuModuleUnload)(cuda::CUmodule module) = nullptr;
   CUresult (*cuModuleGetFunction)(cuda::CUfunction* function, cuda::CUmodule module,
                                   const char* name) = nullptr;
+  CUresult (*cuFuncGetAttribute)(int* value, int attribute, cuda::CUfunction function) = nullptr;
   // Optional (CUDA 12.4 and later; nullptr before): a kernel's parameters, to check a launch's
   // argument count against.
   CUresult (*cuFuncGetParamInfo)(cuda::CUfunction function, std::size_t index, std::size_t* offset,

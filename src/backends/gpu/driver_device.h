@@ -94,9 +94,11 @@ class [[nodiscard]] Current {
 };
 
 // What the runtime tells of a loaded kernel, for the launch checks (launch_checks.h): its
-// parameter count, -1 where the runtime cannot tell.
+// parameter count, -1 where the runtime cannot tell, and the most threads a block of it may have
+// (its registers or launch bounds may allow fewer than the device), 0 where unknown.
 struct KernelFacts {
   std::int64_t arity = -1;
+  std::int64_t max_threads = 0;
 };
 
 // The pointer type's value in a kernel's 8-byte parameter slot and a graph key.
@@ -339,6 +341,8 @@ class DriverDevice : public Device {
     // The runtime reads as many values as the kernel declares, whatever `args` holds.
     check_arity(Queue::kApi, name, args.size(), m.facts()[kernel].arity);
     if (!launchable(geometry, limits_, name)) return;
+    // Over the kernel's own limit the runtime fails the launch opaquely (out of resources).
+    check_kernel_threads(geometry, m.facts()[kernel].max_threads, name);
     ParamArray params(args.size());
     resolve_args(*queue_, name, args, params);
     const Current current(*queue_);
@@ -470,6 +474,7 @@ std::unique_ptr<LaunchGraph> DriverDevice<Queue>::build_graph(Module& module, st
     OwnModule& m = own_kernel(module, step.kernel, "graph");
     check_arity(Queue::kApi, m.kernel_names()[step.kernel], step.args.size(), m.facts()[step.kernel].arity);
     if (!launchable(step.geometry, limits_, m.kernel_names()[step.kernel])) continue;
+    check_kernel_threads(step.geometry, m.facts()[step.kernel].max_threads, m.kernel_names()[step.kernel]);
     nodes[k].name = m.kernel_names()[step.kernel];
     nodes[k].arity = step.args.size();
     nodes[k].params = queue_->kernel_node(m.functions()[step.kernel], step.geometry);

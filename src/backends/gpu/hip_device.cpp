@@ -156,12 +156,17 @@ class HipQueue final : public driver::QueueBase<HipRuntimeApi, hipError_t, hipSu
     if (result != hipSuccess) problem = api_.describe(result);
     return result == hipSuccess ? function : nullptr;
   }
-  /// Nothing of the parameter count: the HIP runtime has no query for a hipFunction_t (CUDA's
-  /// cuFuncGetParamInfo has no HIP counterpart in ROCm 5 and 6; the newest ROCm's
-  /// hipKernelGetParamInfo takes a hipKernel_t of its library API), so launches go unchecked.
+  /// The kernel's thread limit (its launch bounds). Nothing of the parameter count: the HIP
+  /// runtime has no query for a hipFunction_t (CUDA's cuFuncGetParamInfo has no HIP counterpart
+  /// in ROCm 5 and 6; the newest ROCm's hipKernelGetParamInfo takes a hipKernel_t of its library
+  /// API), so the argument count goes unchecked. The device is current.
   driver::KernelFacts facts(Function function, const std::string& name) const {
-    (void)function, (void)name;
-    return {};
+    driver::KernelFacts out;
+    int threads = 0;
+    api_.check(api_.hipFuncGetAttribute(&threads, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
+               "hipFuncGetAttribute", "the thread limit of kernel " + name);
+    out.max_threads = threads;
+    return out;
   }
   void unload_quietly(ModuleHandle module) const { api_.hipModuleUnload(module); }
   void launch(Function function, const ir::KernelGeometry& geometry, void** params, const std::string& name) const {

@@ -51,6 +51,7 @@ HipRuntimeApi bind_runtime(const ApiLibrary& lib) {
   lib.bind(api.hipModuleLoadData, "hipModuleLoadData");
   lib.bind(api.hipModuleUnload, "hipModuleUnload");
   lib.bind(api.hipModuleGetFunction, "hipModuleGetFunction");
+  lib.bind(api.hipFuncGetAttribute, "hipFuncGetAttribute");
   lib.bind(api.hipModuleLaunchKernel, "hipModuleLaunchKernel");
   lib.bind(api.hipEventCreateWithFlags, "hipEventCreateWithFlags");
   lib.bind(api.hipEventDestroy, "hipEventDestroy");

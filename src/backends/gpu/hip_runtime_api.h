@@ -84,6 +84,10 @@ constexpr int hipDeviceAttributeMaxSharedMemoryPerBlock = 74;  // LDS bytes of o
 constexpr int hipDeviceAttributeMultiprocessorCount = 63;       // compute units
 constexpr int hipDeviceAttributeWarpSize = 87;                 // the wave: 64 (CDNA, GCN) or 32 (RDNA)
 
+// hipFunction_attribute: the most threads a block of the kernel may have (its launch bounds,
+// registers), at most the device's.
+constexpr int HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
+
 // hipLimit_t
 constexpr int hipLimitPrintfFifoSize = 1;
 
@@ -139,6 +143,7 @@ struct HipRuntimeApi {
   hipError_t (*hipModuleLoadData)(hip::hipModule_t* module, const void* image) = nullptr;
   hipError_t (*hipModuleUnload)(hip::hipModule_t module) = nullptr;
   hipError_t (*hipModuleGetFunction)(hip::hipFunction_t* function, hip::hipModule_t module, const char* name) = nullptr;
+  hipError_t (*hipFuncGetAttribute)(int* value, int attribute, hip::hipFunction_t function) = nullptr;
   hipError_t (*hipModuleLaunchKernel)(hip::hipFunction_t function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
                                       unsigned block_x, unsigned block_y, unsigned block_z, unsigned shared_bytes,
                                       hipStream_t stream, void** params, void** extra) = nullptr;

@@ -43,6 +43,13 @@ void check_arity(const std::string& api, const std::string& kernel, std::size_t 
                           std::to_string(arity) + " parameters");
 }
 
+void check_kernel_threads(const ir::KernelGeometry& geometry, std::int64_t kernel_limit, const std::string& kernel) {
+  if (kernel_limit <= 0 || geometry.threads_per_block() <= kernel_limit) return;
+  throw RuntimeUsageError("kernel " + kernel + ": threads per block is " + std::to_string(geometry.threads_per_block()) +
+                          ", over the kernel's own limit of " + std::to_string(kernel_limit) +
+                          " (below the device's: its registers or launch bounds allow no more)");
+}
+
 void PendingKernels::add(const std::string& kernel) {
   std::lock_guard lock(mutex_);
   names_[count_ % kKept].assign(kernel);

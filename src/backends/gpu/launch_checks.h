@@ -30,6 +30,13 @@ bool launchable(const ir::KernelGeometry& geometry, const ir::GpuLimits& limits,
 ///   check_arity("CUDA", "axpy2d", 7, 6)  // throws "CUDA launch of axpy2d: 7 arguments for 6 parameters"
 void check_arity(const std::string& api, const std::string& kernel, std::size_t args, std::int64_t arity);
 
+/// Throws RuntimeUsageError naming `kernel` when `geometry`'s threads per block exceed
+/// `kernel_limit`, the kernel's own (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, hipFuncGetAttribute,
+/// CL_KERNEL_WORK_GROUP_SIZE: its registers, launch bounds or private memory may allow fewer than
+/// the device's limit; 0 where unknown, which checks nothing). After launchable.
+///   check_kernel_threads({.block = {256, 1, 1}}, 128, "k")  // throws: 256 > 128
+void check_kernel_threads(const ir::KernelGeometry& geometry, std::int64_t kernel_limit, const std::string& kernel);
+
 /// The kernels enqueued since the queue last drained, for naming the culprit when a later call
 /// reports that one failed (a kernel's fault surfaces at the next synchronizing call).
 class PendingKernels {

@@ -235,5 +235,37 @@ TEST_F(CudaOnAMockDriver, ALaunchWithTheWrongArgumentCountIsARuntimeUsageErrorNa
   device->synchronize();
 }
 
+// A block within the device's 1024 threads may still be over the kernel's own limit (a kernel
+// whose registers allow only 128 threads a block): a named error before the launch, not the
+// driver's CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES.
+TEST_F(CudaOnAMockDriver, ABlockOverTheKernelsOwnThreadLimitIsARuntimeUsageErrorNamingIt) {
+  mock_->set_kernel_max_threads("axpy2d", 128);
+  struct Restore {
+    const MockDriver* mock;
+    ~Restore() { mock->set_kernel_max_threads("axpy2d", 1024); }
+  } restore{mock_};
+  auto device = open();
+  auto module = device->load(cuda_axpy_source(), {"axpy2d"}, "");
+  auto buffer = device->allocate(64);
+  const std::vector<KernelArg> args{buffer.get(), buffer.get(), buffer.get(), std::int64_t{1}, std::int64_t{1},
+                                    std::int64_t{1}};
+  ir::KernelGeometry geometry;
+  geometry.block = {64, 4, 1};
+  try {
+    device->launch(*module, 0, geometry, args);
+    FAIL() << "a block of 256 threads reached the driver";
+  } catch (const RuntimeUsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("kernel axpy2d"), std::string::npos) << m;
+    EXPECT_NE(m.find("threads per block is 256, over the kernel's own limit of 128"), std::string::npos) << m;
+  }
+  const std::vector<LaunchStep> steps{{.kernel = 0, .geometry = geometry, .args = args}};
+  std::string why;
+  EXPECT_THROW(device->build_graph(*module, steps, "too_wide", why), RuntimeUsageError);
+  geometry.block = {32, 4, 1};
+  device->launch(*module, 0, geometry, args);  // at the limit
+  device->synchronize();
+}
+
 }  // namespace
 }  // namespace cannl::test_gpu

@@ -40,6 +40,8 @@ struct MockRuntime {
   int (*stream_waits)() = nullptr;
   void (*set_peer_access)(int) = nullptr;
   MockLog log;  // every launch and memset, direct or from a graph (graph_checks.h)
+  // The most threads a block of kernel `name` may have (1024 unless set), before loading it.
+  void (*set_kernel_max_threads)(const char* name, int threads) = nullptr;
   int (*graph_instantiations)() = nullptr;
   int (*graph_launches)() = nullptr;
   int (*graph_updates)() = nullptr;
@@ -80,6 +82,8 @@ void on_the_mock(const std::function<void(const MockRuntime&)>& test, bool witho
         mock.log.log = reinterpret_cast<const char* (*)()>(mock.library->symbol("mock_log"));
         mock.log.clear_log = reinterpret_cast<void (*)()>(mock.library->symbol("mock_clear_log"));
         mock.log.declare_kernel = reinterpret_cast<void (*)(const char*, int)>(mock.library->symbol("mock_declare_kernel"));
+        mock.set_kernel_max_threads =
+            reinterpret_cast<void (*)(const char*, int)>(mock.library->symbol("mock_set_kernel_max_threads"));
         mock.graph_instantiations = reinterpret_cast<int (*)()>(mock.library->symbol("mock_graph_instantiations"));
         mock.graph_launches = reinterpret_cast<int (*)()>(mock.library->symbol("mock_graph_launches"));
         mock.graph_updates = reinterpret_cast<int (*)()>(mock.library->symbol("mock_graph_updates"));
@@ -244,6 +248,37 @@ TEST(HipOnAMockRuntime, AMissingKernelIsACompileErrorAndARefusedCacheEntryIsComp
     auto module = check_axpy(*device, cuda_axpy_source(), cache);
     EXPECT_FALSE(module->from_cache());
     EXPECT_TRUE(fs::exists(cache / "quarantine" / entry.file.filename()));
+  });
+}
+
+// A block within the device's 1024 threads may still be over the kernel's own limit
+// (hipFuncGetAttribute: its launch bounds allow only 128): a named error before the launch, not
+// the runtime's refusal.
+TEST(HipOnAMockRuntime, ABlockOverTheKernelsOwnThreadLimitIsARuntimeUsageErrorNamingIt) {
+  SKIP_WITHOUT_MOCK();
+  on_the_mock([](const MockRuntime& mock) {
+    mock.set_kernel_max_threads("axpy2d", 128);
+    auto device = open(mock);
+    auto module = device->load(cuda_axpy_source(), {"axpy2d"}, "");
+    auto buffer = device->allocate(64);
+    const std::vector<KernelArg> args{buffer.get(), buffer.get(), buffer.get(), std::int64_t{1}, std::int64_t{1},
+                                      std::int64_t{1}};
+    ir::KernelGeometry geometry;
+    geometry.block = {64, 4, 1};
+    try {
+      device->launch(*module, 0, geometry, args);
+      ADD_FAILURE() << "a block of 256 threads reached the runtime";
+    } catch (const RuntimeUsageError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("kernel axpy2d"), std::string::npos) << m;
+      EXPECT_NE(m.find("threads per block is 256, over the kernel's own limit of 128"), std::string::npos) << m;
+    }
+    const std::vector<backends::gpu::LaunchStep> steps{{.kernel = 0, .geometry = geometry, .args = args}};
+    std::string why;
+    EXPECT_THROW(device->build_graph(*module, steps, "too_wide", why), RuntimeUsageError);
+    geometry.block = {32, 4, 1};
+    device->launch(*module, 0, geometry, args);  // at the limit
+    device->synchronize();
   });
 }
 

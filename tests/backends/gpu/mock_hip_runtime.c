@@ -18,10 +18,12 @@ enum { OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_IMAGE = 200, INVALI
 #define DEVICES 2
 static int g_stream[DEVICES];                /* the streams of device d all have the address &g_stream[d] */
 static int g_module, g_event;                /* their addresses are the handles */
-/* Kernels: the code object names them; a test declares how many 8-byte arguments each takes. */
+/* Kernels: the code object names them; a test declares how many 8-byte arguments each takes, and
+ * may lower the most threads a block of one may have (HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+ * 1024, as the device's, unless its launch bounds allow fewer). */
 #define FUNCTIONS 256
 #define MAX_ARGS 64
-typedef struct { char name[128]; int arity; } mock_function;
+typedef struct { char name[128]; int arity; int max_threads; } mock_function;
 static mock_function g_functions[FUNCTIONS];
 static int g_function_count;
 static const unsigned char* g_image; /* of the loaded module */
@@ -62,12 +64,14 @@ static mock_function* find_function(const char* name) {
   mock_function* f = &g_functions[g_function_count++];
   strcpy(f->name, name);
   f->arity = strcmp(name, "axpy2d") == 0 ? 6 : -1;
+  f->max_threads = 1024;
   return f;
 }
 static int is_function(const void* f) {
   return f >= (const void*)g_functions && f < (const void*)(g_functions + g_function_count);
 }
 void mock_declare_kernel(const char* name, int arity) { mock_function* f = find_function(name); if (f) f->arity = arity; }
+void mock_set_kernel_max_threads(const char* name, int threads) { mock_function* f = find_function(name); if (f) f->max_threads = threads; }
 static void perform_memset(void* pointer, size_t count) {
   char line[96];
   snprintf(line, sizeof line, "memset %llx %zu\n", (unsigned long long)pointer, count);
@@ -198,6 +202,13 @@ hipError_t hipModuleGetFunction(void** function, void* module, const char* name)
   *function = f;
   return OK;
 }
+/* HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0) only. */
+hipError_t hipFuncGetAttribute(int* value, int attribute, void* function) {
+  NEED_DEVICE();
+  if (!is_function(function) || attribute != 0) { ++g_errors; return INVALID_VALUE; }
+  *value = ((mock_function*)function)->max_threads;
+  return OK;
+}
 /* One kernel launch, direct or from a graph node: logged; axpy2d also runs. */
 typedef struct {
   mock_function* function;
@@ -236,6 +247,11 @@ static hipError_t describe_launch(mock_launch* l, void* function, const unsigned
     if (grid[k] == 0 || block[k] == 0) { ++g_errors; return INVALID_VALUE; }
     l->grid[k] = grid[k];
     l->block[k] = block[k];
+  }
+  /* More threads than the kernel's launch bounds allow: the runtime refuses the launch. */
+  if ((unsigned long long)block[0] * block[1] * block[2] > (unsigned long long)l->function->max_threads) {
+    ++g_errors;
+    return INVALID_VALUE;
   }
   for (int k = 0; k < l->arity; ++k) l->args[k] = *(unsigned long long*)params[k]; /* copied, as the runtime does */
   return OK;
