@@ -116,6 +116,11 @@ function(cannl_test_precompiled_headers target)
     target_link_libraries(cannl_test_pch PRIVATE GTest::gtest)
     cannl_test_optimization(cannl_test_pch)
     target_precompile_headers(cannl_test_pch PRIVATE ${PROJECT_SOURCE_DIR}/tests/precompiled_test_headers.h)
+    # Clang stamps a precompiled header with its build time unless told not to, and ccache then
+    # never reuses what was compiled with it (its manual, "Precompiled headers").
+    if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+      target_compile_options(cannl_test_pch PRIVATE -Xclang -fno-pch-timestamp)
+    endif()
     cannl_test_ccache_for_pch(cannl_test_pch)
   endif()
   target_precompile_headers(${target} REUSE_FROM cannl_test_pch)

@@ -7,6 +7,7 @@
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
 #include "cannl/support/files.h"
+#include "support/sanitizers.h"
 
 namespace cannl {
 namespace {
@@ -65,7 +66,7 @@ TEST(CcErrors, BadFpContractIsConfigError) {
 }
 
 TEST(CcErrors, UnallocatableScratchIsAResourceErrorNotACrash) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(CANNL_TEST_UNDER_ASAN)
   GTEST_SKIP() << "AddressSanitizer aborts on the impossible allocation itself";
 #else
   // A local array of 2^40 floats (4 TiB): its allocation fails, the routine returns
