@@ -244,27 +244,7 @@ TEST_F(CudaOnAMockDriver, ABlockOverTheKernelsOwnThreadLimitIsARuntimeUsageError
     const MockDriver* mock;
     ~Restore() { mock->set_kernel_max_threads("axpy2d", 1024); }
   } restore{mock_};
-  auto device = open();
-  auto module = device->load(cuda_axpy_source(), {"axpy2d"}, "");
-  auto buffer = device->allocate(64);
-  const std::vector<KernelArg> args{buffer.get(), buffer.get(), buffer.get(), std::int64_t{1}, std::int64_t{1},
-                                    std::int64_t{1}};
-  ir::KernelGeometry geometry;
-  geometry.block = {64, 4, 1};
-  try {
-    device->launch(*module, 0, geometry, args);
-    FAIL() << "a block of 256 threads reached the driver";
-  } catch (const RuntimeUsageError& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("kernel axpy2d"), std::string::npos) << m;
-    EXPECT_NE(m.find("threads per block is 256, over the kernel's own limit of 128"), std::string::npos) << m;
-  }
-  const std::vector<LaunchStep> steps{{.kernel = 0, .geometry = geometry, .args = args}};
-  std::string why;
-  EXPECT_THROW(device->build_graph(*module, steps, "too_wide", why), RuntimeUsageError);
-  geometry.block = {32, 4, 1};
-  device->launch(*module, 0, geometry, args);  // at the limit
-  device->synchronize();
+  check_kernel_thread_limit(*open());
 }
 
 }  // namespace

@@ -202,4 +202,29 @@ inline void check_launch_errors(Device& device, Module& module, backends::Buffer
   device.synchronize();
 }
 
+/// On a device whose `axpy2d` kernel (cuda_axpy_source) allows only 128 threads a block: a launch
+/// and a graph of 256 are refused by name before the runtime sees them; 128 launches.
+inline void check_kernel_thread_limit(Device& device) {
+  auto module = device.load(cuda_axpy_source(), {"axpy2d"}, "");
+  auto buffer = device.allocate(64);
+  const std::vector<KernelArg> args{buffer.get(), buffer.get(), buffer.get(), std::int64_t{1}, std::int64_t{1},
+                                    std::int64_t{1}};
+  ir::KernelGeometry geometry;
+  geometry.block = {64, 4, 1};
+  try {
+    device.launch(*module, 0, geometry, args);
+    ADD_FAILURE() << "a block of 256 threads reached the runtime";
+  } catch (const RuntimeUsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("kernel axpy2d"), std::string::npos) << m;
+    EXPECT_NE(m.find("threads per block is 256, over the kernel's own limit of 128"), std::string::npos) << m;
+  }
+  const std::vector<backends::gpu::LaunchStep> steps{{.kernel = 0, .geometry = geometry, .args = args}};
+  std::string why;
+  EXPECT_THROW(device.build_graph(*module, steps, "too_wide", why), RuntimeUsageError);
+  geometry.block = {32, 4, 1};
+  device.launch(*module, 0, geometry, args);  // at the limit
+  device.synchronize();
+}
+
 }  // namespace cannl::test_gpu

@@ -258,27 +258,7 @@ TEST(HipOnAMockRuntime, ABlockOverTheKernelsOwnThreadLimitIsARuntimeUsageErrorNa
   SKIP_WITHOUT_MOCK();
   on_the_mock([](const MockRuntime& mock) {
     mock.set_kernel_max_threads("axpy2d", 128);
-    auto device = open(mock);
-    auto module = device->load(cuda_axpy_source(), {"axpy2d"}, "");
-    auto buffer = device->allocate(64);
-    const std::vector<KernelArg> args{buffer.get(), buffer.get(), buffer.get(), std::int64_t{1}, std::int64_t{1},
-                                      std::int64_t{1}};
-    ir::KernelGeometry geometry;
-    geometry.block = {64, 4, 1};
-    try {
-      device->launch(*module, 0, geometry, args);
-      ADD_FAILURE() << "a block of 256 threads reached the runtime";
-    } catch (const RuntimeUsageError& e) {
-      const std::string m = e.what();
-      EXPECT_NE(m.find("kernel axpy2d"), std::string::npos) << m;
-      EXPECT_NE(m.find("threads per block is 256, over the kernel's own limit of 128"), std::string::npos) << m;
-    }
-    const std::vector<backends::gpu::LaunchStep> steps{{.kernel = 0, .geometry = geometry, .args = args}};
-    std::string why;
-    EXPECT_THROW(device->build_graph(*module, steps, "too_wide", why), RuntimeUsageError);
-    geometry.block = {32, 4, 1};
-    device->launch(*module, 0, geometry, args);  // at the limit
-    device->synchronize();
+    check_kernel_thread_limit(*open(mock));
   });
 }
 
