@@ -11,8 +11,13 @@ namespace {
 void add_dependency(const ContextState& state, std::vector<Dependency>& deps, int routine_id,
                     const ir::NodeRef& node, DependencyKind kind) {
   if (routine_id < 0) return;
+  // One reason per routine is enough for messages, but a read after write and the other kinds
+  // do not weigh the same: an upload of the linking node excuses only a read after write
+  // (check_dependencies_ran). So a routine keeps one reason of each weight, or uploading the
+  // node it writes and this one reads would excuse the write after write / read it also has.
+  const bool reads = kind == DependencyKind::ReadAfterWrite;
   for (const auto& d : deps)
-    if (d.routine_id == routine_id) return;  // one reason per routine is enough for messages
+    if (d.routine_id == routine_id && (d.kind == DependencyKind::ReadAfterWrite) == reads) return;
   deps.push_back({routine_id, state.routine_names.at(routine_id), node, kind});
 }
 
