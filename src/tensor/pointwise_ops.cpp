@@ -70,7 +70,9 @@ Tensor operator-(double l, const Tensor& r) { return constant(l) - r; }
 
 Tensor pow(const Tensor& v, double p) {
   ir::RhsExprRef forward = p == 2.0 ? ap(Op::Mul, {x(0), x(0)}) : ap(Op::Pow, {x(0), lit(p)});
-  ir::RhsExprRef grad = p == 2.0   ? ap(Op::Mul, {g(), ap(Op::Mul, {lit(2), a(0)})})
+  // p == 0: v^0 is constant, so no gradient flows (the general rule g * 0 * v^-1 is NaN at v = 0).
+  ir::RhsExprRef grad = p == 0.0   ? nullptr
+                        : p == 2.0 ? ap(Op::Mul, {g(), ap(Op::Mul, {lit(2), a(0)})})
                         : p == 1.0 ? g()
                                    : ap(Op::Mul, {g(), ap(Op::Mul, {lit(p), ap(Op::Pow, {a(0), lit(p - 1)})})});
   return pointwise("pow", {v}, forward, {{grad}});

@@ -111,6 +111,41 @@ std::vector<GradCase> cases() {
   };
 }
 
+// ---- points where a rule's general formula breaks down (values chosen, not drawn) ----
+
+/// The gradients of `params` (set to `values`) of `loss` on the reference interpreter.
+std::vector<std::vector<double>> gradients_at(const Tensor& loss, const std::vector<Tensor>& params,
+                                              const std::vector<std::vector<double>>& values) {
+#ifdef CANNL_TEST_GPU
+  auto ctx = runtime::Context(gpu_test::backend());
+#else
+  auto ctx = runtime::Context::interpreter();
+#endif
+  auto routine = ctx.compile(grad_update_code(loss), "grad_at");
+  testing_util::upload_literals(ctx, {loss});
+  for (std::size_t k = 0; k < params.size(); ++k) ctx.set_values(params[k].value(), values[k]);
+  ctx.run(routine);
+  std::vector<std::vector<double>> out;
+  for (const auto& p : params) out.push_back(ctx.get_values(p.grad()));
+  return out;
+}
+
+class GradientAt : public testing::Test {
+ protected:
+  void SetUp() override {
+#ifdef CANNL_TEST_GPU
+    if (!gpu_test::backend()) GTEST_SKIP() << gpu_test::unavailable_reason();
+#endif
+  }
+  testing_util::FreshTensors fresh_{"f64"};
+};
+
+TEST_F(GradientAt, PowWithExponentZeroHasAZeroGradientAlsoAtZero) {
+  // x^0 = 1 everywhere: the general rule g * 0 * x^-1 gave 0 * inf = NaN at x = 0.
+  Tensor x = param("x", {.input = Dims{}, .output = Dims{3}});
+  EXPECT_EQ(gradients_at(sum(pow(x, 0.0)), {x}, {{0, 1, -2}}).at(0), (std::vector<double>{0, 0, 0}));
+}
+
 // test_gpu runs the cases on its GPU backend only; test_tensor on the C backend and the interpreter.
 std::vector<std::string> backends_under_test() {
 #ifdef CANNL_TEST_GPU
