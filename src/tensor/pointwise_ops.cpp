@@ -134,7 +134,9 @@ Tensor stop_gradient(const Tensor& v) {
 
 Tensor cast(const Tensor& v, ir::DType dtype) {
   if (v.value()->dtype == dtype) return v;
-  return pointwise("cast", {v}, x(0), {{g()}}, true, dtype);
+  // A cast to an integer dtype is piecewise constant (it truncates): no gradient flows through
+  // it. Passing g straight through would also store g in an integer gradient node, truncated.
+  return pointwise("cast", {v}, x(0), {{g()}}, ir::is_float(dtype), dtype);
 }
 
 }  // namespace cannl

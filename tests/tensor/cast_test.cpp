@@ -65,5 +65,21 @@ TEST_F(Cast, GradientPassesThrough) {
   EXPECT_EQ(ctx.get_values(loss.value()), std::vector<double>{6.25});
 }
 
+TEST_F(Cast, NoGradientFlowsThroughACastToAnIntegerDType) {
+  // loss = sum(i32(x) * y): piecewise constant in x, so d loss / dx = 0 (it was y passed through
+  // an i32 gradient node, truncated: {0, 3} for y = {0.75, 3.5}); d loss / dy = i32(x).
+  Tensor x = param("x", {.input = Dims{}, .output = Dims{2}, .dtype = DType::F64});
+  Tensor y = param("y", {.input = Dims{}, .output = Dims{2}, .dtype = DType::F64});
+  Tensor loss = sum(pointmul(cast(x, DType::I32), y));
+  for (auto ctx : {runtime::Context::interpreter(), runtime::Context::cpu()}) {
+    auto routine = ctx.compile(grad_update_code(loss), "grad");
+    ctx.set_values(x.value(), std::vector<double>{1.5, 2.5});
+    ctx.set_values(y.value(), std::vector<double>{0.75, 3.5});
+    ctx.run(routine);
+    EXPECT_EQ(ctx.get_values(x.grad()), (std::vector<double>{0, 0}));
+    EXPECT_EQ(ctx.get_values(y.grad()), (std::vector<double>{1, 2}));
+  }
+}
+
 }  // namespace
 }  // namespace cannl

@@ -146,7 +146,8 @@ Tensor ne(const Tensor& a, const Tensor& b);
 /// Identity forward, no gradient.
 Tensor stop_gradient(const Tensor& a);
 /// The values of `a` converted to `dtype` (round to nearest even when narrowing); the gradient
-/// passes through, converted back. The same tensor when `a` already has that dtype. Used to widen
+/// passes through, converted back (none through a cast to an integer dtype, which is piecewise
+/// constant). The same tensor when `a` already has that dtype. Used to widen
 /// the accumulator of a long f32 contraction:  cast(w * cast(x, ir::DType::F64), ir::DType::F32).
 Tensor cast(const Tensor& a, ir::DType dtype);
 
