@@ -22,7 +22,7 @@ constexpr const char* kReduceAll = "...|...->... => |->";
 
 /// Accumulate `accum` over the product space of `op(args)`.
 Tensor contraction(const std::string& label, std::vector<Tensor> args, shape::Logic logic,
-                   Op accum, Op op, detail::GradientRule rule) {
+                   Op accum, Op op, CodeBuilder backward) {
   detail::OpSpec spec;
   spec.label = label;
   spec.args = std::move(args);
@@ -30,8 +30,14 @@ Tensor contraction(const std::string& label, std::vector<Tensor> args, shape::Lo
   spec.forward = [accum, op](const Tensor& self, const ir::Projections& p) {
     return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, accum, op)};
   };
-  spec.backward = detail::backward_of(std::move(rule));
+  spec.backward = std::move(backward);
   return detail::make_op(std::move(spec));
+}
+
+Tensor contraction(const std::string& label, std::vector<Tensor> args, shape::Logic logic,
+                   Op accum, Op op, detail::GradientRule rule) {
+  return contraction(label, std::move(args), std::move(logic), accum, op,
+                     detail::backward_of(std::move(rule)));
 }
 
 /// `a` rounded onto the grid of the policy's format, kept in a's precision; the gradient passes
@@ -165,10 +171,14 @@ Tensor einmax(const std::string& spec, const Tensor& v) {
                      {{ap(Op::Where, {ap(Op::Cmpeq, {t(), a(0)}), g(), lit(0)})}});
 }
 Tensor einmax(const std::string& spec, const Tensor& l, const Tensor& r) {
-  auto is_max = ap(Op::Cmpeq, {t(), ap(Op::Mul, {a(0), a(1)})});
+  // The product as t stores it: a narrow t holds max(a0 * a1) rounded (detail::as_stored).
+  auto rule = [](ir::DType dtype) -> detail::GradientRule {
+    auto is_max = ap(Op::Cmpeq, {t(), detail::as_stored(ap(Op::Mul, {a(0), a(1)}), dtype)});
+    return {{ap(Op::Where, {is_max, ap(Op::Mul, {g(), a(1)}), lit(0)})},
+            {ap(Op::Where, {is_max, ap(Op::Mul, {g(), a(0)}), lit(0)})}};
+  };
   return contraction("einmax", {l, r}, shape::Einsum{spec}, Op::Max, Op::Mul,
-                     {{ap(Op::Where, {is_max, ap(Op::Mul, {g(), a(1)}), lit(0)})},
-                      {ap(Op::Where, {is_max, ap(Op::Mul, {g(), a(0)}), lit(0)})}});
+                     detail::backward_of(std::function<detail::GradientRule(ir::DType)>(rule)));
 }
 
 Tensor sum(const Tensor& v) { return einsum(kReduceAll, v); }

@@ -17,7 +17,7 @@ using detail::t;
 using ir::Op;
 
 Tensor contraction(const std::string& label, std::vector<Tensor> args, const std::string& spec,
-                   Op accum, Op op, detail::GradientRule rule, ir::RhsExprRef expr = nullptr,
+                   Op accum, Op op, CodeBuilder backward, ir::RhsExprRef expr = nullptr,
                    std::vector<shape::VariableRef> captures = {}) {
   detail::OpSpec s;
   s.label = label;
@@ -26,8 +26,15 @@ Tensor contraction(const std::string& label, std::vector<Tensor> args, const std
   s.forward = [accum, op, expr](const Tensor& self, const ir::Projections& p) {
     return std::vector<ir::AsgnRef>{detail::forward_assign(self, p, accum, op, expr)};
   };
-  s.backward = detail::backward_of(std::move(rule));
+  s.backward = std::move(backward);
   return detail::make_op(std::move(s));
+}
+
+Tensor contraction(const std::string& label, std::vector<Tensor> args, const std::string& spec,
+                   Op accum, Op op, detail::GradientRule rule, ir::RhsExprRef expr = nullptr,
+                   std::vector<shape::VariableRef> captures = {}) {
+  return contraction(label, std::move(args), spec, accum, op, detail::backward_of(std::move(rule)),
+                     std::move(expr), std::move(captures));
 }
 
 detail::GradientRule product_rule() {
@@ -175,8 +182,12 @@ Tensor trace(const Tensor& m) {
 }
 
 Tensor tropical(const std::string& spec, const Tensor& l, const Tensor& r) {
-  auto sum = ap(Op::Add, {a(0), a(1)});
-  return contraction("tropical", {l, r}, spec, Op::Max, Op::Add, selected_rule(sum, {g(), g()}));
+  // The sum as t stores it: a narrow t holds max(a0 + a1) rounded (detail::as_stored).
+  auto rule = [](ir::DType dtype) {
+    return selected_rule(detail::as_stored(ap(Op::Add, {a(0), a(1)}), dtype), {g(), g()});
+  };
+  return contraction("tropical", {l, r}, spec, Op::Max, Op::Add,
+                     detail::backward_of(std::function<detail::GradientRule(ir::DType)>(rule)));
 }
 
 Tensor einsum3(const std::string& spec, const Tensor& x, const Tensor& y, const Tensor& z) {

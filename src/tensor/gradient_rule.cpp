@@ -57,4 +57,18 @@ CodeBuilder backward_of(GradientRule rule) {
   };
 }
 
+CodeBuilder backward_of(std::function<GradientRule(ir::DType)> make_rule) {
+  return [make_rule = std::move(make_rule)](const Tensor& self, const ir::Projections& p) {
+    return backward_of(make_rule(self.value()->dtype))(self, p);
+  };
+}
+
+ir::RhsExprRef as_stored(ir::RhsExprRef e, ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::F16: return ap(ir::Op::RoundF16, {std::move(e)});
+    case ir::DType::BF16: return ap(ir::Op::RoundBf16, {std::move(e)});
+    default: return e;
+  }
+}
+
 }  // namespace cannl::detail

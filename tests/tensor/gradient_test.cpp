@@ -146,6 +146,21 @@ TEST_F(GradientAt, PowWithExponentZeroHasAZeroGradientAlsoAtZero) {
   EXPECT_EQ(gradients_at(sum(pow(x, 0.0)), {x}, {{0, 1, -2}}).at(0), (std::vector<double>{0, 0, 0}));
 }
 
+TEST_F(GradientAt, EinmaxOfNarrowProductsSendsTheGradientToTheMaximum) {
+  // max_j a_j * b_j with a = b = {1 + 2^-7, 0.5}: the maximum is j = 0, but its product
+  // 1 + 2^-6 + 2^-14 rounds in an f16 or bf16 result, and the rule compared that t with the
+  // unrounded f32 product: no cell matched and both gradients were {0, 0}.
+  const double v = 1 + std::ldexp(1.0, -7);
+  for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16}) {
+    reset_tensor_state();
+    Tensor x = param("x", {.input = Dims{}, .output = Dims{1, 2}, .dtype = dtype});
+    Tensor y = param("y", {.input = Dims{}, .output = Dims{2, 1}, .dtype = dtype});
+    const auto grads = gradients_at(sum(einmax("ij;jk=>ik", x, y)), {x, y}, {{v, 0.5}, {v, 0.5}});
+    EXPECT_EQ(grads.at(0), (std::vector<double>{v, 0})) << ir::dtype_name(dtype);
+    EXPECT_EQ(grads.at(1), (std::vector<double>{v, 0})) << ir::dtype_name(dtype);
+  }
+}
+
 // test_gpu runs the cases on its GPU backend only; test_tensor on the C backend and the interpreter.
 std::vector<std::string> backends_under_test() {
 #ifdef CANNL_TEST_GPU
