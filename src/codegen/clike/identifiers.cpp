@@ -46,6 +46,49 @@ void add_header_macros(std::set<std::string>& words) {
   }
 }
 
+// The functions, function-like macros and types those headers declare (C11: <math.h>, <stdint.h>,
+// <stdlib.h>, <string.h>, and <time.h> for profiled files; -std=c11 hides glibc's extensions): a
+// routine or node named `exit` or `strlen` would redeclare one ("conflicting types for 'exit'").
+void add_header_declarations(std::set<std::string>& words) {
+  for (const char* f : {"acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh",
+                        "sinh", "tanh", "exp", "exp2", "expm1", "frexp", "ilogb", "ldexp", "log", "log10",
+                        "log1p", "log2", "logb", "modf", "scalbn", "scalbln", "cbrt", "fabs", "hypot", "pow",
+                        "sqrt", "erf", "erfc", "lgamma", "tgamma", "ceil", "floor", "nearbyint", "rint", "lrint",
+                        "llrint", "round", "lround", "llround", "trunc", "fmod", "remainder", "remquo",
+                        "copysign", "nan", "nextafter", "nexttoward", "fdim", "fmax", "fmin", "fma"}) {
+    for (const char* suffix : {"", "f", "l"}) words.insert(std::string(f) + suffix);
+  }
+  for (const char* name :
+       {// <math.h>'s classification and comparison macros and types
+        "fpclassify", "isfinite", "isinf", "isnan", "isnormal", "signbit", "isgreater", "isgreaterequal", "isless",
+        "islessequal", "islessgreater", "isunordered", "float_t", "double_t",
+        // <stdlib.h>
+        "atof", "atoi", "atol", "atoll", "strtod", "strtof", "strtold", "strtol", "strtoll", "strtoul", "strtoull",
+        "rand", "srand", "aligned_alloc", "calloc", "free", "malloc", "realloc", "abort", "atexit",
+        "at_quick_exit", "exit", "_Exit", "getenv", "quick_exit", "system", "bsearch", "qsort", "abs", "labs",
+        "llabs", "div", "ldiv", "lldiv", "mblen", "mbtowc", "wctomb", "mbstowcs", "wcstombs", "div_t", "ldiv_t",
+        "lldiv_t", "wchar_t", "size_t",
+        // <string.h>
+        "memcpy", "memmove", "strcpy", "strncpy", "strcat", "strncat", "memcmp", "strcmp", "strcoll", "strncmp",
+        "strxfrm", "memchr", "strchr", "strcspn", "strpbrk", "strrchr", "strspn", "strstr", "strtok", "memset",
+        "strerror", "strlen",
+        // <stdint.h>'s types and constant macros
+        "intptr_t", "uintptr_t", "intmax_t", "uintmax_t", "INTMAX_C", "UINTMAX_C",
+        // <time.h>
+        "clock", "time", "difftime", "mktime", "strftime", "asctime", "ctime", "gmtime", "localtime",
+        "timespec_get", "clock_t", "time_t", "tm", "timespec", "CLOCKS_PER_SEC", "TIME_UTC"}) {
+    words.insert(name);
+  }
+  for (const char* width : {"8", "16", "32", "64"}) {
+    for (const char* kind : {"", "_least", "_fast"}) {
+      words.insert(std::string("int") + kind + width + "_t");
+      words.insert(std::string("uint") + kind + width + "_t");
+    }
+    words.insert(std::string("INT") + width + "_C");
+    words.insert(std::string("UINT") + width + "_C");
+  }
+}
+
 }  // namespace
 
 std::set<std::string> c_reserved_words() {
@@ -68,6 +111,7 @@ std::set<std::string> c_reserved_words() {
       "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
       "size_t", "buffers", "statics"};
   add_header_macros(words);
+  add_header_declarations(words);
   return words;
 }
 

@@ -66,7 +66,7 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gpu_softmax_k2(
 }
 
 __kernel __attribute__((reqd_work_group_size(250, 1, 1))) void gpu_softmax_k3(
-    __global float *restrict div,
+    __global float *restrict div_,
     __global float *restrict exp_,
     __global float *restrict einsum) {
   {
@@ -75,7 +75,7 @@ __kernel __attribute__((reqd_work_group_size(250, 1, 1))) void gpu_softmax_k3(
       const int32_t i1 = (int32_t)get_local_id(0);
       { /* 4 lanes: 16-byte loads and stores where aligned, the arithmetic lane by lane */
         const float4 i3 = vload4(0, &exp_[((i0)*1000 + 4*i1 + 0)]);
-        vstore4((float4)((i3.x / einsum[i0]), (i3.y / einsum[i0]), (i3.z / einsum[i0]), (i3.w / einsum[i0])), 0, &div[((i0)*1000 + 4*i1 + 0)]);
+        vstore4((float4)((i3.x / einsum[i0]), (i3.y / einsum[i0]), (i3.z / einsum[i0]), (i3.w / einsum[i0])), 0, &div_[((i0)*1000 + 4*i1 + 0)]);
       }
     }
   }

@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(256) gpu_softmax_k2(
 }
 
 extern "C" __global__ void __launch_bounds__(250) gpu_softmax_k3(
-    float *__restrict__ div,
+    float *__restrict__ div_,
     float *__restrict__ exp_,
     float *__restrict__ einsum) {
   {
@@ -81,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(250) gpu_softmax_k3(
       const int32_t i1 = (int32_t)threadIdx.x;
       { /* 4 lanes: 16-byte loads and stores where aligned, the arithmetic lane by lane */
         const float4 i3 = *(const float4 *)&exp_[((i0)*1000 + 4*i1 + 0)];
-        *(float4 *)&div[((i0)*1000 + 4*i1 + 0)] = make_float4((i3.x / einsum[i0]), (i3.y / einsum[i0]), (i3.z / einsum[i0]), (i3.w / einsum[i0]));
+        *(float4 *)&div_[((i0)*1000 + 4*i1 + 0)] = make_float4((i3.x / einsum[i0]), (i3.y / einsum[i0]), (i3.z / einsum[i0]), (i3.w / einsum[i0]));
       }
     }
   }

@@ -1,4 +1,4 @@
-static int softmax(float *restrict logits, float *restrict exp_, float *restrict div) {
+static int softmax(float *restrict logits, float *restrict exp_, float *restrict div_) {
   int cannl_status = CANNL_STATUS_OK;
   _Alignas(64) float einmax[512];
   memset(einmax, 0, sizeof einmax);
@@ -130,10 +130,10 @@ static int softmax(float *restrict logits, float *restrict exp_, float *restrict
         { /* vectorized, 16 lanes */
           int64_t i22 = 0;
           for (; i22 <= 984; i22 += 16) {
-            *(cannl_f32x16u *)&div[((i19)*1000 + i22)] = (*(const cannl_f32x16u *)&exp_[((i19)*1000 + i22)] / cannl_f32x16_splat(einsum[i19]));
+            *(cannl_f32x16u *)&div_[((i19)*1000 + i22)] = (*(const cannl_f32x16u *)&exp_[((i19)*1000 + i22)] / cannl_f32x16_splat(einsum[i19]));
           }
           for (; i22 < 1000; ++i22) {
-            div[((i19)*1000 + i22)] = (exp_[((i19)*1000 + i22)] / einsum[i19]);
+            div_[((i19)*1000 + i22)] = (exp_[((i19)*1000 + i22)] / einsum[i19]);
           }
         }
       }
