@@ -34,18 +34,6 @@ using runtime::Context;
   } while (0)
 
 /// lhs := op(args...) pointwise over lhs's dims.
-ir::AccumOp pointwise(ir::NodeRef lhs, Op op, std::vector<ir::Operand> args) {
-  const int n = static_cast<int>(args.size());
-  auto dims = lhs->dims;
-  ir::AccumOp a;
-  a.lhs = lhs;
-  a.accum = Op::Arg2;
-  a.op = op;
-  a.args = std::move(args);
-  a.projections = pointwise_projections(dims, n);
-  return a;
-}
-
 TEST(ContextTest, RunningWithAnUnuploadedInputNamesNodeAndRoutine) {
   auto ctx = Context::interpreter();
   auto x = ir::make_node("x", DType::F32, {64, 2});

@@ -15,11 +15,6 @@ using ir::DType;
 using ir::Op;
 using runtime::Context;
 
-ir::AccumOp pointwise(ir::NodeRef lhs, Op op, std::vector<ir::Operand> args) {
-  const int n = static_cast<int>(args.size());
-  return accum_op(lhs, Op::Arg2, op, std::move(args), pointwise_projections(lhs->dims, n));
-}
-
 // W writes y and z; R reads y and overwrites z. R depends on W twice: read after write through y
 // (an upload of y satisfies it) and write after write through z (nothing from outside does). An
 // upload of y must not excuse the write after write that W's other node carries.

@@ -19,12 +19,6 @@ using ir::DType;
 using ir::Op;
 using runtime::Context;
 
-/// lhs := op(args...) pointwise over lhs's dims.
-ir::Comp pointwise(ir::NodeRef lhs, Op op, std::vector<ir::Operand> args) {
-  const int n = static_cast<int>(args.size());
-  return single_accum(accum_op(lhs, Op::Arg2, op, std::move(args), pointwise_projections(lhs->dims, n)));
-}
-
 TEST(DevicesTest, EachDeviceHasItsOwnBuffersAndIndex) {
   auto devices = Context::cpu_devices(3);
   ASSERT_EQ(devices.num_devices(), 3);
@@ -48,8 +42,8 @@ TEST(DevicesTest, CopyCarriesAQueuedResultToAnotherDeviceInOrder) {
   std::vector<double> xs(256);
   for (int i = 0; i < 256; ++i) xs[static_cast<std::size_t>(i)] = i;
   d0.set_values(x, xs);
-  auto twice = d0.compile(pointwise(y, Op::Add, {of(x), of(x)}), "twice");
-  auto plus_one = d1.compile(pointwise(z, Op::Add, {of(y), ir::Operand::literal(1)}), "plus_one");
+  auto twice = d0.compile(single_accum(pointwise(y, Op::Add, {of(x), of(x)})), "twice");
+  auto plus_one = d1.compile(single_accum(pointwise(z, Op::Add, {of(y), ir::Operand::literal(1)})), "plus_one");
   // Queued: the copy must wait for "twice" on device 0, "plus_one" for the copy on device 1, and
   // the second "twice" (which overwrites y) for the copy's read.
   d0.run(twice);
@@ -90,7 +84,7 @@ TEST(DevicesTest, SynchronizeWaitsForQueuedRoutines) {
   auto x = ir::make_node("x", DType::F32, {4});
   auto y = ir::make_node("y", DType::F32, {4});
   d0.set_values(x, std::vector<double>{1, 2, 3, 4});
-  auto r = d0.compile(pointwise(y, Op::Add, {of(x), of(x)}), "double_x");
+  auto r = d0.compile(single_accum(pointwise(y, Op::Add, {of(x), of(x)})), "double_x");
   d0.run(r);
   d0.synchronize();
   EXPECT_EQ(d0.get_values(y), (std::vector<double>{2, 4, 6, 8}));

@@ -26,18 +26,6 @@ struct Overrides {
   ~Overrides() { config::clear_overrides(); }
 };
 
-/// lhs := op(args...) pointwise over lhs's dims.
-ir::AccumOp pointwise(ir::NodeRef lhs, Op op, std::vector<ir::Operand> args) {
-  const int n = static_cast<int>(args.size());
-  ir::AccumOp a;
-  a.lhs = lhs;
-  a.accum = Op::Arg2;
-  a.op = op;
-  a.args = std::move(args);
-  a.projections = pointwise_projections(lhs->dims, n);
-  return a;
-}
-
 /// The inputs w, x, t of grad_comp.
 std::vector<ir::NodeRef> grad_inputs() {
   std::vector<ir::NodeRef> in;

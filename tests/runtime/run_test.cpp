@@ -46,17 +46,6 @@ class FailAfterRunBackend : public backends::Backend {
   std::shared_ptr<backends::Backend> inner_ = backends::make_interpreter_backend();
 };
 
-ir::AccumOp pointwise(ir::NodeRef lhs, Op op, std::vector<ir::Operand> args) {
-  const int n = static_cast<int>(args.size());
-  ir::AccumOp a;
-  a.lhs = lhs;
-  a.accum = Op::Arg2;
-  a.op = op;
-  a.args = std::move(args);
-  a.projections = pointwise_projections(lhs->dims, n);
-  return a;
-}
-
 // w := w + 1 in place. A run that throws after (part of) its work wrote w leaves w neither the
 // old value nor the new one the caller saw succeed: reading it, or running a routine that reads
 // it, must be an UninitializedError, not silently the half-updated value (as a failed queued run

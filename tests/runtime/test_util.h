@@ -74,4 +74,11 @@ inline ir::AccumOp accum_op(ir::NodeRef lhs, ir::Op accum, ir::Op op, std::vecto
   return a;
 }
 
+/// `lhs := op(args...)` pointwise over lhs's dims.
+inline ir::AccumOp pointwise(ir::NodeRef lhs, ir::Op op, std::vector<ir::Operand> args) {
+  const int n = static_cast<int>(args.size());
+  auto projections = pointwise_projections(lhs->dims, n);
+  return accum_op(std::move(lhs), ir::Op::Arg2, op, std::move(args), std::move(projections));
+}
+
 }  // namespace cannl::testing
