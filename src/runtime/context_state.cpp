@@ -52,8 +52,13 @@ void ContextState::mark_written(const ir::TensorNode& node, Writer writer, const
 // enqueued).
 void ContextState::forget_failed_writes() {
   for (const auto& [id, done] : queued_writes)
-    if (done.failure()) initialized.erase(id);
+    if (done.failure()) forget_value(id);
   queued_writes.clear();
+}
+
+void ContextState::forget_value(int id) {
+  initialized.erase(id);
+  ++write_counts[id];
 }
 
 backends::Buffer* ContextState::find_buffer(const ir::TensorNode& node) const {

@@ -67,6 +67,10 @@ class ContextState {
   /// refresh), and on a queued device the event of the work that writes it remembered (`done`,
   /// by default a complete event: written already).
   void mark_written(const ir::TensorNode& node, Writer writer, const backends::Event& done = {});
+  /// The node `id` holds no value it was said to hold (its write failed, or stopped half way): no
+  /// longer initialized, so a read or a routine reading it is an UninitializedError, and its
+  /// write count raised, so no packing of it is reused.
+  void forget_value(int id);
 
   std::shared_ptr<backends::Backend> backend;
   /// The device's FIFO queue (devices of a multi-device context); null: routines run on the

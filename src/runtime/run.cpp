@@ -104,14 +104,9 @@ void Context::run(const Routine& routine, std::span<const std::int64_t> static_v
       run_and_profile(*state_, data, buffers, static_values);
     } catch (...) {
       // The run may have written part of its outputs (an earlier kernel ran, a later one
-      // failed): they hold neither the old value nor the new one. As after a failed queued run
-      // (ContextState::wait_for_device), they are no longer initialized, so a later read or run
-      // is an UninitializedError rather than silently the half-written cells; their write
-      // counts move so packings of them never reuse what was packed before.
-      for (const auto& node : data.outputs) {
-        state_->initialized.erase(node->id);
-        ++state_->write_counts[node->id];
-      }
+      // failed): they hold neither the old value nor the new one, as after a failed queued run
+      // (ContextState::wait_for_device).
+      for (const auto& node : data.outputs) state_->forget_value(node->id);
       throw;
     }
   }

@@ -178,7 +178,7 @@ Tensor einmax(const std::string& spec, const Tensor& l, const Tensor& r) {
             {ap(Op::Where, {is_max, ap(Op::Mul, {g(), a(0)}), lit(0)})}};
   };
   return contraction("einmax", {l, r}, shape::Einsum{spec}, Op::Max, Op::Mul,
-                     detail::backward_of(std::function<detail::GradientRule(ir::DType)>(rule)));
+                     detail::backward_of(rule));
 }
 
 Tensor sum(const Tensor& v) { return einsum(kReduceAll, v); }

@@ -187,7 +187,7 @@ Tensor tropical(const std::string& spec, const Tensor& l, const Tensor& r) {
     return selected_rule(detail::as_stored(ap(Op::Add, {a(0), a(1)}), dtype), {g(), g()});
   };
   return contraction("tropical", {l, r}, spec, Op::Max, Op::Add,
-                     detail::backward_of(std::function<detail::GradientRule(ir::DType)>(rule)));
+                     detail::backward_of(rule));
 }
 
 Tensor einsum3(const std::string& spec, const Tensor& x, const Tensor& y, const Tensor& z) {

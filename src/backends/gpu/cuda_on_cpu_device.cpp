@@ -268,9 +268,7 @@ void CpuCudaDevice::launch(Module& module, std::size_t kernel, const ir::KernelG
     throw RuntimeUsageError("cuda-cpu launch: kernel " + std::to_string(kernel) + " of a module of " +
                             std::to_string(m->kernel_names().size()));
   const std::string& name = m->kernel_names()[kernel];
-  if (static_cast<int>(args.size()) != m->kernel(kernel).arity)
-    throw RuntimeUsageError("cuda-cpu launch of " + name + ": " + std::to_string(args.size()) + " arguments for " +
-                            std::to_string(m->kernel(kernel).arity) + " parameters");
+  check_arity("cuda-cpu", name, args.size(), m->kernel(kernel).arity);
   if (!launchable(geometry, limits_, name)) return;
   ParamArray params(args.size());
   for (std::size_t k = 0; k < args.size(); ++k) {

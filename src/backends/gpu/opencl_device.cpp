@@ -482,9 +482,7 @@ void OpenClDevice::launch(Module& module, std::size_t kernel, const ir::KernelGe
   const std::string& name = cl->kernel_names()[kernel];
   // A kernel object keeps the arguments it was last given: a launch with too few would run with
   // a previous launch's values for the rest rather than fail.
-  if (args.size() != cl->arity(kernel))
-    throw RuntimeUsageError("OpenCL launch: kernel " + name + " takes " + std::to_string(cl->arity(kernel)) +
-                            " arguments, not " + std::to_string(args.size()));
+  check_arity("OpenCL", name, args.size(), cl->arity(kernel));
   if (!launchable(geometry, limits_, name)) return;
   const auto& api = queue_->api();
   const cl_kernel handle = cl->kernels()[kernel];
