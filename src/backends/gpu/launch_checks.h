@@ -31,9 +31,9 @@ bool launchable(const ir::KernelGeometry& geometry, const ir::GpuLimits& limits,
 void check_arity(const std::string& api, const std::string& kernel, std::size_t args, std::int64_t arity);
 
 /// Throws RuntimeUsageError naming `kernel` when `geometry`'s threads per block exceed
-/// `kernel_limit`, the kernel's own (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, hipFuncGetAttribute:
-/// its registers or launch bounds may allow fewer than the device's limit; 0 where unknown, which
-/// checks nothing; OpenCL's CL_KERNEL_WORK_GROUP_SIZE is not read yet). After launchable.
+/// `kernel_limit`, the kernel's own (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, hipFuncGetAttribute's,
+/// OpenCL's CL_KERNEL_WORK_GROUP_SIZE: its registers, local memory or launch bounds may allow fewer
+/// than the device's limit; 0 where unknown, which checks nothing). After launchable.
 ///   check_kernel_threads({.block = {256, 1, 1}}, 128, "k")  // throws: 256 > 128
 void check_kernel_threads(const ir::KernelGeometry& geometry, std::int64_t kernel_limit, const std::string& kernel);
 

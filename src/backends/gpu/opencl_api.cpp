@@ -94,6 +94,7 @@ std::shared_ptr<const OpenClApi> bind_opencl(const ApiLibrary& lib) {
   lib.bind(api->clGetProgramInfo, "clGetProgramInfo");
   lib.bind(api->clCreateKernel, "clCreateKernel");
   lib.bind(api->clGetKernelInfo, "clGetKernelInfo");
+  lib.bind(api->clGetKernelWorkGroupInfo, "clGetKernelWorkGroupInfo");
   lib.bind(api->clSetKernelArg, "clSetKernelArg");
   lib.bind(api->clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
   lib.bind(api->clEnqueueMarkerWithWaitList, "clEnqueueMarkerWithWaitList");

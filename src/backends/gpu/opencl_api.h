@@ -68,6 +68,7 @@ constexpr cl_info CL_PROGRAM_BINARY_SIZES = 0x1165;
 constexpr cl_info CL_PROGRAM_BINARIES = 0x1166;
 constexpr cl_info CL_KERNEL_NUM_ARGS = 0x1191;
 constexpr cl_info CL_PROGRAM_BUILD_LOG = 0x1183;
+constexpr cl_info CL_KERNEL_WORK_GROUP_SIZE = 0x11B0;  // a cl_kernel_work_group_info
 constexpr cl_mem_flags CL_MEM_READ_WRITE = 1 << 0;
 constexpr cl_bitfield CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT = 1 << 7;  // of CL_DEVICE_SINGLE_FP_CONFIG
 constexpr cl_context_properties CL_CONTEXT_PLATFORM = 0x1084;
@@ -139,6 +140,8 @@ struct OpenClApi {
   cl_kernel (*clCreateKernel)(cl_program program, const char* name, cl_int* error) = nullptr;
   cl_int (*clGetKernelInfo)(cl_kernel kernel, cl_info name, std::size_t size, void* value,
                             std::size_t* size_ret) = nullptr;
+  cl_int (*clGetKernelWorkGroupInfo)(cl_kernel kernel, cl_device_id device, cl_info name, std::size_t size,
+                                     void* value, std::size_t* size_ret) = nullptr;
   cl_int (*clSetKernelArg)(cl_kernel kernel, cl_uint index, std::size_t size, const void* value) = nullptr;
   cl_int (*clEnqueueNDRangeKernel)(cl_command_queue queue, cl_kernel kernel, cl_uint dimensions,
                                    const std::size_t* offset, const std::size_t* global,
@@ -159,6 +162,11 @@ struct OpenClApi {
   /// The library that loaded ("libOpenCL.so.1").
   std::string library;
 };
+
+class Device;
+/// open_opencl (device.h) through `api`, which must outlive the device: tests give it a table with
+/// an entry point replaced, to see what the device makes of a driver's answer PoCL never gives.
+std::shared_ptr<Device> open_opencl_through(const OpenClApi& api, int platform, int device);
 
 /// "CL_OUT_OF_RESOURCES" for -5; "OpenCL error -77" for a code cl.h does not name.
 std::string opencl_error_name(opencl::cl_int code);

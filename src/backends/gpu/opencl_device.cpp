@@ -220,9 +220,12 @@ class OpenClModule final : public Module {
   const std::vector<cl_kernel>& kernels() const { return kernels_; }
   /// The parameter count of kernel `k`.
   cl_uint arity(std::size_t k) const { return arities_[k]; }
-  void add_kernel(cl_kernel kernel, cl_uint arity) {
+  /// The most work-items a work-group of kernel `k` may have (CL_KERNEL_WORK_GROUP_SIZE).
+  std::int64_t thread_limit(std::size_t k) const { return thread_limits_[k]; }
+  void add_kernel(cl_kernel kernel, cl_uint arity, std::size_t thread_limit) {
     kernels_.push_back(kernel);
     arities_.push_back(arity);
+    thread_limits_.push_back(static_cast<std::int64_t>(thread_limit));
   }
 
  private:
@@ -230,7 +233,8 @@ class OpenClModule final : public Module {
   cl_program program_;
   std::vector<std::string> names_;
   std::vector<cl_kernel> kernels_;
-  std::vector<cl_uint> arities_;  // CL_KERNEL_NUM_ARGS of each of kernels_
+  std::vector<cl_uint> arities_;             // CL_KERNEL_NUM_ARGS of each of kernels_
+  std::vector<std::int64_t> thread_limits_;  // CL_KERNEL_WORK_GROUP_SIZE of each of kernels_
   bool from_cache_;
 };
 
@@ -440,11 +444,20 @@ std::shared_ptr<OpenClModule> OpenClDevice::resolve(cl_program program, const st
     if (error != CL_SUCCESS)
       throw CompileError("the OpenCL program has no kernel " + name + " (clCreateKernel: " +
                          opencl_error_name(error) + ")");
+    const auto& api = queue_->api();
     cl_uint arity = 0;
-    const cl_int asked = queue_->api().clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof arity, &arity, nullptr);
-    if (asked != CL_SUCCESS) queue_->api().clReleaseKernel(kernel);
-    queue_->api().check(asked, "clGetKernelInfo", "the parameter count of " + name);
-    module->add_kernel(kernel, arity);
+    std::size_t thread_limit = 0;
+    cl_int asked = api.clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof arity, &arity, nullptr);
+    const char* call = "clGetKernelInfo";
+    if (asked == CL_SUCCESS) {
+      // A kernel's registers or local memory may allow fewer work-items than the device's limit.
+      asked = api.clGetKernelWorkGroupInfo(kernel, queue_->device(), CL_KERNEL_WORK_GROUP_SIZE, sizeof thread_limit,
+                                           &thread_limit, nullptr);
+      call = "clGetKernelWorkGroupInfo";
+    }
+    if (asked != CL_SUCCESS) api.clReleaseKernel(kernel);
+    api.check(asked, call, "the parameter count and work-group limit of " + name);
+    module->add_kernel(kernel, arity, thread_limit);
   }
   return module;
 }
@@ -484,6 +497,7 @@ void OpenClDevice::launch(Module& module, std::size_t kernel, const ir::KernelGe
   // a previous launch's values for the rest rather than fail.
   check_arity("OpenCL", name, args.size(), cl->arity(kernel));
   if (!launchable(geometry, limits_, name)) return;
+  check_kernel_threads(geometry, cl->thread_limit(kernel), name);
   const auto& api = queue_->api();
   const cl_kernel handle = cl->kernels()[kernel];
   std::lock_guard lock(queue_->launch_mutex());
@@ -559,7 +573,10 @@ void choose_pocl_work_group_method() {
 
 std::shared_ptr<Device> open_opencl(int platform, int device) {
   choose_pocl_work_group_method();
-  const OpenClApi& api = OpenClApi::get();
+  return open_opencl_through(OpenClApi::get(), platform, device);
+}
+
+std::shared_ptr<Device> open_opencl_through(const OpenClApi& api, int platform, int device) {
   const std::vector<cl_platform_id> platforms = platforms_of(api);
   if (platform < 0 || static_cast<std::size_t>(platform) >= platforms.size())
     throw BackendUnavailable("no OpenCL platform " + std::to_string(platform) + "; the platforms are " +

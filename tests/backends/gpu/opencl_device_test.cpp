@@ -96,6 +96,21 @@ TEST_F(OpenClDeviceTest, ALaunchWithTheWrongArgumentCountIsARuntimeUsageError) {
   device().synchronize();
 }
 
+// A kernel's registers or local memory may allow fewer work-items a work-group than the device:
+// CL_KERNEL_WORK_GROUP_SIZE says so. PoCL answers its device limit for every kernel, so a table
+// whose query answers 128 stands in for a driver that does not.
+TEST_F(OpenClDeviceTest, AWorkGroupOverTheKernelsOwnLimitIsARuntimeUsageErrorNamingIt) {
+  using namespace backends::gpu::opencl;
+  static backends::gpu::OpenClApi narrow = backends::gpu::OpenClApi::get();
+  narrow.clGetKernelWorkGroupInfo = [](cl_kernel, cl_device_id, cl_info name, std::size_t size, void* value,
+                                       std::size_t* size_ret) -> cl_int {
+    if (name != CL_KERNEL_WORK_GROUP_SIZE || size != sizeof(std::size_t) || size_ret != nullptr) return -30;
+    *static_cast<std::size_t*>(value) = 128;
+    return CL_SUCCESS;
+  };
+  check_kernel_thread_limit(*backends::gpu::open_opencl_through(narrow, 0, 0), opencl_axpy_source());
+}
+
 TEST_F(OpenClDeviceTest, ABuildErrorIsACompileErrorWithTheBuildLog) {
   const std::string source = "__kernel void broken(__global float* c) { c[0] = undeclared_name_xyz; }\n";
   try {
