@@ -103,6 +103,7 @@ T float_unary(Op op, T x) {
     case Op::RoundBf16: return round_to_bf16(x);
     case Op::RoundF16: return round_to_f16(x);
     case Op::RoundTf32: return round_to_tf32(x);
+    case Op::RoundFp8: return round_to_fp8(x);
     default: undefined_op(op, "unary float");
   }
 }

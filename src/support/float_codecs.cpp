@@ -118,5 +118,7 @@ float round_to_f16(float x) { return widen(narrow(x, kF16), kF16); }
 double round_to_f16(double x) { return widen(narrow(x, kF16), kF16); }
 float round_to_tf32(float x) { return widen(narrow(x, kTF32), kTF32); }
 double round_to_tf32(double x) { return widen(narrow(x, kTF32), kTF32); }
+float round_to_fp8(float x) { return widen(narrow(x, kFP8), kFP8); }
+double round_to_fp8(double x) { return widen(narrow(x, kFP8), kFP8); }
 
 }  // namespace cannl

@@ -67,6 +67,7 @@ ir::RhsExprRef as_stored(ir::RhsExprRef e, ir::DType dtype) {
   switch (dtype) {
     case ir::DType::F16: return ap(ir::Op::RoundF16, {std::move(e)});
     case ir::DType::BF16: return ap(ir::Op::RoundBf16, {std::move(e)});
+    case ir::DType::FP8: return ap(ir::Op::RoundFp8, {std::move(e)});
     default: return e;
   }
 }

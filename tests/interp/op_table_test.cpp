@@ -68,6 +68,11 @@ const std::vector<Row> kFloatRows = {
     {Op::RoundF16, {0x1p-24}, 0x1p-24},
     {Op::RoundTf32, {1 + 0x1p-11}, 1},
     {Op::RoundTf32, {1 + 0x1p-11 + 0x1p-20}, 1 + 0x1p-10},
+    // fp8 E5M2 keeps 2 mantissa bits and saturates finite values, as its store does.
+    {Op::RoundFp8, {1.5625}, 1.5},
+    {Op::RoundFp8, {1.875}, 2},
+    {Op::RoundFp8, {1e9}, 57344},
+    {Op::RoundFp8, {-kInf}, -kInf},
     {Op::Arg1, {1, 2}, 1},
     {Op::Arg2, {1, 2}, 2},
     {Op::Add, {1.5, 2.25}, 3.75},

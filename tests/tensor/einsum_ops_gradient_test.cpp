@@ -196,16 +196,18 @@ std::vector<GradCase> cases() {
 
 TEST_F(EinsumOps, TropicalOfNarrowSumsSendsTheGradientToTheMaximum) {
   // max_j a_j + b_j with a = {1 + 2^-7, 0}, b = {2^-15, 0}: the maximum is j = 0, but its sum
-  // rounds in an f16 or bf16 result, and the rule compared that t with the unrounded f32 sum: no
-  // cell matched and both gradients were {0, 0}.
-  for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16}) {
+  // rounds in an f16, bf16 or fp8 result (fp8: a_0 = 1.25, the nearest to 1.25 + 2^-15 with 2
+  // mantissa bits), and the rule compared that t with the unrounded f32 sum: no cell matched and
+  // both gradients were {0, 0}.
+  for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16, ir::DType::FP8}) {
+    const double a0 = dtype == ir::DType::FP8 ? 1.25 : 1 + std::ldexp(1.0, -7);
     reset_tensor_state();
     Tensor a = param("a", {.input = Dims{}, .output = Dims{1, 2}, .dtype = dtype});
     Tensor b = param("b", {.input = Dims{}, .output = Dims{2, 1}, .dtype = dtype});
     Tensor loss = sum(tropical("ij;jk=>ik", a, b));
     for (auto ctx : {runtime::Context::interpreter(), runtime::Context::cpu()}) {
       auto routine = ctx.compile(grad_update_code(loss), "grad");
-      ctx.set_values(a.value(), Values{1 + std::ldexp(1.0, -7), 0});
+      ctx.set_values(a.value(), Values{a0, 0});
       ctx.set_values(b.value(), Values{std::ldexp(1.0, -15), 0});
       ctx.run(routine);
       EXPECT_EQ(ctx.get_values(a.grad()), (Values{1, 0})) << ir::dtype_name(dtype);

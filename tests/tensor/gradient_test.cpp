@@ -149,9 +149,10 @@ TEST_F(GradientAt, PowWithExponentZeroHasAZeroGradientAlsoAtZero) {
 TEST_F(GradientAt, EinmaxOfNarrowProductsSendsTheGradientToTheMaximum) {
   // max_j a_j * b_j with a = b = {1 + 2^-7, 0.5}: the maximum is j = 0, but its product
   // 1 + 2^-6 + 2^-14 rounds in an f16 or bf16 result, and the rule compared that t with the
-  // unrounded f32 product: no cell matched and both gradients were {0, 0}.
-  const double v = 1 + std::ldexp(1.0, -7);
-  for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16}) {
+  // unrounded f32 product: no cell matched and both gradients were {0, 0}. fp8 (2 mantissa bits)
+  // rounds 1.25 * 1.25 = 1.5625 to 1.5.
+  for (ir::DType dtype : {ir::DType::F16, ir::DType::BF16, ir::DType::FP8}) {
+    const double v = dtype == ir::DType::FP8 ? 1.25 : 1 + std::ldexp(1.0, -7);
     reset_tensor_state();
     Tensor x = param("x", {.input = Dims{}, .output = Dims{1, 2}, .dtype = dtype});
     Tensor y = param("y", {.input = Dims{}, .output = Dims{2, 1}, .dtype = dtype});

@@ -39,5 +39,8 @@ float round_to_f16(float x);
 double round_to_f16(double x);
 float round_to_tf32(float x);
 double round_to_tf32(double x);
+/// fp8 E5M2 as a store saturates: finite values beyond 57344 round to +-57344.
+float round_to_fp8(float x);
+double round_to_fp8(double x);
 
 }  // namespace cannl

@@ -31,8 +31,8 @@ CodeBuilder backward_of(GradientRule rule);
 /// for rules that compare t with a recomputed value: see `as_stored`.
 CodeBuilder backward_of(std::function<GradientRule(ir::DType)> make_rule);
 
-/// `e` (computed in the compute dtype) as a node of `dtype` stores it: rounded to f16 / bf16,
-/// else `e` itself. A rule selecting the cells where the result t equals a recomputed value
+/// `e` (computed in the compute dtype) as a node of `dtype` stores it: rounded to f16 / bf16 /
+/// fp8, else `e` itself. A rule selecting the cells where the result t equals a recomputed value
 /// (`t == a0 * a1` of an einmax) must compare with this: a narrow t holds the rounded value, so
 /// `t == a0 * a1` in f32 is false for almost every f16 product and no gradient would flow.
 ir::RhsExprRef as_stored(ir::RhsExprRef e, ir::DType dtype);

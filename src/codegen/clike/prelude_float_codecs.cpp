@@ -137,7 +137,7 @@ void append_float_codec_helpers(std::vector<PreludeHelper>& out) {
   append_format(out, {"bf16", "uint16_t", 7, 8, 0});
   append_format(out, {"fp8", "uint8_t", 2, 5, 1});
   append_format(out, {"tf32", "uint32_t", 10, 8, 0});
-  for (const char* tag : {"f16", "bf16", "tf32"}) {
+  for (const char* tag : {"f16", "bf16", "tf32", "fp8"}) {
     const std::string t = tag;
     append_rounding(out, t, "cannl_f32_to_" + t, "cannl_f64_to_" + t, "cannl_" + t + "_to_f32",
                     {"cannl_f32_to_" + t, "cannl_f64_to_" + t, "cannl_" + t + "_to_f32"});
