@@ -87,9 +87,10 @@ bool cheap_to_repeat(const ScalarRef& x) {
          std::holds_alternative<ir::EmbedIndex>(x->node);
 }
 
-// pow(x, n) for a constant integer n: n = 0 -> 1 and n = 1 -> x are exact (pow's special cases);
-// f32 x*x is exact too (powf of a square rounds the exact double square once). Other n in
-// [-4, 4] unroll to multiplications (and a reciprocal) only with reassociate_floats.
+// pow(x, n) for a constant integer n: n = 0 -> 1 and n = 1 -> x are exact (pow's special cases).
+// Other n in [-4, 4] unroll to multiplications (and a reciprocal) only with reassociate_floats:
+// even n = 2 is not exact, since libm's powf is not correctly rounded (glibc's powf(1 + 2^-12, 2)
+// rounds the tie x*x breaks to even the other way), and the backends call powf.
 ScalarRef unroll_integer_power(const ir::Apply& a, const RuleEnv& env) {
   if (a.op != Op::Pow || !plain(a.dtype) || !ir::is_float(a.dtype)) return nullptr;
   const auto c = constant_of(a.args[1]);
@@ -99,8 +100,7 @@ ScalarRef unroll_integer_power(const ir::Apply& a, const RuleEnv& env) {
   const ScalarRef x = op_cast(a.args[0], a.dtype);
   if (n == 0) return scalar_of(interp::convert(interp::Value::of(1.0), a.dtype));
   if (n == 1) return x;
-  const bool exact = n == 2 && a.dtype == DType::F32;
-  if (!(exact || env.options.reassociate_floats) || !cheap_to_repeat(a.args[0])) return nullptr;
+  if (!env.options.reassociate_floats || !cheap_to_repeat(a.args[0])) return nullptr;
   ScalarRef product = x;
   for (int k = 1; k < static_cast<int>(std::abs(n)); ++k) product = ir::apply(Op::Mul, a.dtype, {product, x});
   if (n > 0) return product;
