@@ -37,10 +37,12 @@ std::optional<Interval> finite_point(const interp::Value& v) {
 }
 
 // The interval of an op's result in compute dtype `d` when its argument ranges are exact there.
+// Integer ops compute exactly, but the bounds were computed in f64: a bound of magnitude 2^53 may
+// be the rounding of 2^53 + 1 (2^53 - 1 + 2), so only bounds below 2^53 are trusted.
 std::optional<Interval> checked(Interval r, DType d) {
   if (is_integer_dtype(d)) {
     const auto range = dtype_interval(d);
-    if (std::abs(r.lo) > kTwo53 || std::abs(r.hi) > kTwo53 || !range->contains(r)) return range;
+    if (std::abs(r.lo) >= kTwo53 || std::abs(r.hi) >= kTwo53 || !range->contains(r)) return range;
     return r;
   }
   const double limit = exact_integer_limit(d);

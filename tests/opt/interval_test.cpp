@@ -75,6 +75,22 @@ TEST(Interval, ArithmeticOnIndices) {
             std::nullopt);
 }
 
+// i + (2^53 - 1) for i in [0, 2] reaches 2^53 + 1, whose f64 bound rounds to 2^53: the range
+// must not end there, or 2^53 < i + (2^53 - 1) is decided false where it holds at i = 2.
+TEST(Interval, IntegerBoundsRoundedInF64AreNotTrusted) {
+  const ir::Symbol i = ir::fresh_symbol();
+  SymbolRanges r;
+  r.bind(i, 0, 2);
+  const auto two53 = [](std::int64_t d) { return ir::constant_bits((std::int64_t{1} << 53) + d, DType::I64); };
+  const auto sum = ir::apply(Op::Add, DType::I64, {idx(i), two53(-1)});
+  const auto iv = scalar_interval(sum, r);
+  ASSERT_TRUE(iv);
+  EXPECT_GT(iv->hi, 9007199254740992.0);
+  const auto at = scalar_interval(two53(0), r);
+  ASSERT_TRUE(at);
+  EXPECT_EQ(decide_comparison(Op::Cmplt, *at, *iv), std::nullopt);
+}
+
 TEST(Interval, IntegerWrapGivesTheFullRange) {
   const ir::Symbol i = ir::fresh_symbol();
   SymbolRanges r;
