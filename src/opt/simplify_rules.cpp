@@ -133,13 +133,14 @@ ScalarRef truth_of(const ScalarRef& x, DType d) {
 }
 
 // and(x, 1) -> truth(x), and(x, 0) -> 0, or(x, 0) -> truth(x), or(x, 1) -> 1 (either side):
-// erases guard conjuncts that other rules proved true.
+// erases guard conjuncts that other rules proved true. The op tests its arguments converted to
+// its compute dtype, so the constant is too: and:i32(x, 0.5) is 0.
 ScalarRef decided_logic(const ir::Apply& a, const RuleEnv&) {
-  if (a.op != Op::And && a.op != Op::Or) return nullptr;
+  if ((a.op != Op::And && a.op != Op::Or) || a.dtype == DType::U4x32) return nullptr;
   for (std::size_t k = 0; k < 2; ++k) {
     const auto c = constant_of(a.args[k]);
     if (!c || c->dtype == DType::U4x32) continue;
-    const bool on = interp::is_nonzero(*c);
+    const bool on = interp::is_nonzero(interp::convert(*c, ir::compute_dtype(a.dtype)));
     if (a.op == Op::And) return on ? truth_of(a.args[1 - k], a.dtype) : zero_of(a.dtype);
     return on ? one_of(a.dtype) : truth_of(a.args[1 - k], a.dtype);
   }

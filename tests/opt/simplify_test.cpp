@@ -102,6 +102,23 @@ TEST(Simplify, IntervalDecidedGuardsAreFolded) {
   EXPECT_NE(ir::print_loop_ir(r3).find("if lt:i64"), std::string::npos);
 }
 
+// and:i32 converts its arguments to i32 before testing them: the f32 constant 0.5 is then 0, so
+// and:i32(n[0], 0.5) is 0, not the truth of n[0].
+TEST(Simplify, LogicTestsAConstantInItsComputeDtype) {
+  auto n = ir::make_node("n", DType::I32, {1});
+  auto out = ir::make_node("o", DType::I32, {});
+  const auto half = c32(0.5);
+  const auto x = ir::get(n, {AxisIndex::fixed(0)});
+  const testing::Fill fill = [&](auto& m) { m.template fill<std::int32_t>(n, {1}); };
+  for (const Op op : {Op::And, Op::Or}) {
+    const auto e = ir::apply(op, DType::I32, {x, half});
+    const auto before = run_and_read<std::int32_t>(routine_of(ir::set(out, {}, e)), fill, out);
+    const auto after = run_and_read<std::int32_t>(routine_of(ir::set(out, {}, simp(e))), fill, out, {n});
+    EXPECT_EQ(after, before) << text(e) << " simplified to " << text(simp(e));
+  }
+  EXPECT_EQ(text(simp(ir::apply(Op::And, DType::I32, {x, half}))), "bits(0):i32");
+}
+
 TEST(Simplify, DivideOfDivideIsADivisionByTheProduct) {
   auto a = ir::make_node("a", DType::F32, {3});
   auto out = ir::make_node("o", DType::F32, {});
