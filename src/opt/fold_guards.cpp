@@ -86,15 +86,15 @@ class GuardFolder : public ir::TreeMapper {
       return std::nullopt;
     }
     if (a && (a->op == Op::And || a->op == Op::Or)) {
-      const auto l = truth(a->args[0]);
-      const auto r = truth(a->args[1]);
+      const auto l = operand_truth(a->args[0], a->dtype);
+      const auto r = operand_truth(a->args[1], a->dtype);
       const bool dominant = a->op == Op::Or;  // the value that decides alone
       if ((l && *l == dominant) || (r && *r == dominant)) return dominant;
       if (l && r) return !dominant;
       return std::nullopt;
     }
     if (a && a->op == Op::Not) {
-      const auto x = truth(a->args[0]);
+      const auto x = operand_truth(a->args[0], a->dtype);
       return x ? std::optional<bool>(!*x) : std::nullopt;
     }
     const auto iv = scalar_interval(c, ranges_);
@@ -102,6 +102,13 @@ class GuardFolder : public ir::TreeMapper {
     if (iv->lo > 0 || iv->hi < 0) return true;
     if (iv->is_point() && iv->lo == 0) return false;
     return std::nullopt;
+  }
+
+  // The truth of an operand of a logic op of dtype d, which tests it converted to d's compute
+  // dtype (the f32 0.5 is false as an i32). A predicate is 0 or 1, true or false in every dtype.
+  std::optional<bool> operand_truth(const ir::ScalarRef& x, DType d) const {
+    if (const auto* p = std::get_if<ir::Apply>(&x->node); p && ir::op_is_predicate(p->op)) return truth(x);
+    return truth(op_cast(x, ir::compute_dtype(d)));
   }
 
   std::optional<Interval> seen(const ir::ScalarRef& x, DType d) const {

@@ -55,6 +55,21 @@ TEST(GuardFolding, PartitionedRemainderKeepsOnlyTheLastBlocksGuard) {
   EXPECT_EQ(compare(run_interp(r), run_interp(folded), Tolerance::Bitwise), "");
 }
 
+// A logic op tests its arguments converted to its compute dtype: the f32 constant 0.5 is 0 as an
+// i32, so not:i32(0.5) holds and and:i32(0.5, i < 10) does not.
+TEST(GuardFolding, LogicOperandsAreTestedInTheOpsDtype) {
+  auto out = make_node("out", DType::F32, {10});
+  const Symbol i = fresh_symbol();
+  const std::vector<AxisIndex> at{AxisIndex::iterator(i)};
+  const auto half = constant(0.5, DType::F32);
+  const auto in_range = apply(Op::Cmplt, DType::I64, {embed_index(at[0]), constant_bits(10, DType::I64)});
+  const auto body = seq({if_then(apply(Op::Not, DType::I32, {half}), set(out, at, constant(1, DType::F32))),
+                         if_then(apply(Op::And, DType::I32, {half, in_range}), set(out, at, constant(2, DType::F32)))});
+  const LoweredRoutine r{"logic", for_loop(i, 0, 10, body), {}};
+  const LoweredRoutine folded = opt::fold_guards(r);
+  EXPECT_EQ(compare(run_interp(r), run_interp(folded), Tolerance::Bitwise), "") << print_loop_ir(folded);
+}
+
 TEST(GuardFolding, ADividingSplitOfAPaddedLoopFoldsNothingItCannotProve) {
   auto a = make_node("a", DType::F32, {10});
   auto out = make_node("out", DType::F32, {10});
