@@ -56,6 +56,11 @@ void DeviceAverage::run(std::span<const ir::NodeRef> nodes, std::string_view wha
   if (dtype != ir::DType::F32 && dtype != ir::DType::F64)
     throw RuntimeUsageError("DeviceAverage of " + std::string(what) + ": node " + describe_node(*nodes.front()) +
                             " is neither f32 nor f64");
+  // A device with a worker queue (cpu_devices) may still be running routines that write these
+  // nodes, and the collective reads and writes them from here: wait for them (a failure of that
+  // work surfaces here, its outputs no longer initialized). GPU streams order the collective
+  // after their work themselves, and have no such queue.
+  for (auto& device : devices_) device.state_->wait_for_device();
   std::vector<std::vector<backends::Buffer*>> buffers(devices_.size());
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     ContextState& state = *devices_[d].state_;

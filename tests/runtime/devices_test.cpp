@@ -149,6 +149,35 @@ TEST(DevicesTest, ADeviceAverageRefreshesAPackedOperand) {
   EXPECT_EQ(d1.get_bytes(mm.c), interp.get_bytes(mm.c)) << "b was averaged: its packing must run again";
 }
 
+// The devices of cpu_devices run their routines on worker threads: the average must wait for
+// the runs queued before it (else it reads, and overwrites, values they are still writing), and
+// the runs queued after it read the mean.
+TEST(DevicesTest, ADeviceAverageWaitsForTheRunsQueuedOnTheDevices) {
+  constexpr std::int64_t kCells = 1 << 20;
+  constexpr int kRuns = 40;
+  auto devices = Context::cpu_devices(2);
+  auto d0 = devices.device(0), d1 = devices.device(1);
+  auto w = ir::make_node("w", DType::F32, {kCells});
+  auto step = [&](Context& d) {
+    return d.compile(single_accum(pointwise(w, Op::Add, {of(w), ir::Operand::literal(1)})), "increment");
+  };
+  const auto inc0 = step(d0), inc1 = step(d1);
+  d0.set_values(w, std::vector<double>(kCells, 0.0));
+  d1.set_values(w, std::vector<double>(kCells, 2.0));
+  for (int k = 0; k < kRuns; ++k) {
+    d0.run(inc0);
+    d1.run(inc1);
+  }
+  auto average = runtime::DeviceAverage::over({d0, d1}, std::make_unique<HostAverage>());
+  const std::vector<ir::NodeRef> nodes{w};
+  average->run(nodes, "w");  // the mean of kRuns and kRuns + 2
+  d0.run(inc0);
+  d1.run(inc1);
+  const std::vector<double> expected(kCells, kRuns + 2.0);
+  EXPECT_EQ(d0.get_values(w), expected);
+  EXPECT_EQ(d1.get_values(w), expected);
+}
+
 TEST(DevicesTest, AWeakHandleOfADeviceLocksWithItsGroup) {
   auto devices = Context::cpu_devices(2);
   runtime::WeakContext weak(devices.device(1));

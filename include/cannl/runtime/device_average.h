@@ -41,7 +41,8 @@ class DeviceAverage {
   DeviceAverage& operator=(const DeviceAverage&) = delete;
 
   /// Replaces `nodes` on every device by their elementwise mean over every device of every
-  /// process, enqueued on the devices' streams (reads wait for it). The nodes are all f32 or all
+  /// process, enqueued on the devices' streams (reads wait for it) after the work queued on them
+  /// so far (a device with a worker queue, cpu_devices, is waited for). The nodes are all f32 or all
   /// f64 and initialized on every device. Throws RuntimeUsageError for other dtypes,
   /// UninitializedError for a node a device lacks, DistributedError from NCCL.
   void run(std::span<const ir::NodeRef> nodes, std::string_view what);
