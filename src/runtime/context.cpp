@@ -44,7 +44,7 @@ Context Context::from_config() {
 
 void Context::synchronize() {
   state_->wait_for_device();
-  state_->backend->synchronize();
+  state_->wait_for_backend();
 }
 
 std::string_view Context::backend_name() const { return state_->backend->name(); }

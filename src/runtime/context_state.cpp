@@ -45,6 +45,18 @@ void ContextState::mark_written(const ir::TensorNode& node, Writer writer, const
   else written_from_outside.erase(node.id);
   ++write_counts[node.id];
   if (queue) queued_writes.insert_or_assign(node.id, done);
+  else unsynchronized_writes.insert(node.id);
+}
+
+void ContextState::wait_for_backend() {
+  try {
+    backend->synchronize();
+  } catch (...) {
+    for (int id : unsynchronized_writes) forget_value(id);
+    unsynchronized_writes.clear();
+    throw;
+  }
+  unsynchronized_writes.clear();
 }
 
 // The queue is drained: a node whose last queued writer failed, or was skipped for an earlier

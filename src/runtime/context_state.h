@@ -60,6 +60,11 @@ class ContextState {
   /// before any host access to buffers. After a failure, the nodes whose queued writes did not
   /// happen (the failed task and the ones skipped behind it) are no longer initialized.
   void wait_for_device();
+  /// Waits for the backend's own queue (a GPU stream; a no-op for the CPU backends) and rethrows
+  /// a failure of its work: before the host reads or writes buffers, and in Context::synchronize.
+  /// After a failure, the nodes written since the last such wait that succeeded are no longer
+  /// initialized (the failed kernel's outputs are among them; the stream says not which).
+  void wait_for_backend();
   /// Who wrote a node's current value: one of the context's routines, or the outside (the host,
   /// another device's copy, a device average).
   enum class Writer { Routine, Outside };
@@ -98,6 +103,9 @@ class ContextState {
   /// Per node written by work still on the queue (or not yet waited for): the event of its last
   /// writer. wait_for_device forgets the nodes whose writer failed.
   std::unordered_map<int, backends::Event> queued_writes;
+  /// Without a worker queue: the nodes written since wait_for_backend last succeeded. A GPU
+  /// backend's run only enqueues its kernels, so a later wait may report that any of them failed.
+  std::unordered_set<int> unsynchronized_writes;
   int next_routine_id = 0;
   std::int64_t buffer_bytes = 0;  // the sum over `buffers`, charged against the memory budget
   /// Profiled routines by id (only those compiled with kernel profiling that ran), guarded by

@@ -35,7 +35,10 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
                             std::to_string(node->num_logical_elements()) + " elements of " +
                             std::string(ir::dtype_name(node->dtype)) + ")");
   backends::Buffer& buffer = state.ensure_buffer(node);
-  state.wait_for_device();  // routines queued before may still read or write the buffer
+  // Routines queued before may still read or write the buffer; a failure of theirs surfaces
+  // here, what they were to write no longer initialized.
+  state.wait_for_device();
+  state.wait_for_backend();
   if (!node->is_padded()) {
     buffer.write(bytes);
   } else {
@@ -55,9 +58,10 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
 backends::Buffer& readable_buffer(ContextState& state, const ir::NodeRef& node,
                                   std::string_view what) {
   require_node(node, what);
-  // A device with a queue may still be writing it; a failure of that work surfaces here, and
-  // what it left unwritten is no longer initialized.
+  // A device with a queue (or a GPU stream) may still be writing it; a failure of that work
+  // surfaces here, and what it left unwritten is no longer initialized.
   state.wait_for_device();
+  state.wait_for_backend();
   backends::Buffer* buffer = state.find_buffer(*node);
   const auto away = state.optimized_away.find(node->id);
   if (away != state.optimized_away.end() &&

@@ -10,7 +10,9 @@ namespace cannl::runtime {
 const backends::Backend& Context::backend() const { return *state_->backend; }
 
 Context Context::twin() const {
-  state_->wait_for_device();  // a device's queued routines may still write its buffers
+  // A device's queued routines (or a GPU stream's kernels) may still write its buffers.
+  state_->wait_for_device();
+  state_->wait_for_backend();
   Context copy(state_->backend);
   ContextState& to = *copy.state_;
   std::vector<std::byte> bytes;

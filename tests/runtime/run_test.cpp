@@ -74,5 +74,92 @@ TEST(RunTest, ARunThatThrowsLeavesItsOutputsUninitializedNotStale) {
   EXPECT_EQ(ctx.get_values(y), (std::vector<double>{6, 7}));
 }
 
+/// The interpreter as a GPU backend behaves: a run only enqueues its work, whose failure the
+/// backend reports later, when the host waits for it (synchronize, or a read, which waits first).
+class AsyncFailureBackend : public backends::Backend {
+ public:
+  /// The work enqueued so far failed: the next wait reports it (once, as a GPU queue does).
+  bool failed = false;
+
+  std::string_view name() const override { return inner_->name(); }
+  ir::Target target() const override { return inner_->target(); }
+  std::unique_ptr<backends::Buffer> allocate(std::size_t bytes) override {
+    return std::make_unique<WaitingBuffer>(inner_->allocate(bytes), *this);
+  }
+  std::unique_ptr<backends::Executable> compile(const backends::CompileRequest& request) override {
+    return std::make_unique<Exe>(inner_->compile(request));
+  }
+  void synchronize() override {
+    if (!failed) return;
+    failed = false;
+    throw RuntimeError("a kernel of the stream failed");
+  }
+
+ private:
+  struct WaitingBuffer : backends::Buffer {
+    WaitingBuffer(std::unique_ptr<backends::Buffer> inner, AsyncFailureBackend& owner)
+        : inner(std::move(inner)), owner(owner) {}
+    std::size_t size() const override { return inner->size(); }
+    void read(std::span<std::byte> out) const override {
+      owner.synchronize();
+      inner->read(out);
+    }
+    void write(std::span<const std::byte> in) override {
+      owner.synchronize();
+      inner->write(in);
+    }
+    std::unique_ptr<backends::Buffer> inner;
+    AsyncFailureBackend& owner;
+  };
+  struct Exe : backends::Executable {
+    explicit Exe(std::unique_ptr<backends::Executable> inner) : inner(std::move(inner)) {}
+    void run(std::span<backends::Buffer* const> buffers, std::span<const std::int64_t> statics) override {
+      std::vector<backends::Buffer*> unwrapped;
+      for (auto* b : buffers) unwrapped.push_back(static_cast<WaitingBuffer*>(b)->inner.get());
+      inner->run(unwrapped, statics);
+    }
+    const std::string& source() const override { return inner->source(); }
+    const ir::LoweredRoutine& routine() const override { return inner->routine(); }
+    std::unique_ptr<backends::Executable> inner;
+  };
+  std::shared_ptr<backends::Backend> inner_ = backends::make_interpreter_backend();
+};
+
+// On a GPU backend (no worker queue: the device's stream is the queue) a run returns before its
+// kernels ran, and their failure surfaces at the next wait. The nodes written since the last wait
+// that succeeded hold nothing they were said to hold: after the failure they are uninitialized,
+// as after a failed queued run of the CPU devices (ContextState::wait_for_device).
+TEST(RunTest, AnAsynchronousFailureReportedBySynchronizeLeavesTheOutputsUninitialized) {
+  auto backend = std::make_shared<AsyncFailureBackend>();
+  Context ctx(backend);
+  auto w = ir::make_node("w", DType::F32, {2});
+  auto step = ctx.compile(single_accum(pointwise(w, Op::Add, {of(w), ir::Operand::literal(1)})), "step");
+  ctx.set_values(w, std::vector<double>{1, 2});
+  ctx.run(step);
+  ctx.synchronize();
+  ctx.run(step);
+  backend->failed = true;
+  EXPECT_THROW(ctx.synchronize(), RuntimeError);
+  EXPECT_FALSE(ctx.is_initialized(w));
+  EXPECT_THROW(ctx.get_values(w), UninitializedError);
+  ctx.set_values(w, std::vector<double>{5, 6});
+  ctx.run(step);
+  EXPECT_EQ(ctx.get_values(w), (std::vector<double>{6, 7}));
+}
+
+// The same failure surfacing at a host read (a read waits for the stream first).
+TEST(RunTest, AnAsynchronousFailureReportedByAReadLeavesTheOutputsUninitialized) {
+  auto backend = std::make_shared<AsyncFailureBackend>();
+  Context ctx(backend);
+  auto w = ir::make_node("w", DType::F32, {2});
+  auto step = ctx.compile(single_accum(pointwise(w, Op::Add, {of(w), ir::Operand::literal(1)})), "step");
+  ctx.set_values(w, std::vector<double>{1, 2});
+  ctx.run(step);
+  backend->failed = true;
+  EXPECT_THROW(ctx.get_values(w), RuntimeError);
+  EXPECT_FALSE(ctx.is_initialized(w));
+  EXPECT_THROW(ctx.get_values(w), UninitializedError) << "not the stale value";
+}
+
 }  // namespace
 }  // namespace cannl::testing
