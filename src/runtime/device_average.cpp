@@ -75,7 +75,15 @@ void DeviceAverage::run(std::span<const ir::NodeRef> nodes, std::string_view wha
       buffers[d].push_back(buffer);
     }
   }
-  collective_->average(buffers, dtype == ir::DType::F32 ? backends::ReduceType::F32 : backends::ReduceType::F64, what);
+  try {
+    collective_->average(buffers, dtype == ir::DType::F32 ? backends::ReduceType::F32 : backends::ReduceType::F64, what);
+  } catch (...) {
+    // The collective may have averaged some buffers (or devices) and not others: the nodes hold
+    // neither their values nor the mean, as a run's outputs after it threw.
+    for (auto& device : devices_)
+      for (const auto& node : nodes) device.state_->forget_value(node->id);
+    throw;
+  }
   // New values: packed copies of these nodes (routine_data.h, Packing) must be made again.
   for (auto& device : devices_)
     for (const auto& node : nodes) device.state_->mark_written(*node, ContextState::Writer::Outside);

@@ -178,6 +178,41 @@ TEST(DevicesTest, ADeviceAverageWaitsForTheRunsQueuedOnTheDevices) {
   EXPECT_EQ(d1.get_values(w), expected);
 }
 
+/// Averages the first buffer, then fails as a collective whose peer died does: the buffers hold
+/// partly averaged values.
+class AverageFailingHalfWay : public backends::DeviceAllReduce {
+ public:
+  void average(const std::vector<std::vector<backends::Buffer*>>& buffers, backends::ReduceType type,
+               std::string_view what) override {
+    const std::vector<std::vector<backends::Buffer*>> first{{buffers[0][0]}, {buffers[1][0]}};
+    HostAverage().average(first, type, what);
+    throw DistributedError("the all-reduce of " + std::string(what) + " failed: a peer died");
+  }
+  std::string describe() const override { return "an average that fails half way"; }
+};
+
+// A collective that fails may have averaged some buffers and not others: every node it was to
+// average holds neither its value nor the mean, so reading one is an UninitializedError (as after
+// a failed run), not silently half-averaged gradients.
+TEST(DevicesTest, AFailedDeviceAverageLeavesItsNodesUninitialized) {
+  auto devices = Context::on_devices({backends::make_interpreter_backend(), backends::make_interpreter_backend()});
+  auto d0 = devices.device(0), d1 = devices.device(1);
+  auto a = ir::make_node("grad_a", DType::F32, {2});
+  auto b = ir::make_node("grad_b", DType::F32, {2});
+  for (auto* d : {&d0, &d1}) {
+    d->set_values(a, std::vector<double>{d->device_index() * 2.0, 1});
+    d->set_values(b, std::vector<double>{d->device_index() * 4.0, 1});
+  }
+  auto average = runtime::DeviceAverage::over({d0, d1}, std::make_unique<AverageFailingHalfWay>());
+  const std::vector<ir::NodeRef> nodes{a, b};
+  EXPECT_THROW(average->run(nodes, "gradients of step 1"), DistributedError);
+  for (auto* d : {&d0, &d1})
+    for (const auto& node : nodes) {
+      EXPECT_FALSE(d->is_initialized(node)) << node->label << " on device " << d->device_index();
+      EXPECT_THROW(d->get_values(node), UninitializedError);
+    }
+}
+
 TEST(DevicesTest, AWeakHandleOfADeviceLocksWithItsGroup) {
   auto devices = Context::cpu_devices(2);
   runtime::WeakContext weak(devices.device(1));

@@ -44,7 +44,8 @@ class DeviceAverage {
   /// process, enqueued on the devices' streams (reads wait for it) after the work queued on them
   /// so far (a device with a worker queue, cpu_devices, is waited for). The nodes are all f32 or all
   /// f64 and initialized on every device. Throws RuntimeUsageError for other dtypes,
-  /// UninitializedError for a node a device lacks, DistributedError from NCCL.
+  /// UninitializedError for a node a device lacks, DistributedError from NCCL. After a failure of
+  /// the collective the nodes are uninitialized on every device (some may be half averaged).
   void run(std::span<const ir::NodeRef> nodes, std::string_view what);
   /// "NCCL 2.21.5: 2 device(s) x 1 process(es)"
   std::string describe() const;

@@ -229,6 +229,10 @@ TEST_F(TwoMockGpusWithNccl, NcclFailuresAreDistributedErrorsNamingTheCall) {
   // The other device's collective would wait for the failed one forever: every communicator
   // is aborted, and a later average says why rather than hang.
   EXPECT_NE(log().find("CommAbort"), std::string::npos) << log();
+  // The failed average left its nodes uninitialized; new values, and the next average still fails.
+  EXPECT_FALSE(d0.is_initialized(a));
+  d0.set_values(a, std::vector<double>{1, 2, 3});
+  d1.set_values(a, std::vector<double>{1, 2, 3});
   try {
     average->run(nodes, "gradients of step 8");
     ADD_FAILURE() << "expected DistributedError";
@@ -274,6 +278,9 @@ TEST_F(TwoMockGpusWithNccl, AnAsynchronousNcclErrorAbortsTheCommunicatorsAndName
   EXPECT_NE(log().find("CommAbort(rank=0);CommAbort(rank=1)"), std::string::npos) << log();
   EXPECT_EQ(nccl_->live_comms(), 0);
   driver_->set_stuck(0);
+  // Whatever the aborted collective wrote is no value: a read is an UninitializedError.
+  for (int d = 0; d < 2; ++d) EXPECT_THROW(pair.gpus.device(d).get_values(pair.a), UninitializedError) << d;
+  for (int d = 0; d < 2; ++d) pair.gpus.device(d).set_values(pair.a, std::vector<double>{1, 2});
   EXPECT_THROW(pair.average->run(nodes, "gradients of step 3"), DistributedError) << "the communicators are gone";
 }
 
