@@ -146,7 +146,13 @@ void Context::copy(const Context& src, Context& dst, const ir::NodeRef& node) {
     // destination holds the value only once the copy is made (a wait may rethrow a failure).
     from.wait_for_device();
     to.wait_for_device();
-    if (!backends::copy_between_devices(*to.backend, target, *from.backend, *source)) transfer();
+    if (!backends::copy_between_devices(*to.backend, target, *from.backend, *source)) {
+      // Through the host, which waits for both streams: a failure of their work surfaces in
+      // these waits, which forget what it was to write.
+      from.wait_for_backend();
+      to.wait_for_backend();
+      transfer();
+    }
     to.mark_written(*node, ContextState::Writer::Outside);
     return;
   }

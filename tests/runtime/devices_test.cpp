@@ -9,6 +9,7 @@
 #include "cannl/runtime/device_average.h"
 #include "cannl/support/config.h"
 #include "cannl/support/error.h"
+#include "runtime/async_failure_backend.h"
 #include "runtime/packing_check.h"
 #include "runtime/test_util.h"
 
@@ -76,6 +77,24 @@ TEST(DevicesTest, CopyBetweenASingleDeviceContextAndADevice) {
   host.set_values(x, std::vector<double>{0.5, -1, 7});
   Context::copy(host, d1, x);
   EXPECT_EQ(d1.get_values(x), (std::vector<double>{0.5, -1, 7}));
+}
+
+// A copy through the host from a GPU-style context (no worker queue: its stream is the queue)
+// waits for the source's stream, where the failure of a run still on it surfaces: the run's
+// outputs are then no value, on the source and on the destination.
+TEST(DevicesTest, ACopyAfterAnAsynchronousFailureLeavesTheSourceUninitialized) {
+  auto backend = std::make_shared<AsyncFailureBackend>();
+  Context gpu(backend);
+  auto host = Context::interpreter();
+  auto w = ir::make_node("w", DType::F32, {2});
+  auto step = gpu.compile(single_accum(pointwise(w, Op::Add, {of(w), ir::Operand::literal(1)})), "step");
+  gpu.set_values(w, std::vector<double>{1, 2});
+  gpu.run(step);
+  backend->failed = true;
+  EXPECT_THROW(Context::copy(gpu, host, w), RuntimeError);
+  EXPECT_FALSE(gpu.is_initialized(w)) << "the failed run's output still counted as a value";
+  EXPECT_FALSE(host.is_initialized(w));
+  EXPECT_THROW(Context::copy(gpu, host, w), UninitializedError);
 }
 
 TEST(DevicesTest, SynchronizeWaitsForQueuedRoutines) {
