@@ -53,6 +53,8 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
     buffer.write(whole);
   }
   state.mark_written(*node, ContextState::Writer::Outside);
+  // Buffer::write returns once the copy is made: a failure a later wait reports is not this one's.
+  state.unsynchronized_writes.erase(node->id);
 }
 
 backends::Buffer& readable_buffer(ContextState& state, const ir::NodeRef& node,

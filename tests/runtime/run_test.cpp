@@ -83,18 +83,23 @@ TEST(RunTest, AnAsynchronousFailureReportedBySynchronizeLeavesTheOutputsUninitia
   auto backend = std::make_shared<AsyncFailureBackend>();
   Context ctx(backend);
   auto w = ir::make_node("w", DType::F32, {2});
-  auto step = ctx.compile(single_accum(pointwise(w, Op::Add, {of(w), ir::Operand::literal(1)})), "step");
+  auto x = ir::make_node("x", DType::F32, {2});
+  auto step = ctx.compile(single_accum(pointwise(w, Op::Add, {of(w), of(x)})), "step");
   ctx.set_values(w, std::vector<double>{1, 2});
+  ctx.set_values(x, std::vector<double>{1, 1});
   ctx.run(step);
   ctx.synchronize();
+  ctx.set_values(x, std::vector<double>{2, 2});
   ctx.run(step);
   backend->failed = true;
   EXPECT_THROW(ctx.synchronize(), RuntimeError);
   EXPECT_FALSE(ctx.is_initialized(w));
   EXPECT_THROW(ctx.get_values(w), UninitializedError);
+  // An upload is complete when it returns: no failure of later work takes its value.
+  EXPECT_EQ(ctx.get_values(x), (std::vector<double>{2, 2}));
   ctx.set_values(w, std::vector<double>{5, 6});
   ctx.run(step);
-  EXPECT_EQ(ctx.get_values(w), (std::vector<double>{6, 7}));
+  EXPECT_EQ(ctx.get_values(w), (std::vector<double>{7, 8}));
 }
 
 // The same failure surfacing at a host read (a read waits for the stream first).
