@@ -64,10 +64,17 @@ bool well_formed(const Projections& p) {
          p.project_lhs.size() == p.lhs_dims.size();
 }
 
+bool has_zero_extent(const std::vector<std::int64_t>& extents) {
+  return std::find(extents.begin(), extents.end(), 0) != extents.end();
+}
+
 }  // namespace
 
 bool Projections::is_surjective() const {
   if (!well_formed(*this)) return false;
+  // A product axis of extent 0 (a reduction over an empty axis) runs the loops zero times: then
+  // only an LHS without cells is covered, whatever its map.
+  if (has_zero_extent(product_space)) return has_zero_extent(lhs_dims);
   std::set<Symbol> used;
   for (std::size_t axis = 0; axis < project_lhs.size(); ++axis) {
     const AxisIndex& index = project_lhs[axis];

@@ -65,6 +65,17 @@ TEST(Projections, ExtentDifferentFromAxisSizeIsNotSurjective) {
   EXPECT_TRUE(p.is_injective());
 }
 
+TEST(Projections, AnEmptyProductAxisWritesNoCell) {
+  std::vector<Symbol> s;  // t[i] = sum over k < 0 of x[i, k]
+  auto p = testing::projections({3, 0}, s);
+  p.lhs_dims = {3};
+  p.project_lhs = {it(s[0])};
+  EXPECT_FALSE(p.is_surjective());
+  p.lhs_dims = {0};  // an LHS without cells is covered by no iteration
+  p.project_lhs = {it(s[1])};
+  EXPECT_TRUE(p.is_surjective());
+}
+
 TEST(Projections, DiagonalIsInjectiveNotSurjective) {
   std::vector<Symbol> s;
   auto p = testing::projections({3}, s);

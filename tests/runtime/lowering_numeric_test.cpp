@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "cannl/runtime/context.h"
@@ -178,6 +180,27 @@ TEST(LoweringNumericTest, ReductionOverABroadcastOperand) {
     ctx.run(r);
     return ctx.get_values(t);
   }, {36, 12});
+}
+
+TEST(LoweringNumericTest, ReductionOverAnEmptyAxisGivesTheNeutralElement) {
+  // t[i] accum= over k < 0 of x[i, k]: no iteration runs, so every cell keeps the neutral fill
+  // (an empty sum is 0, an empty product 1, an empty max -inf, an empty min +inf).
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::pair<Op, double>> cases = {
+      {Op::Add, 0}, {Op::Mul, 1}, {Op::Max, -inf}, {Op::Min, inf}};
+  for (const auto& [accum, neutral] : cases) {
+    expect_on_both_backends([accum](Context ctx) {
+      auto x = ir::make_node("x", DType::F32, {2, 0});
+      auto t = ir::make_node("t", DType::F32, {2});
+      auto r = ctx.compile(single_accum(accum_op(t, accum, Op::Identity, {of(x)},
+                                                 row_reduction(2, 0), /*init=*/true)),
+                           "empty_reduction");
+      ctx.set_values(x, std::vector<double>{});
+      ctx.set_values(t, std::vector<double>{7, 7});  // stale values the reset must replace
+      ctx.run(r);
+      return ctx.get_values(t);
+    }, {neutral, neutral});
+  }
 }
 
 }  // namespace
