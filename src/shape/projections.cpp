@@ -305,10 +305,11 @@ class Deriver {
   void give_iterator(std::size_t n, std::int64_t size) {
     const std::size_t root = g_.find(n);
     if (class_index_.count(root)) return;
-    if (size <= 1) {
+    if (size == 1) {
       class_index_.emplace(root, ir::AxisIndex::fixed(0));
       return;
     }
+    // An empty axis keeps its loop (of no iteration): a fixed 0 would read a cell it lacks.
     const ir::Symbol s = ir::fresh_symbol();
     class_index_.emplace(root, ir::AxisIndex::iterator(s));
     p_.product_space.push_back(size);

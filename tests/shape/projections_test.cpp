@@ -33,6 +33,20 @@ TEST_F(Projection, EinsumMatmul) {
   EXPECT_EQ(p.debug, "ij;jk=>ik");
 }
 
+TEST_F(Projection, AnEmptyAxisKeepsALoopOfNoIteration) {
+  // A fixed index 0 for the size-0 axis would read x[i, 0], a cell x lacks.
+  int step = -1;
+  einsum("ij=>i", {out_only("x", {2, 0})}, &step);
+  finish_inference();
+  const auto p = projections(step);
+  EXPECT_EQ(p.product_space, (Dims{2, 0}));
+  ASSERT_EQ(p.product_iterators.size(), 2u);
+  const auto i = AxisIndex::iterator(p.product_iterators[0]);
+  const auto j = AxisIndex::iterator(p.product_iterators[1]);
+  EXPECT_EQ(p.project_lhs, (std::vector<AxisIndex>{i}));
+  EXPECT_EQ(p.project_rhs[0], (std::vector<AxisIndex>{i, j}));
+}
+
 TEST_F(Projection, ComposeMatmulMemoryOrder) {
   int step = -1;
   auto w = leaf("w", {.batch = {{}}, .input = {{3}}, .output = {{4}}});

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "cannl/runtime/context.h"
 #include "cannl/support/config.h"
@@ -119,6 +120,23 @@ TEST_F(EinsumOps, StackVectors) {
 TEST_F(EinsumOps, ShiftAndPad) {
   EXPECT_EQ(evaluate(concat("1^i => i", {vec("x", {1, 2, 3, 4}, {4})})), (Values{2, 3, 4}));
   EXPECT_EQ(evaluate(concat("i => 1^i", {vec("y", {1, 2, 3}, {3})})), (Values{0, 1, 2, 3}));
+}
+
+TEST_F(EinsumOps, ConcatWithAnEmptyPart) {
+  // The empty part's block keeps its loop of no iteration; a fixed index 0 read a cell it lacks.
+  for (const std::string backend : {"interpreter", "cc"}) {
+    EXPECT_EQ(evaluate(concat({vec("a", {}, {0, 2}), vec("b", {5, 6}, {1, 2})}), backend), (Values{5, 6}));
+    EXPECT_EQ(evaluate(concat({vec("a", {1, 2}, {1, 2}), vec("b", {}, {0, 2})}), backend), (Values{1, 2}));
+  }
+}
+
+TEST_F(EinsumOps, ReductionsOverAnEmptyAxisGiveTheNeutralElement) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const std::string backend : {"interpreter", "cc"}) {
+    EXPECT_EQ(evaluate(einsum("ij=>i", vec("x", {}, {2, 0})), backend), (Values{0, 0}));
+    EXPECT_EQ(evaluate(einmax("ij=>i", vec("x", {}, {2, 0})), backend), (Values{-inf, -inf}));
+    EXPECT_EQ(evaluate(einmin("ij=>i", vec("x", {}, {2, 0})), backend), (Values{inf, inf}));
+  }
 }
 
 TEST_F(EinsumOps, DiagonalTraceOuterBatchedMatmul) {
