@@ -4,6 +4,7 @@
 //   [margin resets of padded args]    when an arg's pad value is not the accumulator's neutral
 //   for i0 ...: for i1 ...:           one loop per product axis of extent != 1, fresh symbols
 //     lhs[..] = op(args)              plain store (reset + bijective, or accum == Arg2)
+//     lhs[..] = accum(neutral, op(args))   reset + bijective when accum(neutral, v) != v (sub, div)
 //     lhs[..] = accum(lhs[..], op(args))   otherwise
 #include <map>
 #include <optional>
@@ -57,6 +58,25 @@ void check_shape(const AccumOp& a, const std::string& text) {
 }
 
 bool is_threefry(Op op) { return op == Op::ThreefryCrypto || op == Op::ThreefryLight; }
+
+/// How each iteration writes its LHS cell.
+enum class Update {
+  Accumulate,      // lhs = accum(lhs, rhs)
+  Store,           // lhs = rhs
+  StoreFromReset,  // lhs = accum(neutral, rhs): a reset cell written once
+};
+
+/// accum(neutral, v) == v for every v, so a reset cell written once may take v itself. Not so
+/// for sub (0 - v), div (1 / v), pow (1 ** v) and the predicates or / and (v != 0).
+bool neutral_is_left_identity(Op accum) {
+  switch (accum) {
+    case Op::Add: case Op::Mul: case Op::Max: case Op::Min: case Op::ReluGate:
+    case Op::Satur01Gate: case Op::Arg2:
+      return true;
+    default:
+      return false;
+  }
+}
 
 /// A general right-hand side (gradient rules, initializers): every op computes in `dt`, like
 /// op(args), except threefry, which computes on 128-bit values; its constant operands (keys) are
@@ -114,7 +134,7 @@ std::string comment_text(const AccumOp& a) {
 }
 
 /// `text` names the assignment in error messages (as the .cd dump does), `comment` in the code.
-StmtRef accumulation_loops(const AccumOp& a, bool plain_store, const std::string& text, const std::string& comment) {
+StmtRef accumulation_loops(const AccumOp& a, Update update, const std::string& text, const std::string& comment) {
   const auto& p = a.projections;
   Renaming renaming;
   std::vector<std::pair<Symbol, std::int64_t>> loops;
@@ -130,7 +150,9 @@ StmtRef accumulation_loops(const AccumOp& a, bool plain_store, const std::string
   const DType dt = compute_dtype(a.lhs->dtype);
   const auto lhs_index = buffer_index(*a.lhs, substitute_all(p.project_lhs, renaming), text);
   ScalarRef value = rhs_value(a, renaming, dt, text);
-  if (!plain_store) value = apply(a.accum, dt, {get(a.lhs, lhs_index), value});
+  if (update == Update::Accumulate) value = apply(a.accum, dt, {get(a.lhs, lhs_index), value});
+  if (update == Update::StoreFromReset)
+    value = apply(a.accum, dt, {constant(op_neutral(a.accum), dt), value});
   StmtRef stmt = set(a.lhs, lhs_index, value, comment);
   for (auto it = loops.rbegin(); it != loops.rend(); ++it)
     stmt = for_loop(it->first, 0, it->second, stmt);
@@ -169,8 +191,11 @@ void lower_accum(const AccumOp& a, std::vector<StmtRef>& out) {
   const double neutral = op_neutral(a.accum);
   if (a.initialize_neutral && !bijective) out.push_back(fill_neutral(a.lhs, neutral, comment));
   reset_operand_margins(a, neutral, out);
-  const bool plain_store = (a.initialize_neutral && bijective) || a.accum == Op::Arg2;
-  out.push_back(accumulation_loops(a, plain_store, text, comment));
+  Update update = Update::Accumulate;
+  if (a.accum == Op::Arg2) update = Update::Store;
+  else if (a.initialize_neutral && bijective)
+    update = neutral_is_left_identity(a.accum) ? Update::Store : Update::StoreFromReset;
+  out.push_back(accumulation_loops(a, update, text, comment));
 }
 
 }  // namespace cannl::ir::lowering

@@ -89,6 +89,15 @@ TEST(Lower, MaxReductionFillsMinusInfinity) {
             "    m[i1] = max(m[i1], a[i1, i2])\n");
 }
 
+TEST(Lower, ResetSubtractionWrittenOnceStartsFromZero) {
+  auto a = make_node("a", DType::F32, {3}), c = make_node("c", DType::F32, {3});
+  Accum x(c, Op::Sub, true, Op::Identity, {3});
+  x.lhs({it(x.s[0])}).arg(a, {it(x.s[0])});
+  EXPECT_EQ(lowered_text(x.comp()),
+            "for i0 in [0, 3):\n"
+            "  c[i0] = sub(0, a[i0])\n");
+}
+
 TEST(Lower, FixedLhsIndexIsNotSurjective) {
   auto a = make_node("a", DType::F32, {3}), c = make_node("c", DType::F32, {3, 2});
   Accum x(c, Op::Add, true, Op::Identity, {3});

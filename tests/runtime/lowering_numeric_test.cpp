@@ -203,5 +203,23 @@ TEST(LoweringNumericTest, ReductionOverAnEmptyAxisGivesTheNeutralElement) {
   }
 }
 
+TEST(LoweringNumericTest, ResetSubtractionAndDivisionStartFromTheirNeutral) {
+  // t =:- x is t = 0 - x and t =:/ x is t = 1 / x, whether the projection sums several
+  // iterations into a cell or writes each cell once (the plain store gave x itself).
+  for (const auto& [accum, expected] :
+       std::vector<std::pair<Op, std::vector<double>>>{{Op::Sub, {-4, 2}}, {Op::Div, {0.25, -0.5}}}) {
+    expect_on_both_backends([accum](Context ctx) {
+      auto x = ir::make_node("x", DType::F32, {2});
+      auto t = ir::make_node("t", DType::F32, {2});
+      auto r = ctx.compile(single_accum(accum_op(t, accum, Op::Identity, {of(x)},
+                                                 pointwise_projections({2}, 1), /*init=*/true)),
+                           "reset_pointwise");
+      ctx.set_values(x, std::vector<double>{4, -2});
+      ctx.run(r);
+      return ctx.get_values(t);
+    }, expected);
+  }
+}
+
 }  // namespace
 }  // namespace cannl::testing
