@@ -10,7 +10,7 @@ namespace cannl::opt {
 PassContext PassContext::from_config(const std::string& routine_name) {
   PassContext ctx;
   ctx.routine_name = routine_name;
-  ctx.max_inline_reduction = config::get_int("virtualize_max_inline_reduction");
+  ctx.max_inline_reduction = config::get_int_in("virtualize_max_inline_reduction", 0, INT64_MAX);
   ctx.max_inline_fanin = static_cast<int>(config::get_int_in("virtualize_max_inline_fanin", 0, INT32_MAX));
   ctx.max_visits = static_cast<int>(config::get_int_in("virtualize_max_visits", 0, INT32_MAX));
   ctx.stack_threshold_bytes = config::get_int("stack_threshold_in_bytes");

@@ -145,6 +145,21 @@ TEST(Placement, FanInCap) {
   EXPECT_EQ(o.decisions.at(chain[0]->id).placement, Placement::Virtual);
 }
 
+// A negative cap would store every node that replays any reduction, silently: like the other
+// two caps, it is a ConfigError naming the key.
+TEST(Placement, ANegativeInliningCapIsAConfigError) {
+  for (const char* key : {"virtualize_max_inline_reduction", "virtualize_max_inline_fanin", "virtualize_max_visits"}) {
+    config::set_override(key, "-1");
+    try {
+      PassContext::from_config("step");
+      ADD_FAILURE() << key << " = -1 was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+    config::set_override(key, "");
+  }
+}
+
 TEST(Placement, OptimizeOffKeepsEverythingOnDevice) {
   auto a = input("a", {4});
   auto c = ir::make_node("c", ir::DType::F32, {4});
