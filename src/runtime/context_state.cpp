@@ -41,6 +41,7 @@ void ContextState::wait_for_device() {
 
 void ContextState::mark_written(const ir::TensorNode& node, Writer writer, const backends::Event& done) {
   initialized.insert(node.id);
+  lost_values.erase(node.id);
   if (writer == Writer::Outside) written_from_outside.insert(node.id);
   else written_from_outside.erase(node.id);
   ++write_counts[node.id];
@@ -70,7 +71,14 @@ void ContextState::forget_failed_writes() {
 
 void ContextState::forget_value(int id) {
   initialized.erase(id);
+  lost_values.insert(id);
   ++write_counts[id];
+}
+
+std::string ContextState::why_uninitialized(int id) const {
+  if (!lost_values.contains(id)) return "was never written or uploaded in this context";
+  return "lost its value: the run, copy or device average writing it failed, or was skipped after a "
+         "failure (see that error)";
 }
 
 backends::Buffer* ContextState::find_buffer(const ir::TensorNode& node) const {

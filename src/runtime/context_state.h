@@ -76,6 +76,10 @@ class ContextState {
   /// longer initialized, so a read or a routine reading it is an UninitializedError, and its
   /// write count raised, so no packing of it is reused.
   void forget_value(int id);
+  /// Why node `id` holds no value, for an UninitializedError: "lost its value: the run, copy or
+  /// device average writing it failed, ..." for a node of lost_values, else "was never written
+  /// or uploaded in this context".
+  std::string why_uninitialized(int id) const;
 
   std::shared_ptr<backends::Backend> backend;
   /// The device's FIFO queue (devices of a multi-device context); null: routines run on the
@@ -103,6 +107,9 @@ class ContextState {
   /// Per node written by work still on the queue (or not yet waited for): the event of its last
   /// writer. wait_for_device forgets the nodes whose writer failed.
   std::unordered_map<int, backends::Event> queued_writes;
+  /// Nodes whose last write failed (forget_value) and that nothing wrote since: messages say so,
+  /// rather than that the node was never written.
+  std::unordered_set<int> lost_values;
   /// Without a worker queue: the nodes written since wait_for_backend last succeeded. A GPU
   /// backend's run only enqueues its kernels, so a later wait may report that any of them failed.
   std::unordered_set<int> unsynchronized_writes;

@@ -79,11 +79,9 @@ backends::Buffer& readable_buffer(ContextState& state, const ir::NodeRef& node,
                             std::string(state.backend->name()) +
                             "); compile a routine that uses it here or upload it with set_values");
   if (!state.initialized.contains(node->id))
-    throw UninitializedError(std::string(what) + ": node " + describe_node(*node) +
-                             " was never written or uploaded in this context; run the routine "
-                             "that computes it or upload it with set_values first" +
-                             std::string(state.queue ? " (a queued run or copy that failed, or was skipped "
-                                                       "after a failure, wrote nothing)" : ""));
+    throw UninitializedError(std::string(what) + ": node " + describe_node(*node) + " " +
+                             state.why_uninitialized(node->id) +
+                             "; run the routine that computes it or upload it with set_values first");
   return *buffer;
 }
 

@@ -38,10 +38,10 @@ const Dependency* writer_of(const RoutineData& data, const ir::TensorNode& node)
 void check_inputs_initialized(const ContextState& state, const RoutineData& data) {
   for (const auto& node : data.inputs) {
     if (state.initialized.contains(node->id)) continue;
-    std::string message = "routine '" + data.name + "' reads node " + describe_node(*node) +
-                          " which was never written or uploaded in this context; upload it with "
-                          "set_values or run the routine that computes it first";
-    if (const Dependency* writer = writer_of(data, *node))
+    std::string message = "routine '" + data.name + "' reads node " + describe_node(*node) + " which " +
+                          state.why_uninitialized(node->id) +
+                          "; upload it with set_values or run the routine that computes it first";
+    if (const Dependency* writer = writer_of(data, *node); writer && !state.lost_values.contains(node->id))
       message += " (routine '" + writer->routine_name + "' writes it but has not run yet)";
     throw UninitializedError(message);
   }
