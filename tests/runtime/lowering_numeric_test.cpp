@@ -188,7 +188,8 @@ TEST(LoweringNumericTest, ReductionOverAnEmptyAxisGivesTheNeutralElement) {
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<std::pair<Op, double>> cases = {
       {Op::Add, 0}, {Op::Mul, 1}, {Op::Max, -inf}, {Op::Min, inf}};
-  for (const auto& [accum, neutral] : cases) {
+  for (const auto& [op, neutral] : cases) {
+    const Op accum = op;  // a lambda cannot capture a structured binding in Clang 14
     expect_on_both_backends([accum](Context ctx) {
       auto x = ir::make_node("x", DType::F32, {2, 0});
       auto t = ir::make_node("t", DType::F32, {2});
@@ -206,8 +207,9 @@ TEST(LoweringNumericTest, ReductionOverAnEmptyAxisGivesTheNeutralElement) {
 TEST(LoweringNumericTest, ResetSubtractionAndDivisionStartFromTheirNeutral) {
   // t =:- x is t = 0 - x and t =:/ x is t = 1 / x, whether the projection sums several
   // iterations into a cell or writes each cell once (the plain store gave x itself).
-  for (const auto& [accum, expected] :
+  for (const auto& [op, expected] :
        std::vector<std::pair<Op, std::vector<double>>>{{Op::Sub, {-4, 2}}, {Op::Div, {0.25, -0.5}}}) {
+    const Op accum = op;  // a lambda cannot capture a structured binding in Clang 14
     expect_on_both_backends([accum](Context ctx) {
       auto x = ir::make_node("x", DType::F32, {2});
       auto t = ir::make_node("t", DType::F32, {2});
