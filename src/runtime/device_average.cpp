@@ -70,8 +70,13 @@ void DeviceAverage::run(std::span<const ir::NodeRef> nodes, std::string_view wha
                                 describe_node(*node) + " after " + describe_node(*nodes.front()) + ")");
       backends::Buffer* buffer = state.find_buffer(*node);
       if (buffer == nullptr || !state.initialized.contains(node->id))
+        // Named by its place among the averaged devices: contexts opened one by one are each
+        // their own device 0.
         throw UninitializedError("DeviceAverage of " + std::string(what) + ": node " + describe_node(*node) +
-                                 " holds no value on device " + std::to_string(state.device_index));
+                                 " holds no value on device " + std::to_string(d) + " of " +
+                                 std::to_string(devices_.size()) + " (" +
+                                 std::string(state.backend->name()) + "): it " +
+                                 state.why_uninitialized(node->id));
       buffers[d].push_back(buffer);
     }
   }

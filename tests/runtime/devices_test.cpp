@@ -232,6 +232,24 @@ TEST(DevicesTest, AFailedDeviceAverageLeavesItsNodesUninitialized) {
     }
 }
 
+// Contexts opened one by one are each their own device 0: the message names the device by its
+// place in the average, and says why it holds no value.
+TEST(DevicesTest, ANodeMissingOnOneDeviceIsNamedByItsPlaceInTheAverage) {
+  Context first = Context::interpreter(), second = Context::interpreter();
+  auto g = ir::make_node("grad_g", DType::F32, {2});
+  first.set_values(g, std::vector<double>{1, 2});
+  auto average = runtime::DeviceAverage::over({first, second}, std::make_unique<HostAverage>());
+  const std::vector<ir::NodeRef> nodes{g};
+  try {
+    average->run(nodes, "gradients");
+    ADD_FAILURE() << "expected UninitializedError";
+  } catch (const UninitializedError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no value on device 1 of 2 (interpreter): it was never written"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(first.get_values(g), (std::vector<double>{1, 2})) << "nothing touched";
+}
+
 TEST(DevicesTest, AWeakHandleOfADeviceLocksWithItsGroup) {
   auto devices = Context::cpu_devices(2);
   runtime::WeakContext weak(devices.device(1));
