@@ -43,8 +43,7 @@ Context Context::from_config() {
 }
 
 void Context::synchronize() {
-  state_->wait_for_device();
-  state_->wait_for_backend();
+  state_->wait_for_all_work();
 }
 
 std::string_view Context::backend_name() const { return state_->backend->name(); }

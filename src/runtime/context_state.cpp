@@ -49,6 +49,11 @@ void ContextState::mark_written(const ir::TensorNode& node, Writer writer, const
   else unsynchronized_writes.insert(node.id);
 }
 
+void ContextState::wait_for_all_work() {
+  wait_for_device();
+  wait_for_backend();
+}
+
 void ContextState::wait_for_backend() {
   try {
     backend->synchronize();

@@ -65,6 +65,9 @@ class ContextState {
   /// After a failure, the nodes written since the last such wait that succeeded are no longer
   /// initialized (the failed kernel's outputs are among them; the stream says not which).
   void wait_for_backend();
+  /// Both waits, as before the host reads or writes a buffer: the worker queue's routines, then
+  /// the backend's stream.
+  void wait_for_all_work();
   /// Who wrote a node's current value: one of the context's routines, or the outside (the host,
   /// another device's copy, a device average).
   enum class Writer { Routine, Outside };

@@ -37,8 +37,7 @@ void upload_logical_bytes(ContextState& state, const ir::NodeRef& node,
   backends::Buffer& buffer = state.ensure_buffer(node);
   // Routines queued before may still read or write the buffer; a failure of theirs surfaces
   // here, what they were to write no longer initialized.
-  state.wait_for_device();
-  state.wait_for_backend();
+  state.wait_for_all_work();
   if (!node->is_padded()) {
     buffer.write(bytes);
   } else {
@@ -62,8 +61,7 @@ backends::Buffer& readable_buffer(ContextState& state, const ir::NodeRef& node,
   require_node(node, what);
   // A device with a queue (or a GPU stream) may still be writing it; a failure of that work
   // surfaces here, and what it left unwritten is no longer initialized.
-  state.wait_for_device();
-  state.wait_for_backend();
+  state.wait_for_all_work();
   backends::Buffer* buffer = state.find_buffer(*node);
   const auto away = state.optimized_away.find(node->id);
   if (away != state.optimized_away.end() &&

@@ -11,8 +11,7 @@ const backends::Backend& Context::backend() const { return *state_->backend; }
 
 Context Context::twin() const {
   // A device's queued routines (or a GPU stream's kernels) may still write its buffers.
-  state_->wait_for_device();
-  state_->wait_for_backend();
+  state_->wait_for_all_work();
   Context copy(state_->backend);
   ContextState& to = *copy.state_;
   std::vector<std::byte> bytes;

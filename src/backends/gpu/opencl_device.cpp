@@ -208,7 +208,7 @@ class OpenClModule final : public Module {
                bool from_cache)
       : queue_(std::move(queue)), program_(program), names_(std::move(names)), from_cache_(from_cache) {}
   ~OpenClModule() override {
-    for (cl_kernel kernel : kernels_) queue_->api().clReleaseKernel(kernel);
+    for (const Kernel& kernel : kernels_) queue_->api().clReleaseKernel(kernel.handle);
     queue_->api().clReleaseProgram(program_);
   }
   OpenClModule(const OpenClModule&) = delete;
@@ -217,24 +217,21 @@ class OpenClModule final : public Module {
   const std::vector<std::string>& kernel_names() const override { return names_; }
   bool from_cache() const override { return from_cache_; }
   const OpenClQueue* queue() const { return queue_.get(); }
-  const std::vector<cl_kernel>& kernels() const { return kernels_; }
-  /// The parameter count of kernel `k`.
-  cl_uint arity(std::size_t k) const { return arities_[k]; }
-  /// The most work-items a work-group of kernel `k` may have (CL_KERNEL_WORK_GROUP_SIZE).
-  std::int64_t thread_limit(std::size_t k) const { return thread_limits_[k]; }
-  void add_kernel(cl_kernel kernel, cl_uint arity, std::size_t thread_limit) {
-    kernels_.push_back(kernel);
-    arities_.push_back(arity);
-    thread_limits_.push_back(static_cast<std::int64_t>(thread_limit));
-  }
+  /// A kernel object and what a launch of it is checked against.
+  struct Kernel {
+    cl_kernel handle = nullptr;
+    cl_uint arity = 0;              // CL_KERNEL_NUM_ARGS
+    std::size_t thread_limit = 0;   // CL_KERNEL_WORK_GROUP_SIZE: work-items a work-group may have
+  };
+  const std::vector<Kernel>& kernels() const { return kernels_; }
+  /// Takes `handle` (released with the module), its facts still to fill in.
+  Kernel& add_kernel(cl_kernel handle) { return kernels_.emplace_back(Kernel{.handle = handle}); }
 
  private:
   std::shared_ptr<OpenClQueue> queue_;
   cl_program program_;
   std::vector<std::string> names_;
-  std::vector<cl_kernel> kernels_;
-  std::vector<cl_uint> arities_;             // CL_KERNEL_NUM_ARGS of each of kernels_
-  std::vector<std::int64_t> thread_limits_;  // CL_KERNEL_WORK_GROUP_SIZE of each of kernels_
+  std::vector<Kernel> kernels_;
   bool from_cache_;
 };
 
@@ -444,20 +441,14 @@ std::shared_ptr<OpenClModule> OpenClDevice::resolve(cl_program program, const st
     if (error != CL_SUCCESS)
       throw CompileError("the OpenCL program has no kernel " + name + " (clCreateKernel: " +
                          opencl_error_name(error) + ")");
+    OpenClModule::Kernel& added = module->add_kernel(kernel);  // a failed query releases it with the module
     const auto& api = queue_->api();
-    cl_uint arity = 0;
-    std::size_t thread_limit = 0;
-    cl_int asked = api.clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof arity, &arity, nullptr);
-    const char* call = "clGetKernelInfo";
-    if (asked == CL_SUCCESS) {
-      // A kernel's registers or local memory may allow fewer work-items than the device's limit.
-      asked = api.clGetKernelWorkGroupInfo(kernel, queue_->device(), CL_KERNEL_WORK_GROUP_SIZE, sizeof thread_limit,
-                                           &thread_limit, nullptr);
-      call = "clGetKernelWorkGroupInfo";
-    }
-    if (asked != CL_SUCCESS) api.clReleaseKernel(kernel);
-    api.check(asked, call, "the parameter count and work-group limit of " + name);
-    module->add_kernel(kernel, arity, thread_limit);
+    api.check(api.clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof added.arity, &added.arity, nullptr),
+              "clGetKernelInfo", "the parameter count of " + name);
+    // A kernel's registers or local memory may allow fewer work-items than the device's limit.
+    api.check(api.clGetKernelWorkGroupInfo(kernel, queue_->device(), CL_KERNEL_WORK_GROUP_SIZE,
+                                           sizeof added.thread_limit, &added.thread_limit, nullptr),
+              "clGetKernelWorkGroupInfo", "the work-group limit of " + name);
   }
   return module;
 }
@@ -495,11 +486,12 @@ void OpenClDevice::launch(Module& module, std::size_t kernel, const ir::KernelGe
   const std::string& name = cl->kernel_names()[kernel];
   // A kernel object keeps the arguments it was last given: a launch with too few would run with
   // a previous launch's values for the rest rather than fail.
-  check_arity("OpenCL", name, args.size(), cl->arity(kernel));
+  const OpenClModule::Kernel& facts = cl->kernels()[kernel];
+  check_arity("OpenCL", name, args.size(), facts.arity);
   if (!launchable(geometry, limits_, name)) return;
-  check_kernel_threads(geometry, cl->thread_limit(kernel), name);
+  check_kernel_threads(geometry, static_cast<std::int64_t>(facts.thread_limit), name);
   const auto& api = queue_->api();
-  const cl_kernel handle = cl->kernels()[kernel];
+  const cl_kernel handle = facts.handle;
   std::lock_guard lock(queue_->launch_mutex());
   for (std::size_t k = 0; k < args.size(); ++k) {
     const auto index = static_cast<cl_uint>(k);
